@@ -1,0 +1,191 @@
+//! Event emission for one call: [`EventSink`] is where a transport receives live `skill/event`s;
+//! [`EventEmitter`] is the per-call handle the run loop, tools and native handlers emit through.
+//!
+//! The emitter owns the call's invariants so no caller can break them: `seq` starts at 0 and has
+//! no gaps, `progress.pct` never decreases, events are pushed live only when the call asked for
+//! streaming, and every event is also collected for `SkillResult.events` up to a cap (past it,
+//! collection stops and `truncated` is reported). State is per call: no global lock.
+
+use std::sync::{Arc, Mutex};
+
+use crate::protocol::{EventPayload, SkillEvent};
+
+/// Receives the live events of calls. Implementations must not block (a transport typically
+/// forwards into an unbounded channel); they are called on runtime threads.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event.
+    fn emit(&self, event: &SkillEvent);
+}
+
+/// A sink that forwards events into a tokio unbounded channel.
+impl EventSink for tokio::sync::mpsc::UnboundedSender<SkillEvent> {
+    fn emit(&self, event: &SkillEvent) {
+        // A closed receiver means the caller stopped listening; the run goes on and the events
+        // stay collected in the result.
+        let _ = self.send(event.clone());
+    }
+}
+
+/// Default cap on events collected into one `SkillResult`.
+pub const DEFAULT_COLLECT_CAP: usize = 1000;
+
+/// The per-call event handle. Clones share the call's sequence and collection.
+#[derive(Clone)]
+pub struct EventEmitter {
+    inner: Arc<EmitterInner>,
+}
+
+struct EmitterInner {
+    req_id: String,
+    live: Option<Arc<dyn EventSink>>,
+    collect_cap: usize,
+    state: Mutex<EmitterState>,
+}
+
+#[derive(Default)]
+struct EmitterState {
+    next_seq: u64,
+    last_pct: u8,
+    collected: Vec<SkillEvent>,
+    dropped: usize,
+}
+
+impl std::fmt::Debug for EventEmitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventEmitter")
+            .field("req_id", &self.inner.req_id)
+            .field("live", &self.inner.live.is_some())
+            .finish()
+    }
+}
+
+impl EventEmitter {
+    /// An emitter for call `req_id`; events go live to `sink` when it is given (i.e. when the
+    /// call asked for streaming) and are always collected, up to `collect_cap`.
+    pub fn new(
+        req_id: impl Into<String>,
+        sink: Option<Arc<dyn EventSink>>,
+        collect_cap: usize,
+    ) -> Self {
+        EventEmitter {
+            inner: Arc::new(EmitterInner {
+                req_id: req_id.into(),
+                live: sink,
+                collect_cap,
+                state: Mutex::new(EmitterState::default()),
+            }),
+        }
+    }
+
+    /// An emitter that only collects (no live sink), with the default cap.
+    pub fn collecting(req_id: impl Into<String>) -> Self {
+        EventEmitter::new(req_id, None, DEFAULT_COLLECT_CAP)
+    }
+
+    /// The call's request id.
+    pub fn req_id(&self) -> &str {
+        &self.inner.req_id
+    }
+
+    /// Emits one event and returns its `seq`. A `progress` below the last one is raised to it.
+    pub fn emit(&self, mut payload: EventPayload) -> u64 {
+        let event = {
+            let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            if let EventPayload::Progress { pct, .. } = &mut payload {
+                *pct = (*pct).clamp(state.last_pct, 100);
+                state.last_pct = *pct;
+            }
+            let seq = state.next_seq;
+            state.next_seq += 1;
+            let event = SkillEvent::new(self.inner.req_id.clone(), seq, payload);
+            if state.collected.len() < self.inner.collect_cap {
+                state.collected.push(event.clone());
+            } else {
+                state.dropped += 1;
+            }
+            event
+        };
+        // Delivered outside the lock; sinks never block, so order across clones follows `seq`
+        // closely, and a transport that needs strict order sorts by it.
+        if let Some(live) = &self.inner.live {
+            live.emit(&event);
+        }
+        event.seq
+    }
+
+    /// Emits a `status` event.
+    pub fn status(&self, message: impl Into<String>) -> u64 {
+        self.emit(EventPayload::status(message))
+    }
+
+    /// Emits a `progress` event (`pct` never goes below the last one emitted).
+    pub fn progress(&self, pct: u8, message: impl Into<String>) -> u64 {
+        self.emit(EventPayload::progress(pct, message))
+    }
+
+    /// Emits a `log` event.
+    pub fn log(&self, level: &str, message: impl Into<String>) -> u64 {
+        self.emit(EventPayload::log(level, message))
+    }
+
+    /// Emits an `artifact` chunk.
+    pub fn artifact(
+        &self,
+        name: &str,
+        mime: &str,
+        chunk: impl Into<String>,
+        is_final: bool,
+    ) -> u64 {
+        self.emit(EventPayload::artifact(name, mime, chunk, is_final))
+    }
+
+    /// The last progress percentage emitted.
+    pub fn last_progress(&self) -> u8 {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last_pct
+    }
+
+    /// Takes the collected events, and whether some were dropped because of the cap.
+    pub fn take_collected(&self) -> (Vec<SkillEvent>, bool) {
+        let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        (std::mem::take(&mut state.collected), state.dropped > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seq_has_no_gaps_and_progress_never_decreases() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let emitter = EventEmitter::new("r1", Some(Arc::new(tx)), 100);
+        emitter.progress(40, "a");
+        emitter.status("s");
+        emitter.progress(10, "b");
+        let (events, truncated) = emitter.take_collected();
+        assert!(!truncated);
+        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, vec![0, 1, 2]);
+        assert_eq!(events[2].payload, EventPayload::progress(40, "b"));
+        let mut live = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            live.push(e.seq);
+        }
+        assert_eq!(live, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn collection_stops_at_the_cap_and_reports_truncation() {
+        let emitter = EventEmitter::new("r2", None, 2);
+        for i in 0..5 {
+            emitter.log("debug", format!("line {i}"));
+        }
+        let (events, truncated) = emitter.take_collected();
+        assert_eq!(events.len(), 2);
+        assert!(truncated);
+    }
+}

@@ -1,0 +1,344 @@
+//! Decoding and encoding whole messages, with decode failures classified onto A2E codes:
+//! malformed JSON → `parse_error`; a non-object, a missing or unknown `type`, or a missing or
+//! ill-typed field → `invalid_message`; a `version` other than [`PROTOCOL_VERSION`] →
+//! `version_mismatch`. The request's `id` is recovered whenever the text is a JSON object with a
+//! string `id`, so even a rejected message can be answered with its `req_id`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    ErrorCode, PROTOCOL_VERSION, ProtocolError, SkillCallRequest, SkillCallResponse,
+    SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
+};
+
+/// Any message of the skills capability, tagged by its `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Message {
+    /// `skill/discover/req`
+    #[serde(rename = "skill/discover/req")]
+    DiscoverRequest(SkillDiscoverRequest),
+    /// `skill/discover/resp`
+    #[serde(rename = "skill/discover/resp")]
+    DiscoverResponse(SkillDiscoverResponse),
+    /// `skill/call/req`
+    #[serde(rename = "skill/call/req")]
+    CallRequest(SkillCallRequest),
+    /// `skill/call/resp`
+    #[serde(rename = "skill/call/resp")]
+    CallResponse(SkillCallResponse),
+    /// `skill/event`
+    #[serde(rename = "skill/event")]
+    Event(SkillEvent),
+}
+
+impl Message {
+    /// The wire `type` of this message.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Message::DiscoverRequest(_) => "skill/discover/req",
+            Message::DiscoverResponse(_) => "skill/discover/resp",
+            Message::CallRequest(_) => "skill/call/req",
+            Message::CallResponse(_) => "skill/call/resp",
+            Message::Event(_) => "skill/event",
+        }
+    }
+
+    /// The message's own `id`.
+    pub fn id(&self) -> &str {
+        match self {
+            Message::DiscoverRequest(m) => &m.id,
+            Message::DiscoverResponse(m) => &m.id,
+            Message::CallRequest(m) => &m.id,
+            Message::CallResponse(m) => &m.id,
+            Message::Event(m) => &m.id,
+        }
+    }
+}
+
+macro_rules! message_from {
+    ($($ty:ident => $variant:ident),* $(,)?) => {$(
+        impl From<$ty> for Message {
+            fn from(m: $ty) -> Self {
+                Message::$variant(m)
+            }
+        }
+    )*};
+}
+
+message_from! {
+    SkillDiscoverRequest => DiscoverRequest,
+    SkillDiscoverResponse => DiscoverResponse,
+    SkillCallRequest => CallRequest,
+    SkillCallResponse => CallResponse,
+    SkillEvent => Event,
+}
+
+/// Why a message could not be decoded, with what could be recovered of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// `parse_error`, `invalid_message` or `version_mismatch`.
+    pub code: ErrorCode,
+    /// What was wrong, naming the offending field where known.
+    pub message: String,
+    /// The message's `id`, when it could be recovered (answer with it as `req_id`).
+    pub req_id: Option<String>,
+    /// The message's `type`, when it could be recovered.
+    pub message_type: Option<String>,
+    /// The `name` of a `skill/call/req`, when it could be recovered.
+    pub name: Option<String>,
+}
+
+impl DecodeError {
+    /// The transport-level error object for the answer.
+    pub fn to_protocol_error(&self) -> ProtocolError {
+        ProtocolError::new(self.code, self.message.clone())
+    }
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes one message from JSON text.
+pub fn decode(text: &str) -> Result<Message, DecodeError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| DecodeError {
+        code: ErrorCode::ParseError,
+        message: format!("malformed JSON: {e}"),
+        req_id: None,
+        message_type: None,
+        name: None,
+    })?;
+    decode_value(value)
+}
+
+/// Decodes one message from an already parsed JSON value.
+pub fn decode_value(value: Value) -> Result<Message, DecodeError> {
+    let Value::Object(object) = &value else {
+        return Err(invalid(
+            None,
+            None,
+            None,
+            "a message must be a JSON object".into(),
+        ));
+    };
+    let req_id = object.get("id").and_then(Value::as_str).map(str::to_owned);
+    let name = object
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let message_type = match object.get("type") {
+        None => return Err(invalid(req_id, None, name, "missing field `type`".into())),
+        Some(Value::String(t)) => t.clone(),
+        Some(other) => {
+            return Err(invalid(
+                req_id,
+                None,
+                name,
+                format!("`type` must be a string, got {other}"),
+            ));
+        }
+    };
+    match object.get("version") {
+        None => {}
+        Some(Value::String(v)) if v == PROTOCOL_VERSION => {}
+        Some(other) => {
+            return Err(DecodeError {
+                code: ErrorCode::VersionMismatch,
+                message: format!(
+                    "unsupported protocol version {other}; this host speaks \"{PROTOCOL_VERSION}\""
+                ),
+                req_id,
+                message_type: Some(message_type),
+                name,
+            });
+        }
+    }
+    let typed = |e: serde_json::Error| {
+        invalid(
+            req_id.clone(),
+            Some(message_type.clone()),
+            name.clone(),
+            format!("{message_type}: {e}"),
+        )
+    };
+    match message_type.as_str() {
+        "skill/discover/req" => serde_json::from_value(value.clone()).map(Message::DiscoverRequest),
+        "skill/discover/resp" => {
+            serde_json::from_value(value.clone()).map(Message::DiscoverResponse)
+        }
+        "skill/call/req" => serde_json::from_value(value.clone()).map(Message::CallRequest),
+        "skill/call/resp" => serde_json::from_value(value.clone()).map(Message::CallResponse),
+        "skill/event" => serde_json::from_value(value.clone()).map(Message::Event),
+        other => {
+            return Err(invalid(
+                req_id.clone(),
+                Some(other.to_owned()),
+                name.clone(),
+                format!("unknown message type {other:?}"),
+            ));
+        }
+    }
+    .map_err(typed)
+}
+
+fn invalid(
+    req_id: Option<String>,
+    message_type: Option<String>,
+    name: Option<String>,
+    message: String,
+) -> DecodeError {
+    DecodeError {
+        code: ErrorCode::InvalidMessage,
+        message,
+        req_id,
+        message_type,
+        name,
+    }
+}
+
+/// Encodes a message as one line of JSON (no trailing newline).
+pub fn encode(message: &Message) -> String {
+    // Serializing these plain data types cannot fail: every map key is a string and no
+    // Serialize impl here returns an error.
+    serde_json::to_string(message).unwrap_or_else(|e| {
+        format!(r#"{{"type":"skill/call/resp","error":{{"code":"runtime_error","message":"encode failed: {e}","retryable":false}}}}"#)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::EventPayload;
+
+    const VECTORS: [(&str, &str); 5] = [
+        (
+            "discover-req",
+            include_str!("../../tests/vectors/a2e/discover-req.json"),
+        ),
+        (
+            "discover-resp",
+            include_str!("../../tests/vectors/a2e/discover-resp.json"),
+        ),
+        (
+            "call-req",
+            include_str!("../../tests/vectors/a2e/call-req.json"),
+        ),
+        (
+            "call-resp",
+            include_str!("../../tests/vectors/a2e/call-resp.json"),
+        ),
+        (
+            "event-progress",
+            include_str!("../../tests/vectors/a2e/event-progress.json"),
+        ),
+    ];
+
+    #[test]
+    fn every_seed_wire_example_round_trips_with_the_same_fields_and_values() {
+        for (name, text) in VECTORS {
+            let message = decode(text.trim()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let original: Value = serde_json::from_str(text).unwrap();
+            let reencoded: Value = serde_json::from_str(&encode(&message)).unwrap();
+            assert_eq!(reencoded, original, "{name} re-encodes differently");
+        }
+    }
+
+    #[test]
+    fn malformed_json_is_a_parse_error() {
+        let err = decode("{\"type\": ").unwrap_err();
+        assert_eq!(err.code, ErrorCode::ParseError);
+        assert_eq!(err.req_id, None);
+    }
+
+    #[test]
+    fn unknown_type_is_invalid_message_with_the_id_recovered() {
+        let err = decode(r#"{"type":"skill/explode","id":"x1"}"#).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidMessage);
+        assert_eq!(err.req_id.as_deref(), Some("x1"));
+        assert!(err.message.contains("skill/explode"));
+    }
+
+    #[test]
+    fn other_version_is_version_mismatch() {
+        let err = decode(r#"{"type":"skill/discover/req","id":"v2","version":"2.0"}"#).unwrap_err();
+        assert_eq!(err.code, ErrorCode::VersionMismatch);
+        assert_eq!(err.req_id.as_deref(), Some("v2"));
+    }
+
+    #[test]
+    fn ill_typed_field_is_invalid_message_naming_the_field() {
+        let err = decode(r#"{"type":"skill/call/req","id":"c1","name":"x","timeout":"soon"}"#)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidMessage);
+        assert_eq!(err.req_id.as_deref(), Some("c1"));
+        assert_eq!(err.name.as_deref(), Some("x"));
+        assert!(err.message.contains("string \"soon\""), "{}", err.message);
+    }
+
+    #[test]
+    fn call_without_name_is_invalid_message() {
+        let err = decode(r#"{"type":"skill/call/req","id":"c2"}"#).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidMessage);
+        assert!(err.message.contains("name"), "{}", err.message);
+    }
+
+    #[test]
+    fn missing_envelope_fields_get_the_seed_defaults() {
+        let Message::CallRequest(call) = decode(r#"{"type":"skill/call/req","name":"x"}"#).unwrap()
+        else {
+            panic!("not a call");
+        };
+        assert_eq!(call.version, "1.0");
+        assert_eq!(call.timeout, 60);
+        assert!(call.streaming);
+        assert!(!call.id.is_empty());
+        assert!(call.ts > 1.7e9);
+    }
+
+    #[test]
+    fn every_error_code_has_its_wire_string() {
+        for code in ErrorCode::ALL {
+            let text = serde_json::to_string(&code).unwrap();
+            assert_eq!(text, format!("\"{}\"", code.as_str()));
+            assert_eq!(code.as_str().parse::<ErrorCode>().unwrap(), code);
+        }
+        assert!(!ErrorCode::UnknownSkill.default_retryable());
+        assert!(ErrorCode::SkillError.default_retryable());
+    }
+
+    #[test]
+    fn event_payloads_encode_with_the_seed_shapes() {
+        let cases = [
+            (
+                EventPayload::progress(30, "m"),
+                r#"{"pct":30,"message":"m"}"#,
+                "progress",
+            ),
+            (
+                EventPayload::artifact("n", "text/plain", "c", true),
+                r#"{"name":"n","mime":"text/plain","chunk":"c","final":true}"#,
+                "artifact",
+            ),
+            (
+                EventPayload::log("info", "m"),
+                r#"{"level":"info","message":"m"}"#,
+                "log",
+            ),
+            (EventPayload::status("m"), r#"{"message":"m"}"#, "status"),
+        ];
+        for (payload, data, kind) in cases {
+            let event = SkillEvent::new("r", 3, payload);
+            let v: Value = serde_json::from_str(&encode(&event.into())).unwrap();
+            assert_eq!(v["kind"], kind);
+            assert_eq!(v["data"], serde_json::from_str::<Value>(data).unwrap());
+            assert_eq!(v["seq"], 3);
+            assert_eq!(v["type"], "skill/event");
+        }
+    }
+}

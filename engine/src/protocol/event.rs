@@ -1,0 +1,149 @@
+//! `skill/event`: the streaming events a call emits while it runs, with the seed's four kinds and
+//! their data shapes.
+
+use serde::{Deserialize, Serialize};
+
+use super::{default_version, new_id, now_ts};
+
+/// The kind of an event, as on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// `{pct, message}`
+    Progress,
+    /// `{name, mime, chunk, final}`
+    Artifact,
+    /// `{level, message}`
+    Log,
+    /// `{message}`
+    Status,
+}
+
+/// An event's `kind` together with its typed `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+pub enum EventPayload {
+    /// Progress update; `pct` is 0–100 and never decreases within a call.
+    Progress {
+        /// Percent complete.
+        pct: u8,
+        /// What is happening.
+        message: String,
+    },
+    /// Incremental data chunk of a named artifact; `final` marks its last chunk.
+    Artifact {
+        /// Artifact name.
+        name: String,
+        /// Media type of the chunks.
+        mime: String,
+        /// This chunk's text.
+        chunk: String,
+        /// Whether this is the artifact's last chunk.
+        #[serde(rename = "final")]
+        is_final: bool,
+    },
+    /// Debug log line.
+    Log {
+        /// `debug`, `info`, `warn` or `error`.
+        level: String,
+        /// The line.
+        message: String,
+    },
+    /// One-liner status update.
+    Status {
+        /// The status line.
+        message: String,
+    },
+}
+
+impl EventPayload {
+    /// The payload's kind.
+    pub fn kind(&self) -> EventKind {
+        match self {
+            EventPayload::Progress { .. } => EventKind::Progress,
+            EventPayload::Artifact { .. } => EventKind::Artifact,
+            EventPayload::Log { .. } => EventKind::Log,
+            EventPayload::Status { .. } => EventKind::Status,
+        }
+    }
+
+    /// A `progress` payload (`pct` is clamped to 100).
+    pub fn progress(pct: u8, message: impl Into<String>) -> Self {
+        EventPayload::Progress {
+            pct: pct.min(100),
+            message: message.into(),
+        }
+    }
+
+    /// A `status` payload.
+    pub fn status(message: impl Into<String>) -> Self {
+        EventPayload::Status {
+            message: message.into(),
+        }
+    }
+
+    /// A `log` payload.
+    pub fn log(level: impl Into<String>, message: impl Into<String>) -> Self {
+        EventPayload::Log {
+            level: level.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An `artifact` chunk.
+    pub fn artifact(
+        name: impl Into<String>,
+        mime: impl Into<String>,
+        chunk: impl Into<String>,
+        is_final: bool,
+    ) -> Self {
+        EventPayload::Artifact {
+            name: name.into(),
+            mime: mime.into(),
+            chunk: chunk.into(),
+            is_final,
+        }
+    }
+}
+
+/// A `skill/event` message (without its `type` tag, which [`super::Message`] adds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillEvent {
+    /// Message UUID.
+    #[serde(default = "new_id")]
+    pub id: String,
+    /// Protocol version.
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// Unix epoch timestamp.
+    #[serde(default = "now_ts")]
+    pub ts: f64,
+    /// The call this event belongs to (the request's `id`).
+    #[serde(default)]
+    pub req_id: String,
+    /// Monotonic sequence number within the call, starting at 0, without gaps.
+    #[serde(default)]
+    pub seq: u64,
+    /// Kind and data.
+    #[serde(flatten)]
+    pub payload: EventPayload,
+}
+
+impl SkillEvent {
+    /// A new event for call `req_id` with sequence number `seq`.
+    pub fn new(req_id: impl Into<String>, seq: u64, payload: EventPayload) -> Self {
+        SkillEvent {
+            id: new_id(),
+            version: default_version(),
+            ts: now_ts(),
+            req_id: req_id.into(),
+            seq,
+            payload,
+        }
+    }
+
+    /// The event's kind.
+    pub fn kind(&self) -> EventKind {
+        self.payload.kind()
+    }
+}

@@ -1,0 +1,44 @@
+//! The A2E skills capability on the wire: the five messages, the data models they carry, and the
+//! error codes (seed `000_98d4355ae1ec2135.txt`).
+//!
+//! Everything here is plain serde data with no behaviour beyond construction, decoding and
+//! encoding: field names, defaults and JSON shapes follow the seed exactly, and every wire example
+//! of the seed (`shared/vectors/a2e/`) decodes and re-encodes with the same fields and values.
+//! Transports live in `host`; the meaning of a call lives in `run`.
+
+mod codec;
+mod definition;
+mod error;
+mod event;
+mod messages;
+mod result;
+
+pub use codec::{DecodeError, Message, decode, decode_value, encode};
+pub use definition::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
+pub use error::{ErrorCode, ProtocolError, SkillErrorCode};
+pub use event::{EventKind, EventPayload, SkillEvent};
+pub use messages::{
+    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
+};
+pub use result::SkillResult;
+
+/// The protocol version this engine speaks; messages carrying another version are answered with
+/// [`ErrorCode::VersionMismatch`].
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// A fresh message id (a UUID v4, as the seed's "auto UUID").
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The current time as a Unix epoch float (the seed's `ts` and `created_at`).
+pub fn now_ts() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+pub(crate) fn default_version() -> String {
+    PROTOCOL_VERSION.to_owned()
+}

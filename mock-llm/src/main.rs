@@ -1,0 +1,2 @@
+//! The `mock-llm` binary.
+fn main() {}
