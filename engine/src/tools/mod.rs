@@ -1,1 +1,22 @@
-//! Placeholder: filled by the loop issue.
+//! Tools and toolkits a skill may use, as the host provides them.
+//!
+//! - [`Tool`]: one callable with a name, a description and a JSON Schema for its input.
+//!   [`tool_fn`] makes one from an async closure in one line.
+//! - [`Toolkit`]: a named group of tools with a lifecycle (start, shutdown) whose tool list may
+//!   change while it runs (MCP servers are toolkits).
+//! - [`ToolRegistry`]: what the host registered; resolves a skill's declared tools and toolkits
+//!   into the [`ToolSet`] offered to the model, with provider-safe names ([`names`]).
+//! - [`builtin`]: small deterministic tools the `skillet` binary registers for the bundled skills.
+//!
+//! Dispatching a turn's tool calls (validation, concurrency, timeouts) is the run loop's job and
+//! lives in `run`; this module only describes what can be called.
+
+pub mod builtin;
+pub mod names;
+mod registry;
+mod tool;
+mod toolkit;
+
+pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
+pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolOutput, tool_fn};
+pub use toolkit::{Toolkit, ToolkitError, ToolkitStatus};

@@ -1,0 +1,162 @@
+//! The [`Tool`] trait, its call context and results, and [`tool_fn`] for closures.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::deadline::Deadline;
+use crate::events::EventEmitter;
+
+/// What a tool call may use while it runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Cancelled when the call is cancelled or its deadline passes; long-running tools should
+    /// stop promptly when it fires.
+    pub cancel: CancellationToken,
+    /// The earlier of the call's deadline and this tool's own timeout.
+    pub deadline: Deadline,
+    /// The call's event emitter (e.g. for `artifact` chunks of a generated image).
+    pub events: EventEmitter,
+    /// The model's id for this tool call.
+    pub call_id: String,
+}
+
+/// A successful tool result, sent back to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Text or JSON content. Strings are sent as-is; other values as compact JSON.
+    pub content: Value,
+    /// Whether the tool itself reports a failure (e.g. MCP `isError`); the model sees it as an
+    /// error result, the run goes on.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: Value::String(text.into()),
+            is_error: false,
+        }
+    }
+
+    /// A JSON result.
+    pub fn json(value: Value) -> Self {
+        ToolOutput {
+            content: value,
+            is_error: false,
+        }
+    }
+
+    /// A result the tool marks as an error.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: Value::String(text.into()),
+            is_error: true,
+        }
+    }
+
+    /// The content as the text the model receives.
+    pub fn to_text(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Why a tool call failed. Every variant is answered to the model as a tool error; none stops
+/// the run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The tool's backend is unavailable (e.g. its MCP server died).
+    #[error("tool unavailable: {0}")]
+    Unavailable(String),
+    /// The tool was cancelled.
+    #[error("tool call cancelled")]
+    Cancelled,
+}
+
+/// One callable a model can use.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The tool's name as skills declare it.
+    fn name(&self) -> &str;
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn input_schema(&self) -> &Value;
+    /// Runs the tool. Arguments were already validated against [`Tool::input_schema`].
+    async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+type BoxedToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
+type ToolFnBox = dyn Fn(Value, ToolContext) -> BoxedToolFuture + Send + Sync;
+
+/// A tool made from an async closure; see [`tool_fn`].
+pub struct FnTool {
+    name: String,
+    description: String,
+    schema: Value,
+    run: Box<ToolFnBox>,
+}
+
+impl std::fmt::Debug for FnTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnTool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Makes a tool from an async closure, in one line:
+///
+/// ```
+/// use serde_json::json;
+/// use skillet_engine::tools::{tool_fn, ToolOutput};
+///
+/// let echo = tool_fn("echo", "Echoes its input", json!({"type": "object"}), |args, _ctx| async move {
+///     Ok(ToolOutput::json(args))
+/// });
+/// # let _ = echo;
+/// ```
+pub fn tool_fn<F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    input_schema: Value,
+    run: F,
+) -> Arc<FnTool>
+where
+    F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    Arc::new(FnTool {
+        name: name.into(),
+        description: description.into(),
+        schema: input_schema,
+        run: Box::new(move |args, ctx| Box::pin(run(args, ctx))),
+    })
+}
+
+#[async_trait]
+impl Tool for FnTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+    async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        (self.run)(arguments, ctx).await
+    }
+}
