@@ -1,1 +1,50 @@
-//! Placeholder: filled by the providers issue.
+//! `skillet-providers`: one [`Provider`] trait over OpenAI-compatible, Ollama and Anthropic chat
+//! APIs, with one retry policy, deadlines, cancellation and secret credentials, plus the
+//! [`OverridePolicy`] a host uses to restrict request-supplied provider configs.
+//!
+//! This crate never sees a skill: the engine translates its turns into [`ChatRequest`]s and maps
+//! [`ProviderError`] kinds onto A2E error codes. Dependency direction: engine → providers.
+//!
+//! # API at a glance
+//!
+//! - [`ProviderSpec`] — which API, model, base URL, credential ([`secrecy::SecretString`]),
+//!   timeouts, extra headers, retry settings. Built with [`ProviderSpec::from_llm_config`] from an
+//!   A2E `LLMConfig`'s `provider_name`, `provider_config` and `provider_credentials`.
+//! - [`ProviderPool`] — turns a spec into an `Arc<dyn Provider>`; equal specs share a provider and
+//!   equal timeouts share one pooled HTTP client.
+//! - [`Provider::chat`] — [`ChatRequest`] (system, [`ChatMessage`]s, [`ToolSpec`]s, optional
+//!   [`ResponseSchema`], [`Hints`]) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
+//!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
+//!   request id) or [`ProviderError`] (a [`ProviderErrorKind`] plus `retryable` and `status`).
+//! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use skillet_providers::*;
+//! let config = serde_json::json!({"model": "llama3.2", "base_url": "http://127.0.0.1:11434"});
+//! let spec = ProviderSpec::from_llm_config("ollama", config.as_object(), &|_| None)?;
+//! let provider = ProviderPool::new().provider(&spec)?;
+//! let request = ChatRequest { messages: vec![ChatMessage::user("hi")], ..Default::default() };
+//! let sink = |delta: &str| print!("{delta}");
+//! let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+//! let options = CallOptions::default().with_deadline(deadline).with_stream(&sink);
+//! let response = provider.chat(request, options).await?;
+//! println!("{} ({} tokens out)", response.text, response.usage.output_tokens);
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod provider;
+mod retry;
+mod spec;
+mod types;
+
+pub use error::{ProviderError, ProviderErrorKind};
+pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver, StreamSink};
+pub use spec::{
+    ConfigError, CredentialSource, ProviderKind, ProviderSpec, RetrySettings, Timeouts,
+};
+pub use types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, ToolCall,
+    ToolSpec, Usage,
+};

@@ -1,0 +1,498 @@
+//! Provider configuration: [`ProviderSpec`] (which API, model, base URL, credential, timeouts,
+//! headers, retry settings) and its constructor from the raw pieces of an A2E `LLMConfig`.
+//!
+//! This module parses outside input once, at the edge: after [`ProviderSpec::from_llm_config`]
+//! the spec is known-good (URL parsed, headers valid, numbers in range). It does no I/O except
+//! reading the environment variable a config names with `api_key_env`.
+//!
+//! # `provider_config` keys
+//!
+//! | key | type | default | meaning |
+//! |---|---|---|---|
+//! | `model` | string | required | model name as the API knows it |
+//! | `base_url` | string | per kind, see [`ProviderKind::default_base_url`] | `http(s)://host[:port][/path]`; required for `openai-compatible` |
+//! | `connect_timeout_ms` | integer | 10 000 | TCP/TLS connect timeout |
+//! | `read_timeout_ms` | integer | 120 000 | longest silence between two reads of a response |
+//! | `headers` | object of strings | `{}` | extra request headers (values are treated as secrets) |
+//! | `max_attempts` | integer ≥ 1 | 3 | total tries per call, including the first |
+//! | `initial_backoff_ms` | integer | 500 | first backoff wait (exponential, jittered) |
+//! | `max_backoff_ms` | integer | 30 000 | cap on one backoff wait |
+//! | `max_retry_after_ms` | integer | 60 000 | a `Retry-After` longer than this is not waited for |
+//! | `max_tokens`, `temperature`, `top_p`, `seed` | number | unset | default [`Hints`] for requests that set none |
+//! | `anthropic_version` | string | `2023-06-01` | `anthropic-version` header (Anthropic only) |
+//!
+//! Unknown keys are rejected, so a typo does not silently fall back to a default.
+//!
+//! # `provider_credentials` keys
+//!
+//! `api_key` (the key itself) or `api_key_env` (the name of an environment variable holding it).
+//! Required for `openai` and `anthropic`, optional for `openai-compatible` and `ollama`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use secrecy::{ExposeSecret, SecretString};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::types::Hints;
+
+/// Which wire API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI itself (`https://api.openai.com/v1`), via async-openai.
+    Openai,
+    /// Any server speaking OpenAI Chat Completions (vLLM, llama.cpp, LM Studio, OpenRouter,
+    /// Ollama `/v1`), via async-openai. Needs a `base_url`.
+    OpenaiCompatible,
+    /// Ollama's native `/api/chat` (NDJSON).
+    Ollama,
+    /// Anthropic Messages `/v1/messages` (SSE).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The `provider_name` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiCompatible => "openai-compatible",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// Parses a `provider_name` (case-insensitive; `_` accepted for `-`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "openai" => Some(ProviderKind::Openai),
+            "openai-compatible" => Some(ProviderKind::OpenaiCompatible),
+            "ollama" => Some(ProviderKind::Ollama),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The base URL used when the config names none (`None`: the kind needs one).
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("https://api.openai.com/v1"),
+            ProviderKind::OpenaiCompatible => None,
+            ProviderKind::Ollama => Some("http://127.0.0.1:11434"),
+            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
+        }
+    }
+
+    fn requires_credential(self) -> bool {
+        matches!(self, ProviderKind::Openai | ProviderKind::Anthropic)
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// HTTP timeouts. The call's overall deadline is separate (per call, in
+/// [`CallOptions`](crate::CallOptions)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Timeouts {
+    /// TCP + TLS connect timeout.
+    pub connect: Duration,
+    /// Longest silence between two reads of the response; catches hung servers and stalled
+    /// streams without limiting long generations that keep sending.
+    pub read: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            read: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Settings of the one retry policy (see `retry.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct RetrySettings {
+    /// Total tries per call, including the first (≥ 1).
+    pub max_attempts: u32,
+    /// First backoff wait; doubles each retry, with jitter.
+    pub initial_backoff: Duration,
+    /// Cap on a single backoff wait.
+    pub max_backoff: Duration,
+    /// A server-requested wait (`Retry-After`) longer than this fails the call instead.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetrySettings {
+    fn default() -> Self {
+        RetrySettings {
+            max_attempts: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Where the spec's credential came from; the override policy cares.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum CredentialSource {
+    /// No credential.
+    None,
+    /// The key itself was in the config (`api_key`).
+    Inline,
+    /// The key was read from this environment variable (`api_key_env`).
+    Env {
+        /// The variable's name (not secret).
+        var: String,
+    },
+}
+
+/// Everything needed to build a provider. `Debug` and `Serialize` redact the key and header
+/// values.
+#[derive(Clone)]
+pub struct ProviderSpec {
+    /// Which API.
+    pub kind: ProviderKind,
+    /// The model name.
+    pub model: String,
+    /// The effective base URL (the kind's default when the config named none), without a
+    /// trailing slash.
+    pub base_url: String,
+    /// The API key, if any.
+    pub api_key: Option<SecretString>,
+    /// Where `api_key` came from.
+    pub credential_source: CredentialSource,
+    /// HTTP timeouts.
+    pub timeouts: Timeouts,
+    /// Extra request headers; values are secrets (gateways put tokens there).
+    pub headers: BTreeMap<String, SecretString>,
+    /// Retry policy settings.
+    pub retry: RetrySettings,
+    /// Hints applied to requests that leave them unset.
+    pub default_hints: Hints,
+    /// `anthropic-version` header value (Anthropic only).
+    pub anthropic_version: String,
+}
+
+/// A config that cannot become a [`ProviderSpec`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `provider_name` is not one we speak.
+    #[error("unknown provider {0:?}: expected openai, openai-compatible, ollama or anthropic")]
+    UnknownProvider(String),
+    /// A required key is missing.
+    #[error("provider_config.{0} is required")]
+    Missing(&'static str),
+    /// A key has an unusable value.
+    #[error("provider_config.{key}: {reason}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// Why the value is unusable.
+        reason: String,
+    },
+    /// A key we do not know.
+    #[error("provider_config.{0} is not a known key (known: {known})", known = KNOWN_KEYS.join(", "))]
+    UnknownKey(String),
+    /// The provider needs a credential and none was given.
+    #[error("provider {0} needs provider_credentials.api_key or api_key_env")]
+    MissingCredential(ProviderKind),
+    /// `api_key_env` names a variable that is not set (or empty).
+    #[error("environment variable {0:?} named by api_key_env is not set")]
+    MissingCredentialEnv(String),
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "model",
+    "base_url",
+    "connect_timeout_ms",
+    "read_timeout_ms",
+    "headers",
+    "max_attempts",
+    "initial_backoff_ms",
+    "max_backoff_ms",
+    "max_retry_after_ms",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "anthropic_version",
+];
+
+/// Headers a config may not set: they would break framing or re-route the request.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "content-type",
+];
+
+impl ProviderSpec {
+    /// A spec with defaults for everything but kind, model and base URL. `base_url: None` takes
+    /// the kind's default.
+    pub fn new(
+        kind: ProviderKind,
+        model: impl Into<String>,
+        base_url: Option<&str>,
+    ) -> Result<Self, ConfigError> {
+        let base_url = match base_url {
+            Some(url) => normalize_base_url(url)?,
+            None => kind
+                .default_base_url()
+                .ok_or(ConfigError::Missing("base_url"))?
+                .to_owned(),
+        };
+        let model = model.into();
+        if model.trim().is_empty() {
+            return Err(ConfigError::Missing("model"));
+        }
+        Ok(ProviderSpec {
+            kind,
+            model,
+            base_url,
+            api_key: None,
+            credential_source: CredentialSource::None,
+            timeouts: Timeouts::default(),
+            headers: BTreeMap::new(),
+            retry: RetrySettings::default(),
+            default_hints: Hints::default(),
+            anthropic_version: "2023-06-01".to_owned(),
+        })
+    }
+
+    /// Sets an inline API key.
+    pub fn with_api_key(mut self, key: SecretString) -> Self {
+        self.api_key = Some(key);
+        self.credential_source = CredentialSource::Inline;
+        self
+    }
+
+    /// Builds a spec from an A2E `LLMConfig`'s pieces. `credentials` looks up a key of
+    /// `provider_credentials` (`api_key`, `api_key_env`). See the module docs for the keys.
+    pub fn from_llm_config(
+        provider_name: &str,
+        provider_config: Option<&Map<String, Value>>,
+        credentials: &dyn Fn(&str) -> Option<SecretString>,
+    ) -> Result<Self, ConfigError> {
+        let kind = ProviderKind::parse(provider_name)
+            .ok_or_else(|| ConfigError::UnknownProvider(provider_name.to_owned()))?;
+        let empty = Map::new();
+        let config = provider_config.unwrap_or(&empty);
+        if let Some(unknown) = config.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+            return Err(ConfigError::UnknownKey(unknown.clone()));
+        }
+        let model = get_str(config, "model")?.ok_or(ConfigError::Missing("model"))?;
+        let mut spec = ProviderSpec::new(kind, model, get_str(config, "base_url")?)?;
+
+        if let Some(ms) = get_u64(config, "connect_timeout_ms", 1)? {
+            spec.timeouts.connect = Duration::from_millis(ms);
+        }
+        if let Some(ms) = get_u64(config, "read_timeout_ms", 1)? {
+            spec.timeouts.read = Duration::from_millis(ms);
+        }
+        if let Some(n) = get_u64(config, "max_attempts", 1)? {
+            spec.retry.max_attempts = u32::try_from(n.min(100)).unwrap_or(100);
+        }
+        if let Some(ms) = get_u64(config, "initial_backoff_ms", 0)? {
+            spec.retry.initial_backoff = Duration::from_millis(ms);
+        }
+        if let Some(ms) = get_u64(config, "max_backoff_ms", 0)? {
+            spec.retry.max_backoff = Duration::from_millis(ms);
+        }
+        if let Some(ms) = get_u64(config, "max_retry_after_ms", 0)? {
+            spec.retry.max_retry_after = Duration::from_millis(ms);
+        }
+        if let Some(n) = get_u64(config, "max_tokens", 1)? {
+            spec.default_hints.max_tokens =
+                Some(u32::try_from(n).map_err(|_| invalid("max_tokens", "too large"))?);
+        }
+        spec.default_hints.temperature = get_f32(config, "temperature")?;
+        spec.default_hints.top_p = get_f32(config, "top_p")?;
+        if let Some(seed) = config.get("seed") {
+            spec.default_hints.seed = Some(
+                seed.as_i64()
+                    .ok_or_else(|| invalid("seed", "expected an integer"))?,
+            );
+        }
+        if let Some(version) = get_str(config, "anthropic_version")? {
+            HeaderValue::from_str(version)
+                .map_err(|_| invalid("anthropic_version", "not a valid header value"))?;
+            spec.anthropic_version = version.to_owned();
+        }
+        if let Some(headers) = config.get("headers") {
+            let headers = headers
+                .as_object()
+                .ok_or_else(|| invalid("headers", "expected an object of strings"))?;
+            for (name, value) in headers {
+                let value = value
+                    .as_str()
+                    .ok_or_else(|| invalid(&format!("headers.{name}"), "expected a string"))?;
+                spec = spec.with_header(name, SecretString::from(value.to_owned()))?;
+            }
+        }
+
+        if let Some(key) = credentials("api_key").filter(|k| !k.expose_secret().is_empty()) {
+            spec = spec.with_api_key(key);
+        } else if let Some(var) = credentials("api_key_env") {
+            let var = var.expose_secret().trim().to_owned();
+            let key = std::env::var(&var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| ConfigError::MissingCredentialEnv(var.clone()))?;
+            spec.api_key = Some(SecretString::from(key));
+            spec.credential_source = CredentialSource::Env { var };
+        }
+        if spec.api_key.is_none() && kind.requires_credential() {
+            return Err(ConfigError::MissingCredential(kind));
+        }
+        Ok(spec)
+    }
+
+    /// Adds an extra request header after checking its name and value.
+    pub fn with_header(mut self, name: &str, value: SecretString) -> Result<Self, ConfigError> {
+        let key = format!("headers.{name}");
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid(&key, "not a valid header name"))?;
+        if FORBIDDEN_HEADERS.contains(&header.as_str()) {
+            return Err(invalid(&key, "this header may not be set by configuration"));
+        }
+        // Checked here so request building never fails on it; the message names no value.
+        HeaderValue::from_str(value.expose_secret())
+            .map_err(|_| invalid(&key, "not a valid header value"))?;
+        self.headers.insert(header.as_str().to_owned(), value);
+        Ok(self)
+    }
+
+    /// The extra headers as a `HeaderMap` (values marked sensitive so `Debug` of the map hides
+    /// them).
+    pub(crate) fn header_map(&self) -> http::HeaderMap {
+        let mut map = http::HeaderMap::new();
+        for (name, value) in &self.headers {
+            if let (Ok(name), Ok(mut value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value.expose_secret()),
+            ) {
+                value.set_sensitive(true);
+                map.insert(name, value);
+            }
+        }
+        map
+    }
+
+    /// `scheme://host:port` of the base URL, for logs (never carries credentials: URLs with
+    /// userinfo are rejected at construction).
+    pub fn origin(&self) -> String {
+        reqwest::Url::parse(&self.base_url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for ProviderSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderSpec")
+            .field("kind", &self.kind)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .field("credential_source", &self.credential_source)
+            .field("timeouts", &self.timeouts)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("retry", &self.retry)
+            .field("default_hints", &self.default_hints)
+            .finish()
+    }
+}
+
+/// Serializes for diagnostics and config dumps: the key is `"[REDACTED]"` when present and
+/// header values are replaced the same way.
+impl Serialize for ProviderSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let headers: BTreeMap<&str, &str> = self
+            .headers
+            .keys()
+            .map(|k| (k.as_str(), "[REDACTED]"))
+            .collect();
+        let mut s = serializer.serialize_struct("ProviderSpec", 9)?;
+        s.serialize_field("kind", &self.kind)?;
+        s.serialize_field("model", &self.model)?;
+        s.serialize_field("base_url", &self.base_url)?;
+        s.serialize_field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))?;
+        s.serialize_field("credential_source", &self.credential_source)?;
+        s.serialize_field("timeouts", &self.timeouts)?;
+        s.serialize_field("headers", &headers)?;
+        s.serialize_field("retry", &self.retry)?;
+        s.serialize_field("default_hints", &self.default_hints)?;
+        s.end()
+    }
+}
+
+fn invalid(key: &str, reason: &str) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn get_str<'a>(config: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ConfigError> {
+    match config.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(invalid(key, "expected a string")),
+    }
+}
+
+fn get_u64(config: &Map<String, Value>, key: &str, min: u64) -> Result<Option<u64>, ConfigError> {
+    match config.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= min => Ok(Some(n)),
+            _ => Err(invalid(key, &format!("expected an integer >= {min}"))),
+        },
+    }
+}
+
+fn get_f32(config: &Map<String, Value>, key: &str) -> Result<Option<f32>, ConfigError> {
+    match config.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .map(|f| Some(f as f32))
+            .ok_or_else(|| invalid(key, "expected a number")),
+    }
+}
+
+/// Parses and normalizes a base URL: http(s) only, no userinfo, no query/fragment, no trailing
+/// slash.
+pub(crate) fn normalize_base_url(raw: &str) -> Result<String, ConfigError> {
+    let url = reqwest::Url::parse(raw.trim())
+        .map_err(|e| invalid("base_url", &format!("not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("base_url", "scheme must be http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("base_url", "has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "base_url",
+            "must not embed credentials; use provider_credentials",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("base_url", "must not have a query or fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}

@@ -1,0 +1,217 @@
+//! Plain data exchanged with a [`Provider`](crate::Provider): the request the engine builds
+//! (messages, tool specs, response schema, hints) and the normalized response it gets back
+//! (text, tool calls, finish reason, usage).
+//!
+//! Nothing here knows a wire format; each provider module maps these types to and from its own
+//! API. Nothing here knows about skills either: the engine translates its turns into
+//! [`ChatMessage`]s.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One chat call: everything a provider needs besides the model, which lives in the
+/// [`ProviderSpec`](crate::ProviderSpec).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// System instructions (the rendered SKILL.md body, for example).
+    pub system: Option<String>,
+    /// The conversation so far, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call. Empty means no tools are offered.
+    pub tools: Vec<ToolSpec>,
+    /// When set, the final answer must be JSON matching this schema.
+    pub response_schema: Option<ResponseSchema>,
+    /// Sampling and length hints; unset fields are left to the provider's defaults.
+    pub hints: Hints,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    /// Text from the user (or the engine speaking for it, e.g. a repair message).
+    User {
+        /// The message text.
+        text: String,
+    },
+    /// An earlier model turn: its text and the tool calls it made.
+    Assistant {
+        /// The text the model produced (may be empty when it only called tools).
+        text: String,
+        /// The tool calls the model made in that turn.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, answered back to the model.
+    ToolResult {
+        /// The [`ToolCall::id`] this answers.
+        call_id: String,
+        /// The tool's name (Ollama matches results by name, not id).
+        name: String,
+        /// The result (or error text) as the model should read it.
+        content: String,
+        /// True when `content` describes a failure.
+        is_error: bool,
+    },
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        ChatMessage::User { text: text.into() }
+    }
+
+    /// An assistant message with only text.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        ChatMessage::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// A successful tool result.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        ChatMessage::ToolResult {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed tool result: the model reads `content` as the error.
+    pub fn tool_error(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        ChatMessage::ToolResult {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Name the model uses to call it (the engine makes it valid for every provider).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// The schema the final answer must satisfy (structured output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    /// A short identifier (`[a-zA-Z0-9_-]`, at most 64 characters) some APIs require.
+    pub name: String,
+    /// The JSON Schema.
+    pub schema: Value,
+}
+
+/// Sampling and length hints. `None` leaves the provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hints {
+    /// Upper bound on generated tokens. Anthropic requires one; its module supplies a default.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Nucleus sampling.
+    pub top_p: Option<f32>,
+    /// Seed for providers that support reproducible sampling (OpenAI, Ollama).
+    pub seed: Option<i64>,
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned id (synthesized as `call_N` when the API has none, like Ollama).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments. When the model produced text that is not valid JSON, this is that raw
+    /// text as a JSON string and [`invalid_arguments`](Self::invalid_arguments) says why.
+    pub arguments: Value,
+    /// Set when the model's arguments were not valid JSON: the parse error. The engine should
+    /// answer the call with a tool error instead of running the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<String>,
+}
+
+impl ToolCall {
+    /// Builds a call from the raw argument text a provider returned, keeping invalid JSON as a
+    /// string plus the parse error rather than failing the whole chat.
+    pub fn from_raw_arguments(id: String, name: String, raw: &str) -> Self {
+        // An empty argument string means "no arguments" for every API we speak.
+        if raw.trim().is_empty() {
+            return ToolCall {
+                id,
+                name,
+                arguments: Value::Object(Default::default()),
+                invalid_arguments: None,
+            };
+        }
+        match serde_json::from_str::<Value>(raw) {
+            Ok(arguments) => ToolCall {
+                id,
+                name,
+                arguments,
+                invalid_arguments: None,
+            },
+            Err(e) => ToolCall {
+                id,
+                name,
+                arguments: Value::String(raw.to_owned()),
+                invalid_arguments: Some(format!("arguments are not valid JSON: {e}")),
+            },
+        }
+    }
+}
+
+/// Why the model stopped, normalized across providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// The model wants tool results before it goes on.
+    ToolCalls,
+    /// The token limit cut the answer short.
+    Length,
+    /// The provider filtered or the model refused the content.
+    ContentFilter,
+    /// Anything else the provider reported (e.g. Anthropic `pause_turn`, Ollama `unload`).
+    Other,
+}
+
+/// Token counts reported by the provider (zero when it reported none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+/// The normalized result of one chat call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The model's text (for structured output: the JSON text of the answer).
+    pub text: String,
+    /// Tool calls, in the order the model made them.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// Token usage.
+    pub usage: Usage,
+    /// The provider's id for this request/response, for support tickets and logs.
+    pub request_id: Option<String>,
+}
