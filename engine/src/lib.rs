@@ -16,3 +16,4 @@ pub mod schema;
 pub mod skill;
 pub mod template;
 pub mod tools;
+pub mod service;

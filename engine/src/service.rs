@@ -1,0 +1,39 @@
+//! [`SkillService`]: the contract between the transports (`host`) and the engine (`run`).
+//!
+//! A transport decodes messages and hands discover and call requests to a service; the service
+//! answers with the response messages. Keeping this a trait lets every transport be tested with
+//! any service and lets a host embed the engine behind its own transport.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EventSink;
+use crate::protocol::{
+    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
+};
+
+/// Answers A2E requests.
+#[async_trait]
+pub trait SkillService: Send + Sync {
+    /// Answers a `skill/discover/req`.
+    fn discover(&self, request: &SkillDiscoverRequest) -> SkillDiscoverResponse;
+
+    /// Runs a `skill/call/req` to its one `skill/call/resp`.
+    ///
+    /// When `request.streaming` is true, events are delivered live to `events` (when given)
+    /// before the response is returned; they are always collected into the result. `cancel`
+    /// stops the call: in-flight provider and tool work ends and the response reports it.
+    /// Rejections before execution (`unknown_skill`, `unauthorized`, input `schema_violation`)
+    /// come back in the response's `error`; execution outcomes in its `data`.
+    async fn call(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> SkillCallResponse;
+
+    /// The A2A Agent Card (v1.0 JSON) describing the skills this service offers.
+    fn agent_card(&self) -> serde_json::Value;
+}
