@@ -17,3 +17,6 @@ pub mod skill;
 pub mod template;
 pub mod tools;
 pub mod service;
+pub mod config;
+pub mod host;
+pub mod run;

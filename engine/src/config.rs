@@ -1,0 +1,1 @@
+//! Placeholder: the skillet.toml configuration (issue 6).

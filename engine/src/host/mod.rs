@@ -1,0 +1,1 @@
+//! Placeholder: transports and CLI plumbing (issue 6).

@@ -1,0 +1,1 @@
+//! Placeholder: the run loop (issue 5).

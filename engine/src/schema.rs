@@ -1,1 +1,0 @@
-//! Placeholder: filled by the foundation issue.

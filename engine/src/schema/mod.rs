@@ -1,0 +1,157 @@
+//! Strict JSON Schema 2020-12: skill input/output schemas compiled once at load, validated per
+//! call.
+//!
+//! What "strict" means here (DEPENDENCIES.md lists the traps of the `jsonschema` crate):
+//! - **Unknown keywords are load errors.** The crate ignores keywords it does not know, so a typo
+//!   (`"requried"`) would silently accept everything. Every schema is first validated against a
+//!   strict dialect — the 2020-12 meta-schema vocabularies plus `unevaluatedProperties: false`,
+//!   applied recursively through `$dynamicAnchor: meta` — and each unknown keyword is reported
+//!   with the JSON pointer of the keyword itself (`/properties/age/minimun`). Pre-2020-12
+//!   keywords (`definitions`, `dependencies`, `$recursiveRef`, array-form `items`) are unknown
+//!   in this dialect too: use `$defs`, `dependentRequired`/`dependentSchemas`, `$dynamicRef`,
+//!   `prefixItems`.
+//! - **No remote or file references.** `$ref`/`$dynamicRef` must be fragment-only (`#/$defs/x`,
+//!   `#anchor`); anything else (`https://…`, `file:…`, `other.json`) is a load error located at the
+//!   `$ref`. The validator is also built `offline()` so nothing can be fetched even if a
+//!   reference slipped through. `$schema`, when present, must name 2020-12.
+//! - **`format` is asserted**, not just annotated (`"format": "email"` rejects `"x"`), and an
+//!   unknown format name is a load error rather than a silent pass.
+//! - **All violations** are reported, each with instance path, schema path and message.
+//!
+//! An empty schema `{}` (or `true`) means "no constraint"; [`CompiledSchema::is_unconstrained`]
+//! tells the run loop it may skip validation (e.g. no JSON repair turn for free-form output).
+//!
+//! Not here: where schemas come from (the manifest's asset files, see `skill`).
+
+use std::sync::LazyLock;
+
+use jsonschema::{Draft, Validator};
+use serde_json::Value;
+
+mod strict;
+
+#[cfg(test)]
+mod tests;
+
+/// A schema compiled once, validated many times; `Send + Sync`, share it in an `Arc`.
+#[derive(Debug, Clone)]
+pub struct CompiledSchema {
+    source: Value,
+    validator: std::sync::Arc<Validator>,
+    unconstrained: bool,
+}
+
+/// Why a schema was rejected at load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", if pointer.is_empty() { "(schema root)" } else { pointer.as_str() })]
+pub struct SchemaError {
+    /// JSON pointer into the schema document of the offending keyword (`""` = the root).
+    pub pointer: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// One way an instance fails a schema.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    /// JSON pointer into the validated instance (`/items/0/amount`; `""` = the whole value).
+    pub instance_path: String,
+    /// JSON pointer of the failing keyword in the schema (`/properties/items/items/required`).
+    pub schema_path: String,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.instance_path.is_empty() { "(root)" } else { &self.instance_path };
+        write!(f, "{at}: {}", self.message)
+    }
+}
+
+/// The 2020-12 dialect URI, with and without the empty fragment.
+const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+static STRICT_META: LazyLock<Result<Validator, String>> = LazyLock::new(strict::meta_validator);
+
+impl CompiledSchema {
+    /// Checks `schema` against the strict dialect and compiles it.
+    pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
+        match schema {
+            Value::Object(_) | Value::Bool(_) => {}
+            other => {
+                return Err(SchemaError {
+                    pointer: String::new(),
+                    reason: format!("a schema must be an object or a boolean, found {other}"),
+                });
+            }
+        }
+        strict::check_references(schema, "")?;
+        let meta = STRICT_META.as_ref().map_err(|e| SchemaError {
+            pointer: String::new(),
+            reason: format!("internal: strict meta-schema failed to build: {e}"),
+        })?;
+        if let Some(first) = strict::keyword_errors(meta, schema).into_iter().next() {
+            return Err(first);
+        }
+        let validator = jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(false)
+            .offline()
+            .build(schema)
+            .map_err(|e| SchemaError {
+                pointer: e.instance_path().as_str().to_owned(),
+                reason: e.to_string(),
+            })?;
+        let unconstrained = match schema {
+            Value::Bool(b) => *b,
+            Value::Object(map) => map.keys().all(|k| k == "$schema" || k == "$comment"),
+            _ => false,
+        };
+        Ok(CompiledSchema {
+            source: schema.clone(),
+            validator: std::sync::Arc::new(validator),
+            unconstrained,
+        })
+    }
+
+    /// A schema that accepts everything (`{}`).
+    pub fn unconstrained() -> CompiledSchema {
+        CompiledSchema::compile(&Value::Object(Default::default()))
+            .expect("the empty schema always compiles")
+    }
+
+    /// Validates `instance`, returning every violation (never just the first).
+    pub fn validate(&self, instance: &Value) -> Result<(), Vec<Violation>> {
+        if self.unconstrained {
+            return Ok(());
+        }
+        let violations: Vec<Violation> = self
+            .validator
+            .iter_errors(instance)
+            .map(|e| Violation {
+                instance_path: e.instance_path().as_str().to_owned(),
+                schema_path: e.schema_path().as_str().to_owned(),
+                message: e.to_string(),
+            })
+            .collect();
+        if violations.is_empty() { Ok(()) } else { Err(violations) }
+    }
+
+    /// Whether `instance` is valid (faster than [`validate`](Self::validate) when the reasons
+    /// are not needed).
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.unconstrained || self.validator.is_valid(instance)
+    }
+
+    /// Whether this schema constrains nothing (`{}` or `true`).
+    pub fn is_unconstrained(&self) -> bool {
+        self.unconstrained
+    }
+
+    /// The schema document as written.
+    pub fn source(&self) -> &Value {
+        &self.source
+    }
+}
