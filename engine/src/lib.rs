@@ -20,3 +20,4 @@ pub mod service;
 pub mod config;
 pub mod host;
 pub mod run;
+pub mod toolkits;

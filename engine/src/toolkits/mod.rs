@@ -1,0 +1,1 @@
+//! Placeholder: toolkits backed by MCP servers (issue 7).

@@ -1,0 +1,2 @@
+//! Placeholder: the MCP test server (issue 7).
+fn main() {}
