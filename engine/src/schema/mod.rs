@@ -64,7 +64,11 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.instance_path.is_empty() { "(root)" } else { &self.instance_path };
+        let at = if self.instance_path.is_empty() {
+            "(root)"
+        } else {
+            &self.instance_path
+        };
         write!(f, "{at}: {}", self.message)
     }
 }
@@ -136,7 +140,11 @@ impl CompiledSchema {
                 message: e.to_string(),
             })
             .collect();
-        if violations.is_empty() { Ok(()) } else { Err(violations) }
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(violations)
+        }
     }
 
     /// Whether `instance` is valid (faster than [`validate`](Self::validate) when the reasons

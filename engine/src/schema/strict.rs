@@ -60,8 +60,26 @@ pub(super) fn keyword_errors(meta: &Validator, schema: &Value) -> Vec<SchemaErro
             }),
         }
     }
+    // A keyword whose subschema failed loses its annotations, so the parent reports it as
+    // "unevaluated" too (`/properties` when `/properties/age/minimun` is the real culprit, or
+    // `/properties/a/type` when `type` has a bad value). Keep only the real culprits.
+    let culprit_pointers: Vec<String> = unknown
+        .iter()
+        .chain(other.iter())
+        .map(|e| e.pointer.clone())
+        .collect();
+    unknown.retain(|candidate| {
+        let below = format!("{}/", candidate.pointer);
+        let shadowed_by_invalid_value = other.iter().any(|o| o.pointer == candidate.pointer);
+        !shadowed_by_invalid_value && !culprit_pointers.iter().any(|p| p.starts_with(&below))
+    });
     unknown.sort_by(|a, b| a.pointer.cmp(&b.pointer));
     unknown.dedup();
+    other.retain(|o| {
+        !unknown
+            .iter()
+            .any(|u| u.pointer.starts_with(&format!("{}/", o.pointer)))
+    });
     unknown.extend(other);
     unknown
 }
@@ -87,7 +105,12 @@ pub(super) fn check_references(value: &Value, pointer: &str) -> Result<(), Schem
 }
 
 /// Keys whose values map *names* to subschemas: those names are not keywords.
-const NAME_MAPS: [&str; 4] = ["properties", "patternProperties", "$defs", "dependentSchemas"];
+const NAME_MAPS: [&str; 4] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "dependentSchemas",
+];
 
 fn check_schema_refs(value: &Value, pointer: &str, names: bool) -> Result<(), SchemaError> {
     match value {
@@ -107,9 +130,7 @@ fn check_schema_refs(value: &Value, pointer: &str, names: bool) -> Result<(), Sc
                             ),
                         });
                     }
-                    ("$schema", Value::String(uri))
-                        if uri.trim_end_matches('#') != DIALECT =>
-                    {
+                    ("$schema", Value::String(uri)) if uri.trim_end_matches('#') != DIALECT => {
                         return Err(SchemaError {
                             pointer: child_pointer,
                             reason: format!(

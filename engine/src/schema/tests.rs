@@ -23,7 +23,10 @@ fn unknown_keyword_is_rejected_at_its_pointer() {
 
 #[test]
 fn unknown_keyword_at_root_and_deep_in_defs_and_items() {
-    assert_eq!(load_error(json!({"type": "object", "requried": ["a"]})).pointer, "/requried");
+    assert_eq!(
+        load_error(json!({"type": "object", "requried": ["a"]})).pointer,
+        "/requried"
+    );
     let err = load_error(json!({
         "$defs": {"item": {"type": "object", "properties": {"x": {"foo": 1}}}},
         "type": "array",
@@ -66,12 +69,19 @@ fn remote_ref_is_rejected_at_the_ref() {
         "properties": {"a": {"$ref": "https://example.com/schema.json"}}
     }));
     assert_eq!(err.pointer, "/properties/a/$ref");
-    assert!(err.reason.contains("not a local reference"), "{}", err.reason);
+    assert!(
+        err.reason.contains("not a local reference"),
+        "{}",
+        err.reason
+    );
 }
 
 #[test]
 fn file_and_relative_refs_are_rejected() {
-    assert_eq!(load_error(json!({"$ref": "file:///etc/passwd"})).pointer, "/$ref");
+    assert_eq!(
+        load_error(json!({"$ref": "file:///etc/passwd"})).pointer,
+        "/$ref"
+    );
     assert_eq!(
         load_error(json!({"items": {"$ref": "other.json#/x"}})).pointer,
         "/items/$ref"
@@ -135,14 +145,26 @@ fn several_violations_are_reported_at_once() {
     let violations = schema
         .validate(&json!({"name": "A", "age": -2, "tags": ["ok", 7], "extra": 1}))
         .unwrap_err();
-    let paths: Vec<&str> = violations.iter().map(|v| v.instance_path.as_str()).collect();
+    let paths: Vec<&str> = violations
+        .iter()
+        .map(|v| v.instance_path.as_str())
+        .collect();
     for expected in ["/name", "/age", "/tags/1", ""] {
-        assert!(paths.contains(&expected), "missing {expected:?} in {violations:#?}");
+        assert!(
+            paths.contains(&expected),
+            "missing {expected:?} in {violations:#?}"
+        );
     }
     assert!(violations.len() >= 5, "{violations:#?}");
-    let required = violations.iter().find(|v| v.message.contains("email")).unwrap();
+    let required = violations
+        .iter()
+        .find(|v| v.message.contains("email"))
+        .unwrap();
     assert_eq!(required.schema_path, "/required");
-    let minimum = violations.iter().find(|v| v.instance_path == "/age").unwrap();
+    let minimum = violations
+        .iter()
+        .find(|v| v.instance_path == "/age")
+        .unwrap();
     assert_eq!(minimum.schema_path, "/properties/age/minimum");
 }
 
@@ -171,7 +193,11 @@ fn empty_schema_means_no_constraint() {
     let schema = CompiledSchema::compile(&json!({})).unwrap();
     assert!(schema.is_unconstrained());
     assert!(schema.validate(&json!({"anything": [1, 2]})).is_ok());
-    assert!(CompiledSchema::unconstrained().validate(&json!(null)).is_ok());
+    assert!(
+        CompiledSchema::unconstrained()
+            .validate(&json!(null))
+            .is_ok()
+    );
     let never = CompiledSchema::compile(&json!(false)).unwrap();
     assert!(!never.is_unconstrained());
     assert!(never.validate(&json!(1)).is_err());

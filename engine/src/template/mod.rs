@@ -108,11 +108,7 @@ impl Template {
         let lines = LineIndex::new(source);
         let mut segments = Vec::with_capacity(parsed.elements.len());
         for (i, element) in parsed.elements.iter().enumerate() {
-            let (line, column) = parsed
-                .mapping
-                .get(i)
-                .map(|m| (m.0, m.1))
-                .unwrap_or((1, 1));
+            let (line, column) = parsed.mapping.get(i).map(|m| (m.0, m.1)).unwrap_or((1, 1));
             let reject = |what: String| TemplateError {
                 line,
                 column,
@@ -128,7 +124,11 @@ impl Template {
                         )));
                     }
                     let text = lines.tail(source, line, column);
-                    let Some(caps) = PLACEHOLDER.captures(text) else {
+                    let caps = PLACEHOLDER.captures(text).filter(|c| {
+                        // `this` is handlebars' context keyword, not an argument name.
+                        c[1].split('.').next() != Some("this")
+                    });
+                    let Some(caps) = caps else {
                         let shown: String =
                             text.chars().take_while(|c| *c != '\n').take(40).collect();
                         return Err(reject(format!("expression `{shown}`")));

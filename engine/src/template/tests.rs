@@ -20,7 +20,10 @@ fn compile_error(source: &str) -> TemplateError {
 
 #[test]
 fn plain_placeholder_is_substituted() {
-    assert_eq!(render("Hello {{name}}!", json!({"name": "Ada"})), "Hello Ada!");
+    assert_eq!(
+        render("Hello {{name}}!", json!({"name": "Ada"})),
+        "Hello Ada!"
+    );
 }
 
 #[test]
@@ -40,7 +43,10 @@ fn dotted_paths_walk_objects_and_array_indexes() {
 
 #[test]
 fn backslash_escape_yields_literal_braces() {
-    assert_eq!(render(r"use \{{ name }} here", json!({})), "use {{ name }} here");
+    assert_eq!(
+        render(r"use \{{ name }} here", json!({})),
+        "use {{ name }} here"
+    );
     assert_eq!(
         render(r"\{{ raw }} and {{ x }}", json!({"x": 1})),
         "{{ raw }} and 1"
@@ -59,7 +65,10 @@ fn text_around_placeholders_is_kept_byte_for_byte() {
 #[test]
 fn no_html_escaping() {
     let args = json!({"code": "if a < b && c > d { \"q\" } 'x' `y` ="});
-    assert_eq!(render("{{ code }}", args.clone()), args["code"].as_str().unwrap());
+    assert_eq!(
+        render("{{ code }}", args.clone()),
+        args["code"].as_str().unwrap()
+    );
 }
 
 #[test]
@@ -92,10 +101,16 @@ fn missing_top_level_variable_errors_with_path_and_position() {
 #[test]
 fn missing_nested_variable_names_the_full_dotted_path() {
     let t = Template::compile("{{ a }}\n{{ user.address.city }}").unwrap();
-    let err = t.render(&json!({"a": 1, "user": {"address": {}}})).unwrap_err();
+    let err = t
+        .render(&json!({"a": 1, "user": {"address": {}}}))
+        .unwrap_err();
     assert_eq!(err.path, "user.address.city");
     assert_eq!((err.line, err.column), (2, 1));
-    assert!(err.reason.contains("`user.address` has no key `city`"), "{}", err.reason);
+    assert!(
+        err.reason.contains("`user.address` has no key `city`"),
+        "{}",
+        err.reason
+    );
 }
 
 #[test]
@@ -164,7 +179,11 @@ fn comments_are_rejected() {
 #[test]
 fn decorators_and_raw_blocks_are_rejected() {
     assert!(compile_error("{{* inline }}").reason.contains("decorator"));
-    assert!(compile_error("{{{{raw}}}} x {{{{/raw}}}}").reason.contains("not allowed"));
+    assert!(
+        compile_error("{{{{raw}}}} x {{{{/raw}}}}")
+            .reason
+            .contains("not allowed")
+    );
 }
 
 #[test]
@@ -180,7 +199,11 @@ fn handlebars_only_paths_are_rejected() {
     ] {
         let err = compile_error(source);
         assert_eq!((err.line, err.column), (1, 1), "{source}");
-        assert!(err.reason.contains("not allowed"), "{source}: {}", err.reason);
+        assert!(
+            err.reason.contains("not allowed"),
+            "{source}: {}",
+            err.reason
+        );
     }
 }
 
@@ -188,7 +211,11 @@ fn handlebars_only_paths_are_rejected() {
 fn unterminated_braces_are_a_syntax_error_with_position() {
     let err = compile_error("line one\nhello {{ name");
     assert_eq!(err.line, 2);
-    assert!(err.reason.contains("invalid template syntax"), "{}", err.reason);
+    assert!(
+        err.reason.contains("invalid template syntax"),
+        "{}",
+        err.reason
+    );
 }
 
 #[test]
