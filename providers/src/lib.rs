@@ -33,11 +33,22 @@
 //! # Ok(()) }
 //! ```
 
+pub mod anthropic;
 mod error;
+pub mod ollama;
+pub mod openai;
+mod policy;
+mod pool;
 mod provider;
 mod retry;
 mod spec;
+mod transport;
 mod types;
+
+pub use policy::{
+    DenialReason, OverridePolicy, OverridePolicyConfig, PolicyConfigError, PolicyDenial,
+};
+pub use pool::{ProviderPool, build_provider};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver, StreamSink};
