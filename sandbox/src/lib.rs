@@ -1,1 +1,62 @@
-//! Placeholder: filled by the sandbox issue.
+//! Skillet's sandbox: runs untrusted child processes isolated and bounded, and says how they ended.
+//!
+//! Used by the engine for command tools (one child per call, JSON on stdin/stdout) and for
+//! out-of-process skills (a long-lived child speaking JSON lines over stdio). This crate knows
+//! nothing about skills or the A2E protocol: it runs programs ([`SandboxBackend`]), reports what
+//! happened as data ([`Outcome`]) and hints at the A2E error code ([`Outcome::a2e_code_hint`]).
+//!
+//! # What the Linux process backend enforces
+//! Each child runs without a shell, in its own process group, with:
+//! - rlimits: address space, CPU seconds, open files, processes, file size (and no core dumps);
+//! - a clean environment from an allow-list, and a working directory it may write;
+//! - Landlock filesystem rules (read+exec on system paths, read-write on its directory), TCP
+//!   denied and signals/abstract sockets scoped, as far as the kernel's Landlock ABI allows;
+//! - a network namespace with no network when the policy denies the network;
+//! - when the engine is root: an unprivileged uid/gid (root ignores `RLIMIT_NPROC`), and a pids
+//!   cgroup per child where cgroups are writable (a hard process limit that also finds
+//!   descendants that left the process group);
+//! - a wall-clock timeout and stdout/stderr caps; the whole group is killed when the run ends,
+//!   times out, overflows, or the caller drops the future or handle.
+//!
+//! What is enforced on *this* machine is probed once: log [`platform_report`] at startup.
+//!
+//! `RLIMIT_NPROC` counts every process of a uid, so children sharing the dropped uid (default
+//! 65534) share that budget; the per-child pids cgroup, where available, is the exact limit.
+//!
+//! # Example
+//! ```no_run
+//! use skillet_sandbox::{LinuxProcessBackend, SandboxBackend, SandboxCommand, SandboxPolicy};
+//! # async fn demo() {
+//! let backend = LinuxProcessBackend::new();
+//! tracing::info!("{}", backend.platform_report());
+//! let command = SandboxCommand::new("/usr/bin/jq", "/tmp/work").arg(".");
+//! let result = backend.run(&command, &SandboxPolicy::default(), br#"{"a":1}"#.to_vec()).await;
+//! if !result.outcome.is_success() {
+//!     eprintln!("{} ({})", result.outcome, result.outcome.a2e_code_hint());
+//! }
+//! # }
+//! ```
+
+mod backend;
+mod capture;
+mod cgroup;
+mod error;
+mod interactive;
+mod landlock;
+mod limits;
+mod outcome;
+mod platform;
+mod policy;
+mod process;
+
+pub use backend::{InteractiveOptions, RunResult, SandboxBackend, SandboxCommand};
+pub use capture::CapturedOutput;
+pub use error::SandboxError;
+pub use interactive::{ChildReader, ChildWriter, ExitReport, InteractiveChild};
+pub use outcome::{Outcome, Stream};
+pub use platform::{Capability, PlatformReport, platform_report};
+pub use policy::{
+    ChildIdentity, Enforcement, EnvPolicy, FilesystemPolicy, NetworkAccess, ResourceLimits,
+    SandboxPolicy,
+};
+pub use process::LinuxProcessBackend;
