@@ -302,12 +302,9 @@ fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse
     for block in message.content {
         match block {
             WireBlock::Text { text: t } => text.push_str(&t),
-            WireBlock::ToolUse { id, name, input } => calls.push(ToolCall {
-                id,
-                name,
-                arguments: input,
-                invalid_arguments: None,
-            }),
+            WireBlock::ToolUse { id, name, input } => {
+                calls.push(ToolCall::from_value(id, name, input))
+            }
             WireBlock::Other => {}
         }
     }

@@ -251,19 +251,11 @@ impl Reply {
                     .id
                     .filter(|id| !id.is_empty())
                     .unwrap_or_else(|| format!("call_{}", self.tool_calls.len()));
-                self.tool_calls.push(match call.function.arguments {
-                    // Some servers behind the Ollama shape send the arguments as a string.
-                    Value::String(raw) => {
-                        ToolCall::from_raw_arguments(id, call.function.name, &raw)
-                    }
-                    Value::Null => ToolCall::from_raw_arguments(id, call.function.name, ""),
-                    arguments => ToolCall {
-                        id,
-                        name: call.function.name,
-                        arguments,
-                        invalid_arguments: None,
-                    },
-                });
+                self.tool_calls.push(ToolCall::from_value(
+                    id,
+                    call.function.name,
+                    call.function.arguments,
+                ));
             }
         }
         if line.done {

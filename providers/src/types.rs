@@ -148,7 +148,8 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// Builds a call from the raw argument text a provider returned, keeping invalid JSON as a
-    /// string plus the parse error rather than failing the whole chat.
+    /// string plus the parse error (and flagging JSON that is not an object) rather than failing
+    /// the whole chat.
     pub fn from_raw_arguments(id: String, name: String, raw: &str) -> Self {
         // An empty argument string means "no arguments" for every API we speak.
         if raw.trim().is_empty() {
@@ -160,17 +161,45 @@ impl ToolCall {
             };
         }
         match serde_json::from_str::<Value>(raw) {
-            Ok(arguments) => ToolCall {
+            Ok(arguments @ Value::Object(_)) => ToolCall {
                 id,
                 name,
                 arguments,
                 invalid_arguments: None,
+            },
+            Ok(other) => ToolCall {
+                id,
+                name,
+                arguments: other,
+                invalid_arguments: Some("arguments are not a JSON object".to_owned()),
             },
             Err(e) => ToolCall {
                 id,
                 name,
                 arguments: Value::String(raw.to_owned()),
                 invalid_arguments: Some(format!("arguments are not valid JSON: {e}")),
+            },
+        }
+    }
+
+    /// Builds a call from arguments an API sent as a JSON value (Ollama, Anthropic): an object
+    /// is used as is, a string is parsed like raw text, `null` means no arguments, anything
+    /// else is kept and flagged.
+    pub fn from_value(id: String, name: String, arguments: Value) -> Self {
+        match arguments {
+            Value::Object(_) => ToolCall {
+                id,
+                name,
+                arguments,
+                invalid_arguments: None,
+            },
+            Value::String(raw) => ToolCall::from_raw_arguments(id, name, &raw),
+            Value::Null => ToolCall::from_raw_arguments(id, name, ""),
+            other => ToolCall {
+                id,
+                name,
+                arguments: other,
+                invalid_arguments: Some("arguments are not a JSON object".to_owned()),
             },
         }
     }
