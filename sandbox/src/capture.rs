@@ -83,7 +83,7 @@ mod tests {
 
     #[tokio::test]
     async fn head_capture_stops_at_limit_and_flags_truncation() {
-        let data = vec![b'x'; 100];
+        let data = [b'x'; 100];
         let mut out = CapturedOutput::default();
         assert_eq!(capture_head(&data[..], 10, &mut out).await, Err(OverLimit));
         assert_eq!(out.bytes.len(), 10);
@@ -92,7 +92,7 @@ mod tests {
 
     #[tokio::test]
     async fn head_capture_of_exactly_limit_bytes_is_complete() {
-        let data = vec![b'x'; 10];
+        let data = [b'x'; 10];
         let mut out = CapturedOutput::default();
         assert_eq!(capture_head(&data[..], 10, &mut out).await, Ok(()));
         assert!(!out.truncated);

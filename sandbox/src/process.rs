@@ -481,6 +481,30 @@ fn child_environment(policy: &SandboxPolicy, workdir: &Path) -> Vec<(OsString, O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::Capability;
+
+    #[test]
+    fn strict_policy_names_every_missing_feature() {
+        let report = PlatformReport {
+            backend: "linux-process",
+            running_as_root: true,
+            rlimits: true,
+            landlock_abi: None,
+            network_namespace: Capability::Unavailable {
+                reason: "EPERM".into(),
+            },
+            uid_drop: Capability::Unavailable {
+                reason: "EPERM".into(),
+            },
+            cgroup_pids: Capability::Unavailable {
+                reason: "read-only".into(),
+            },
+        };
+        let err = check_strict(&report, true).unwrap_err().to_string();
+        for gap in ["process limit", "landlock", "network namespace"] {
+            assert!(err.contains(gap), "{gap} missing from: {err}");
+        }
+    }
 
     #[test]
     fn bare_program_name_is_found_on_path() {

@@ -10,8 +10,10 @@ use skillet_sandbox::{
 const CHILD: &str = env!("CARGO_BIN_EXE_sandbox-test-child");
 
 fn policy() -> SandboxPolicy {
-    let mut policy = SandboxPolicy::default();
-    policy.timeout_ms = 20_000;
+    let mut policy = SandboxPolicy {
+        timeout_ms: 20_000,
+        ..SandboxPolicy::default()
+    };
     policy.limits.address_space_bytes = Some(512 << 20);
     policy.limits.cpu_seconds = Some(20);
     policy
