@@ -1,1 +1,49 @@
-//! Placeholder: filled by the mock-llm issue.
+//! # mock-llm
+//!
+//! A deterministic LLM server for tests and demos. It speaks the OpenAI Chat Completions, Ollama
+//! native and Anthropic Messages APIs closely enough that their official SDKs accept it, answers
+//! from a scripted [`Scenario`] (or synthesizes a JSON-Schema instance / echo text when no rule
+//! applies), injects [`Fault`]s on demand, and keeps a [`JournalEntry`] per request.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use mock_llm::{MockConfig, MockServer, Scenario};
+//! let scenario = Scenario::from_yaml_str("rules:\n  - reply: {text: hello}\n")?;
+//! let server = MockServer::start(MockConfig::default().with_scenario(scenario)).await?;
+//! let openai_base = format!("{}/v1", server.base_url());
+//! # let _ = openai_base;
+//! // ... point a client at it ...
+//! assert!(server.journal().is_empty());
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Crate map: `server` (router, state, control API), `dispatch` (which answer), `scenario` and
+//! `matching` (the script), `synth` and `pattern` (schema → instance), `faults`, `journal`,
+//! `delivery` (timing, cut streams), `wire` + `openai` / `ollama` / `anthropic` (wire formats),
+//! `request` / `reply` (the neutral forms between them), `config` (settings and clock).
+//! This crate depends on nothing else in the workspace.
+
+mod config;
+mod delivery;
+mod dispatch;
+mod faults;
+mod journal;
+mod matching;
+mod openai;
+mod pattern;
+mod reply;
+mod request;
+mod scenario;
+mod server;
+mod synth;
+mod wire;
+
+pub use config::{Clock, DEFAULT_EPOCH_SECS, MockConfig};
+pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
+pub use journal::{JournalEntry, REDACTED};
+pub use reply::{Finish, Usage};
+pub use request::Endpoint;
+pub use scenario::{Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec};
+pub use server::{MockServer, StartError};
+pub use synth::synthesize;

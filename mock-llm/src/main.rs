@@ -1,2 +1,72 @@
-//! The `mock-llm` binary.
-fn main() {}
+//! The `mock-llm` binary: serve scenario files on a loopback port until SIGINT/SIGTERM.
+//!
+//! Prints exactly one line on stdout once bound, `mock-llm listening on http://ADDR`, so a parent
+//! process can read the address (useful with `--listen 127.0.0.1:0`). Logs go to stderr.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+use mock_llm::{MockConfig, MockServer, Scenario};
+
+/// A deterministic LLM server speaking the OpenAI, Ollama and Anthropic chat APIs.
+#[derive(Debug, Parser)]
+#[command(name = "mock-llm", version)]
+struct Cli {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0", env = "MOCK_LLM_LISTEN")]
+    listen: SocketAddr,
+    /// Scenario files (YAML, or JSON by `.json` extension); rules are concatenated in order.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    scenario: Vec<PathBuf>,
+    /// Seed for fault probabilities.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Use the system clock instead of the fixed 2024-01-01 timestamps.
+    #[arg(long)]
+    system_clock: bool,
+    /// Reject chat requests without `Authorization` / `x-api-key` (401).
+    #[arg(long)]
+    require_auth: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MOCK_LLM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let mut scenario = Scenario::new();
+    for path in &cli.scenario {
+        let s = Scenario::from_file(path).with_context(|| format!("loading {}", path.display()))?;
+        scenario = scenario.merge(s);
+    }
+    let mut config = MockConfig::default()
+        .with_listen(cli.listen)
+        .with_scenario(scenario)
+        .with_seed(cli.seed)
+        .with_required_auth(cli.require_auth);
+    if cli.system_clock {
+        config = config.with_clock(mock_llm::Clock::System);
+    }
+    let server = MockServer::start(config).await?;
+    println!("mock-llm listening on {}", server.base_url());
+    shutdown_signal().await?;
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! [`MockServer`]: binding, routing, shared state, the generic chat handler that ties a [`Wire`]
+//! to the dispatcher and delivery, the control API (`/_mock/...`), and shutdown.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::HeaderValue;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::MockConfig;
+use crate::delivery::{self, Cut, Pace};
+use crate::dispatch::{Decision, Script};
+use crate::faults::{Fault, FaultKind};
+use crate::journal::{JournalEntry, redact};
+use crate::openai::{self, OpenAi};
+use crate::request::{ChatRequest, Endpoint};
+use crate::scenario::Scenario;
+use crate::wire::Wire;
+
+/// Error starting the server.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+struct Mutable {
+    script: Script,
+    journal: Vec<JournalEntry>,
+}
+
+pub(crate) struct Shared {
+    config: MockConfig,
+    state: Mutex<Mutable>,
+    shutdown: CancellationToken,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Mutable> {
+        // A panic while holding the lock cannot leave the journal half-written in a way that
+        // matters to a mock; keep serving.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn record(&self, state: &mut Mutable, mut entry: JournalEntry) {
+        entry.seq = u64::try_from(state.journal.len())
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        state.journal.push(entry);
+    }
+
+    fn models(&self) -> Vec<String> {
+        let mut names = self.config.models.clone();
+        for m in &self.lock().script.scenario().models {
+            if !names.contains(m) {
+                names.push(m.clone());
+            }
+        }
+        names
+    }
+}
+
+/// A running mock server. Dropping it stops the server too; [`MockServer::shutdown`] also waits.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MockServer {
+    /// Binds `config.listen` (default `127.0.0.1:0`) and serves in a background task.
+    pub async fn start(config: MockConfig) -> Result<Self, StartError> {
+        let addr = config.listen;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let script = Script::new(config.scenario.clone(), config.seed);
+        let shared = Arc::new(Shared {
+            config,
+            state: Mutex::new(Mutable {
+                script,
+                journal: Vec::new(),
+            }),
+            shutdown: CancellationToken::new(),
+        });
+        let app = router(shared.clone());
+        let token = shared.shutdown.clone();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(token.cancelled_owned());
+            if let Err(e) = serve.await {
+                tracing::error!(error = %e, "mock-llm server stopped with an error");
+            }
+        });
+        tracing::info!(%addr, "mock-llm listening");
+        Ok(MockServer {
+            addr,
+            shared,
+            task: Some(task),
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, no trailing slash. OpenAI clients use `base_url() + "/v1"`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in order.
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.shared.lock().journal.clone()
+    }
+
+    /// Queues a fault for the next matching requests (once unless `times` says otherwise).
+    pub fn push_fault(&self, fault: Fault) {
+        self.shared.lock().script.push_fault(fault);
+    }
+
+    /// Replaces the scenario; rule counters and queued faults start over.
+    pub fn set_scenario(&self, scenario: Scenario) {
+        self.shared.lock().script.replace(scenario);
+    }
+
+    /// Clears the journal, queued faults, rule counters and id counters; keeps the scenario.
+    pub fn reset(&self) {
+        let mut state = self.shared.lock();
+        state.script.reset();
+        state.journal.clear();
+    }
+
+    /// Stops accepting, ends open streams (stalled ones included) and waits for the server task.
+    pub async fn shutdown(mut self) {
+        self.shared.shutdown.cancel();
+        if let Some(task) = self.task.take()
+            && let Err(e) = task.await
+        {
+            tracing::error!(error = %e, "mock-llm server task failed");
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat::<OpenAi>))
+        .route("/v1/models", get(openai_models))
+        .route("/_mock/requests", get(control_requests))
+        .route("/_mock/reset", post(control_reset))
+        .route("/_mock/scenario", post(control_scenario))
+        .route("/_mock/faults", post(control_faults))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn entry(
+    endpoint: Endpoint,
+    method: &Method,
+    uri: &Uri,
+    headers: &[(String, String)],
+    body: Value,
+) -> JournalEntry {
+    JournalEntry {
+        seq: 0,
+        endpoint: endpoint.as_str().to_owned(),
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        headers: redact(headers),
+        body,
+        matched_rule: None,
+        fault: None,
+    }
+}
+
+fn has_credential(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .any(|(n, v)| (n == "authorization" || n == "x-api-key") && !v.trim().is_empty())
+}
+
+async fn chat<W: Wire>(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let headers = header_pairs(&headers);
+    let parsed: Result<Value, _> = serde_json::from_slice(&body);
+    let journal_body = match &parsed {
+        Ok(v) => v.clone(),
+        Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
+    };
+    let mut record = entry(W::ENDPOINT, &method, &uri, &headers, journal_body);
+    if shared.config.require_auth && !has_credential(&headers) {
+        let mut state = shared.lock();
+        shared.record(&mut state, record);
+        let body = W::error(
+            401,
+            None,
+            "missing credentials: send Authorization or x-api-key",
+        );
+        return json_response(StatusCode::UNAUTHORIZED, &body);
+    }
+    let request = parsed
+        .map_err(|e| crate::request::BadRequest(format!("request body is not JSON: {e}")))
+        .and_then(|v| W::parse(&v, headers));
+    let request = match request {
+        Ok(r) => r,
+        Err(e) => {
+            let mut state = shared.lock();
+            shared.record(&mut state, record);
+            return json_response(StatusCode::BAD_REQUEST, &W::error(400, None, &e.0));
+        }
+    };
+    let decision = {
+        let created = shared.config.clock.now_secs();
+        let mut state = shared.lock();
+        let decision = state.script.decide(&request, created, shared.config.timing);
+        record.matched_rule = Some(decision.rule.clone());
+        record.fault = decision.fault.as_ref().map(Fault::label);
+        shared.record(&mut state, record);
+        decision
+    };
+    respond::<W>(&shared, &request, decision).await
+}
+
+async fn respond<W: Wire>(shared: &Shared, request: &ChatRequest, decision: Decision) -> Response {
+    let Decision {
+        reply,
+        fault,
+        timing,
+        ..
+    } = decision;
+    let mut pace = Pace {
+        first: timing.first_token,
+        between: timing.per_chunk,
+    };
+    let mut latency = timing.latency;
+    let mut cut = Cut::None;
+    let kind = fault.map(|f| f.kind);
+    match &kind {
+        Some(FaultKind::Latency {
+            before,
+            first_token,
+            per_chunk,
+        }) => {
+            latency += *before;
+            pace.first += *first_token;
+            pace.between += *per_chunk;
+        }
+        Some(FaultKind::Truncate { after_chunks }) => cut = Cut::Truncate(*after_chunks),
+        Some(FaultKind::Stall { after_chunks }) => cut = Cut::Stall(*after_chunks),
+        Some(FaultKind::DropConnection { after_chunks }) => cut = Cut::Drop(*after_chunks),
+        _ => {}
+    }
+    let token = shared.shutdown.clone();
+    if !delivery::pause(latency, &token).await {
+        return json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &W::error(503, None, "mock-llm is shutting down"),
+        );
+    }
+    match kind {
+        Some(FaultKind::Status(s)) => {
+            let message = s
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("mock-llm injected HTTP {} fault", s.status));
+            let status =
+                StatusCode::from_u16(s.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response =
+                json_response(status, &W::error(s.status, s.code.as_deref(), &message));
+            let h = response.headers_mut();
+            if let Some(secs) = s.retry_after_secs {
+                h.insert("retry-after", HeaderValue::from(secs));
+            }
+            if let Some(ms) = s.retry_after_ms {
+                h.insert("retry-after-ms", HeaderValue::from(ms));
+            }
+            response
+        }
+        Some(FaultKind::MalformedBody) => {
+            if request.stream {
+                let frames = delivery::Frames {
+                    body: vec![W::malformed_frame()],
+                    tail: Vec::new(),
+                };
+                delivery::stream(W::STREAM_CONTENT_TYPE, frames, Cut::None, pace, token)
+            } else {
+                let junk = Bytes::from_static(
+                    b"{\"id\": \"mock-malformed\", \"choices\": [{\"message\": <not json>",
+                );
+                delivery::whole(StatusCode::OK, "application/json", junk, Cut::None, token)
+            }
+        }
+        _ if request.stream => delivery::stream(
+            W::STREAM_CONTENT_TYPE,
+            W::frames(&reply, request),
+            cut,
+            pace,
+            token,
+        ),
+        _ => {
+            let body = Bytes::from(W::whole(&reply, request).to_string());
+            delivery::whole(StatusCode::OK, "application/json", body, cut, token)
+        }
+    }
+}
+
+fn record_plain(
+    shared: &Shared,
+    endpoint: Endpoint,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) {
+    let headers = header_pairs(headers);
+    let mut state = shared.lock();
+    shared.record(
+        &mut state,
+        entry(endpoint, method, uri, &headers, Value::Null),
+    );
+}
+
+async fn openai_models(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    record_plain(&shared, Endpoint::OpenAiModels, &method, &uri, &headers);
+    json_response(
+        StatusCode::OK,
+        &openai::models(&shared.models(), shared.config.clock.now_secs()),
+    )
+}
+
+async fn control_requests(State(shared): State<Arc<Shared>>) -> Response {
+    let journal = shared.lock().journal.clone();
+    json_response(
+        StatusCode::OK,
+        &serde_json::to_value(journal).unwrap_or(Value::Null),
+    )
+}
+
+async fn control_reset(State(shared): State<Arc<Shared>>) -> Response {
+    let mut state = shared.lock();
+    state.script.reset();
+    state.journal.clear();
+    json_response(StatusCode::OK, &json!({"reset": true}))
+}
+
+fn control_error(message: String) -> Response {
+    json_response(StatusCode::BAD_REQUEST, &json!({"error": message}))
+}
+
+async fn control_scenario(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return control_error("scenario body is not UTF-8".into());
+    };
+    let is_json = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    let scenario = if is_json {
+        Scenario::from_json_str(text)
+    } else {
+        Scenario::from_yaml_str(text)
+    };
+    match scenario {
+        Ok(s) => {
+            let rules = s.rules.len();
+            shared.lock().script.replace(s);
+            json_response(StatusCode::OK, &json!({"rules": rules}))
+        }
+        Err(e) => control_error(e.to_string()),
+    }
+}
+
+async fn control_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return control_error(format!("faults body is not JSON: {e}")),
+    };
+    let list = match value {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    let mut faults = Vec::with_capacity(list.len());
+    for item in list {
+        match serde_json::from_value::<Fault>(item) {
+            Ok(f) => faults.push(f),
+            Err(e) => return control_error(format!("fault: {e}")),
+        }
+    }
+    let queued = faults.len();
+    let mut state = shared.lock();
+    for f in faults {
+        state.script.push_fault(f);
+    }
+    json_response(StatusCode::OK, &json!({"queued": queued}))
+}
+
+async fn not_found(uri: Uri) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        &json!({"error": format!("mock-llm does not serve {}", uri.path())}),
+    )
+}
