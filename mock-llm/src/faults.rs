@@ -35,6 +35,15 @@ pub enum FaultKind {
         /// Chunks sent before the cut.
         after_chunks: usize,
     },
+    /// After this many chunks, an in-stream error in the provider's shape (OpenAI `data:
+    /// {"error":..}`, Ollama `{"error":..}` line, Anthropic `event: error`), then the end. A
+    /// non-streamed request gets the plain status error instead.
+    StreamError {
+        /// Chunks sent before the error.
+        after_chunks: usize,
+        /// The error (status chooses the error type; 529 → `overloaded_error`).
+        error: StatusFault,
+    },
     /// Delays, added to the configured timing; the reply itself is normal.
     Latency {
         /// Before response headers.
@@ -146,6 +155,20 @@ impl Fault {
         Fault::new(FaultKind::DropConnection { after_chunks: n })
     }
 
+    /// An in-stream error (status `status`) after `n` chunks.
+    pub fn stream_error_after(n: usize, status: u16) -> Self {
+        Fault::new(FaultKind::StreamError {
+            after_chunks: n,
+            error: StatusFault {
+                status,
+                code: None,
+                message: None,
+                retry_after_secs: None,
+                retry_after_ms: None,
+            },
+        })
+    }
+
     /// Delay before the response headers.
     pub fn latency(before: Duration) -> Self {
         Fault::new(FaultKind::Latency {
@@ -196,7 +219,7 @@ impl Fault {
 
     /// Sets the provider error code on a status fault; no effect on other kinds.
     pub fn code(mut self, code: impl Into<String>) -> Self {
-        if let FaultKind::Status(s) = &mut self.kind {
+        if let FaultKind::Status(s) | FaultKind::StreamError { error: s, .. } = &mut self.kind {
             s.code = Some(code.into());
         }
         self
@@ -204,7 +227,7 @@ impl Fault {
 
     /// Sets the error message on a status fault; no effect on other kinds.
     pub fn message(mut self, message: impl Into<String>) -> Self {
-        if let FaultKind::Status(s) = &mut self.kind {
+        if let FaultKind::Status(s) | FaultKind::StreamError { error: s, .. } = &mut self.kind {
             s.message = Some(message.into());
         }
         self
@@ -219,6 +242,12 @@ impl Fault {
             FaultKind::Stall { after_chunks } => format!("stall after {after_chunks}"),
             FaultKind::DropConnection { after_chunks } => {
                 format!("drop_connection after {after_chunks}")
+            }
+            FaultKind::StreamError {
+                after_chunks,
+                error,
+            } => {
+                format!("stream_error {} after {after_chunks}", error.status)
             }
             FaultKind::Latency { .. } => "latency".into(),
             FaultKind::InvalidToolCall(p) => format!("invalid_tool_call {p:?}"),
@@ -280,6 +309,10 @@ impl TryFrom<FaultSpec> for Fault {
                 FaultKind::Status(status_fault(429, Some("insufficient_quota".into())))
             }
             "overloaded" => FaultKind::Status(status_fault(529, s.code.clone())),
+            "stream_error" => FaultKind::StreamError {
+                after_chunks: s.after_chunks.unwrap_or(1),
+                error: status_fault(s.status.unwrap_or(500), s.code.clone()),
+            },
             "malformed_body" => FaultKind::MalformedBody,
             "truncate" => FaultKind::Truncate {
                 after_chunks: s.after_chunks.unwrap_or(1),
@@ -305,7 +338,7 @@ impl TryFrom<FaultSpec> for Fault {
             other => {
                 return Err(invalid(format!(
                     "unknown fault kind `{other}` (expected status, rate_limit, \
-                     insufficient_quota, overloaded, malformed_body, truncate, stall, \
+                     insufficient_quota, overloaded, stream_error, malformed_body, truncate, stall, \
                      drop_connection, latency, invalid_tool_call)"
                 )));
             }

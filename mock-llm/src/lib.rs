@@ -24,12 +24,14 @@
 //! `request` / `reply` (the neutral forms between them), `config` (settings and clock).
 //! This crate depends on nothing else in the workspace.
 
+mod anthropic;
 mod config;
 mod delivery;
 mod dispatch;
 mod faults;
 mod journal;
 mod matching;
+mod ollama;
 mod openai;
 mod pattern;
 mod reply;

@@ -283,6 +283,10 @@ impl Wire for OpenAi {
         json!({ "error": { "message": message, "type": kind, "param": null, "code": code } })
     }
 
+    fn stream_error_frame(status: u16, code: Option<&str>, message: &str) -> Bytes {
+        sse_data(&Self::error(status, code, message))
+    }
+
     fn malformed_frame() -> Bytes {
         Bytes::from_static(b"data: {\"id\": \"chatcmpl-mock\", \"choices\": [{\"delta\": \n\n")
     }

@@ -15,11 +15,13 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::anthropic::Anthropic;
 use crate::config::MockConfig;
 use crate::delivery::{self, Cut, Pace};
 use crate::dispatch::{Decision, Script};
-use crate::faults::{Fault, FaultKind};
+use crate::faults::{Fault, FaultKind, StatusFault};
 use crate::journal::{JournalEntry, redact};
+use crate::ollama::{self, Ollama};
 use crate::openai::{self, OpenAi};
 use crate::request::{ChatRequest, Endpoint};
 use crate::scenario::Scenario;
@@ -179,6 +181,10 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat::<OpenAi>))
         .route("/v1/models", get(openai_models))
+        .route("/v1/messages", post(chat::<Anthropic>))
+        .route("/api/chat", post(chat::<Ollama>))
+        .route("/api/tags", get(ollama_tags))
+        .route("/api/version", get(ollama_version))
         .route("/_mock/requests", get(control_requests))
         .route("/_mock/reset", post(control_reset))
         .route("/_mock/scenario", post(control_scenario))
@@ -317,23 +323,21 @@ async fn respond<W: Wire>(shared: &Shared, request: &ChatRequest, decision: Deci
         );
     }
     match kind {
-        Some(FaultKind::Status(s)) => {
-            let message = s
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("mock-llm injected HTTP {} fault", s.status));
-            let status =
-                StatusCode::from_u16(s.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let mut response =
-                json_response(status, &W::error(s.status, s.code.as_deref(), &message));
-            let h = response.headers_mut();
-            if let Some(secs) = s.retry_after_secs {
-                h.insert("retry-after", HeaderValue::from(secs));
-            }
-            if let Some(ms) = s.retry_after_ms {
-                h.insert("retry-after-ms", HeaderValue::from(ms));
-            }
-            response
+        Some(FaultKind::Status(s)) => status_error::<W>(&s),
+        Some(FaultKind::StreamError { error, .. }) if !request.stream => status_error::<W>(&error),
+        Some(FaultKind::StreamError {
+            after_chunks,
+            error,
+        }) => {
+            let mut frames = W::frames(&reply, request);
+            frames.body.truncate(after_chunks);
+            frames.body.push(W::stream_error_frame(
+                error.status,
+                error.code.as_deref(),
+                &fault_message(&error),
+            ));
+            frames.tail.clear();
+            delivery::stream(W::STREAM_CONTENT_TYPE, frames, Cut::None, pace, token)
         }
         Some(FaultKind::MalformedBody) => {
             if request.stream {
@@ -363,6 +367,29 @@ async fn respond<W: Wire>(shared: &Shared, request: &ChatRequest, decision: Deci
     }
 }
 
+fn fault_message(s: &StatusFault) -> String {
+    s.message
+        .clone()
+        .unwrap_or_else(|| format!("mock-llm injected HTTP {} fault", s.status))
+}
+
+/// An error response in `W`'s shape with the fault's retry headers.
+fn status_error<W: Wire>(s: &StatusFault) -> Response {
+    let status = StatusCode::from_u16(s.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = json_response(
+        status,
+        &W::error(s.status, s.code.as_deref(), &fault_message(s)),
+    );
+    let h = response.headers_mut();
+    if let Some(secs) = s.retry_after_secs {
+        h.insert("retry-after", HeaderValue::from(secs));
+    }
+    if let Some(ms) = s.retry_after_ms {
+        h.insert("retry-after-ms", HeaderValue::from(ms));
+    }
+    response
+}
+
 fn record_plain(
     shared: &Shared,
     endpoint: Endpoint,
@@ -389,6 +416,29 @@ async fn openai_models(
         StatusCode::OK,
         &openai::models(&shared.models(), shared.config.clock.now_secs()),
     )
+}
+
+async fn ollama_tags(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    record_plain(&shared, Endpoint::OllamaTags, &method, &uri, &headers);
+    json_response(
+        StatusCode::OK,
+        &ollama::tags(&shared.models(), shared.config.clock.now_secs()),
+    )
+}
+
+async fn ollama_version(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    record_plain(&shared, Endpoint::OllamaVersion, &method, &uri, &headers);
+    json_response(StatusCode::OK, &ollama::version())
 }
 
 async fn control_requests(State(shared): State<Arc<Shared>>) -> Response {

@@ -27,6 +27,9 @@ pub(crate) trait Wire: Send + Sync + 'static {
     /// An error body for `status`; `code` overrides the provider's default error code/type.
     fn error(status: u16, code: Option<&str>, message: &str) -> Value;
 
+    /// A mid-stream error frame (sent with status 200 after some chunks).
+    fn stream_error_frame(status: u16, code: Option<&str>, message: &str) -> bytes::Bytes;
+
     /// A stream frame whose payload is not JSON, framed correctly otherwise.
     fn malformed_frame() -> bytes::Bytes;
 }
