@@ -79,7 +79,7 @@ impl Provider for AnthropicProvider {
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let (body, answer) = to_wire_request(&self.spec, &request, options.stream.is_some());
-        let key = self.spec.api_key.as_ref();
+        let spec = &self.spec;
         let answer = &answer;
         run_with_retries(ProviderKind::Anthropic, &self.spec.retry, &options, |_| {
             let builder = self
@@ -112,7 +112,7 @@ impl Provider for AnthropicProvider {
                     Ok(reply)
                 }
                 .await;
-                result.map_err(|e: ProviderError| e.redact(key))
+                result.map_err(|e: ProviderError| e.redact(spec.secrets()))
             }
         })
         .await

@@ -250,9 +250,9 @@ impl ProviderError {
             .with_request_id(request_id(headers))
     }
 
-    /// Replaces every occurrence of `secret` in the message, in case a server echoed it.
-    pub fn redact(mut self, secret: Option<&SecretString>) -> Self {
-        if let Some(secret) = secret {
+    /// Replaces every occurrence of each secret in the message, in case a server echoed one.
+    pub fn redact<'a>(mut self, secrets: impl IntoIterator<Item = &'a SecretString>) -> Self {
+        for secret in secrets {
             let text = secret.expose_secret();
             if !text.is_empty() && self.message.contains(text) {
                 self.message = self.message.replace(text, "[REDACTED]");

@@ -64,7 +64,7 @@ impl Provider for OllamaProvider {
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let body = to_wire_request(&self.spec, &request, options.stream.is_some());
-        let key = self.spec.api_key.as_ref();
+        let spec = &self.spec;
         run_with_retries(ProviderKind::Ollama, &self.spec.retry, &options, |_| {
             let builder = self
                 .http
@@ -96,7 +96,7 @@ impl Provider for OllamaProvider {
                     Ok(reply)
                 }
                 .await;
-                result.map_err(|e: ProviderError| e.redact(key))
+                result.map_err(|e: ProviderError| e.redact(spec.secrets()))
             }
         })
         .await

@@ -151,7 +151,7 @@ impl Provider for OpenAiProvider {
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let wire = to_wire_request(&self.spec, &request);
-        let key = self.spec.api_key.as_ref();
+        let spec = &self.spec;
         run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
             let wire = wire.clone();
             async move {
@@ -168,7 +168,7 @@ impl Provider for OpenAiProvider {
                         stream_chat(&client, wire, &head, &sink).await
                     }
                 };
-                result.map_err(|e| e.redact(key))
+                result.map_err(|e| e.redact(spec.secrets()))
             }
         })
         .await

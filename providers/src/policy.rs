@@ -235,3 +235,152 @@ impl OverridePolicy {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use secrecy::SecretString;
+
+    use super::*;
+
+    fn policy() -> OverridePolicy {
+        let toml_like = serde_json::json!({
+            "allowed_providers": ["ollama", "openai-compatible"],
+            "allowed_base_urls": ["http://127.0.0.1:11434", "https://openrouter.ai/api/v1"],
+            "allowed_models": ["llama3*", "qwen2.5:*"],
+            "allow_request_credentials": false,
+            "allowed_credential_envs": ["OPENROUTER_API_KEY"],
+        });
+        serde_json::from_value(toml_like).expect("policy parses")
+    }
+
+    fn ollama(model: &str, base: Option<&str>) -> ProviderSpec {
+        ProviderSpec::new(ProviderKind::Ollama, model, base).unwrap()
+    }
+
+    fn reason(spec: &ProviderSpec) -> DenialReason {
+        policy().check(spec).expect_err("should be denied").reason
+    }
+
+    #[test]
+    fn allowed_override_passes() {
+        assert_eq!(policy().check(&ollama("llama3.2", None)), Ok(()));
+        let spec = ProviderSpec::new(
+            ProviderKind::OpenaiCompatible,
+            "qwen2.5:7b",
+            Some("https://openrouter.ai/api/v1"),
+        )
+        .unwrap();
+        assert_eq!(policy().check(&spec), Ok(()));
+    }
+
+    #[test]
+    fn provider_not_in_the_list_is_denied() {
+        let spec = ProviderSpec::new(ProviderKind::Anthropic, "llama3", None).unwrap();
+        assert_eq!(reason(&spec), DenialReason::ProviderNotAllowed);
+    }
+
+    #[test]
+    fn metadata_address_and_internal_hosts_are_denied() {
+        for base in [
+            "http://169.254.169.254/latest",
+            "http://2852039166/", // 169.254.169.254 spelled as a decimal number
+            "http://127.0.0.1:8080",
+            "https://127.0.0.1:11434", // right host and port, wrong scheme
+            "http://internal.corp:11434",
+            "http://127.0.0.1.nip.io:11434",
+        ] {
+            assert_eq!(
+                reason(&ollama("llama3", Some(base))),
+                DenialReason::BaseUrlNotAllowed,
+                "{base}"
+            );
+        }
+    }
+
+    #[test]
+    fn same_origin_with_another_path_or_explicit_default_port_is_allowed() {
+        let spec = ProviderSpec::new(
+            ProviderKind::OpenaiCompatible,
+            "llama3",
+            Some("https://OpenRouter.ai:443/other/path"),
+        )
+        .unwrap();
+        assert_eq!(policy().check(&spec), Ok(()));
+    }
+
+    #[test]
+    fn model_outside_the_globs_is_denied() {
+        assert_eq!(
+            reason(&ollama("gpt-4o", None)),
+            DenialReason::ModelNotAllowed
+        );
+        assert_eq!(
+            reason(&ollama("qwen2.5", None)),
+            DenialReason::ModelNotAllowed
+        );
+    }
+
+    #[test]
+    fn request_supplied_key_or_headers_are_denied_unless_allowed() {
+        let with_key = ollama("llama3", None).with_api_key(SecretString::from("k"));
+        assert_eq!(
+            reason(&with_key),
+            DenialReason::RequestCredentialsNotAllowed
+        );
+        let with_header = ollama("llama3", None)
+            .with_header("x-token", SecretString::from("t"))
+            .unwrap();
+        assert_eq!(
+            reason(&with_header),
+            DenialReason::RequestCredentialsNotAllowed
+        );
+
+        let mut config = policy().config().clone();
+        config.allow_request_credentials = true;
+        let lenient = OverridePolicy::from_config(config).unwrap();
+        assert_eq!(lenient.check(&with_key), Ok(()));
+        assert_eq!(lenient.check(&with_header), Ok(()));
+    }
+
+    #[test]
+    fn credential_env_outside_the_list_is_denied() {
+        let mut spec = ollama("llama3", None);
+        spec.credential_source = CredentialSource::Env {
+            var: "AWS_SECRET_ACCESS_KEY".into(),
+        };
+        let denial = policy().check(&spec).unwrap_err();
+        assert_eq!(denial.reason, DenialReason::CredentialEnvNotAllowed);
+        assert!(denial.to_string().contains("AWS_SECRET_ACCESS_KEY"));
+        spec.credential_source = CredentialSource::Env {
+            var: "OPENROUTER_API_KEY".into(),
+        };
+        assert_eq!(policy().check(&spec), Ok(()));
+    }
+
+    #[test]
+    fn default_policy_denies_everything() {
+        let denial = OverridePolicy::default()
+            .check(&ollama("llama3", None))
+            .unwrap_err();
+        assert_eq!(denial.reason, DenialReason::ProviderNotAllowed);
+    }
+
+    #[test]
+    fn broken_policy_fails_to_load_with_the_entry_named() {
+        let bad_url = serde_json::json!({"allowed_base_urls": ["not a url"]});
+        let e = serde_json::from_value::<OverridePolicy>(bad_url).unwrap_err();
+        assert!(e.to_string().contains("not a url"), "{e}");
+        let bad_glob = serde_json::json!({"allowed_models": ["llama[3"]});
+        let e = serde_json::from_value::<OverridePolicy>(bad_glob).unwrap_err();
+        assert!(e.to_string().contains("llama[3"), "{e}");
+        let unknown = serde_json::json!({"allowed_provider": ["ollama"]});
+        assert!(serde_json::from_value::<OverridePolicy>(unknown).is_err());
+    }
+
+    #[test]
+    fn policy_round_trips_through_serde() {
+        let value = serde_json::to_value(policy()).unwrap();
+        let again: OverridePolicy = serde_json::from_value(value).unwrap();
+        assert_eq!(again.config(), policy().config());
+    }
+}
