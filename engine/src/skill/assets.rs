@@ -1,0 +1,105 @@
+//! Reading the files a manifest names, under the trust model of seed 003: only the named files,
+//! only inside the skill directory, only up to a size cap, and never executed or followed
+//! further (no includes, no `$ref` fetching — a schema's references are checked in `schema`).
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+/// Largest SKILL.md accepted, in bytes.
+pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
+/// Largest asset (schema, provider config) accepted, in bytes.
+pub const MAX_ASSET_BYTES: u64 = 256 * 1024;
+
+/// Why an asset could not be used; the caller adds file and location.
+#[derive(Debug)]
+pub(crate) struct AssetError {
+    pub file: PathBuf,
+    pub reason: String,
+    pub line: Option<(usize, usize)>,
+    /// The path itself is the problem (outside, absolute, missing), not the file's content.
+    pub path_problem: bool,
+}
+
+/// Resolves `relative` inside `dir`: relative, no `..`, and — after following symlinks — still
+/// inside `dir`.
+pub(crate) fn resolve(dir: &Path, relative: &str) -> Result<PathBuf, String> {
+    let path = Path::new(relative);
+    if relative.trim().is_empty() {
+        return Err("asset path is empty".to_owned());
+    }
+    if path.is_absolute() || relative.starts_with('/') || relative.starts_with('\\') {
+        return Err(format!(
+            "asset path {relative:?} is absolute; it must be relative to the skill directory"
+        ));
+    }
+    for component in path.components() {
+        match component {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!(
+                    "asset path {relative:?} contains `..`; it must stay inside the skill directory"
+                ));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "asset path {relative:?} is absolute; it must be relative to the skill directory"
+                ));
+            }
+        }
+    }
+    let joined = dir.join(path);
+    let real_dir = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve the skill directory: {e}"))?;
+    let real = joined
+        .canonicalize()
+        .map_err(|e| format!("asset {relative:?} cannot be read: {e}"))?;
+    if !real.starts_with(&real_dir) {
+        return Err(format!(
+            "asset {relative:?} resolves outside the skill directory (symlink to {})",
+            real.display()
+        ));
+    }
+    if !real.is_file() {
+        return Err(format!("asset {relative:?} is not a regular file"));
+    }
+    Ok(joined)
+}
+
+/// Reads a UTF-8 file of at most `cap` bytes.
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    // Read one byte past the cap so an oversized file is detected without reading it all.
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("file is larger than the {cap}-byte limit"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8: {e}"))
+}
+
+/// Reads and parses a JSON asset named by the manifest.
+pub(crate) fn read_json(dir: &Path, relative: &str) -> Result<Value, AssetError> {
+    let path = resolve(dir, relative).map_err(|reason| AssetError {
+        file: dir.join(relative),
+        reason,
+        line: None,
+        path_problem: true,
+    })?;
+    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(|reason| AssetError {
+        file: path.clone(),
+        reason,
+        line: None,
+        path_problem: false,
+    })?;
+    serde_json::from_str(&text).map_err(|e| AssetError {
+        file: path.clone(),
+        reason: format!("invalid JSON: {e}"),
+        line: Some((e.line(), e.column())),
+        path_problem: false,
+    })
+}

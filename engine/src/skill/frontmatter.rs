@@ -1,0 +1,348 @@
+//! SKILL.md → frontmatter fields + body: the Agent Skills part of the format.
+//!
+//! Splits the file at its `---` delimiters, parses the YAML with `serde-saphyr` (strict booleans,
+//! duplicate keys rejected, budgets against alias bombs), keeps every value's line/column, and
+//! checks the Agent Skills fields (`name`, `description`, `license`, `compatibility`,
+//! `allowed-tools`, `metadata`). Unknown top-level keys are warnings. What the `metadata` keys
+//! *mean* (`a2a-*`, `a2e-*`) is decided in `keys`.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use super::error::ManifestError;
+
+/// A frontmatter value and where it is in SKILL.md (1-based, absolute).
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub value: Value,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The Agent Skills frontmatter of one SKILL.md, checked, plus its body.
+#[derive(Debug, Clone)]
+pub(crate) struct Frontmatter {
+    pub name: String,
+    pub description: String,
+    pub license: Option<String>,
+    pub compatibility: Option<String>,
+    pub allowed_tools: Vec<String>,
+    /// `metadata` entries in file order.
+    pub metadata: Vec<(String, Entry)>,
+    /// Top-level keys the Agent Skills spec does not define (already reported as warnings).
+    pub extra: Vec<(String, Entry)>,
+    pub body: String,
+    /// 1-based line of SKILL.md where the body starts.
+    pub body_line: usize,
+}
+
+/// Largest frontmatter accepted (the YAML part), in bytes.
+const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+const MAX_DESCRIPTION_CHARS: usize = 1024;
+const MAX_COMPATIBILITY_CHARS: usize = 500;
+const MAX_NAME_CHARS: usize = 64;
+
+static NAME: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"^[a-z0-9]+(-[a-z0-9]+)*$").expect("name regex is valid"));
+
+/// Parses SKILL.md text. Problems (errors and warnings) go to `problems`; `None` when the
+/// frontmatter cannot be used at all.
+pub(crate) fn parse(
+    file: &Path,
+    text: &str,
+    dir_name: &str,
+    problems: &mut Vec<ManifestError>,
+) -> Option<Frontmatter> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some((yaml, body, body_line)) = split(text) else {
+        problems.push(
+            ManifestError::error(
+                file,
+                "SKILL.md",
+                "missing frontmatter delimiters: SKILL.md must start with a `---` line and the \
+                 YAML frontmatter must end with a `---` line",
+            )
+            .at(1, 1),
+        );
+        return None;
+    };
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        problems.push(ManifestError::error(
+            file,
+            "frontmatter",
+            format!("frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes"),
+        ));
+        return None;
+    }
+    let raw = match parse_yaml(yaml) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let mut err = ManifestError::error(file, "frontmatter", yaml_reason(&e));
+            if let Some(loc) = e.location() {
+                err = err.at(loc.line() as usize + 1, loc.column() as usize);
+            }
+            problems.push(err);
+            return None;
+        }
+    };
+    check(file, raw, dir_name, body.to_owned(), body_line, problems)
+}
+
+/// `(yaml, body, body_line)`; the first line must be `---`, the frontmatter ends at the next
+/// line that is `---` (or YAML's `...`).
+fn split(text: &str) -> Option<(&str, &str, usize)> {
+    let first_end = text.find('\n')?;
+    if text[..first_end].trim_end() != "---" {
+        return None;
+    }
+    let yaml_start = first_end + 1;
+    let mut offset = yaml_start;
+    let mut line = 2;
+    for raw_line in text[yaml_start..].split_inclusive('\n') {
+        let trimmed = raw_line.trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            let yaml = &text[yaml_start..offset];
+            let body = &text[offset + raw_line.len()..];
+            return Some((yaml, body, line + 1));
+        }
+        offset += raw_line.len();
+        line += 1;
+    }
+    None
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        strict_booleans: true,
+        budget: serde_saphyr::budget! {
+            max_events: 100_000,
+            max_aliases: 100,
+            max_anchors: 100,
+        },
+    }
+}
+
+fn yaml_reason(e: &serde_saphyr::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid YAML");
+    format!("invalid YAML frontmatter: {first}")
+}
+
+/// Top-level frontmatter with positions; `metadata` keeps a position per key.
+struct RawFrontmatter {
+    top: Vec<(String, Entry)>,
+    metadata: Option<(Vec<(String, Entry)>, usize, usize)>,
+}
+
+fn parse_yaml(yaml: &str) -> Result<RawFrontmatter, serde_saphyr::Error> {
+    if yaml.trim().is_empty() {
+        return Ok(RawFrontmatter {
+            top: Vec::new(),
+            metadata: None,
+        });
+    }
+    let raw: RawFrontmatter = serde_saphyr::from_str_with_options(yaml, yaml_options())?;
+    Ok(raw)
+}
+
+/// Frontmatter YAML starts on line 2 of SKILL.md.
+fn entry(spanned: Spanned<Value>) -> Entry {
+    Entry {
+        value: spanned.value,
+        line: spanned.referenced.line() as usize + 1,
+        column: spanned.referenced.column() as usize,
+    }
+}
+
+struct MetadataMap(Vec<(String, Entry)>);
+
+impl<'de> Deserialize<'de> for MetadataMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MetadataMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping of string keys to string values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetadataMap, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    out.push((key, entry(map.next_value::<Spanned<Value>>()?)));
+                }
+                Ok(MetadataMap(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawFrontmatter {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawFrontmatter;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a YAML mapping (name, description, ...)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawFrontmatter, A::Error> {
+                let mut top = Vec::new();
+                let mut metadata = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "metadata" {
+                        let m = map.next_value::<Spanned<Option<MetadataMap>>>()?;
+                        let (line, column) = (
+                            m.referenced.line() as usize + 1,
+                            m.referenced.column() as usize,
+                        );
+                        let entries = m.value.map(|mm| mm.0).unwrap_or_default();
+                        metadata = Some((entries, line, column));
+                    } else {
+                        top.push((key, entry(map.next_value::<Spanned<Value>>()?)));
+                    }
+                }
+                Ok(RawFrontmatter { top, metadata })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+fn check(
+    file: &Path,
+    raw: RawFrontmatter,
+    dir_name: &str,
+    body: String,
+    body_line: usize,
+    problems: &mut Vec<ManifestError>,
+) -> Option<Frontmatter> {
+    let before = problems.iter().filter(|p| p.is_error()).count();
+    let mut name = None;
+    let mut description = None;
+    let mut license = None;
+    let mut compatibility = None;
+    let mut allowed_tools = Vec::new();
+    let mut extra = Vec::new();
+    for (key, e) in raw.top {
+        let location = format!("frontmatter.{key}");
+        let err =
+            |reason: String| ManifestError::error(file, &location, reason).at(e.line, e.column);
+        match key.as_str() {
+            "name" => match e.value.as_str() {
+                Some(n) => {
+                    problems.extend(check_name(n, dir_name).into_iter().map(err));
+                    name = Some(n.to_owned());
+                }
+                None => problems.push(err(format!("`name` must be a string, found {}", e.value))),
+            },
+            "description" => match e.value.as_str() {
+                Some(d) if d.trim().is_empty() => problems.push(err("`description` is empty".into())),
+                Some(d) if d.chars().count() > MAX_DESCRIPTION_CHARS => problems.push(err(format!(
+                    "`description` is {} characters long; the maximum is {MAX_DESCRIPTION_CHARS}",
+                    d.chars().count()
+                ))),
+                Some(d) => description = Some(d.to_owned()),
+                None => problems.push(err(format!("`description` must be a string, found {}", e.value))),
+            },
+            "license" => match scalar_text(&e.value) {
+                Some(l) => license = Some(l),
+                None => problems.push(err("`license` must be a string".into())),
+            },
+            "compatibility" => match e.value.as_str() {
+                Some(c) if c.chars().count() > MAX_COMPATIBILITY_CHARS => problems.push(err(format!(
+                    "`compatibility` is longer than {MAX_COMPATIBILITY_CHARS} characters"
+                ))),
+                Some(c) => compatibility = Some(c.to_owned()),
+                None => problems.push(err("`compatibility` must be a string".into())),
+            },
+            "allowed-tools" => match &e.value {
+                Value::String(s) => allowed_tools = s.split_whitespace().map(str::to_owned).collect(),
+                Value::Array(items) if items.iter().all(Value::is_string) => {
+                    allowed_tools = items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+                }
+                Value::Null => {}
+                _ => problems.push(err("`allowed-tools` must be a space-separated string".into())),
+            },
+            _ => {
+                problems.push(
+                    ManifestError::warning(
+                        file,
+                        &location,
+                        format!("`{key}` is not an Agent Skills frontmatter field; ignored"),
+                    )
+                    .at(e.line, e.column),
+                );
+                extra.push((key, e));
+            }
+        }
+    }
+    if name.is_none() && !problems.iter().any(|p| p.location == "frontmatter.name") {
+        problems
+            .push(ManifestError::error(file, "frontmatter.name", "`name` is required").at(2, 1));
+    }
+    if description.is_none()
+        && !problems
+            .iter()
+            .any(|p| p.location == "frontmatter.description")
+    {
+        problems.push(
+            ManifestError::error(file, "frontmatter.description", "`description` is required")
+                .at(2, 1),
+        );
+    }
+    let metadata = match raw.metadata {
+        Some((entries, _, _)) => entries,
+        None => Vec::new(),
+    };
+    if problems.iter().filter(|p| p.is_error()).count() > before {
+        return None;
+    }
+    Some(Frontmatter {
+        name: name?,
+        description: description?,
+        license,
+        compatibility,
+        allowed_tools,
+        metadata,
+        extra,
+        body,
+        body_line,
+    })
+}
+
+/// Every reason `name` is not a valid Agent Skills name for directory `dir_name`.
+pub(crate) fn check_name(name: &str, dir_name: &str) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let len = name.chars().count();
+    if len == 0 || len > MAX_NAME_CHARS {
+        reasons.push(format!(
+            "`name` must be 1 to {MAX_NAME_CHARS} characters, found {len}"
+        ));
+    }
+    if len > 0 && !NAME.is_match(name) {
+        reasons.push(format!(
+            "`name` {name:?} must be lowercase letters, digits and single hyphens \
+             ([a-z0-9-], no leading, trailing or double `-`)"
+        ));
+    }
+    if name != dir_name {
+        reasons.push(format!(
+            "`name` {name:?} must equal the directory name {dir_name:?}"
+        ));
+    }
+    reasons
+}
+
+/// A YAML scalar as text (`1.0` → "1.0", `true` → "true"); `None` for null, lists and maps.
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}

@@ -1,0 +1,251 @@
+//! Registry: duplicates, discover filters and order, dependency resolution, native skills.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{bundled_skills_root, load_ok, manifest, write_skill};
+use crate::handler::{HandlerContext, HandlerError, SkillHandler};
+use crate::protocol::{SkillDefinition, SkillStatus};
+use crate::skill::{Implementation, Registry, RegistryError, load_skills_root};
+
+struct Echo;
+
+#[async_trait]
+impl SkillHandler for Echo {
+    async fn run(&self, arguments: Value, _ctx: HandlerContext) -> Result<Value, HandlerError> {
+        Ok(arguments)
+    }
+}
+
+fn native_definition(name: &str) -> SkillDefinition {
+    serde_json::from_value(json!({
+        "name": name, "version": "1.0.0", "description": "Echoes its arguments.",
+        "triggers": ["echo"], "status": "Published",
+        "input_schema": {"type": "object", "properties": {"x": {"type": "integer"}}},
+        "when_to_use": "Testing.", "argument_hint": "{x}", "source": "system",
+        "category": "util", "tags": ["test"], "tools": [{"name": "clock"}]
+    }))
+    .unwrap()
+}
+
+fn skill_with(
+    root: &std::path::Path,
+    name: &str,
+    metadata: &[&str],
+) -> crate::skill::CompiledSkill {
+    load_ok(&write_skill(
+        root,
+        name,
+        &manifest(name, metadata, "x"),
+        &[],
+    ))
+}
+
+fn names(defs: &[SkillDefinition]) -> Vec<&str> {
+    defs.iter().map(|d| d.name.as_str()).collect()
+}
+
+fn bundled_registry() -> Registry {
+    let registry = Registry::new();
+    let report = load_skills_root(&bundled_skills_root(), "system");
+    assert!(registry.register_all(report.skills).is_empty());
+    registry
+}
+
+#[test]
+fn duplicate_name_is_an_error_and_keeps_the_first() {
+    let root = tempfile::tempdir().unwrap();
+    let registry = Registry::new();
+    registry
+        .register(skill_with(root.path(), "dup", &["a2e-version: '1'"]))
+        .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let err = registry
+        .register(skill_with(other.path(), "dup", &["a2e-version: '2'"]))
+        .unwrap_err();
+    assert!(
+        matches!(&err, RegistryError::Duplicate { name, .. } if name == "dup"),
+        "{err}"
+    );
+    assert_eq!(registry.get("dup").unwrap().definition.version, "1");
+    let err = registry
+        .register_native(native_definition("dup"), Arc::new(Echo))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("duplicate skill name `dup`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn native_skills_register_with_compiled_schemas() {
+    let registry = Registry::new();
+    registry
+        .register_native(native_definition("code_echo"), Arc::new(Echo))
+        .unwrap();
+    let skill = registry.get("code_echo").unwrap();
+    assert!(matches!(skill.implementation, Implementation::Native(_)));
+    assert_eq!(skill.tools, ["clock"]);
+    let schema = skill.input_schema.as_ref().unwrap();
+    assert!(schema.validate(&json!({"x": "not a number"})).is_err());
+    assert!(skill.output_schema.is_none());
+}
+
+#[test]
+fn native_skill_with_a_bad_schema_is_refused() {
+    let mut def = native_definition("bad");
+    def.input_schema = json!({"type": "object", "propertys": {}})
+        .as_object()
+        .unwrap()
+        .clone();
+    let err = Registry::new()
+        .register_native(def, Arc::new(Echo))
+        .unwrap_err();
+    let RegistryError::Invalid(problems) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(problems[0].location, "definition.input_schema#/propertys");
+}
+
+#[test]
+fn discover_without_filters_returns_all_sorted_by_name() {
+    let registry = bundled_registry();
+    registry
+        .register_native(native_definition("aardvark"), Arc::new(Echo))
+        .unwrap();
+    let all = registry.discover(&[], &[]);
+    assert_eq!(
+        names(&all),
+        ["aardvark", "code-review", "expense-report", "summarize"]
+    );
+}
+
+#[test]
+fn discover_tags_are_or_and_case_insensitive() {
+    let registry = bundled_registry();
+    let tags = vec!["CODING".to_owned(), "finance".to_owned()];
+    assert_eq!(
+        names(&registry.discover(&tags, &[])),
+        ["code-review", "expense-report"]
+    );
+    assert!(registry.discover(&["nothing".to_owned()], &[]).is_empty());
+}
+
+#[test]
+fn discover_categories_filter_and_combine_with_tags() {
+    let registry = bundled_registry();
+    let writing = vec!["writing".to_owned()];
+    assert_eq!(names(&registry.discover(&[], &writing)), ["summarize"]);
+    let coding = vec!["coding".to_owned()];
+    assert!(registry.discover(&coding, &writing).is_empty());
+}
+
+#[test]
+fn missing_tool_blocks_and_reports_names_then_publishes_when_available() {
+    let registry = bundled_registry();
+    registry.resolve_dependencies(&|_| false, &|_| true);
+    let blocked = registry.get("expense-report").unwrap();
+    assert_eq!(blocked.status, SkillStatus::Blocked);
+    assert!(!blocked.is_runnable());
+    assert_eq!(blocked.missing_tools, ["calculator"]);
+    let advertised = registry
+        .discover(&["finance".to_owned()], &[])
+        .pop()
+        .unwrap();
+    assert_eq!(advertised.status, SkillStatus::Blocked);
+    let metadata = advertised.metadata.unwrap();
+    assert_eq!(metadata["missing_tools"], json!(["calculator"]));
+    assert_eq!(metadata["blocked_reason"], "missing tools: calculator");
+    // Skills without dependencies are unaffected.
+    assert_eq!(
+        registry.get("summarize").unwrap().status,
+        SkillStatus::Published
+    );
+
+    registry.resolve_dependencies(&|name| name == "calculator", &|_| true);
+    let published = registry.get("expense-report").unwrap();
+    assert_eq!(published.status, SkillStatus::Published);
+    assert!(published.missing_tools.is_empty());
+    let metadata = published.advertised.metadata.clone().unwrap_or_default();
+    assert!(!metadata.contains_key("blocked_reason") && !metadata.contains_key("missing_tools"));
+    // A reference taken before the change still sees the old state.
+    assert_eq!(blocked.status, SkillStatus::Blocked);
+}
+
+#[test]
+fn missing_toolkits_are_reported_separately() {
+    let root = tempfile::tempdir().unwrap();
+    let registry = Registry::new();
+    let skill = skill_with(
+        root.path(),
+        "kit",
+        &["a2e-tools: '[\"t1\"]'", "a2e-toolkits: '[\"gh\",\"fs\"]'"],
+    );
+    registry.register(skill).unwrap();
+    registry.resolve_dependencies(&|_| false, &|kit| kit == "fs");
+    let skill = registry.get("kit").unwrap();
+    assert_eq!(
+        (
+            skill.missing_tools.as_slice(),
+            skill.missing_toolkits.as_slice()
+        ),
+        (&["t1".to_owned()][..], &["gh".to_owned()][..])
+    );
+    let metadata = skill.advertised.metadata.as_ref().unwrap();
+    assert_eq!(metadata["missing_toolkits"], json!(["gh"]));
+    assert_eq!(
+        metadata["blocked_reason"],
+        "missing tools: t1; missing toolkits: gh"
+    );
+}
+
+#[test]
+fn created_and_archived_skills_keep_their_status() {
+    let root = tempfile::tempdir().unwrap();
+    let registry = Registry::new();
+    registry
+        .register(skill_with(
+            root.path(),
+            "draft",
+            &["a2e-status: Created", "a2e-tools: '[\"x\"]'"],
+        ))
+        .unwrap();
+    registry.resolve_dependencies(&|_| false, &|_| false);
+    assert_eq!(registry.get("draft").unwrap().status, SkillStatus::Created);
+}
+
+#[test]
+fn availability_callbacks_may_read_the_registry() {
+    let registry = Arc::new(bundled_registry());
+    let inner = registry.clone();
+    // Would deadlock if the callbacks ran under the registry's lock.
+    registry.resolve_dependencies(&|_| inner.get("summarize").is_some(), &|_| true);
+    assert_eq!(
+        registry.get("expense-report").unwrap().status,
+        SkillStatus::Published
+    );
+}
+
+#[test]
+fn concurrent_reads_see_consistent_snapshots() {
+    let registry = Arc::new(bundled_registry());
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let r = registry.clone();
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    assert_eq!(r.discover(&[], &[]).len(), 3);
+                    assert!(r.get("summarize").is_some());
+                }
+            })
+        })
+        .collect();
+    for i in 0..50 {
+        registry.resolve_dependencies(&|_| i % 2 == 0, &|_| true);
+    }
+    for reader in readers {
+        reader.join().unwrap();
+    }
+}
