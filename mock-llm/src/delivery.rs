@@ -107,6 +107,10 @@ fn paced_body(frames: Vec<Bytes>, pace: Pace, end: End, shutdown: CancellationTo
                 ))
             }
             End::Drop => {
+                // Let hyper flush the frames already handed over; an error right behind them
+                // would make it discard its buffer and the client would see fewer chunks.
+                tokio::task::yield_now().await;
+                pause(Duration::from_millis(10), &s.shutdown).await;
                 s.finished = true;
                 Some((
                     Err(io::Error::other("connection dropped by mock-llm fault")),
