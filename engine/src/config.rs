@@ -1,1 +1,0 @@
-//! Placeholder: the skillet.toml configuration (issue 6).

@@ -1,0 +1,57 @@
+"""The official `anthropic` client against mock-llm: plain, streamed, tool round trip, 429."""
+import sys
+
+import anthropic
+
+from _mock import check, journal, queue_fault, reset
+
+base = sys.argv[1]
+client = anthropic.Anthropic(base_url=base, api_key="sk-ant-python-test", max_retries=0)
+model = "claude-mock"
+
+r = client.messages.create(model=model, max_tokens=64, messages=[{"role": "user", "content": "hello"}])
+check(r.content[0].text == "Hello from mock-llm!", f"plain: {r}")
+check(r.stop_reason == "end_turn", "plain stop")
+print("ok anthropic plain")
+
+with client.messages.stream(model=model, max_tokens=64, messages=[{"role": "user", "content": "hello"}]) as s:
+    text = "".join(s.text_stream)
+    final = s.get_final_message()
+check(text == "Hello from mock-llm!", f"stream: {text}")
+check(final.usage.output_tokens > 0, "stream usage")
+print("ok anthropic stream")
+
+tools = [{"name": "get_weather", "description": "weather by city", "input_schema": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+messages = [{"role": "user", "content": "what is the weather?"}]
+r = client.messages.create(model=model, max_tokens=64, messages=messages, tools=tools)
+check(r.stop_reason == "tool_use", "tool stop")
+use = [b for b in r.content if b.type == "tool_use"][0]
+check(use.name == "get_weather" and use.input == {"city": "Paris"}, f"tool use: {use}")
+messages += [{"role": "assistant", "content": [b.model_dump() for b in r.content]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]}]
+r = client.messages.create(model=model, max_tokens=64, messages=messages, tools=tools)
+check(r.content[0].text == "It is sunny in Paris.", f"tool answer: {r}")
+print("ok anthropic tool round trip")
+
+# The streamed tool call is assembled from input_json_delta fragments by the SDK.
+with client.messages.stream(model=model, max_tokens=64, messages=messages[:1], tools=tools) as s:
+    final = s.get_final_message()
+check([b.input for b in final.content if b.type == "tool_use"] == [{"city": "Paris"}], "streamed tool")
+print("ok anthropic streamed tool call")
+
+queue_fault(base, kind="rate_limit", retry_after=1)
+try:
+    client.messages.create(model=model, max_tokens=64, messages=[{"role": "user", "content": "hello"}])
+    raise AssertionError("429 not raised")
+except anthropic.RateLimitError as e:
+    check(e.status_code == 429, "status")
+print("ok anthropic 429 -> RateLimitError")
+
+reset(base)
+queue_fault(base, kind="overloaded", retry_after_ms=20)
+retrying = anthropic.Anthropic(base_url=base, api_key="sk-ant-python-test")
+r = retrying.messages.create(model=model, max_tokens=64, messages=[{"role": "user", "content": "hello"}])
+check(r.content[0].text == "Hello from mock-llm!", "after retry")
+check(len(journal(base)) == 2, "one retry")
+print("ok anthropic retry after 529")
