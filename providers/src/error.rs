@@ -184,15 +184,15 @@ impl ProviderError {
     }
 
     /// Classifies a transport (reqwest) error: connect failures and dropped connections are
-    /// `Unavailable`, read/connect timeouts are `Timeout`, both retryable.
+    /// `Unavailable`, read/connect timeouts are `Timeout`, both retryable. Body read errors
+    /// count as dropped connections: we parse JSON ourselves, so reqwest's "decode" errors only
+    /// ever mean the body stopped arriving.
     pub fn from_transport(err: &reqwest::Error) -> Self {
         // reqwest's Display includes the URL, which never carries the key (keys travel in
         // headers), but strip it anyway: base URLs may embed tokens in paths on some gateways.
         let message = err.without_url_ref_text();
         if err.is_timeout() {
             ProviderError::new(ProviderErrorKind::Timeout, message).with_retryable(true)
-        } else if err.is_decode() {
-            ProviderError::malformed(message)
         } else if err.is_builder() {
             ProviderError::new(ProviderErrorKind::Config, message)
         } else {

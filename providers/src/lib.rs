@@ -16,7 +16,19 @@
 //!   [`ResponseSchema`], [`Hints`]) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
 //!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
 //!   request id) or [`ProviderError`] (a [`ProviderErrorKind`] plus `retryable` and `status`).
-//! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)`.
+//! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)` → `Ok` or a
+//!   [`PolicyDenial`] with a [`DenialReason`].
+//!
+//! Contract details the engine relies on:
+//! - A tool call whose arguments are not a JSON object comes back with
+//!   [`ToolCall::invalid_arguments`] set (arguments kept as the raw string) instead of failing
+//!   the chat; answer it with [`ChatMessage::tool_error`].
+//! - `finish_reason` is [`FinishReason::ToolCalls`] whenever `tool_calls` is non-empty.
+//! - Retries happen inside `chat`; an error that comes out has already used its attempts.
+//!   `retryable` still says whether the failure was transient. A retry wait that would cross
+//!   the deadline fails at once with [`ProviderErrorKind::Timeout`] (keeping the HTTP status).
+//! - Structured output on Anthropic goes through a forced tool ([`anthropic::ANSWER_TOOL`]);
+//!   the answer comes back as `text` like on the other providers.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

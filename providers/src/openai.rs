@@ -30,7 +30,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use http::{HeaderMap, StatusCode};
-use secrecy::ExposeSecret;
+use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::provider::{CallOptions, Provider};
@@ -48,6 +48,9 @@ pub struct OpenAiProvider {
     spec: ProviderSpec,
     http: reqwest::Client,
     config: OpenAIConfig,
+    /// The spec's secrets, scrubbed from bodies before async-openai (which logs error bodies)
+    /// sees them.
+    secrets: Arc<[SecretString]>,
 }
 
 impl OpenAiProvider {
@@ -75,7 +78,13 @@ impl OpenAiProvider {
                     ProviderError::new(ProviderErrorKind::Config, format!("bad header {name}"))
                 })?;
         }
-        Ok(OpenAiProvider { spec, http, config })
+        let secrets = spec.secrets().cloned().collect();
+        Ok(OpenAiProvider {
+            spec,
+            http,
+            config,
+            secrets,
+        })
     }
 
     /// An async-openai client for one attempt, whose transport records the response head.
@@ -84,6 +93,7 @@ impl OpenAiProvider {
         let service = RecordingService {
             http: self.http.clone(),
             head: head.clone(),
+            secrets: self.secrets.clone(),
         };
         let client =
             Client::build(self.http.clone(), self.config.clone()).with_http_service(service);
@@ -101,12 +111,15 @@ impl ResponseHead {
     }
 }
 
-/// The tower service async-openai sends through: no retries (ours is the only policy), and it
-/// keeps the response head for error classification.
+/// The tower service async-openai sends through: no retries (ours is the only policy), it
+/// keeps the response head for error classification, and it scrubs our secrets from
+/// non-streamed bodies, because async-openai logs error bodies verbatim and a server may echo
+/// a key back.
 #[derive(Clone)]
 struct RecordingService {
     http: reqwest::Client,
     head: ResponseHead,
+    secrets: Arc<[SecretString]>,
 }
 
 impl tower::Service<HttpRequestFactory> for RecordingService {
@@ -124,15 +137,60 @@ impl tower::Service<HttpRequestFactory> for RecordingService {
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
         let http = self.http.clone();
         let head = self.head.clone();
+        let secrets = self.secrets.clone();
         Box::pin(async move {
             let request = factory.build().await?;
             let response = http.execute(request).await.map_err(OpenAIError::Reqwest)?;
             if let Ok(mut slot) = head.0.lock() {
                 *slot = Some((response.status(), response.headers().clone()));
             }
-            Ok(response)
+            let streamed = response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            if streamed || secrets.is_empty() {
+                return Ok(response);
+            }
+            scrubbed(response, &secrets).await
         })
     }
+}
+
+/// Re-assembles a non-streamed response with every secret in its body replaced.
+async fn scrubbed(
+    response: reqwest::Response,
+    secrets: &[SecretString],
+) -> Result<reqwest::Response, OpenAIError> {
+    let status = response.status();
+    let version = response.version();
+    let mut headers = response.headers().clone();
+    let body = response.bytes().await.map_err(OpenAIError::Reqwest)?;
+    let mut text: Option<String> = None;
+    for secret in secrets {
+        let needle = secret.expose_secret();
+        let current = text.as_deref().map_or(&body[..], str::as_bytes);
+        if !needle.is_empty()
+            && current
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        {
+            let replaced = String::from_utf8_lossy(current).replace(needle, "[REDACTED]");
+            text = Some(replaced);
+        }
+    }
+    let body = match text {
+        Some(text) => {
+            headers.remove(http::header::CONTENT_LENGTH);
+            bytes::Bytes::from(text)
+        }
+        None => body,
+    };
+    let mut rebuilt = http::Response::new(reqwest::Body::from(body));
+    *rebuilt.status_mut() = status;
+    *rebuilt.version_mut() = version;
+    *rebuilt.headers_mut() = headers;
+    Ok(reqwest::Response::from(rebuilt))
 }
 
 #[async_trait]
@@ -392,6 +450,11 @@ fn map_error(error: OpenAIError, head: &ResponseHead, delivered: bool) -> Provid
             let (status, headers) = recorded.unwrap_or_default();
             ProviderError::from_http(status, &headers, &[], body)
         }
+        // A 200 stream (or body) carrying an error object instead of a chunk.
+        OpenAIError::JSONDeserialize(_, body) if stream_error_message(&body).is_some() => {
+            let message = stream_error_message(&body).unwrap_or_default();
+            ProviderError::from_stream_error(message, delivered)
+        }
         OpenAIError::JSONDeserialize(e, _) => {
             ProviderError::malformed(format!("the body is not a chat completion: {e}"))
         }
@@ -412,6 +475,19 @@ fn map_error(error: OpenAIError, head: &ResponseHead, delivered: bool) -> Provid
         other => ProviderError::new(ProviderErrorKind::Unavailable, other.to_string())
             .with_retryable(!delivered),
     }
+}
+
+/// The message of an `{"error": {...}}` body, if that is what `body` is.
+fn stream_error_message(body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let error = value.get("error")?;
+    Some(
+        error
+            .get("message")
+            .and_then(|m| m.as_str())
+            .map(str::to_owned)
+            .unwrap_or_else(|| error.to_string()),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

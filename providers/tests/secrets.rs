@@ -118,7 +118,8 @@ async fn credential_never_appears_in_logs_errors_or_serialized_config() {
     );
     assert!(logs.contains("provider=\"anthropic\""), "{logs}");
     for canary in [TEST_KEY, HEADER_CANARY] {
-        assert!(!logs.contains(canary), "credential leaked into logs");
+        let leaks: Vec<&str> = logs.lines().filter(|l| l.contains(canary)).collect();
+        assert!(leaks.is_empty(), "credential leaked into logs: {leaks:#?}");
         for text in &texts {
             assert!(!text.contains(canary), "credential leaked: {text}");
         }
