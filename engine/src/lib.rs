@@ -21,3 +21,4 @@ pub mod config;
 pub mod host;
 pub mod run;
 pub mod toolkits;
+pub mod sandboxed;
