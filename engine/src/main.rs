@@ -1,6 +1,5 @@
-//! The `skillet` command-line interface (see README.md).
+//! The `skillet` command-line interface; everything lives in `skillet_engine::host::cli`.
 
-fn main() {
-    eprintln!("skillet: the command-line interface is not built yet");
-    std::process::exit(2);
+fn main() -> std::process::ExitCode {
+    skillet_engine::host::cli::main()
 }

@@ -1,0 +1,138 @@
+//! The command line, as clap types. Parsing only: what each command does is in its own module.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Skillet runs SKILL.md skills: from the terminal, or for agent hosts over stdio and HTTP.
+#[derive(Debug, Parser)]
+#[command(name = "skillet", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Global options.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// A directory of skill folders (repeatable). Default: the config's `skills_dirs`, else ./skills.
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
+    pub skills_dirs: Vec<PathBuf>,
+    /// The configuration file. Default: ./skillet.toml when it exists.
+    #[arg(long, value_name = "FILE", env = "SKILLET_CONFIG", global = true)]
+    pub config: Option<PathBuf>,
+    /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic, mock.
+    #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true)]
+    pub provider: Option<String>,
+    /// The model (overrides the provider's).
+    #[arg(long, value_name = "MODEL", env = "SKILLET_MODEL", global = true)]
+    pub model: Option<String>,
+    /// The provider's base URL (overrides the provider's).
+    #[arg(
+        long = "base-url",
+        value_name = "URL",
+        env = "SKILLET_BASE_URL",
+        global = true
+    )]
+    pub base_url: Option<String>,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Less output on stderr (-q: no progress or notices, -qq: no logs either).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, conflicts_with = "verbose")]
+    pub quiet: u8,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one skill and print its result.
+    Run(RunArgs),
+    /// List the skills (filtered by tag and category).
+    Discover(DiscoverArgs),
+    /// Check skill folders and print every problem as file:location: reason.
+    Validate(ValidateArgs),
+    /// Serve A2E to agent hosts over stdio or HTTP.
+    Serve(ServeArgs),
+    /// Print the A2A Agent Card of the skills.
+    Card(CardArgs),
+}
+
+/// `skillet run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The skill's name, or the path of a skill folder.
+    pub skill: String,
+    /// The arguments: a JSON object, or @FILE to read it from a file (@- for stdin).
+    #[arg(long, value_name = "JSON|@FILE", default_value = "{}")]
+    pub args: String,
+    /// Print the final skill/call/resp message as JSON on stdout (one line).
+    #[arg(long)]
+    pub json: bool,
+    /// Wall-clock limit in seconds (default: the skill's timeout_seconds and the host cap).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+/// `skillet discover`.
+#[derive(Debug, Args)]
+pub struct DiscoverArgs {
+    /// Keep skills having this tag (repeatable; any tag matches).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Keep skills in this category (repeatable).
+    #[arg(long = "category", value_name = "CATEGORY")]
+    pub categories: Vec<String>,
+    /// Print the skill/discover/resp message as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skillet validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Skill folders, or directories of skill folders.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// `skillet serve`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+pub struct ServeArgs {
+    /// JSON Lines on stdin/stdout (logs on stderr).
+    #[arg(long)]
+    pub stdio: bool,
+    /// HTTP on ADDR (default: the config's server.http_listen, 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub http: Option<String>,
+}
+
+impl ServeArgs {
+    /// The HTTP address asked for: `Some(None)` means "the configured default".
+    pub fn http_addr(&self) -> Result<Option<Option<SocketAddr>>, String> {
+        match self.http.as_deref() {
+            None => Ok(None),
+            Some("") => Ok(Some(None)),
+            Some(text) => text.parse().map(|addr| Some(Some(addr))).map_err(|e| {
+                format!("--http {text:?}: expected HOST:PORT such as 127.0.0.1:8080 ({e})")
+            }),
+        }
+    }
+}
+
+/// `skillet card`.
+#[derive(Debug, Args)]
+pub struct CardArgs {
+    /// The A2E endpoint URL to put in the card (default: the config's card.url).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+}

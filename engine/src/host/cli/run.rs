@@ -1,0 +1,206 @@
+//! `skillet run SKILL --args JSON|@FILE`: one call, live progress on stderr, the result on
+//! stdout (the `data` as pretty JSON, or with `--json` the whole `skill/call/resp` on one
+//! line), and an exit code per outcome (see `exit`).
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::args::{GlobalArgs, RunArgs};
+use super::exit::{Failure, Outcome};
+use super::progress::{DisplayMode, Progress};
+use super::setup::{self, Console};
+use super::shutdown_signal;
+use crate::host::embedded;
+use crate::protocol::{self, Message, SkillCallRequest, SkillCallResponse};
+use crate::service::SkillService;
+use crate::skill;
+
+/// Runs the command.
+pub async fn run(
+    global: &GlobalArgs,
+    args: &RunArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let arguments = parse_arguments(&args.args)?;
+    // A path to a skill folder runs that folder; otherwise SKILL is a name in the skill roots.
+    let as_dir = Path::new(&args.skill);
+    let folder = (args.skill.contains(std::path::MAIN_SEPARATOR)
+        || as_dir.join("SKILL.md").is_file())
+        && as_dir.is_dir();
+    let extra = if folder {
+        let compiled = skill::load_skill_dir(as_dir, "project").map_err(|problems| {
+            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            Failure::setup(format!(
+                "cannot load {}:\n{}",
+                as_dir.display(),
+                lines.join("\n")
+            ))
+        })?;
+        Some(compiled)
+    } else {
+        None
+    };
+    let parts = setup::load_parts(global, console, extra)?;
+    let name = if folder {
+        parts
+            .skills
+            .skills()
+            .first()
+            .map(|s| s.name().to_owned())
+            .unwrap_or_default()
+    } else {
+        args.skill.clone()
+    };
+    let scenario = parts
+        .skills
+        .get(&name)
+        .and_then(|s| s.dir.clone())
+        .and_then(|dir| embedded::scenario_in(&dir));
+    let (default, mock) = setup::start_model(&parts.choice, scenario.into_iter().collect()).await?;
+    if let Some(mock) = &mock {
+        console.notice(mock.notice());
+    }
+    let executor = setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+
+    let mut request = SkillCallRequest::new(&name, arguments);
+    // 0 = no limit of the request's own: the skill's timeout_seconds and the host cap apply.
+    request.timeout = args.timeout.unwrap_or(0);
+    request.streaming = true;
+
+    let progress = Progress::start(
+        DisplayMode::detect(console.quiet > 0),
+        &name,
+        console.verbose,
+    );
+    let cancel = CancellationToken::new();
+    let interrupted = CancellationToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        let interrupted = interrupted.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            interrupted.cancel();
+            cancel.cancel();
+        })
+    };
+    let response = executor.call(request, Some(progress.sink()), cancel).await;
+    watcher.abort();
+    progress.finish();
+    drop(mock);
+
+    print_response(&response, args.json, console);
+    if interrupted.is_cancelled() {
+        return Ok(Outcome::Interrupted);
+    }
+    Ok(Outcome::of_response(&response))
+}
+
+/// `--args`: inline JSON, `@FILE`, or `@-` (stdin); must be a JSON object.
+fn parse_arguments(text: &str) -> Result<Map<String, Value>, Failure> {
+    let (origin, body) = match text.strip_prefix('@') {
+        Some("-") => {
+            let mut body = String::new();
+            std::io::stdin()
+                .read_to_string(&mut body)
+                .map_err(|e| Failure::usage(format!("--args @-: cannot read stdin: {e}")))?;
+            ("stdin".to_owned(), body)
+        }
+        Some(path) => {
+            let body = std::fs::read_to_string(path)
+                .map_err(|e| Failure::usage(format!("--args @{path}: {e}")))?;
+            (path.to_owned(), body)
+        }
+        None => ("--args".to_owned(), text.to_owned()),
+    };
+    match serde_json::from_str::<Value>(&body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(Failure::usage(format!(
+            "{origin}: the arguments must be a JSON object, got {}",
+            kind_of(&other)
+        ))),
+        Err(e) => Err(Failure::usage(format!("{origin}: not valid JSON: {e}"))),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let line = protocol::encode(&Message::CallResponse(response.clone()));
+        let _ = writeln!(stdout, "{line}");
+        return;
+    }
+    let name = &response.name;
+    if let Some(error) = &response.error {
+        console.warn(format!(
+            "{name} rejected ({}): {}",
+            error.code, error.message
+        ));
+        return;
+    }
+    let Some(result) = &response.data else {
+        return;
+    };
+    if let Some(data) = &result.data {
+        let text = match data {
+            Value::String(s) => s.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+        };
+        let _ = writeln!(stdout, "{text}");
+    }
+    let summary = result
+        .summary
+        .as_ref()
+        .map(|s| match s {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    if result.success {
+        console.notice(format!(
+            "{name} succeeded in {} ms: {summary}",
+            result.duration_ms
+        ));
+    } else {
+        let code = result
+            .error_code
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "error".into());
+        let error = result.error.clone().unwrap_or_default();
+        console.warn(format!(
+            "{name} failed ({code}) after {} ms: {error}",
+            result.duration_ms
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert!(parse_arguments(r#"{"text":"hi"}"#).is_ok());
+        let err = parse_arguments("[1]").unwrap_err();
+        assert_eq!(err.outcome, Outcome::Usage);
+        assert!(err.message.contains("an array"), "{}", err.message);
+        assert_eq!(parse_arguments("{").unwrap_err().outcome, Outcome::Usage);
+        assert_eq!(
+            parse_arguments("@/no/such/file").unwrap_err().outcome,
+            Outcome::Usage
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! `skillet serve --stdio | --http [ADDR]`: serves A2E to agent hosts until end of input
+//! (stdio) or SIGTERM/SIGINT, answering every call in flight before exiting 0.
+//!
+//! With no provider configured it runs on the embedded mock-llm (every skill's
+//! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
+//! the wire; a configured provider always wins.
+
+use std::path::PathBuf;
+
+use super::args::{GlobalArgs, ServeArgs};
+use super::exit::{Failure, Outcome};
+use super::setup::{self, Console};
+use super::shutdown_signal;
+use crate::host::embedded;
+use crate::host::endpoint::Endpoint;
+use crate::host::http::{self, HttpOptions};
+use crate::host::stdio::{self, StdioOptions};
+
+/// Runs the command.
+pub async fn serve(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let http_addr = args.http_addr().map_err(Failure::usage)?;
+    let parts = setup::load_parts(global, console, None)?;
+    if parts.skills.is_empty() {
+        console.warn("no skills loaded; discover will be empty and every call unknown_skill");
+    }
+    let scenarios: Vec<PathBuf> = parts
+        .skills
+        .skills()
+        .iter()
+        .filter_map(|s| s.dir.as_deref().and_then(embedded::scenario_in))
+        .collect();
+    let (default, mock) = setup::start_model(&parts.choice, scenarios).await?;
+    if let Some(mock) = &mock {
+        console.warn(mock.notice());
+    }
+    let server = parts.config.server.clone();
+    match http_addr {
+        None => {
+            let executor =
+                setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+            let endpoint =
+                Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let options = StdioOptions {
+                max_line_bytes: server.max_message_bytes,
+                grace: server.grace(),
+            };
+            tracing::info!(skills = parts.skills.len(), "serving A2E on stdio");
+            stdio::serve(
+                endpoint,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                options,
+                shutdown_signal(),
+            )
+            .await
+            .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
+        }
+        Some(addr) => {
+            let addr = addr.unwrap_or(server.http_listen);
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
+            let local = listener
+                .local_addr()
+                .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
+            let url = format!("http://{local}/a2e");
+            let identity = parts.config.card.identity(Some(&url));
+            let executor = setup::build_executor(&parts, Some(default), identity)?;
+            let endpoint =
+                Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let options = HttpOptions {
+                max_body_bytes: server.max_message_bytes,
+                grace: server.grace(),
+            };
+            console.notice(format!(
+                "serving A2E on {url} (agent card: http://{local}/.well-known/agent-card.json)"
+            ));
+            http::serve(listener, endpoint, options, shutdown_signal())
+                .await
+                .map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
+        }
+    }
+    drop(mock);
+    Ok(Outcome::Success)
+}

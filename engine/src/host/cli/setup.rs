@@ -1,0 +1,195 @@
+//! Assembling a host from the command line and `skillet.toml`: configuration, skills, tools,
+//! the model (a configured provider or the embedded mock) and the executor. Shared by `run`,
+//! `discover`, `serve` and `card`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::args::GlobalArgs;
+use super::exit::Failure;
+use crate::config::{Config, ProviderChoice, ProviderShortcuts};
+use crate::host::embedded::EmbeddedMock;
+use crate::protocol::LLMConfig;
+use crate::run::{CardIdentity, Executor};
+use crate::skill::{self, CompiledSkill, Registry};
+use crate::tools::{ToolRegistry, builtin};
+
+/// Where human-facing notices go (stderr), and whether they are wanted.
+#[derive(Debug, Clone, Copy)]
+pub struct Console {
+    /// `-q` count.
+    pub quiet: u8,
+    /// `-v` count.
+    pub verbose: u8,
+}
+
+impl Console {
+    /// Prints `skillet: MESSAGE` on stderr unless `-q`.
+    pub fn notice(&self, message: impl std::fmt::Display) {
+        if self.quiet == 0 {
+            let _ = writeln!(std::io::stderr().lock(), "skillet: {message}");
+        }
+    }
+
+    /// Prints `skillet: warning: MESSAGE` on stderr unless `-qq`.
+    pub fn warn(&self, message: impl std::fmt::Display) {
+        if self.quiet < 2 {
+            let _ = writeln!(std::io::stderr().lock(), "skillet: warning: {message}");
+        }
+    }
+}
+
+/// Configuration, skills and tools, before a model is chosen.
+#[derive(Debug)]
+pub struct HostParts {
+    /// The configuration in force.
+    pub config: Config,
+    /// The loaded skills (dependency status resolved against `tools`).
+    pub skills: Arc<Registry>,
+    /// Built-in tools (and, later, configured ones).
+    pub tools: Arc<ToolRegistry>,
+    /// The provider choice from config and shortcuts.
+    pub choice: ProviderChoice,
+}
+
+/// Loads the configuration named by the global options.
+pub fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
+    Config::discover(global.config.as_deref()).map_err(Failure::setup)
+}
+
+/// The skill roots in force: `--skills-dir`, else the config's, else `./skills`; and whether
+/// they were named explicitly (a missing explicit root is an error, a missing default is not).
+pub fn skill_roots(global: &GlobalArgs, config: &Config) -> (Vec<PathBuf>, bool) {
+    if !global.skills_dirs.is_empty() {
+        (global.skills_dirs.clone(), true)
+    } else if !config.skills_dirs.is_empty() {
+        (config.skills_dirs.clone(), true)
+    } else {
+        (vec![PathBuf::from("skills")], false)
+    }
+}
+
+/// Loads configuration, skills and tools; `extra_skill` (a skill folder named on the command
+/// line) is registered too.
+pub fn load_parts(
+    global: &GlobalArgs,
+    console: Console,
+    extra_skill: Option<CompiledSkill>,
+) -> Result<HostParts, Failure> {
+    let config = load_config(global)?;
+    let shortcuts = ProviderShortcuts {
+        provider: global.provider.clone(),
+        model: global.model.clone(),
+        base_url: global.base_url.clone(),
+    };
+    let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
+    let skills = Arc::new(Registry::new());
+    if let Some(skill) = extra_skill {
+        skills.register(skill).map_err(Failure::setup)?;
+    } else {
+        let (roots, explicit) = skill_roots(global, &config);
+        for root in roots {
+            load_root(&skills, &root, explicit, console)?;
+        }
+    }
+    let tools = Arc::new(tool_registry(&config, console)?);
+    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| tools.toolkit(k).is_some());
+    Ok(HostParts {
+        config,
+        skills,
+        tools,
+        choice,
+    })
+}
+
+fn load_root(
+    skills: &Registry,
+    root: &Path,
+    explicit: bool,
+    console: Console,
+) -> Result<(), Failure> {
+    if !root.is_dir() {
+        if explicit {
+            return Err(Failure::setup(format!(
+                "{}: not a directory of skills",
+                root.display()
+            )));
+        }
+        console.warn(format!(
+            "{}: no skills directory here; use --skills-dir DIR",
+            root.display()
+        ));
+        return Ok(());
+    }
+    let report = skill::load_skills_root(root, "project");
+    for problem in &report.errors {
+        console.warn(format!("skipped: {problem}"));
+    }
+    for refused in skills.register_all(report.skills) {
+        console.warn(refused);
+    }
+    Ok(())
+}
+
+/// The tools the binary offers: the built-ins, plus configured tools and toolkits of the kinds
+/// this build runs. Configured kinds it cannot run yet are reported (skills needing them show
+/// as `Blocked`).
+fn tool_registry(config: &Config, console: Console) -> Result<ToolRegistry, Failure> {
+    let mut tools = ToolRegistry::new();
+    for tool in builtin::all() {
+        tools.register_tool(tool).map_err(Failure::setup)?;
+    }
+    for (name, tool) in &config.tools {
+        console.warn(format!(
+            "tools.{name}: kind {:?} is not available in this build; skills declaring it are Blocked",
+            tool.kind()
+        ));
+    }
+    for (name, toolkit) in &config.toolkits {
+        console.warn(format!(
+            "toolkits.{name}: kind {:?} is not available in this build; skills declaring it are Blocked",
+            toolkit.kind()
+        ));
+    }
+    Ok(tools)
+}
+
+/// The running model: a configured provider's `LLMConfig`, or the embedded mock (kept alive by
+/// the returned handle) with `scenario_files` unless the configuration names its own scenario.
+pub async fn start_model(
+    choice: &ProviderChoice,
+    scenario_files: Vec<PathBuf>,
+) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    match choice {
+        ProviderChoice::Real { config, .. } => Ok((config.clone(), None)),
+        ProviderChoice::EmbeddedMock { scenario, .. } => {
+            let files = match scenario {
+                Some(file) => vec![file.clone()],
+                None => scenario_files,
+            };
+            let mock = EmbeddedMock::start(files).await.map_err(Failure::setup)?;
+            Ok((mock.llm_config(), Some(mock)))
+        }
+    }
+}
+
+/// Builds the executor over `parts` with `default` as the host's model.
+pub fn build_executor(
+    parts: &HostParts,
+    default: Option<LLMConfig>,
+    identity: CardIdentity,
+) -> Result<Executor, Failure> {
+    let mut builder = Executor::builder()
+        .skills(Arc::clone(&parts.skills))
+        .tools(Arc::clone(&parts.tools))
+        .limits(parts.config.limits.clone())
+        .card_identity(identity);
+    if let Some(policy) = &parts.config.llm_override {
+        builder = builder.override_policy(policy.clone());
+    }
+    if let Some(default) = default {
+        builder = builder.default_llm(default);
+    }
+    builder.build().map_err(Failure::setup)
+}
