@@ -68,6 +68,8 @@ pub struct MockConfig {
     pub models: Vec<String>,
     /// Reject chat requests that carry no credential (`Authorization` or `x-api-key`) with 401.
     pub require_auth: bool,
+    /// How many journal entries are kept (oldest dropped first), so long runs stay bounded.
+    pub journal_limit: usize,
 }
 
 impl Default for MockConfig {
@@ -80,6 +82,7 @@ impl Default for MockConfig {
             seed: 0,
             models: vec!["mock-model".to_owned()],
             require_auth: false,
+            journal_limit: 10_000,
         }
     }
 }
@@ -119,6 +122,12 @@ impl MockConfig {
     /// Seed for fault probabilities.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// Keep at most `limit` journal entries (at least 1).
+    pub fn with_journal_limit(mut self, limit: usize) -> Self {
+        self.journal_limit = limit;
         self
     }
 

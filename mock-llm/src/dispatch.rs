@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::faults::{Fault, FaultKind, SeededRng, ToolCallProblem};
 use crate::reply::{Arguments, Finish, Reply, ToolCall, Usage};
 use crate::request::{ChatRequest, Endpoint, OutputShape, estimate_tokens};
-use crate::scenario::{ReplySpec, Rule, Scenario, Timing};
+use crate::scenario::{ReplySpec, Scenario, Timing};
 use crate::synth::synthesize;
 
 /// The answer chosen for a request.
@@ -22,6 +22,14 @@ pub(crate) struct Decision {
     pub timing: Timing,
     /// `matched_rule` for the journal.
     pub rule: String,
+}
+
+/// The rule (or default) that answers, before its reply is resolved.
+struct Chosen {
+    rule: String,
+    spec: Option<ReplySpec>,
+    fault: Option<Fault>,
+    timing: Option<Timing>,
 }
 
 /// Mutable scripting state of one server.
@@ -82,7 +90,7 @@ impl Script {
         server_timing: Timing,
     ) -> Decision {
         let queued = self.take_queued_fault(req);
-        let mut chosen: Option<(String, Option<ReplySpec>, Option<Fault>, Option<Timing>)> = None;
+        let mut chosen: Option<Chosen> = None;
         for (i, rule) in self.scenario.rules.iter().enumerate() {
             if rule.limit().is_some_and(|l| self.rule_uses[i] >= l) || !rule.when.matches(req) {
                 continue;
@@ -102,24 +110,34 @@ impl Script {
                 .get(nth.min(rule.replies.len().saturating_sub(1)))
                 .cloned();
             let name = rule.name.clone().unwrap_or_else(|| format!("rule[{i}]"));
-            chosen = Some((name, reply, rule_fault, rule.timing));
+            chosen = Some(Chosen {
+                rule: name,
+                spec: reply,
+                fault: rule_fault,
+                timing: rule.timing,
+            });
             break;
         }
-        let (rule, spec, rule_fault, timing) = match chosen {
+        let Chosen {
+            rule,
+            spec,
+            fault: rule_fault,
+            timing,
+        } = match chosen {
             Some(c) => c,
             None => {
-                let default = self.scenario.default.clone().unwrap_or_else(Rule::default);
+                let default = self.scenario.default.clone().unwrap_or_default();
                 let fault = if queued.is_none() {
                     fire(&default.fault, &mut self.default_fault_fires, &mut self.rng)
                 } else {
                     None
                 };
-                (
-                    "default".to_owned(),
-                    default.replies.first().cloned(),
+                Chosen {
+                    rule: "default".to_owned(),
+                    spec: default.replies.first().cloned(),
                     fault,
-                    default.timing,
-                )
+                    timing: default.timing,
+                }
             }
         };
         let fault = queued.or(rule_fault);

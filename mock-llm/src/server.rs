@@ -1,6 +1,7 @@
 //! [`MockServer`]: binding, routing, shared state, the generic chat handler that ties a [`Wire`]
 //! to the dispatcher and delivery, the control API (`/_mock/...`), and shutdown.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -42,7 +43,9 @@ pub enum StartError {
 
 struct Mutable {
     script: Script,
-    journal: Vec<JournalEntry>,
+    journal: VecDeque<JournalEntry>,
+    /// Requests journaled since start or reset (the journal itself keeps only the newest).
+    journaled: u64,
 }
 
 pub(crate) struct Shared {
@@ -61,10 +64,12 @@ impl Shared {
     }
 
     fn record(&self, state: &mut Mutable, mut entry: JournalEntry) {
-        entry.seq = u64::try_from(state.journal.len())
-            .unwrap_or(u64::MAX)
-            .saturating_add(1);
-        state.journal.push(entry);
+        state.journaled += 1;
+        entry.seq = state.journaled;
+        if state.journal.len() >= self.config.journal_limit.max(1) {
+            state.journal.pop_front();
+        }
+        state.journal.push_back(entry);
     }
 
     fn models(&self) -> Vec<String> {
@@ -108,7 +113,8 @@ impl MockServer {
             config,
             state: Mutex::new(Mutable {
                 script,
-                journal: Vec::new(),
+                journal: VecDeque::new(),
+                journaled: 0,
             }),
             shutdown: CancellationToken::new(),
         });
@@ -140,7 +146,7 @@ impl MockServer {
 
     /// Every request received so far, in order.
     pub fn journal(&self) -> Vec<JournalEntry> {
-        self.shared.lock().journal.clone()
+        self.shared.lock().journal.iter().cloned().collect()
     }
 
     /// Queues a fault for the next matching requests (once unless `times` says otherwise).
@@ -158,6 +164,7 @@ impl MockServer {
         let mut state = self.shared.lock();
         state.script.reset();
         state.journal.clear();
+        state.journaled = 0;
     }
 
     /// Stops accepting, ends open streams (stalled ones included) and waits for the server task.
@@ -442,7 +449,7 @@ async fn ollama_version(
 }
 
 async fn control_requests(State(shared): State<Arc<Shared>>) -> Response {
-    let journal = shared.lock().journal.clone();
+    let journal: Vec<JournalEntry> = shared.lock().journal.iter().cloned().collect();
     json_response(
         StatusCode::OK,
         &serde_json::to_value(journal).unwrap_or(Value::Null),
@@ -453,6 +460,7 @@ async fn control_reset(State(shared): State<Arc<Shared>>) -> Response {
     let mut state = shared.lock();
     state.script.reset();
     state.journal.clear();
+    state.journaled = 0;
     json_response(StatusCode::OK, &json!({"reset": true}))
 }
 

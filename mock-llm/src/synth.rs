@@ -50,7 +50,7 @@ impl Synth<'_> {
             Some("string") => string(obj, hint, variant),
             Some("integer") => number(obj, variant, true),
             Some("number") => number(obj, variant, false),
-            Some("boolean") => Value::Bool(variant % 2 == 0),
+            Some("boolean") => Value::Bool(variant.is_multiple_of(2)),
             Some("null") => Value::Null,
             _ => Value::String(hint.to_owned()),
         }
@@ -67,10 +67,10 @@ impl Synth<'_> {
         }
         let mut base = obj.clone();
         let mut parts = Vec::new();
-        if let Some(Value::String(r)) = base.remove("$ref") {
-            if let Some(target) = self.resolve(&r) {
-                parts.push(self.flatten(target, depth + 1));
-            }
+        if let Some(Value::String(r)) = base.remove("$ref")
+            && let Some(target) = self.resolve(&r)
+        {
+            parts.push(self.flatten(target, depth + 1));
         }
         if let Some(Value::Array(all)) = base.remove("allOf") {
             parts.extend(all.iter().map(|s| self.flatten(s, depth + 1)));

@@ -213,6 +213,33 @@ async fn set_scenario_from_rust_builder_takes_effect() {
     server.shutdown().await;
 }
 
+#[test]
+fn readme_scenario_example_parses_and_matches_the_tested_script() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("```yaml\n").expect("yaml block") + "```yaml\n".len();
+    let yaml = &readme[start..start + readme[start..].find("```").expect("block end")];
+    let scenario = Scenario::from_yaml_str(yaml).expect("README example parses");
+    let tested = Scenario::from_yaml_str(TWO_TURN).unwrap();
+    assert_eq!(scenario.rules, tested.rules);
+    assert!(scenario.default.is_some());
+}
+
+#[tokio::test]
+async fn journal_keeps_only_the_newest_entries_up_to_its_limit() {
+    let config = MockConfig::default().with_journal_limit(2);
+    let server = MockServer::start(config).await.unwrap();
+    for _ in 0..3 {
+        common::http()
+            .get(format!("{}/api/version", server.base_url()))
+            .send()
+            .await
+            .unwrap();
+    }
+    let seqs: Vec<u64> = server.journal().into_iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![2, 3]);
+    server.shutdown().await;
+}
+
 /// Runs a fixed mix of requests (all providers, streamed and not, with and without schema) and
 /// returns every response body.
 async fn run_once() -> Vec<String> {
