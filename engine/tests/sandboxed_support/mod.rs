@@ -1,0 +1,123 @@
+//! Shared helpers of the `sandboxed_*` tests: locating (and building once) the test children of
+//! *other* workspace packages, and contexts for calls.
+//!
+//! `env!("CARGO_BIN_EXE_x")` only works inside the package that owns binary `x`, and
+//! `cargo test -p skillet-engine` does not build other packages' binaries. So the first test
+//! that needs a child runs `cargo build -p plugin-test-child -p skillet-sandbox --bins` (with
+//! the `cargo` that runs the tests, `$CARGO`) into the *same* target directory as this test
+//! executable (found from its own path, `<target>/<profile>/deps/<test>`), then takes the binary
+//! from `<target>/<profile>/`. Later tests reuse it; the build is a no-op when nothing changed.
+//! A cross-compiling layout (`<target>/<triple>/<profile>`) is not supported.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Map;
+use skillet_engine::deadline::Deadline;
+use skillet_engine::events::EventEmitter;
+use skillet_engine::handler::HandlerContext;
+use skillet_engine::tools::ToolContext;
+use skillet_sandbox::{LinuxProcessBackend, SandboxBackend, SandboxPolicy};
+use tokio_util::sync::CancellationToken;
+
+/// The directory holding this profile's binaries, after building the test children into it.
+fn binaries_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("own path");
+        let profile_dir = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("test executable lives in <target>/<profile>/deps")
+            .to_owned();
+        let target_dir = profile_dir.parent().expect("<target>/<profile>").to_owned();
+        let profile = profile_dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("profile directory name")
+            .to_owned();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "plugin-test-child",
+                "-p",
+                "skillet-sandbox",
+                "--bins",
+            ])
+            .arg("--target-dir")
+            .arg(&target_dir);
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                build.arg("--release");
+            }
+            other => {
+                build.args(["--profile", other]);
+            }
+        }
+        let status = build
+            .status()
+            .expect("run cargo build for the test children");
+        assert!(
+            status.success(),
+            "building the test children failed: {status}"
+        );
+        profile_dir
+    })
+}
+
+/// The misbehaving A2E plugin (`plugin-test-child`).
+pub fn plugin_child() -> PathBuf {
+    binaries_dir().join("plugin-test-child")
+}
+
+/// The sandbox's misbehaving one-shot child (`sandbox-test-child`).
+pub fn sandbox_child() -> PathBuf {
+    binaries_dir().join("sandbox-test-child")
+}
+
+/// The backend every test uses.
+pub fn backend() -> Arc<dyn SandboxBackend> {
+    Arc::new(LinuxProcessBackend::new())
+}
+
+/// A policy with a 512 MiB address space (so unbounded allocation fails fast) and generous
+/// time limits (the shared machine is slow; tests that want a timeout set their own).
+pub fn test_policy() -> SandboxPolicy {
+    let mut policy = SandboxPolicy {
+        timeout_ms: 30_000,
+        ..SandboxPolicy::default()
+    };
+    policy.limits.address_space_bytes = Some(512 << 20);
+    policy.limits.cpu_seconds = Some(30);
+    policy
+}
+
+/// A tool-call context with `timeout` left, its cancel token, and its emitter.
+pub fn tool_context(timeout: Duration) -> ToolContext {
+    ToolContext {
+        cancel: CancellationToken::new(),
+        deadline: Deadline::after(timeout),
+        events: EventEmitter::collecting("tool-call"),
+        call_id: "call_1".into(),
+    }
+}
+
+/// A native-skill context for call `req_id` with `timeout` left.
+pub fn handler_context(req_id: &str, timeout: Duration) -> HandlerContext {
+    HandlerContext {
+        events: EventEmitter::collecting(req_id),
+        deadline: Deadline::after(timeout),
+        cancel: CancellationToken::new(),
+        correlation_id: "corr-1".into(),
+        metadata: Map::new(),
+        llm_override: None,
+    }
+}
