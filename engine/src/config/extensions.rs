@@ -1,26 +1,32 @@
-//! Extension points: `[tools.NAME]` and `[toolkits.NAME]` tables, each typed by its `kind`.
+//! What the host adds to the engine beyond skill folders: `[tools.NAME]`, `[toolkits.NAME]` and
+//! `[plugins.NAME]` tables, each typed by its `kind`.
 //!
-//! These describe tools and toolkits the *host* provides (never a SKILL.md: skills only name
-//! what they need). The tables are parsed and checked here so a typo or an unknown `kind` fails
-//! at startup with the key named; turning them into running tools is the job of the module
-//! that owns each kind (`toolkits` for MCP, the sandbox for command tools). A kind this build
-//! cannot run yet is reported at startup, and skills that declare it are `Blocked`.
+//! These describe tools, toolkits and out-of-process skill hosts the *host* provides — never a
+//! SKILL.md (a skill only names what it needs). The shapes belong to the modules that run them
+//! and are re-used here as enum variants, so the file is checked completely at startup:
 //!
-//! To add a kind: add a variant with its own `deny_unknown_fields` struct, document its keys in
-//! `docs/CONFIG.md`, and register the running form in the CLI's tool setup.
+//! | table | `kind` | shape | runs as |
+//! |---|---|---|---|
+//! | `[tools.NAME]` | `"command"` | [`crate::sandboxed::CommandToolConfig`] | a sandboxed program per call (JSON stdin → JSON stdout) |
+//! | `[toolkits.NAME]` | `"mcp"` | [`crate::toolkits::mcp::McpToolkitConfig`] | an MCP server (stdio `command` or streamable-HTTP `url`) |
+//! | `[plugins.NAME]` | `"plugin"` (optional) | [`crate::sandboxed::PluginConfig`] | a sandboxed program speaking A2E on its stdio; its skills join the registry |
+//!
+//! An unknown `kind` is an error listing the known ones. To add a kind: add a variant here with
+//! the running module's config type, document its keys in `docs/CONFIG.md`, and register the
+//! running form in `host::cli::setup`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+
+use crate::sandboxed::{CommandToolConfig, PluginConfig};
+use crate::toolkits::mcp::{McpToolkitConfig, McpTransport};
 
 /// A host-declared tool, by `kind`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ToolConfig {
-    /// `kind = "command"`: a program run in the sandbox per call, JSON on stdin → JSON on
-    /// stdout.
+    /// `kind = "command"`: a program run in the sandbox per call.
     Command(CommandToolConfig),
 }
 
@@ -36,7 +42,7 @@ impl ToolConfig {
         match self {
             ToolConfig::Command(c) => {
                 anchor_program(&mut c.program, base);
-                if let Some(dir) = &mut c.working_dir {
+                if let Some(dir) = &mut c.workdir {
                     anchor_dir(dir, base);
                 }
             }
@@ -44,114 +50,41 @@ impl ToolConfig {
     }
 }
 
-/// `[tools.NAME]` with `kind = "command"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandToolConfig {
-    /// What the tool does (shown to the model).
-    pub description: String,
-    /// The program (no shell); relative paths are relative to the config file.
-    pub program: PathBuf,
-    /// Fixed arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// JSON Schema of the tool's input (inline table).
-    #[serde(default)]
-    pub input_schema: Option<Value>,
-    /// Per-call timeout in seconds.
-    #[serde(default)]
-    pub timeout_seconds: Option<f64>,
-    /// Environment variables passed through (allow-list of names).
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Working directory (default: a fresh temporary directory).
-    #[serde(default)]
-    pub working_dir: Option<PathBuf>,
-}
-
-/// When a toolkit connects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ToolkitStart {
-    /// At host startup.
-    #[default]
-    Boot,
-    /// On the first call that needs it.
-    FirstUse,
-}
-
 /// A host-declared toolkit, by `kind`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ToolkitConfig {
-    /// `kind = "mcp-stdio"`: an MCP server spawned as a child process.
-    McpStdio(McpStdioToolkitConfig),
-    /// `kind = "mcp-http"`: an MCP server over streamable HTTP.
-    McpHttp(McpHttpToolkitConfig),
+    /// `kind = "mcp"`: an MCP server's tools.
+    Mcp(McpToolkitConfig),
 }
 
 impl ToolkitConfig {
     /// The `kind` as written.
     pub fn kind(&self) -> &'static str {
         match self {
-            ToolkitConfig::McpStdio(_) => "mcp-stdio",
-            ToolkitConfig::McpHttp(_) => "mcp-http",
+            ToolkitConfig::Mcp(_) => "mcp",
         }
     }
 
     pub(super) fn anchor_paths(&mut self, base: &Path) {
-        if let ToolkitConfig::McpStdio(c) = self
-            && let Some(dir) = &mut c.cwd
-        {
-            anchor_dir(dir, base);
+        match self {
+            ToolkitConfig::Mcp(c) => {
+                if let McpTransport::Stdio(server) = &mut c.transport
+                    && let Some(dir) = &mut server.cwd
+                {
+                    anchor_dir(dir, base);
+                }
+            }
         }
     }
 }
 
-/// `[toolkits.NAME]` with `kind = "mcp-stdio"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpStdioToolkitConfig {
-    /// The server program.
-    pub command: String,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Environment variables passed through to the server (allow-list of names).
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Working directory.
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    /// Only these tools are offered (default: all the server lists).
-    #[serde(default)]
-    pub available_tools: Option<Vec<String>>,
-    /// Per-call timeout in seconds.
-    #[serde(default)]
-    pub call_timeout_seconds: Option<f64>,
-    /// When to connect.
-    #[serde(default)]
-    pub start: ToolkitStart,
-}
-
-/// `[toolkits.NAME]` with `kind = "mcp-http"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpHttpToolkitConfig {
-    /// The server's streamable-HTTP URL.
-    pub url: String,
-    /// Request headers whose values come from environment variables: header → variable name.
-    #[serde(default)]
-    pub headers_env: BTreeMap<String, String>,
-    /// Only these tools are offered (default: all the server lists).
-    #[serde(default)]
-    pub available_tools: Option<Vec<String>>,
-    /// Per-call timeout in seconds.
-    #[serde(default)]
-    pub call_timeout_seconds: Option<f64>,
-    /// When to connect.
-    #[serde(default)]
-    pub start: ToolkitStart,
+/// Relative paths of a plugin are anchored like those of a command tool.
+pub(super) fn anchor_plugin(plugin: &mut PluginConfig, base: &Path) {
+    anchor_program(&mut plugin.program, base);
+    if let Some(dir) = &mut plugin.workdir {
+        anchor_dir(dir, base);
+    }
 }
 
 /// A program given as a bare name is looked up on `PATH`; one with a directory part is

@@ -12,8 +12,9 @@
 //! | `[limits]` | [`crate::run::Limits`] | turns, time, tool and event caps |
 //! | `[server]` | [`ServerConfig`] | transport limits: body size, concurrent calls, grace period, listen address |
 //! | `[card]` | [`CardConfig`] | how the A2A Agent Card presents this host |
-//! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (extension point) |
-//! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (extension point) |
+//! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
+//! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
+//! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -32,10 +33,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use skillet_providers::OverridePolicy;
 
-pub use extensions::{
-    CommandToolConfig, McpHttpToolkitConfig, McpStdioToolkitConfig, ToolConfig, ToolkitConfig,
-    ToolkitStart,
-};
+use crate::sandboxed::PluginConfig;
+
+pub use extensions::{ToolConfig, ToolkitConfig};
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
 
 use crate::run::{CardIdentity, Limits};
@@ -69,12 +69,15 @@ pub struct Config {
     /// The Agent Card's identity.
     #[serde(default)]
     pub card: CardConfig,
-    /// Host-declared tools (extension point; see [`ToolConfig`]).
+    /// Host-declared tools (see [`ToolConfig`]).
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
-    /// Host-declared toolkits (extension point; see [`ToolkitConfig`]).
+    /// Host-declared toolkits (see [`ToolkitConfig`]).
     #[serde(default)]
     pub toolkits: BTreeMap<String, ToolkitConfig>,
+    /// Out-of-process skill hosts (A2E over a sandboxed child's stdio).
+    #[serde(default)]
+    pub plugins: BTreeMap<String, PluginConfig>,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -237,6 +240,9 @@ impl Config {
         }
         for toolkit in self.toolkits.values_mut() {
             toolkit.anchor_paths(base);
+        }
+        for plugin in self.plugins.values_mut() {
+            extensions::anchor_plugin(plugin, base);
         }
     }
 

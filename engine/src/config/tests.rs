@@ -15,6 +15,27 @@ fn the_example_file_parses() {
 }
 
 #[test]
+fn the_commented_out_extension_examples_parse_too() {
+    let text = include_str!("../../../skillet.example.toml");
+    let start = text.find("# Tools, toolkits and plugins").expect("section");
+    let key = regex::Regex::new(r"^[A-Za-z_]+ = ").unwrap();
+    let mut uncommented = text[..start].to_owned();
+    for line in text[start..].lines() {
+        match line.strip_prefix("# ") {
+            Some(rest) if rest.starts_with('[') || key.is_match(rest) => {
+                uncommented.push_str(rest);
+            }
+            _ => uncommented.push_str(line),
+        }
+        uncommented.push('\n');
+    }
+    let config = parse(&uncommented).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.tools.len(), 1);
+    assert_eq!(config.toolkits.len(), 2);
+    assert_eq!(config.plugins.len(), 1);
+}
+
+#[test]
 fn an_empty_file_is_the_defaults_and_runs_on_the_embedded_mock() {
     let config = parse("").unwrap();
     assert_eq!(config.server.max_concurrent_calls, 64);
@@ -57,10 +78,7 @@ fn unknown_keys_and_kinds_are_rejected_with_their_location() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("carrier-pigeon"), "{err}");
-    assert!(
-        err.contains("mcp-stdio"),
-        "the known kinds are listed: {err}"
-    );
+    assert!(err.contains("`mcp`"), "the known kinds are listed: {err}");
     let err =
         parse("[tools.t]\nkind = \"command\"\ndescription = \"d\"\nprogram = \"p\"\nshell = true")
             .unwrap_err()
@@ -81,17 +99,19 @@ fn default_provider_must_name_a_table() {
 #[test]
 fn relative_paths_are_anchored_at_the_file() {
     let config = parse(
-        "skills_dirs = [\"skills\"]\n[toolkits.fs]\nkind = \"mcp-stdio\"\ncommand = \"npx\"\ncwd = \"work\"\n[tools.t]\nkind = \"command\"\ndescription = \"d\"\nprogram = \"bin/t\"",
+        "skills_dirs = [\"skills\"]\n[toolkits.fs]\nkind = \"mcp\"\ncommand = \"npx\"\ncwd = \"work\"\n[tools.t]\nkind = \"command\"\ndescription = \"d\"\nprogram = \"bin/t\"\n[plugins.p]\nprogram = \"python3\"",
     )
     .unwrap();
     assert_eq!(config.skills_dirs, [Path::new("/etc/skillet/skills")]);
-    let ToolkitConfig::McpStdio(fs) = &config.toolkits["fs"] else {
-        panic!("mcp-stdio");
+    let ToolkitConfig::Mcp(fs) = &config.toolkits["fs"];
+    let crate::toolkits::mcp::McpTransport::Stdio(server) = &fs.transport else {
+        panic!("stdio");
     };
-    assert_eq!(fs.cwd.as_deref(), Some(Path::new("/etc/skillet/work")));
-    assert_eq!(fs.command, "npx");
+    assert_eq!(server.cwd.as_deref(), Some(Path::new("/etc/skillet/work")));
+    assert_eq!(server.command, "npx");
     let ToolConfig::Command(t) = &config.tools["t"];
     assert_eq!(t.program, Path::new("/etc/skillet/bin/t"));
+    assert_eq!(config.plugins["p"].program, Path::new("python3"));
 }
 
 #[test]

@@ -11,8 +11,12 @@ use crate::host::card::card_problems;
 use crate::service::SkillService;
 
 /// Runs the command.
-pub fn card(global: &GlobalArgs, args: &CardArgs, console: Console) -> Result<Outcome, Failure> {
-    let parts = setup::load_parts(global, console, None)?;
+pub async fn card(
+    global: &GlobalArgs,
+    args: &CardArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let parts = setup::load_parts(global, console, None).await?;
     let mut identity = parts.config.card.identity(None);
     if let Some(url) = &args.url {
         identity.url.clone_from(url);

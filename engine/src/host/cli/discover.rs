@@ -9,12 +9,12 @@ use super::setup::{self, Console};
 use crate::protocol::{self, Message, SkillDiscoverResponse, SkillStatus};
 
 /// Runs the command.
-pub fn discover(
+pub async fn discover(
     global: &GlobalArgs,
     args: &DiscoverArgs,
     console: Console,
 ) -> Result<Outcome, Failure> {
-    let parts = setup::load_parts(global, console, None)?;
+    let parts = setup::load_parts(global, console, None).await?;
     let skills = parts.skills.discover(&args.tags, &args.categories);
     let mut stdout = std::io::stdout().lock();
     if args.json {

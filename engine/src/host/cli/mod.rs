@@ -69,10 +69,10 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     let global = &cli.global;
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
-        Command::Discover(args) => discover::discover(global, args, console),
+        Command::Discover(args) => discover::discover(global, args, console).await,
         Command::Validate(args) => validate::validate(args, console),
         Command::Serve(args) => serve::serve(global, args, console).await,
-        Command::Card(args) => card::card(global, args, console),
+        Command::Card(args) => card::card(global, args, console).await,
     }
 }
 

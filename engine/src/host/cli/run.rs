@@ -43,7 +43,7 @@ pub async fn run(
     } else {
         None
     };
-    let parts = setup::load_parts(global, console, extra)?;
+    let parts = setup::load_parts(global, console, extra).await?;
     let name = if folder {
         parts
             .skills
@@ -89,6 +89,7 @@ pub async fn run(
     let response = executor.call(request, Some(progress.sink()), cancel).await;
     watcher.abort();
     progress.finish();
+    parts.tools.shutdown_toolkits().await;
     drop(mock);
 
     print_response(&response, args.json, console);

@@ -23,7 +23,7 @@ pub async fn serve(
     console: Console,
 ) -> Result<Outcome, Failure> {
     let http_addr = args.http_addr().map_err(Failure::usage)?;
-    let parts = setup::load_parts(global, console, None)?;
+    let parts = setup::load_parts(global, console, None).await?;
     if parts.skills.is_empty() {
         console.warn("no skills loaded; discover will be empty and every call unknown_skill");
     }
@@ -84,6 +84,7 @@ pub async fn serve(
                 .map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
         }
     }
+    parts.tools.shutdown_toolkits().await;
     drop(mock);
     Ok(Outcome::Success)
 }

@@ -8,11 +8,15 @@ use std::sync::Arc;
 
 use super::args::GlobalArgs;
 use super::exit::Failure;
-use crate::config::{Config, ProviderChoice, ProviderShortcuts};
+use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
+
+use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::host::embedded::EmbeddedMock;
 use crate::protocol::LLMConfig;
 use crate::run::{CardIdentity, Executor};
+use crate::sandboxed::{CommandTool, PluginHost};
 use crate::skill::{self, CompiledSkill, Registry};
+use crate::toolkits::mcp;
 use crate::tools::{ToolRegistry, builtin};
 
 /// Where human-facing notices go (stderr), and whether they are wanted.
@@ -70,9 +74,10 @@ pub fn skill_roots(global: &GlobalArgs, config: &Config) -> (Vec<PathBuf>, bool)
     }
 }
 
-/// Loads configuration, skills and tools; `extra_skill` (a skill folder named on the command
-/// line) is registered too.
-pub fn load_parts(
+/// Loads configuration, skills and tools, starts the configured toolkits and plugins (their
+/// failures are warnings: skills that need them show as `Blocked`); `extra_skill` (a skill
+/// folder named on the command line) replaces the skill roots.
+pub async fn load_parts(
     global: &GlobalArgs,
     console: Console,
     extra_skill: Option<CompiledSkill>,
@@ -93,8 +98,24 @@ pub fn load_parts(
             load_root(&skills, &root, explicit, console)?;
         }
     }
-    let tools = Arc::new(tool_registry(&config, console)?);
-    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| tools.toolkit(k).is_some());
+    let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
+    let tools = Arc::new(tool_registry(&config, &backend)?);
+    for failure in tools.start_toolkits().await {
+        console.warn(failure);
+    }
+    for (name, plugin) in &config.plugins {
+        match PluginHost::start(name.clone(), plugin.clone(), Arc::clone(&backend)).await {
+            Ok(host) => {
+                for refused in host.register_into(&skills) {
+                    console.warn(format!("plugins.{name}: {refused}"));
+                }
+            }
+            Err(e) => console.warn(format!("plugins.{name}: {e}")),
+        }
+    }
+    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
+        tools.toolkit_status(k).is_some_and(|s| s.is_usable())
+    });
     Ok(HostParts {
         config,
         skills,
@@ -132,25 +153,29 @@ fn load_root(
     Ok(())
 }
 
-/// The tools the binary offers: the built-ins, plus configured tools and toolkits of the kinds
-/// this build runs. Configured kinds it cannot run yet are reported (skills needing them show
-/// as `Blocked`).
-fn tool_registry(config: &Config, console: Console) -> Result<ToolRegistry, Failure> {
+/// The tools the binary offers: the built-ins, the configured command tools (sandboxed) and
+/// MCP toolkits (not started yet).
+fn tool_registry(
+    config: &Config,
+    backend: &Arc<dyn SandboxBackend>,
+) -> Result<ToolRegistry, Failure> {
     let mut tools = ToolRegistry::new();
     for tool in builtin::all() {
         tools.register_tool(tool).map_err(Failure::setup)?;
     }
     for (name, tool) in &config.tools {
-        console.warn(format!(
-            "tools.{name}: kind {:?} is not available in this build; skills declaring it are Blocked",
-            tool.kind()
-        ));
+        let ToolConfig::Command(command) = tool;
+        let tool = CommandTool::new(name.clone(), command.clone(), Arc::clone(backend))
+            .map_err(|e| Failure::setup(format!("{}: tools.{name}: {e}", config.origin())))?;
+        tools
+            .register_tool(Arc::new(tool))
+            .map_err(|e| Failure::setup(format!("{}: tools.{name}: {e}", config.origin())))?;
     }
     for (name, toolkit) in &config.toolkits {
-        console.warn(format!(
-            "toolkits.{name}: kind {:?} is not available in this build; skills declaring it are Blocked",
-            toolkit.kind()
-        ));
+        let ToolkitConfig::Mcp(mcp) = toolkit;
+        tools
+            .register_toolkit(mcp::build(name, mcp.clone()))
+            .map_err(|e| Failure::setup(format!("{}: toolkits.{name}: {e}", config.origin())))?;
     }
     Ok(tools)
 }
