@@ -1,0 +1,195 @@
+//! Helpers for tests that spawn the real `skillet` binary: paths, a test skill folder whose
+//! mock scenario adds latency (so calls are in flight long enough to test shutdown), and a
+//! JSON-lines child for `serve --stdio`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The binary under test.
+pub const SKILLET: &str = env!("CARGO_BIN_EXE_skillet");
+
+/// The repository's bundled skills.
+pub fn bundled_skills() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills")
+}
+
+/// Writes a skill folder `name` under `root` whose scenario answers `reply` (YAML) after
+/// `latency_ms`.
+pub fn write_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Echoes its text back (test skill).\nmetadata:\n  \
+             a2a-tags: '[\"test\"]'\n  a2a-input-schema: assets/input.schema.json\n  \
+             a2a-output-schema: assets/output.schema.json\n  a2e-category: testing\n  \
+             a2e-max-turns: '2'\n---\nEcho this text back: {{{{ text }}}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("assets/input.schema.json"),
+        r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("assets/output.schema.json"),
+        r#"{"type":"object","properties":{"echo":{"type":"string"}},"required":["echo"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        format!("rules:\n  - name: {name}\n    when: {{system_contains: \"Echo this text back\"}}\n    reply: {reply}\n    timing: {{latency_ms: {latency_ms}}}\n"),
+    )
+    .unwrap();
+}
+
+/// A temporary skills root with `slow-echo` (valid answer after 600 ms).
+pub fn slow_skills() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path(), "slow-echo", 600, "{json: {echo: \"hello\"}}");
+    root
+}
+
+/// `skillet serve --stdio` as a child, talking JSON lines.
+pub struct StdioChild {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    pub cwd: tempfile::TempDir,
+}
+
+impl StdioChild {
+    /// Spawns the server with these skill roots (cwd: an empty temporary directory, so no
+    /// stray skillet.toml is read).
+    pub fn spawn(skill_dirs: &[&Path]) -> Self {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut command = Command::new(SKILLET);
+        command.current_dir(cwd.path()).arg("serve").arg("--stdio");
+        for dir in skill_dirs {
+            command.arg("--skills-dir").arg(dir);
+        }
+        let mut child = command
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn skillet serve --stdio");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        StdioChild {
+            child,
+            stdin,
+            stdout,
+            cwd,
+        }
+    }
+
+    pub async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// The next message, or `None` at end of output.
+    pub async fn recv(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        let n = tokio::time::timeout(Duration::from_secs(60), self.stdout.read_line(&mut line))
+            .await
+            .expect("a message within 60 s")
+            .unwrap();
+        (n > 0).then(|| serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+    }
+
+    /// Reads until each of `ids` has its final answer; returns everything read.
+    pub async fn recv_answers(&mut self, ids: &[&str]) -> Vec<Value> {
+        let mut left: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let mut messages = Vec::new();
+        while !left.is_empty() {
+            let message = self.recv().await.expect("output ended before every answer");
+            if message["type"] != "skill/event" {
+                let id = message["req_id"].as_str().unwrap_or_default().to_owned();
+                left.retain(|l| *l != id);
+            }
+            messages.push(message);
+        }
+        messages
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the exit code.
+    pub async fn wait(&mut self) -> i32 {
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("exits within 60 s")
+            .unwrap();
+        status.code().expect("exited normally, not by a signal")
+    }
+}
+
+/// Sends SIGTERM to `pid`.
+pub fn sigterm(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// A call request line.
+pub fn call(id: &str, name: &str, arguments: Value) -> String {
+    serde_json::json!({"type": "skill/call/req", "id": id, "version": "1.0", "ts": 1716123457.1,
+        "name": name, "arguments": arguments, "correlation_id": "", "timeout": 60,
+        "streaming": true, "llm_override": null, "metadata": {}})
+    .to_string()
+}
+
+/// The `skill/call/resp` for `id` among `messages`.
+pub fn response_for<'a>(messages: &'a [Value], id: &str) -> &'a Value {
+    messages
+        .iter()
+        .find(|m| m["type"] == "skill/call/resp" && m["req_id"] == id)
+        .unwrap_or_else(|| panic!("no response for {id}: {messages:#?}"))
+}
+
+/// Asserts every event of call `id` precedes its response and has seq 0, 1, 2, ...
+pub fn assert_events_then_response(messages: &[Value], id: &str) {
+    let response_at = messages
+        .iter()
+        .position(|m| m["type"] == "skill/call/resp" && m["req_id"] == id)
+        .expect("response");
+    let seqs: Vec<u64> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m["type"] == "skill/event" && m["req_id"] == id)
+        .map(|(i, m)| {
+            assert!(i < response_at, "an event of {id} came after its response");
+            m["seq"].as_u64().unwrap()
+        })
+        .collect();
+    assert!(!seqs.is_empty(), "streaming call {id} sent no events");
+    // Events are emitted in seq order; sorting only guards against delivery races between
+    // concurrent emitters (no gaps is the property).
+    let mut seqs = seqs;
+    seqs.sort_unstable();
+    assert_eq!(
+        seqs,
+        (0..seqs.len() as u64).collect::<Vec<_>>(),
+        "seq of {id}"
+    );
+}
