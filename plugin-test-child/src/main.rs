@@ -28,8 +28,19 @@ use serde_json::{Value, json};
 static STDOUT: Mutex<()> = Mutex::new(());
 
 const SKILLS: [&str; 13] = [
-    "echo", "slow", "fail", "reject", "crash", "segfault", "exit", "allocate", "hang", "garbage",
-    "wrong_type", "no_payload", "huge_line",
+    "echo",
+    "slow",
+    "fail",
+    "reject",
+    "crash",
+    "segfault",
+    "exit",
+    "allocate",
+    "hang",
+    "garbage",
+    "wrong_type",
+    "no_payload",
+    "huge_line",
 ];
 
 fn main() {
@@ -64,7 +75,9 @@ fn main() {
         };
         let id = message["id"].as_str().unwrap_or("").to_owned();
         match message["type"].as_str() {
-            Some("skill/discover/req") if mode == "garbage-discover" => write_raw("hello, I am not A2E"),
+            Some("skill/discover/req") if mode == "garbage-discover" => {
+                write_raw("hello, I am not A2E")
+            }
             Some("skill/discover/req") => write(json!({
                 "type": "skill/discover/resp", "id": format!("{id}-resp"), "version": "1.0",
                 "ts": 0.0, "req_id": id,
@@ -95,16 +108,33 @@ fn call(id: &str, name: &str, arguments: &Value) {
         "echo" => {
             let n = number("events", 3);
             for i in 0..n {
-                event(id, i, "progress", json!({"pct": (i + 1) * 100 / n.max(1), "message": format!("step {i}")}));
+                event(
+                    id,
+                    i,
+                    "progress",
+                    json!({"pct": (i + 1) * 100 / n.max(1), "message": format!("step {i}")}),
+                );
             }
-            answer(id, name, json!({"success": true, "data": {"echo": arguments, "pid": std::process::id()}, "duration_ms": 1}));
+            answer(
+                id,
+                name,
+                json!({"success": true, "data": {"echo": arguments, "pid": std::process::id()}, "duration_ms": 1}),
+            );
         }
         "slow" => {
             let ms = number("ms", 100);
             std::thread::sleep(Duration::from_millis(ms));
-            answer(id, name, json!({"success": true, "data": {"slept": ms}, "duration_ms": ms}));
+            answer(
+                id,
+                name,
+                json!({"success": true, "data": {"slept": ms}, "duration_ms": ms}),
+            );
         }
-        "fail" => answer(id, name, json!({"success": false, "error": "asked to fail", "error_code": "skill_error", "duration_ms": 1})),
+        "fail" => answer(
+            id,
+            name,
+            json!({"success": false, "error": "asked to fail", "error_code": "skill_error", "duration_ms": 1}),
+        ),
         "reject" => write(json!({
             "type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name,
             "error": {"code": "unauthorized", "message": "not for you", "retryable": false},
@@ -127,14 +157,22 @@ fn call(id: &str, name: &str, arguments: &Value) {
                 chunk.push(1);
                 chunks.push(chunk);
             }
-            answer(id, name, json!({"success": true, "data": {"not_limited": chunks.len()}, "duration_ms": 1}));
+            answer(
+                id,
+                name,
+                json!({"success": true, "data": {"not_limited": chunks.len()}, "duration_ms": 1}),
+            );
         }
         "hang" => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
         "garbage" => write_raw("Traceback (most recent call last): not JSON at all"),
-        "wrong_type" => write(json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name, "data": "not a result"})),
-        "no_payload" => write(json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name})),
+        "wrong_type" => write(
+            json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name, "data": "not a result"}),
+        ),
+        "no_payload" => write(
+            json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name}),
+        ),
         "huge_line" => write_raw(&"x".repeat(number("bytes", 2 << 20) as usize)),
         _ => write(json!({
             "type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name,
@@ -144,11 +182,15 @@ fn call(id: &str, name: &str, arguments: &Value) {
 }
 
 fn event(id: &str, seq: u64, kind: &str, data: Value) {
-    write(json!({"type": "skill/event", "id": format!("{id}-ev{seq}"), "req_id": id, "seq": seq, "kind": kind, "data": data}));
+    write(
+        json!({"type": "skill/event", "id": format!("{id}-ev{seq}"), "req_id": id, "seq": seq, "kind": kind, "data": data}),
+    );
 }
 
 fn answer(id: &str, name: &str, result: Value) {
-    write(json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name, "data": result}));
+    write(
+        json!({"type": "skill/call/resp", "id": format!("{id}-resp"), "req_id": id, "name": name, "data": result}),
+    );
 }
 
 fn write(message: Value) {

@@ -182,6 +182,12 @@ impl Connection {
         self.shared.lock().ended.clone()
     }
 
+    /// Whether it takes new requests: not ended, and not being stopped (the reader may not have
+    /// noticed the stop yet).
+    pub(super) fn is_live(&self) -> bool {
+        !self.stop.is_cancelled() && self.shared.lock().ended.is_none()
+    }
+
     /// Kills the process; requests in flight are answered `sandbox_crash`.
     pub(super) fn stop(&self) {
         self.stop.cancel();
@@ -252,6 +258,12 @@ impl Connection {
         let mut state = self.shared.lock();
         if let Some(ended) = &state.ended {
             return Err(ended.error());
+        }
+        if self.stop.is_cancelled() {
+            return Err(HandlerError::Coded {
+                code: ErrorCode::SandboxCrash,
+                message: format!("plugin `{}` is being stopped", self.shared.plugin),
+            });
         }
         let mut id = id;
         while id.is_empty() || state.pending.contains_key(&id) {

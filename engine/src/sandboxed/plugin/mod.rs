@@ -172,7 +172,7 @@ impl PluginHost {
         let slot = self.slot.lock().await;
         slot.connection
             .as_ref()
-            .filter(|c| c.ended().is_none())
+            .filter(|c| c.is_live())
             .and_then(|c| c.pid())
     }
 
@@ -237,13 +237,15 @@ impl PluginHost {
     async fn connection(&self, deadline: Deadline) -> Result<Arc<Connection>, HandlerError> {
         let mut slot = self.slot.lock().await;
         if let Some(connection) = &slot.connection {
-            match connection.ended() {
-                None => return Ok(connection.clone()),
-                Some(ended) if !ended.planned => {
-                    let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
-                    slot.next_start = Some(ended.at + self.backoff(failures));
-                }
-                Some(_) => {}
+            if connection.is_live() {
+                return Ok(connection.clone());
+            }
+            // Being stopped by the engine (not yet ended) is a planned end too.
+            if let Some(ended) = connection.ended()
+                && !ended.planned
+            {
+                let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+                slot.next_start = Some(ended.at + self.backoff(failures));
             }
             slot.connection = None;
         }
