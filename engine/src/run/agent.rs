@@ -1,0 +1,385 @@
+//! The turn loop of a manifest skill: at most `max_turns` provider requests, tool dispatch
+//! between them, and the final answer judged and repaired.
+//!
+//! Per turn: check the token budget; emit `status` ("turn 2/8 · ollama/llama3.2") and
+//! `progress`; send the conversation (streamed text deltas become `artifact` chunks named
+//! `turn-N`, mime `text/plain`, closed by an empty chunk with `final: true`; provider retries
+//! become `log` warnings); then either dispatch the requested tools and go on, or judge the final
+//! answer — accept it, or append a repair message and go on while turns remain.
+//!
+//! Not here: the deadline and host cancellation (the executor races this loop against them and
+//! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+use skillet_providers::{
+    CallOptions, ChatMessage, ChatRequest, ChatResponse, Hints, ResponseSchema, RetryNotice,
+    ToolSpec,
+};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
+use super::output::{FinalOutput, judge};
+use super::provider::{ResolvedProvider, provider_failure};
+use super::result::Outcome;
+use super::tool_schemas::ToolSchemaCache;
+use super::{Limits, messages, spans};
+use crate::deadline::Deadline;
+use crate::events::EventEmitter;
+use crate::protocol::ErrorCode;
+use crate::schema::{CompiledSchema, Violation};
+use crate::skill::CompiledSkill;
+use crate::tools::{ToolSet, names};
+
+/// What a call is doing right now, readable after the loop was dropped (for the timeout
+/// message and the final usage log).
+#[derive(Debug, Default)]
+pub(crate) struct RunState {
+    turn: AtomicU32,
+    phase: AtomicU8,
+    input_tokens: AtomicU64,
+    output_tokens: AtomicU64,
+}
+
+/// Where in a turn a call is (before the first turn the phase reads as "starting").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Phase {
+    Provider = 1,
+    Tools = 2,
+    Finishing = 3,
+}
+
+impl RunState {
+    pub(crate) fn set_phase(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_turn(&self, turn: u32) {
+        self.turn.store(turn, Ordering::Relaxed);
+    }
+
+    /// The turn in progress (0 before the first).
+    pub(crate) fn turn(&self) -> u32 {
+        self.turn.load(Ordering::Relaxed)
+    }
+
+    /// Input and output tokens so far.
+    pub(crate) fn tokens(&self) -> (u64, u64) {
+        (
+            self.input_tokens.load(Ordering::Relaxed),
+            self.output_tokens.load(Ordering::Relaxed),
+        )
+    }
+
+    fn add_usage(&self, input: u64, output: u64) {
+        self.input_tokens.fetch_add(input, Ordering::Relaxed);
+        self.output_tokens.fetch_add(output, Ordering::Relaxed);
+    }
+
+    /// What the call was doing, for messages ("waiting for the provider in turn 2").
+    pub(crate) fn describe(&self) -> String {
+        let turn = self.turn();
+        match self.phase.load(Ordering::Relaxed) {
+            1 => format!("waiting for the provider in turn {turn}"),
+            2 => format!("running tools in turn {turn}"),
+            3 => "finishing".to_owned(),
+            _ => "starting".to_owned(),
+        }
+    }
+}
+
+/// Everything one manifest-skill run needs.
+pub(crate) struct TurnLoop<'a> {
+    pub skill: &'a CompiledSkill,
+    pub provider: &'a ResolvedProvider,
+    pub tools: &'a ToolSet,
+    pub schemas: &'a ToolSchemaCache,
+    pub limits: &'a Limits,
+    pub system: String,
+    pub first_message: String,
+    pub max_turns: u32,
+    pub deadline: Deadline,
+    pub cancel: &'a CancellationToken,
+    pub events: &'a EventEmitter,
+    pub stream: bool,
+    pub state: &'a RunState,
+}
+
+/// What a turn decided.
+enum Step {
+    Continue,
+    Done(Outcome),
+}
+
+/// The fixed parts of every request of a run.
+struct RequestParts {
+    system: String,
+    tools: Vec<ToolSpec>,
+    response_schema: Option<ResponseSchema>,
+    hints: Hints,
+}
+
+impl TurnLoop<'_> {
+    /// Runs turns until an outcome.
+    pub(crate) async fn run(self) -> Outcome {
+        let output_schema = self
+            .skill
+            .output_schema
+            .as_ref()
+            .filter(|s| !s.is_unconstrained());
+        let parts = RequestParts {
+            system: self.system.clone(),
+            tools: self
+                .tools
+                .tools()
+                .iter()
+                .map(|t| ToolSpec {
+                    name: t.offered_name.clone(),
+                    description: t.tool.description().to_owned(),
+                    parameters: t.tool.input_schema().clone(),
+                })
+                .collect(),
+            response_schema: output_schema.map(|s| ResponseSchema {
+                name: names::sanitize(self.skill.name()),
+                schema: s.source().clone(),
+            }),
+            hints: Hints {
+                max_tokens: self.skill.hints.max_tokens,
+                temperature: self.skill.hints.temperature,
+                top_p: self.skill.hints.top_p,
+                seed: None,
+            },
+        };
+        let mut messages = vec![ChatMessage::user(self.first_message.clone())];
+        let mut repeats = RepeatTracker::default();
+        let mut last_output = String::new();
+        for turn in 1..=self.max_turns {
+            self.state.set_turn(turn);
+            if let Some(budget) = self.limits.token_budget {
+                let (input, output) = self.state.tokens();
+                if input + output >= budget {
+                    return Outcome::with_last_output(
+                        ErrorCode::SkillError,
+                        format!(
+                            "token budget of {budget} exhausted after {} turns ({} tokens used)",
+                            turn - 1,
+                            input + output
+                        ),
+                        turn - 1,
+                        &last_output,
+                    );
+                }
+            }
+            self.events.status(format!(
+                "turn {turn}/{} · {}",
+                self.max_turns, self.provider.label
+            ));
+            let pct = 5 + (90 * u64::from(turn - 1) / u64::from(self.max_turns)) as u8;
+            self.events
+                .progress(pct, format!("turn {turn} of {}", self.max_turns));
+            let span = spans::turn(
+                self.skill.name(),
+                turn,
+                self.max_turns,
+                &self.provider.label,
+            );
+            let step = self
+                .turn(
+                    turn,
+                    &parts,
+                    output_schema,
+                    &mut messages,
+                    &mut repeats,
+                    &mut last_output,
+                )
+                .instrument(span.clone())
+                .await;
+            match step {
+                Step::Continue => span.record("outcome", "continue"),
+                Step::Done(outcome) => {
+                    span.record("outcome", outcome.label());
+                    return outcome;
+                }
+            };
+        }
+        Outcome::with_last_output(
+            ErrorCode::SkillError,
+            format!(
+                "max_turns ({}) exhausted: the model was still calling tools after {} turns",
+                self.max_turns, self.max_turns
+            ),
+            self.max_turns,
+            &last_output,
+        )
+    }
+
+    async fn turn(
+        &self,
+        turn: u32,
+        parts: &RequestParts,
+        output_schema: Option<&CompiledSchema>,
+        messages: &mut Vec<ChatMessage>,
+        repeats: &mut RepeatTracker,
+        last_output: &mut String,
+    ) -> Step {
+        let request = ChatRequest {
+            system: Some(parts.system.clone()),
+            messages: messages.clone(),
+            tools: parts.tools.clone(),
+            response_schema: parts.response_schema.clone(),
+            hints: parts.hints.clone(),
+        };
+        self.state.set_phase(Phase::Provider);
+        let response = match self.request(turn, request).await {
+            Ok(response) => response,
+            Err(outcome) => return Step::Done(outcome),
+        };
+        last_output.clone_from(&response.text);
+
+        if !response.tool_calls.is_empty() {
+            let calls = response.tool_calls;
+            messages.push(ChatMessage::Assistant {
+                text: response.text,
+                tool_calls: calls.clone(),
+            });
+            let threshold = self.limits.tool_loop_threshold;
+            for call in &calls {
+                let streak = repeats.record(call);
+                if threshold > 0 && streak >= threshold {
+                    return Step::Done(Outcome::with_last_output(
+                        ErrorCode::SkillError,
+                        format!(
+                            "tool loop: `{}` was called {streak} times in a row with the same \
+                             arguments",
+                            call.name
+                        ),
+                        turn,
+                        last_output,
+                    ));
+                }
+            }
+            self.state.set_phase(Phase::Tools);
+            let ctx = DispatchContext {
+                tools: self.tools,
+                schemas: self.schemas,
+                limits: self.limits,
+                deadline: self.deadline,
+                cancel: self.cancel,
+                events: self.events,
+                skill: self.skill.name(),
+                turn,
+            };
+            messages.extend(dispatch_turn(&ctx, &calls).await);
+            return Step::Continue;
+        }
+
+        match judge(&response.text, output_schema) {
+            FinalOutput::Accepted(data) => Step::Done(Outcome::Success { data, turns: turn }),
+            FinalOutput::Unparseable(error) => {
+                let violation = Violation {
+                    instance_path: String::new(),
+                    schema_path: String::new(),
+                    message: format!("not valid JSON: {error}"),
+                };
+                self.repair_or_fail(turn, messages, response.text, vec![violation], || {
+                    messages::repair_unparseable(&error)
+                })
+            }
+            FinalOutput::Invalid(violations) => {
+                let repair = messages::repair_violations(&violations);
+                self.repair_or_fail(turn, messages, response.text, violations, || repair)
+            }
+        }
+    }
+
+    /// Asks for a corrected answer while turns remain; otherwise `schema_violation`.
+    fn repair_or_fail(
+        &self,
+        turn: u32,
+        messages: &mut Vec<ChatMessage>,
+        answer: String,
+        violations: Vec<Violation>,
+        repair: impl FnOnce() -> String,
+    ) -> Step {
+        if turn >= self.max_turns {
+            let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+            return Step::Done(Outcome::output_invalid(
+                format!(
+                    "the output never matched the output schema ({} turns used); last problems: {}",
+                    turn,
+                    listed.join("; ")
+                ),
+                turn,
+                &violations,
+                &answer,
+            ));
+        }
+        self.events.log(
+            "warn",
+            format!(
+                "final answer rejected ({} problem{}); asking the model to repair it",
+                violations.len(),
+                if violations.len() == 1 { "" } else { "s" }
+            ),
+        );
+        messages.push(ChatMessage::assistant(answer));
+        messages.push(ChatMessage::user(repair()));
+        Step::Continue
+    }
+
+    /// One provider request, with streaming, retries reported and usage recorded.
+    async fn request(&self, turn: u32, request: ChatRequest) -> Result<ChatResponse, Outcome> {
+        let label = &self.provider.label;
+        let artifact = format!("turn-{turn}");
+        let streamed = AtomicBool::new(false);
+        let sink = |delta: &str| {
+            if !delta.is_empty() {
+                streamed.store(true, Ordering::Relaxed);
+                self.events.artifact(&artifact, "text/plain", delta, false);
+            }
+        };
+        let observer = |notice: &RetryNotice| {
+            self.events
+                .log("warn", format!("provider {label}: {notice}"));
+        };
+        let mut options = CallOptions::default()
+            .with_deadline(self.deadline.instant())
+            .with_cancel(self.cancel)
+            .with_retry_observer(&observer);
+        if self.stream {
+            options = options.with_stream(&sink);
+        }
+        let provider = &self.provider.provider;
+        let span = spans::provider_request(
+            provider.kind().as_str(),
+            provider.model(),
+            request.tools.len(),
+        );
+        let result = provider
+            .chat(request, options)
+            .instrument(span.clone())
+            .await;
+        if streamed.load(Ordering::Relaxed) {
+            self.events.artifact(&artifact, "text/plain", "", true);
+        }
+        match result {
+            Ok(response) => {
+                let usage = response.usage;
+                self.state
+                    .add_usage(usage.input_tokens, usage.output_tokens);
+                span.record("outcome", "ok");
+                span.record("input_tokens", usage.input_tokens);
+                span.record("output_tokens", usage.output_tokens);
+                span.record("tool_calls", response.tool_calls.len());
+                Ok(response)
+            }
+            Err(error) => {
+                span.record("outcome", error.kind.as_str());
+                let (code, message) = provider_failure(&error, self.deadline, label);
+                Err(Outcome::failure(code, message, turn))
+            }
+        }
+    }
+}

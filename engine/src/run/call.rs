@@ -1,0 +1,336 @@
+//! One call, start to finish: preflight (lookup, status, input, override, instructions,
+//! provider), execution under one deadline and the host's cancellation, gates, result
+//! assembly, hooks.
+//!
+//! # Rejections (`skill/call/resp.error`, nothing ran, no events)
+//! | check | code |
+//! |---|---|
+//! | no skill with that name | `unknown_skill` |
+//! | skill not `Published` (`Blocked` names what is missing) | `runtime_error` (retryable only when `Blocked`) |
+//! | arguments fail the input schema (every violation listed, with instance paths) | `schema_violation` |
+//! | `llm_override` refused by the policy | `unauthorized` |
+//! | `llm_override` not a usable config | `invalid_message` |
+//! | instructions need a variable the arguments lack (path, line, column) | `schema_violation` |
+//! | no model: no override, no skill `llm_config`, no host default | `runtime_error` |
+//!
+//! # Execution outcomes (`skill/call/resp.data`, a `SkillResult`)
+//! The deadline is the smallest of the request's `timeout`, the skill's `timeout_seconds` and
+//! [`Limits::timeout_cap`]; when it passes, the run is dropped (in-flight provider request and
+//! tools stop) and the result is `timeout` with the events so far. Host cancellation does the
+//! same and reports `runtime_error` ("cancelled by the host"). Every executed call ends with a
+//! `progress` of 100 and, for manifest skills, a `log` with the token usage.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::agent::{Phase, RunState, TurnLoop};
+use super::executor::ExecutorInner;
+use super::gates::{GateContext, run_gates};
+use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
+use super::native::run_native;
+use super::provider::ResolvedProvider;
+use super::result::Outcome;
+use super::{messages, spans};
+use crate::events::{EventEmitter, EventSink};
+use crate::handler::HandlerContext;
+use crate::protocol::{
+    ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult,
+    SkillStatus,
+};
+use crate::skill::{Implementation, RegisteredSkill};
+
+/// What preflight established for a call that will run.
+struct Prepared {
+    skill: Arc<RegisteredSkill>,
+    arguments: Value,
+    /// The rendered system prompt and provider (manifest skills only).
+    model: Option<(String, ResolvedProvider)>,
+    /// The authorized override (handed to native skills).
+    llm_override: Option<LLMConfig>,
+}
+
+impl ExecutorInner {
+    /// Runs `request` to its one response (see the module docs).
+    pub(crate) async fn call(
+        &self,
+        request: SkillCallRequest,
+        sink: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> SkillCallResponse {
+        let started = Instant::now();
+        let span = spans::call(&request.name, &request.id, &request.correlation_id);
+        async {
+            let response = match self.preflight(&request) {
+                Err(error) => {
+                    tracing::Span::current().record("outcome", error.code.as_str());
+                    SkillCallResponse::rejected(&request.id, &request.name, error)
+                }
+                Ok(prepared) => {
+                    let result = self
+                        .execute(prepared, &request, sink, cancel, started)
+                        .await;
+                    SkillCallResponse::result(&request.id, &request.name, result)
+                }
+            };
+            let outcome = match (&response.data, &response.error) {
+                (Some(result), _) => Some(CallOutcome::Completed(result)),
+                (None, Some(error)) => Some(CallOutcome::Rejected(error)),
+                (None, None) => None,
+            };
+            if let Some(outcome) = outcome {
+                let event = TerminalEvent {
+                    skill: &request.name,
+                    req_id: &request.id,
+                    correlation_id: &request.correlation_id,
+                    outcome,
+                };
+                run_hooks(&self.hooks, event, self.limits.hook_timeout).await;
+            }
+            response
+        }
+        .instrument(span)
+        .await
+    }
+
+    fn preflight(&self, request: &SkillCallRequest) -> Result<Prepared, ProtocolError> {
+        let skill = self.skills.get(&request.name).ok_or_else(|| {
+            ProtocolError::new(
+                ErrorCode::UnknownSkill,
+                format!("unknown skill `{}`", request.name),
+            )
+        })?;
+        if !skill.is_runnable() {
+            return Err(not_runnable(&skill));
+        }
+        let arguments = Value::Object(request.arguments.clone());
+        if let Some(schema) = &skill.input_schema
+            && let Err(violations) = schema.validate(&arguments)
+        {
+            let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+            return Err(ProtocolError::new(
+                ErrorCode::SchemaViolation,
+                format!(
+                    "arguments do not match the input schema of `{}` ({} violation{}): {}",
+                    skill.name(),
+                    violations.len(),
+                    if violations.len() == 1 { "" } else { "s" },
+                    listed.join("; ")
+                ),
+            ));
+        }
+        let override_provider = match &request.llm_override {
+            Some(config) => Some(self.providers.authorize_override(config)?),
+            None => None,
+        };
+        let model = match &skill.implementation {
+            Implementation::Native(_) => None,
+            Implementation::Manifest => {
+                let instructions = skill.render_instructions(&arguments).map_err(|e| {
+                    ProtocolError::new(
+                        ErrorCode::SchemaViolation,
+                        format!("cannot render the instructions of `{}`: {e}", skill.name()),
+                    )
+                })?;
+                let output_schema = skill
+                    .output_schema
+                    .as_ref()
+                    .filter(|s| !s.is_unconstrained())
+                    .map(|s| s.source());
+                let system = messages::system_prompt(&instructions, output_schema);
+                let provider = match override_provider {
+                    Some(p) => p,
+                    None => self
+                        .providers
+                        .for_skill(&skill.compiled)
+                        .map_err(|e| ProtocolError::new(ErrorCode::RuntimeError, e))?,
+                };
+                Some((system, provider))
+            }
+        };
+        Ok(Prepared {
+            skill,
+            arguments,
+            model,
+            llm_override: request.llm_override.clone(),
+        })
+    }
+
+    async fn execute(
+        &self,
+        prepared: Prepared,
+        request: &SkillCallRequest,
+        sink: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+        started: Instant,
+    ) -> SkillResult {
+        let skill = &prepared.skill;
+        let live = if request.streaming { sink } else { None };
+        let events = EventEmitter::new(&request.id, live, self.limits.event_collect_cap);
+        let timeout = self
+            .limits
+            .call_timeout(request.timeout, skill.definition.timeout_seconds);
+        let deadline = crate::deadline::Deadline::after(timeout);
+        let state = RunState::default();
+        let tools = match skill.implementation {
+            Implementation::Manifest => self.tools.resolve(&skill.tools, &skill.toolkits),
+            Implementation::Native(_) => Default::default(),
+        };
+        let body = async {
+            match (&skill.implementation, &prepared.model) {
+                (Implementation::Native(handler), _) => {
+                    let ctx = HandlerContext {
+                        events: events.clone(),
+                        deadline,
+                        cancel: cancel.child_token(),
+                        correlation_id: request.correlation_id.clone(),
+                        metadata: request.metadata.clone(),
+                        llm_override: prepared.llm_override.clone(),
+                    };
+                    state.set_turn(1);
+                    run_native(skill, handler.clone(), prepared.arguments.clone(), ctx).await
+                }
+                (Implementation::Manifest, Some((system, provider))) => {
+                    TurnLoop {
+                        skill,
+                        provider,
+                        tools: &tools,
+                        schemas: &self.tool_schemas,
+                        limits: &self.limits,
+                        system: system.clone(),
+                        first_message: messages::first_user_message(&request.arguments),
+                        max_turns: self.limits.max_turns(skill.definition.max_turns),
+                        deadline,
+                        cancel: &cancel,
+                        events: &events,
+                        stream: request.streaming,
+                        state: &state,
+                    }
+                    .run()
+                    .await
+                }
+                (Implementation::Manifest, None) => Outcome::failure(
+                    ErrorCode::RuntimeError,
+                    "internal: manifest skill without a resolved model",
+                    0,
+                ),
+            }
+        };
+        let mut outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Outcome::failure(
+                ErrorCode::RuntimeError,
+                format!("cancelled by the host while {}", state.describe()),
+                state.turn(),
+            ),
+            () = tokio::time::sleep_until(deadline.instant()) => Outcome::failure(
+                ErrorCode::Timeout,
+                format!(
+                    "the call's deadline of {:.1}s passed while {}",
+                    timeout.as_secs_f64(),
+                    state.describe()
+                ),
+                state.turn(),
+            ),
+            outcome = body => outcome,
+        };
+
+        if let Outcome::Success { data, turns } = &outcome {
+            state.set_phase(Phase::Finishing);
+            let ctx = GateContext {
+                skill: skill.name(),
+                arguments: &request.arguments,
+                output: data,
+                correlation_id: &request.correlation_id,
+            };
+            let turns = *turns;
+            match tokio::time::timeout_at(deadline.instant(), run_gates(&self.gates, ctx)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(rejection)) => {
+                    outcome = Outcome::failure(rejection.code, rejection.message, turns);
+                }
+                Err(_elapsed) => {
+                    outcome = Outcome::failure(
+                        ErrorCode::Timeout,
+                        "the call's deadline passed while gates checked the output",
+                        turns,
+                    );
+                }
+            }
+        }
+        self.finish(skill, &events, &state, outcome, started)
+    }
+
+    /// Emits the closing events and assembles the result.
+    fn finish(
+        &self,
+        skill: &RegisteredSkill,
+        events: &EventEmitter,
+        state: &RunState,
+        outcome: Outcome,
+        started: Instant,
+    ) -> SkillResult {
+        let span = tracing::Span::current();
+        span.record("outcome", outcome.label());
+        span.record("turns", outcome.turns());
+        let closing = match &outcome {
+            Outcome::Success { .. } => "done".to_owned(),
+            Outcome::Failure { code, .. } => format!("failed ({code})"),
+        };
+        events.progress(100, closing);
+        if matches!(skill.implementation, Implementation::Manifest) {
+            let (input, output) = state.tokens();
+            span.record("input_tokens", input);
+            span.record("output_tokens", output);
+            events.log(
+                "info",
+                format!(
+                    "token usage: {input} input + {output} output = {} tokens over {} turn{}",
+                    input + output,
+                    outcome.turns(),
+                    if outcome.turns() == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut result = outcome.into_result(skill.name(), duration_ms);
+        let (collected, truncated) = events.take_collected();
+        result.events = collected;
+        result.truncated = truncated;
+        result
+    }
+}
+
+fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
+    match skill.status {
+        SkillStatus::Blocked => {
+            let mut missing = Vec::new();
+            if !skill.missing_tools.is_empty() {
+                missing.push(format!("missing tools: {}", skill.missing_tools.join(", ")));
+            }
+            if !skill.missing_toolkits.is_empty() {
+                missing.push(format!(
+                    "missing toolkits: {}",
+                    skill.missing_toolkits.join(", ")
+                ));
+            }
+            ProtocolError::new(
+                ErrorCode::RuntimeError,
+                format!(
+                    "skill `{}` is Blocked ({})",
+                    skill.name(),
+                    missing.join("; ")
+                ),
+            )
+            .with_retryable(true)
+        }
+        status => ProtocolError::new(
+            ErrorCode::RuntimeError,
+            format!("skill `{}` is {status:?}, not Published", skill.name()),
+        )
+        .with_retryable(false),
+    }
+}

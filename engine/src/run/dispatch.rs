@@ -1,0 +1,319 @@
+//! Tool dispatch for one turn: the model's tool calls in, one tool result message per call out,
+//! in call order.
+//!
+//! Every call is answered, never dropped and never fatal to the run:
+//! - a name the skill was not offered → a tool error listing what it can call (never executed);
+//! - arguments that are not JSON, or fail the tool's input schema → a tool error listing every
+//!   problem (the tool does not run);
+//! - a tool that fails, panics (it runs in its own task; the `JoinError` is caught), or runs past
+//!   its timeout (the earlier of [`Limits::tool_timeout`] and the call's deadline) → a tool error;
+//! - output longer than [`Limits::max_tool_output_bytes`] is cut at a character boundary and ends
+//!   with a marker saying how much was kept.
+//!
+//! The calls of a turn run concurrently, at most [`Limits::tool_concurrency`] at a time. When the
+//! surrounding call is cancelled or dropped (its deadline), in-flight tools get their cancellation
+//! token fired and their tasks aborted.
+//!
+//! Not here: deciding to stop on repeated calls ([`RepeatTracker`] is used by the turn loop).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::Value;
+use skillet_providers::{ChatMessage, ToolCall};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::Limits;
+use super::tool_schemas::ToolSchemaCache;
+use crate::deadline::Deadline;
+use crate::events::EventEmitter;
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolSet};
+
+/// Longest tool argument or result text shown in a `log` event.
+const LOG_PREVIEW_CHARS: usize = 200;
+
+/// What one turn's dispatch needs.
+pub(crate) struct DispatchContext<'a> {
+    pub tools: &'a ToolSet,
+    pub schemas: &'a ToolSchemaCache,
+    pub limits: &'a Limits,
+    pub deadline: Deadline,
+    pub cancel: &'a CancellationToken,
+    pub events: &'a EventEmitter,
+    pub skill: &'a str,
+    pub turn: u32,
+}
+
+/// Runs a turn's tool calls; returns one `ToolResult` message per call, in call order.
+pub(crate) async fn dispatch_turn(
+    ctx: &DispatchContext<'_>,
+    calls: &[ToolCall],
+) -> Vec<ChatMessage> {
+    // Collected first: a lazy `map` closure here makes the future's `Send` bound higher-ranked
+    // over the borrowed calls, which the compiler cannot prove.
+    let answers: Vec<_> = calls.iter().map(|call| answer_call(ctx, call)).collect();
+    futures::stream::iter(answers)
+        .buffered(ctx.limits.tool_concurrency())
+        .collect()
+        .await
+}
+
+/// Answers one call: checks it, runs it, and turns whatever happened into a tool result.
+async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage {
+    let span = tracing::info_span!(
+        "skill.tool",
+        skill = ctx.skill,
+        turn = ctx.turn,
+        tool = %call.name,
+        outcome = tracing::field::Empty,
+    );
+    ctx.events.log(
+        "info",
+        format!(
+            "tool call {}({})",
+            call.name,
+            preview(&call.arguments.to_string())
+        ),
+    );
+    let (outcome, content) = match prepare(ctx, call) {
+        Err(problem) => ("rejected", Err(problem)),
+        Ok(tool) => run_tool(ctx, tool, call).instrument(span.clone()).await,
+    };
+    span.record("outcome", outcome);
+    match content {
+        Ok(text) => {
+            let (text, cut) = cut_output(text, ctx.limits.max_tool_output_bytes);
+            ctx.events.log(
+                "info",
+                format!(
+                    "tool result {}: {}{}",
+                    call.name,
+                    preview(&text),
+                    if cut { " (output cut)" } else { "" }
+                ),
+            );
+            ChatMessage::tool_result(&call.id, &call.name, text)
+        }
+        Err(error) => {
+            let (error, _) = cut_output(error, ctx.limits.max_tool_output_bytes);
+            ctx.events.log(
+                "warn",
+                format!("tool error {}: {}", call.name, preview(&error)),
+            );
+            ChatMessage::tool_error(&call.id, &call.name, error)
+        }
+    }
+}
+
+/// The tool a call may run, or the error answered instead of running anything.
+fn prepare(ctx: &DispatchContext<'_>, call: &ToolCall) -> Result<Arc<dyn Tool>, String> {
+    let Some(resolved) = ctx.tools.lookup(&call.name) else {
+        let offered: Vec<&str> = ctx
+            .tools
+            .tools()
+            .iter()
+            .map(|t| t.offered_name.as_str())
+            .collect();
+        return Err(if offered.is_empty() {
+            format!("unknown tool `{}`: this skill has no tools", call.name)
+        } else {
+            format!(
+                "unknown tool `{}`: this skill can call only {}",
+                call.name,
+                offered.join(", ")
+            )
+        });
+    };
+    if let Some(parse_error) = &call.invalid_arguments {
+        return Err(format!(
+            "invalid arguments for `{}`: {parse_error}",
+            call.name
+        ));
+    }
+    if let Err(problems) = ctx.schemas.get(resolved).check(&call.arguments) {
+        return Err(format!(
+            "invalid arguments for `{}` ({} problem{}):\n- {}",
+            call.name,
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("\n- ")
+        ));
+    }
+    Ok(resolved.tool.clone())
+}
+
+/// A spawned task that is aborted when this handle is dropped (the call was cancelled or timed
+/// out around it), so no tool or handler outlives its call.
+pub(crate) struct AbortOnDrop<T>(pub(crate) JoinHandle<T>);
+
+impl<T> AbortOnDrop<T> {
+    /// Waits for the task.
+    pub(crate) async fn join(mut self) -> Result<T, tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `tool` in its own task, bounded by its timeout and the call's cancellation. Returns the
+/// span outcome and the text for the model (`Err` = tool error).
+async fn run_tool(
+    ctx: &DispatchContext<'_>,
+    tool: Arc<dyn Tool>,
+    call: &ToolCall,
+) -> (&'static str, Result<String, String>) {
+    let deadline = ctx.deadline.min_after(ctx.limits.tool_timeout);
+    let tool_cancel = ctx.cancel.child_token();
+    // Fires the tool's token if this future is dropped (the call's deadline or the host).
+    let _cancel_on_drop = tool_cancel.clone().drop_guard();
+    let tool_ctx = ToolContext {
+        cancel: tool_cancel.clone(),
+        deadline,
+        events: ctx.events.clone(),
+        call_id: call.id.clone(),
+    };
+    let arguments = call.arguments.clone();
+    let task = tokio::spawn(
+        async move { tool.call(arguments, tool_ctx).await }.instrument(tracing::Span::current()),
+    );
+    let mut task = AbortOnDrop(task);
+    tokio::select! {
+        joined = &mut task.0 => match joined {
+            Ok(Ok(output)) => tool_output(output),
+            Ok(Err(error)) => ("error", Err(format!("tool `{}` failed: {error}", call.name))),
+            Err(join_error) if join_error.is_panic() => (
+                "panic",
+                Err(format!("tool `{}` panicked; its work was discarded", call.name)),
+            ),
+            Err(_) => ("cancelled", Err(format!("tool `{}` was cancelled", call.name))),
+        },
+        () = tokio::time::sleep_until(deadline.instant()) => {
+            tool_cancel.cancel();
+            let limit = if deadline < ctx.deadline {
+                format!("its {:.1}s timeout", ctx.limits.tool_timeout.as_secs_f64())
+            } else {
+                "the call's deadline".to_owned()
+            };
+            ("timeout", Err(format!("tool `{}` did not finish within {limit}", call.name)))
+        }
+        () = ctx.cancel.cancelled() => {
+            ("cancelled", Err(format!("tool `{}` was cancelled", call.name)))
+        }
+    }
+}
+
+fn tool_output(output: ToolOutput) -> (&'static str, Result<String, String>) {
+    if output.is_error {
+        ("error", Err(output.to_text()))
+    } else {
+        ("ok", Ok(output.to_text()))
+    }
+}
+
+/// `text` cut to at most `max_bytes` (at a character boundary) plus a marker; whether it was cut.
+pub(crate) fn cut_output(text: String, max_bytes: usize) -> (String, bool) {
+    if text.len() <= max_bytes {
+        return (text, false);
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let total = text.len();
+    let mut cut = text;
+    cut.truncate(end);
+    cut.push_str(&format!(
+        "\n[output truncated: {end} of {total} bytes shown]"
+    ));
+    (cut, true)
+}
+
+/// `text` shortened for a log line.
+pub(crate) fn preview(text: &str) -> String {
+    match text.char_indices().nth(LOG_PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// Counts how many times in a row the same tool was called with the same arguments, across
+/// turns, to stop a model that loops.
+#[derive(Debug, Default)]
+pub(crate) struct RepeatTracker {
+    last: Option<(String, String)>,
+    streak: u32,
+}
+
+impl RepeatTracker {
+    /// Records `call`; returns the streak length including it.
+    pub(crate) fn record(&mut self, call: &ToolCall) -> u32 {
+        let key = (call.name.clone(), canonical_json(&call.arguments));
+        if self.last.as_ref() == Some(&key) {
+            self.streak += 1;
+        } else {
+            self.last = Some(key);
+            self.streak = 1;
+        }
+        self.streak
+    }
+}
+
+/// JSON text with object keys sorted at every level, so argument order does not matter.
+fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn oversized_output_is_cut_at_a_char_boundary_with_a_marker() {
+        let (text, cut) = cut_output("héllo world".into(), 2);
+        assert!(cut);
+        assert!(
+            text.starts_with("h\n[output truncated: 1 of 12 bytes shown]"),
+            "{text}"
+        );
+        let (text, cut) = cut_output("short".into(), 10);
+        assert!(!cut);
+        assert_eq!(text, "short");
+    }
+
+    #[test]
+    fn repeat_tracker_ignores_key_order_and_resets_on_change() {
+        let call = |args: Value| ToolCall {
+            id: "c".into(),
+            name: "t".into(),
+            arguments: args,
+            invalid_arguments: None,
+        };
+        let mut tracker = RepeatTracker::default();
+        assert_eq!(tracker.record(&call(json!({"a": 1, "b": 2}))), 1);
+        assert_eq!(tracker.record(&call(json!({"b": 2, "a": 1}))), 2);
+        assert_eq!(tracker.record(&call(json!({"a": 2}))), 1);
+    }
+}

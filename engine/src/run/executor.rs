@@ -1,0 +1,258 @@
+//! [`Executor`] and [`ExecutorBuilder`]: the engine's implementation of
+//! [`SkillService`](crate::service::SkillService), shared by every call of a host.
+//!
+//! An executor is an `Arc` around immutable state plus read-mostly caches (tool schemas per
+//! toolkit tool, providers per skill), so cloning it is one atomic increment and thousands of
+//! concurrent calls share it without a global lock on the hot path: skill lookup reads the
+//! registry's snapshot, schemas and templates were compiled at load, the host default provider
+//! was resolved at build.
+//!
+//! Not here: what a call does (`call`), the turn loop (`agent`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use skillet_providers::{OverridePolicy, ProviderPool, ProviderSpec};
+use tokio_util::sync::CancellationToken;
+
+use super::Limits;
+use super::gates::PreTerminalGate;
+use super::hooks::TerminalHook;
+use super::provider::{HostDefault, ProviderResolver};
+use super::tool_schemas::ToolSchemaCache;
+use crate::events::EventSink;
+use crate::protocol::{
+    LLMConfig, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
+};
+use crate::service::SkillService;
+use crate::skill::Registry;
+use crate::skill::a2a::AgentCard;
+use crate::tools::ToolRegistry;
+
+/// Runs skill calls. Cheap to clone; see the module docs.
+#[derive(Clone)]
+pub struct Executor {
+    pub(crate) inner: Arc<ExecutorInner>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("skills", &self.inner.skills.len())
+            .field("tools", &self.inner.tools)
+            .field("limits", &self.inner.limits)
+            .field("gates", &self.inner.gates.len())
+            .field("hooks", &self.inner.hooks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The shared state behind an [`Executor`].
+pub(crate) struct ExecutorInner {
+    pub(crate) skills: Arc<Registry>,
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) providers: ProviderResolver,
+    pub(crate) limits: Limits,
+    pub(crate) gates: Vec<Arc<dyn PreTerminalGate>>,
+    pub(crate) hooks: Vec<Arc<dyn TerminalHook>>,
+    pub(crate) tool_schemas: ToolSchemaCache,
+    pub(crate) card: CardIdentity,
+}
+
+/// How the host presents itself in its A2A Agent Card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardIdentity {
+    /// Agent name.
+    pub name: String,
+    /// Agent description.
+    pub description: String,
+    /// Agent version.
+    pub version: String,
+    /// URL the agent is served at.
+    pub url: String,
+}
+
+impl Default for CardIdentity {
+    fn default() -> Self {
+        CardIdentity {
+            name: "skillet".to_owned(),
+            description: "Skillet skill host".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            url: "http://127.0.0.1/".to_owned(),
+        }
+    }
+}
+
+/// Why an executor could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The host default LLM config is unusable (the message names the key, never a secret).
+    #[error("{0}")]
+    DefaultProvider(String),
+}
+
+/// Configures an [`Executor`]. Everything is optional: an empty skill and tool registry, a new
+/// provider pool, no host default model, an override policy that denies everything, default
+/// [`Limits`], no gates, no hooks.
+#[derive(Default)]
+pub struct ExecutorBuilder {
+    skills: Option<Arc<Registry>>,
+    tools: Option<Arc<ToolRegistry>>,
+    pool: Option<Arc<ProviderPool>>,
+    default: Option<HostDefault>,
+    policy: OverridePolicy,
+    limits: Limits,
+    gates: Vec<Arc<dyn PreTerminalGate>>,
+    hooks: Vec<Arc<dyn TerminalHook>>,
+    card: CardIdentity,
+}
+
+impl std::fmt::Debug for ExecutorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorBuilder")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutorBuilder {
+    /// The skills to serve.
+    pub fn skills(mut self, skills: Arc<Registry>) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
+    /// The tools and toolkits skills may use.
+    pub fn tools(mut self, tools: Arc<ToolRegistry>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// The provider pool to share (e.g. with other executors); one is made when not given.
+    pub fn provider_pool(mut self, pool: Arc<ProviderPool>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The host's default model, as an A2E `LLMConfig` (skills naming the same provider
+    /// inherit its base URL, settings and credentials).
+    pub fn default_llm(mut self, config: LLMConfig) -> Self {
+        self.default = Some(HostDefault::Config(config));
+        self
+    }
+
+    /// The host's default model, as a ready provider spec.
+    pub fn default_provider(mut self, spec: ProviderSpec) -> Self {
+        self.default = Some(HostDefault::Spec(spec));
+        self
+    }
+
+    /// The rules for request `llm_override`s (default: deny all).
+    pub fn override_policy(mut self, policy: OverridePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The host's limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Adds a pre-terminal gate (gates run in the order added).
+    pub fn gate(mut self, gate: Arc<dyn PreTerminalGate>) -> Self {
+        self.gates.push(gate);
+        self
+    }
+
+    /// Adds a terminal hook.
+    pub fn hook(mut self, hook: Arc<dyn TerminalHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// How the Agent Card presents this host.
+    pub fn card_identity(mut self, identity: CardIdentity) -> Self {
+        self.card = identity;
+        self
+    }
+
+    /// Builds the executor: compiles the registered tools' schemas and resolves the host
+    /// default provider.
+    pub fn build(self) -> Result<Executor, BuildError> {
+        let tools = self.tools.unwrap_or_default();
+        let pool = self.pool.unwrap_or_default();
+        let providers = ProviderResolver::new(pool, self.default, self.policy)
+            .map_err(BuildError::DefaultProvider)?;
+        Ok(Executor {
+            inner: Arc::new(ExecutorInner {
+                skills: self.skills.unwrap_or_default(),
+                tool_schemas: ToolSchemaCache::for_registry(&tools),
+                tools,
+                providers,
+                limits: self.limits,
+                gates: self.gates,
+                hooks: self.hooks,
+                card: self.card,
+            }),
+        })
+    }
+}
+
+impl Executor {
+    /// Starts configuring an executor.
+    pub fn builder() -> ExecutorBuilder {
+        ExecutorBuilder::default()
+    }
+
+    /// The skills this executor serves.
+    pub fn skills(&self) -> &Arc<Registry> {
+        &self.inner.skills
+    }
+
+    /// The tools this executor offers.
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        &self.inner.tools
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+}
+
+#[async_trait]
+impl SkillService for Executor {
+    fn discover(&self, request: &SkillDiscoverRequest) -> SkillDiscoverResponse {
+        let skills = self
+            .inner
+            .skills
+            .discover(&request.filter_tags, &request.filter_categories);
+        SkillDiscoverResponse::new(request.id.clone(), skills)
+    }
+
+    async fn call(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> SkillCallResponse {
+        self.inner.call(request, events, cancel).await
+    }
+
+    /// The card of the `Published` skills. A card A2A would reject (no skills, a skill
+    /// without tags) is returned as `{"error": ...}` with the reason, so a transport can
+    /// answer it as a server-side error.
+    fn agent_card(&self) -> serde_json::Value {
+        let card = &self.inner.card;
+        let built = AgentCard::builder(&card.name, &card.description, &card.version)
+            .url(&card.url)
+            .skills_from(&self.inner.skills)
+            .build();
+        match built.map(|c| serde_json::to_value(c)) {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => serde_json::json!({"error": format!("agent card: {e}")}),
+            Err(e) => serde_json::json!({"error": format!("agent card: {e}")}),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The text the engine itself says to a model: the system prompt, the first user message, and
+//! the repair messages after an unusable final answer.
+//!
+//! Rules (also in the `run` module docs):
+//! - **system** = the rendered instructions; when the skill has an output schema, followed by an
+//!   "Output format" section that asks for one JSON value and shows the schema.
+//! - **first user message** = the text of the `prompt` argument when the arguments are exactly
+//!   one string field named `prompt`; otherwise the arguments object as compact JSON (`{}` when
+//!   there are none).
+//! - **repair** = a user message that lists every problem (instance path + message, or the JSON
+//!   parse error) and asks for the corrected JSON only.
+//!
+//! Not here: deciding when to repair (`output`), or the conversation's storage (`agent`).
+
+use serde_json::{Map, Value};
+
+use crate::schema::Violation;
+
+/// The system prompt: instructions plus, with an output schema, the output-format section.
+pub fn system_prompt(instructions: &str, output_schema: Option<&Value>) -> String {
+    let Some(schema) = output_schema else {
+        return instructions.to_owned();
+    };
+    let mut text = String::with_capacity(instructions.len() + 256);
+    text.push_str(instructions.trim_end());
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(
+        "## Output format\n\nWhen you give your final answer, answer with a single JSON value \
+         that matches this JSON Schema, and nothing else (no prose, no code fence):\n\n",
+    );
+    text.push_str(&schema.to_string());
+    text
+}
+
+/// The first user message for `arguments` (see the module docs for the rule).
+pub fn first_user_message(arguments: &Map<String, Value>) -> String {
+    if arguments.len() == 1
+        && let Some(Value::String(prompt)) = arguments.get("prompt")
+    {
+        return prompt.clone();
+    }
+    Value::Object(arguments.clone()).to_string()
+}
+
+/// The repair message after a final answer that is not JSON.
+pub fn repair_unparseable(error: &str) -> String {
+    format!(
+        "Your previous answer could not be used: it is not valid JSON ({error}). Answer again \
+         with only a single JSON value that matches the output schema."
+    )
+}
+
+/// The repair message after a final answer that failed the output schema; lists every
+/// violation.
+pub fn repair_violations(violations: &[Violation]) -> String {
+    let mut text = format!(
+        "Your previous answer does not match the output schema ({} problem{}):\n",
+        violations.len(),
+        if violations.len() == 1 { "" } else { "s" }
+    );
+    for v in violations {
+        text.push_str("- ");
+        text.push_str(&v.to_string());
+        text.push('\n');
+    }
+    text.push_str("Answer again with only the corrected JSON value.");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_single_prompt_string_is_sent_as_its_text() {
+        let args = json!({"prompt": "Summarize this"});
+        assert_eq!(
+            first_user_message(args.as_object().unwrap()),
+            "Summarize this"
+        );
+    }
+
+    #[test]
+    fn other_arguments_are_sent_as_compact_json() {
+        let args = json!({"prompt": "x", "n": 2});
+        assert_eq!(
+            first_user_message(args.as_object().unwrap()),
+            r#"{"prompt":"x","n":2}"#
+        );
+        assert_eq!(first_user_message(&Map::new()), "{}");
+        let non_string = json!({"prompt": 3});
+        assert_eq!(
+            first_user_message(non_string.as_object().unwrap()),
+            r#"{"prompt":3}"#
+        );
+    }
+
+    #[test]
+    fn system_prompt_shows_the_schema_only_when_there_is_one() {
+        assert_eq!(system_prompt("Do it.", None), "Do it.");
+        let with = system_prompt("Do it.", Some(&json!({"type": "object"})));
+        assert!(with.starts_with("Do it.\n\n## Output format"));
+        assert!(with.ends_with(r#"{"type":"object"}"#));
+    }
+
+    #[test]
+    fn repair_lists_every_violation_with_its_path() {
+        let v = |path: &str, msg: &str| Violation {
+            instance_path: path.into(),
+            schema_path: String::new(),
+            message: msg.into(),
+        };
+        let text = repair_violations(&[v("/a", "is not a number"), v("", "missing b")]);
+        assert!(text.contains("2 problems"));
+        assert!(text.contains("- /a: is not a number\n"));
+        assert!(text.contains("- (root): missing b\n"));
+    }
+}

@@ -1,0 +1,297 @@
+//! Which model a call runs on, and what a provider failure means as an A2E code.
+//!
+//! # Resolution: allowed override > skill `llm_config` > host default
+//! - **`llm_override`** (from the request): mapped to a [`ProviderSpec`] as written, then checked
+//!   against the host's [`OverridePolicy`]; a refusal is `unauthorized`. An `api_key_env` the
+//!   policy does not list is refused *before* the variable is read, so a request cannot probe
+//!   which variables the host has. Overrides are resolved per call through the pool.
+//! - **skill `llm_config`**: manifests never carry credentials. When the skill names the same
+//!   provider as the host default, the host default's `provider_config` is the base and the
+//!   skill's keys override it (so a skill saying `ollama` + `llama3.2` runs on the host's Ollama
+//!   base URL), and the host's credentials are used unless the skill has its own. Resolved once
+//!   per skill (per loaded version) and cached.
+//! - **host default**: resolved once when the executor is built.
+//!
+//! `provider_credentials` holds `api_key` or `api_key_env` (the name of an environment
+//! variable); both stay `SecretString`s and are never logged.
+//!
+//! # Provider errors → A2E codes (by [`ProviderErrorKind`], never by message text)
+//! | kind | code | why |
+//! |---|---|---|
+//! | `Timeout` | `timeout` | the call's deadline or the server's slowness |
+//! | `Cancelled` | `timeout` when the deadline has passed, else `runtime_error` | cancellation comes from the host (or the deadline) |
+//! | `RateLimited`, `Unavailable`, `Truncated`, `MalformedResponse` | `skill_error` | transient: the same call may succeed later (seed: retryable) |
+//! | `QuotaExceeded`, `Auth`, `NotFound`, `BadRequest`, `ContextTooLong`, `Config` | `runtime_error` | the host's or the request's configuration; repeating fails the same way |
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use secrecy::SecretString;
+use serde_json::{Map, Value};
+use skillet_providers::{
+    ConfigError, OverridePolicy, Provider, ProviderError, ProviderErrorKind, ProviderPool,
+    ProviderSpec,
+};
+
+use crate::deadline::Deadline;
+use crate::protocol::{Credentials, ErrorCode, LLMConfig, ProtocolError};
+use crate::skill::CompiledSkill;
+
+/// A provider ready for a call, with the label shown in status events (`ollama/llama3.2`).
+#[derive(Clone)]
+pub struct ResolvedProvider {
+    /// The provider (shared; from the pool).
+    pub provider: Arc<dyn Provider>,
+    /// `kind/model`.
+    pub label: Arc<str>,
+}
+
+impl std::fmt::Debug for ResolvedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedProvider")
+            .field("label", &self.label)
+            .finish()
+    }
+}
+
+impl ResolvedProvider {
+    fn new(provider: Arc<dyn Provider>) -> Self {
+        let label = format!("{}/{}", provider.kind(), provider.model());
+        ResolvedProvider {
+            provider,
+            label: label.into(),
+        }
+    }
+}
+
+/// The host's default model: an A2E `LLMConfig` (inheritable by skills naming the same
+/// provider) or a ready [`ProviderSpec`].
+#[derive(Debug, Clone)]
+pub enum HostDefault {
+    /// An `LLMConfig`, as a host's `skillet.toml` writes it.
+    Config(LLMConfig),
+    /// A spec built by the host itself.
+    Spec(ProviderSpec),
+}
+
+/// Maps an `LLMConfig` onto a provider spec (reads `api_key_env` from the environment).
+pub fn spec_from_llm_config(config: &LLMConfig) -> Result<ProviderSpec, ConfigError> {
+    spec_with_credentials(
+        &config.provider_name,
+        config.provider_config.as_ref(),
+        &config.provider_credentials,
+    )
+}
+
+fn spec_with_credentials(
+    provider_name: &str,
+    provider_config: Option<&Map<String, Value>>,
+    credentials: &Credentials,
+) -> Result<ProviderSpec, ConfigError> {
+    let lookup = |key: &str| -> Option<SecretString> { credentials.get(key).cloned() };
+    ProviderSpec::from_llm_config(provider_name, provider_config, &lookup)
+}
+
+/// Resolves and caches the providers of one executor.
+pub(crate) struct ProviderResolver {
+    pool: Arc<ProviderPool>,
+    default: Option<(HostDefault, ResolvedProvider)>,
+    policy: OverridePolicy,
+    /// Per skill name: the compiled skill the entry was made for (a reload makes a new one)
+    /// and its provider.
+    skills: RwLock<HashMap<String, SkillEntry>>,
+}
+
+type SkillEntry = (Arc<CompiledSkill>, Result<ResolvedProvider, String>);
+
+impl ProviderResolver {
+    /// Resolves the host default once.
+    pub(crate) fn new(
+        pool: Arc<ProviderPool>,
+        default: Option<HostDefault>,
+        policy: OverridePolicy,
+    ) -> Result<Self, String> {
+        let default = match default {
+            None => None,
+            Some(d) => {
+                let spec = match &d {
+                    HostDefault::Config(c) => spec_from_llm_config(c)
+                        .map_err(|e| format!("host default LLM config: {e}"))?,
+                    HostDefault::Spec(s) => s.clone(),
+                };
+                let provider = pool
+                    .provider(&spec)
+                    .map_err(|e| format!("host default provider: {e}"))?;
+                Some((d, ResolvedProvider::new(provider)))
+            }
+        };
+        Ok(ProviderResolver {
+            pool,
+            default,
+            policy,
+            skills: RwLock::default(),
+        })
+    }
+
+    /// Checks and resolves a request's `llm_override` (`unauthorized` when the policy refuses
+    /// it, `invalid_message` when it is not a usable config).
+    pub(crate) fn authorize_override(
+        &self,
+        config: &LLMConfig,
+    ) -> Result<ResolvedProvider, ProtocolError> {
+        let denied = |message: String| {
+            ProtocolError::new(
+                ErrorCode::Unauthorized,
+                format!("llm_override denied: {message}"),
+            )
+        };
+        if let Some(var) = config.provider_credentials.get("api_key_env") {
+            let var = secrecy::ExposeSecret::expose_secret(var).trim().to_owned();
+            if !self.policy.config().allowed_credential_envs.contains(&var) {
+                return Err(denied(format!(
+                    "api_key_env {var:?} is not an allowed credential variable"
+                )));
+            }
+        }
+        let spec = spec_from_llm_config(config).map_err(|e| {
+            ProtocolError::new(ErrorCode::InvalidMessage, format!("llm_override: {e}"))
+        })?;
+        self.policy.check(&spec).map_err(|d| denied(d.message))?;
+        let provider = self.pool.provider(&spec).map_err(|e| {
+            ProtocolError::new(ErrorCode::InvalidMessage, format!("llm_override: {e}"))
+        })?;
+        Ok(ResolvedProvider::new(provider))
+    }
+
+    /// The provider for `skill` when the request has no override: its `llm_config` (merged
+    /// with the host default, see the module docs), else the host default.
+    pub(crate) fn for_skill(&self, skill: &Arc<CompiledSkill>) -> Result<ResolvedProvider, String> {
+        if skill.definition.llm_config.is_none() {
+            return self.host_default();
+        }
+        {
+            let cache = self.skills.read().unwrap_or_else(|p| p.into_inner());
+            if let Some((compiled, resolved)) = cache.get(skill.name())
+                && Arc::ptr_eq(compiled, skill)
+            {
+                return resolved.clone();
+            }
+        }
+        let resolved = self.resolve_skill_config(skill);
+        self.skills
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(skill.name().to_owned(), (skill.clone(), resolved.clone()));
+        resolved
+    }
+
+    fn host_default(&self) -> Result<ResolvedProvider, String> {
+        self.default
+            .as_ref()
+            .map(|(_, p)| p.clone())
+            .ok_or_else(|| {
+                "no model configured: the skill has no llm_config and the host has no default"
+                    .to_owned()
+            })
+    }
+
+    fn resolve_skill_config(&self, skill: &CompiledSkill) -> Result<ResolvedProvider, String> {
+        let Some(config) = &skill.definition.llm_config else {
+            return self.host_default();
+        };
+        let inherited = match &self.default {
+            Some((HostDefault::Config(host), _))
+                if same_provider(&host.provider_name, &config.provider_name) =>
+            {
+                Some(host)
+            }
+            _ => None,
+        };
+        let spec = match inherited {
+            Some(host) => {
+                let mut merged = host.provider_config.clone().unwrap_or_default();
+                for (k, v) in config.provider_config.iter().flatten() {
+                    merged.insert(k.clone(), v.clone());
+                }
+                let credentials = if config.provider_credentials.is_empty() {
+                    &host.provider_credentials
+                } else {
+                    &config.provider_credentials
+                };
+                spec_with_credentials(&config.provider_name, Some(&merged), credentials)
+            }
+            None => spec_from_llm_config(config),
+        }
+        .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?;
+        let provider = self
+            .pool
+            .provider(&spec)
+            .map_err(|e| format!("skill `{}` provider: {e}", skill.name()))?;
+        Ok(ResolvedProvider::new(provider))
+    }
+}
+
+fn same_provider(a: &str, b: &str) -> bool {
+    match (
+        skillet_providers::ProviderKind::parse(a),
+        skillet_providers::ProviderKind::parse(b),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The A2E code and message for a failed provider call (see the module docs' table).
+pub(crate) fn provider_failure(
+    error: &ProviderError,
+    deadline: Deadline,
+    label: &str,
+) -> (ErrorCode, String) {
+    let code = match &error.kind {
+        ProviderErrorKind::Timeout => ErrorCode::Timeout,
+        ProviderErrorKind::Cancelled if deadline.expired() => ErrorCode::Timeout,
+        ProviderErrorKind::Cancelled => ErrorCode::RuntimeError,
+        ProviderErrorKind::RateLimited { .. }
+        | ProviderErrorKind::Unavailable
+        | ProviderErrorKind::Truncated
+        | ProviderErrorKind::MalformedResponse => ErrorCode::SkillError,
+        ProviderErrorKind::QuotaExceeded
+        | ProviderErrorKind::Auth
+        | ProviderErrorKind::NotFound
+        | ProviderErrorKind::BadRequest
+        | ProviderErrorKind::ContextTooLong
+        | ProviderErrorKind::Config => ErrorCode::RuntimeError,
+    };
+    (code, format!("provider {label} failed: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_errors_map_by_kind() {
+        let later = Deadline::after(std::time::Duration::from_secs(60));
+        let past = Deadline::after(std::time::Duration::ZERO);
+        let code =
+            |kind, deadline| provider_failure(&ProviderError::new(kind, "x"), deadline, "p/m").0;
+        assert_eq!(code(ProviderErrorKind::Timeout, later), ErrorCode::Timeout);
+        assert_eq!(
+            code(ProviderErrorKind::Cancelled, later),
+            ErrorCode::RuntimeError
+        );
+        assert_eq!(code(ProviderErrorKind::Cancelled, past), ErrorCode::Timeout);
+        assert_eq!(
+            code(ProviderErrorKind::Unavailable, later),
+            ErrorCode::SkillError
+        );
+        assert_eq!(
+            code(ProviderErrorKind::Auth, later),
+            ErrorCode::RuntimeError
+        );
+        assert_eq!(
+            code(ProviderErrorKind::RateLimited { retry_after: None }, later),
+            ErrorCode::SkillError
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! [`ToolSchemaCache`]: tool input schemas compiled once and reused by every call.
+//!
+//! Tools registered directly are compiled when the executor is built, into a map that is never
+//! written again (read without any lock). Toolkit tools can appear and change while a toolkit runs
+//! (an MCP server's `tools/list`), so they are compiled on first use into a read-mostly map and
+//! recompiled only when their schema document changes.
+//!
+//! Tool schemas come from the host and from MCP servers, not from skill authors, so they are
+//! compiled leniently (the draft their `$schema` names, unknown keywords ignored) — but still
+//! offline: a remote `$ref` is never fetched. Not here: the strict skill schemas (`schema`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::tools::{ResolvedTool, ToolRegistry, ToolSource};
+
+/// A compiled tool schema, or why the tool's schema does not compile.
+#[derive(Clone)]
+pub(crate) struct ToolSchema {
+    source: Value,
+    validator: Result<Arc<Validator>, String>,
+}
+
+impl ToolSchema {
+    fn compile(source: &Value) -> ToolSchema {
+        let validator = jsonschema::options()
+            .offline()
+            .build(source)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        ToolSchema {
+            source: source.clone(),
+            validator,
+        }
+    }
+
+    /// Checks `arguments`; `Err` lists every violation as `path: message` lines (or says that
+    /// the tool's own schema is broken).
+    pub(crate) fn check(&self, arguments: &Value) -> Result<(), Vec<String>> {
+        let validator = match &self.validator {
+            Ok(v) => v,
+            Err(e) => return Err(vec![format!("the tool's input schema is invalid: {e}")]),
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let path = e.instance_path().as_str().to_owned();
+                let at = if path.is_empty() {
+                    "(root)".to_owned()
+                } else {
+                    path
+                };
+                format!("{at}: {e}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Compiled input schemas of the tools an executor can offer.
+#[derive(Default)]
+pub(crate) struct ToolSchemaCache {
+    registered: HashMap<String, ToolSchema>,
+    toolkit: RwLock<HashMap<(String, String), ToolSchema>>,
+}
+
+impl ToolSchemaCache {
+    /// Compiles the schemas of every tool registered directly in `registry`.
+    pub(crate) fn for_registry(registry: &ToolRegistry) -> Self {
+        let registered = registry
+            .tools()
+            .map(|t| (t.name().to_owned(), ToolSchema::compile(t.input_schema())))
+            .collect();
+        ToolSchemaCache {
+            registered,
+            toolkit: RwLock::default(),
+        }
+    }
+
+    /// The compiled schema of `tool`, compiling (once) when it is not cached or changed.
+    pub(crate) fn get(&self, tool: &ResolvedTool) -> ToolSchema {
+        let schema = tool.tool.input_schema();
+        let kit = match &tool.source {
+            ToolSource::Direct => {
+                if let Some(cached) = self.registered.get(tool.tool.name())
+                    && cached.source == *schema
+                {
+                    return cached.clone();
+                }
+                // Not registered at build time (a registry replaced later): compile once into
+                // the dynamic map under an empty toolkit name.
+                String::new()
+            }
+            ToolSource::Toolkit(kit) => kit.clone(),
+        };
+        let key = (kit, tool.tool.name().to_owned());
+        {
+            let map = self.toolkit.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(cached) = map.get(&key)
+                && cached.source == *schema
+            {
+                return cached.clone();
+            }
+        }
+        let compiled = ToolSchema::compile(schema);
+        self.toolkit
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, compiled.clone());
+        compiled
+    }
+}
