@@ -1,0 +1,374 @@
+//! The `skillet` binary's commands, spawned for real: exit codes per outcome, `--json` output,
+//! `validate` locations, `discover` and `card`. Every run uses the embedded mock-llm (no
+//! provider configured) from an empty working directory.
+
+mod cli_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use cli_support::*;
+
+fn skillet(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(SKILLET)
+        .current_dir(cwd)
+        .args(args)
+        .env_remove("SKILLET_PROVIDER")
+        .env_remove("SKILLET_MODEL")
+        .env_remove("SKILLET_CONFIG")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run skillet")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn bundled() -> String {
+    bundled_skills().display().to_string()
+}
+
+#[test]
+fn run_on_the_embedded_mock_succeeds_prints_the_data_and_says_so_on_stderr() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "run",
+            "summarize",
+            "--args",
+            r#"{"text":"Rust 1.0 shipped in May 2015."}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let data: Value = serde_json::from_str(&stdout(&out)).expect("stdout is the data as JSON");
+    assert!(data["summary"].is_string());
+    assert!(data["key_points"].is_array());
+    assert!(
+        stderr(&out).contains("embedded mock-llm"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn run_json_prints_one_skill_call_resp_line() {
+    let cwd = tempfile::tempdir().unwrap();
+    let args_file = cwd.path().join("args.json");
+    std::fs::write(&args_file, r#"{"code":"fn main() {}","language":"rust"}"#).unwrap();
+    let at_file = format!("@{}", args_file.display());
+    let out = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "-q",
+            "run",
+            "code-review",
+            "--args",
+            &at_file,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let response: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(response["type"], "skill/call/resp");
+    assert_eq!(response["name"], "code-review");
+    assert_eq!(response["data"]["success"], true);
+    assert!(!response["data"]["events"].as_array().unwrap().is_empty());
+    assert!(
+        stderr(&out).is_empty(),
+        "-q keeps stderr quiet: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_rejected_call_exits_3_with_the_code_on_stderr() {
+    let cwd = tempfile::tempdir().unwrap();
+    let unknown = skillet(
+        cwd.path(),
+        &["--skills-dir", &bundled(), "run", "no-such-skill"],
+    );
+    assert_eq!(unknown.status.code(), Some(3));
+    assert!(
+        stderr(&unknown).contains("unknown_skill"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let invalid = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "run",
+            "summarize",
+            "--args",
+            r#"{"txt":"x"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(invalid.status.code(), Some(3));
+    let response: Value = serde_json::from_str(&stdout(&invalid)).unwrap();
+    assert_eq!(response["error"]["code"], "schema_violation");
+}
+
+#[test]
+fn a_skill_that_never_produces_valid_output_exits_1() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "stubborn", 0, "{text: \"not json at all\"}");
+    let out = skillet(
+        skills.path(),
+        &[
+            "--skills-dir",
+            &skills.path().display().to_string(),
+            "run",
+            "stubborn",
+            "--args",
+            r#"{"text":"x"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let response: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(response["data"]["success"], false);
+    assert_eq!(response["data"]["error_code"], "schema_violation");
+}
+
+#[test]
+fn a_skill_past_its_timeout_exits_4() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "sleepy", 5_000, "{json: {echo: \"late\"}}");
+    let out = skillet(
+        skills.path(),
+        &[
+            "--skills-dir",
+            &skills.path().display().to_string(),
+            "run",
+            "sleepy",
+            "--args",
+            r#"{"text":"x"}"#,
+            "--timeout",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let response: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(response["data"]["error_code"], "timeout");
+}
+
+#[test]
+fn usage_errors_exit_2_and_setup_errors_exit_5() {
+    let cwd = tempfile::tempdir().unwrap();
+    let not_object = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "run",
+            "summarize",
+            "--args",
+            "[1,2]",
+        ],
+    );
+    assert_eq!(not_object.status.code(), Some(2));
+    assert!(
+        stderr(&not_object).contains("JSON object"),
+        "{}",
+        stderr(&not_object)
+    );
+    let unknown_flag = skillet(cwd.path(), &["run", "summarize", "--frobnicate"]);
+    assert_eq!(unknown_flag.status.code(), Some(2));
+
+    std::fs::write(
+        cwd.path().join("bad.toml"),
+        "[providers.x]\nkind = \"openai\"\nmodel = \"m\"\napi_key = \"sk-secret-canary\"\n",
+    )
+    .unwrap();
+    let bad_config = skillet(
+        cwd.path(),
+        &[
+            "--config",
+            "bad.toml",
+            "--skills-dir",
+            &bundled(),
+            "discover",
+        ],
+    );
+    assert_eq!(bad_config.status.code(), Some(5));
+    let message = stderr(&bad_config);
+    assert!(message.contains("providers.x.api_key"), "{message}");
+    assert!(
+        !message.contains("sk-secret-canary"),
+        "the key never appears: {message}"
+    );
+
+    let no_model = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "--provider",
+            "ollama",
+            "run",
+            "summarize",
+        ],
+    );
+    assert_eq!(no_model.status.code(), Some(5));
+    assert!(
+        stderr(&no_model).contains("--model"),
+        "{}",
+        stderr(&no_model)
+    );
+
+    let missing_dir = skillet(cwd.path(), &["--skills-dir", "/no/such/dir", "discover"]);
+    assert_eq!(missing_dir.status.code(), Some(5));
+}
+
+#[test]
+fn validate_prints_every_problem_with_its_location_and_exits_1() {
+    let root = tempfile::tempdir().unwrap();
+    // Two broken skills in one root: each is reported, with its location.
+    for (dir, frontmatter) in [
+        ("misnamed", "name: other-name\ndescription: d\n"),
+        (
+            "bogus-key",
+            "name: bogus-key\ndescription: d\nmetadata:\n  a2a-bogus: x\n",
+        ),
+    ] {
+        let dir = root.path().join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\n{frontmatter}---\nbody\n"),
+        )
+        .unwrap();
+    }
+    let out = skillet(
+        root.path(),
+        &["validate", &root.path().display().to_string()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("SKILL.md:frontmatter.name:"), "{text}");
+    assert!(text.contains("SKILL.md:metadata.a2a-bogus:"), "{text}");
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (file, location, reason) = (parts.next(), parts.next(), parts.next());
+        assert!(file.is_some_and(|f| f.ends_with("SKILL.md")), "{line}");
+        assert!(location.is_some_and(|l| !l.is_empty()), "{line}");
+        assert!(reason.is_some_and(|r| !r.trim().is_empty()), "{line}");
+    }
+
+    let good = skillet(root.path(), &["validate", &bundled()]);
+    assert_eq!(
+        good.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&good),
+        stderr(&good)
+    );
+}
+
+#[test]
+fn validate_strict_turns_warnings_into_failure() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("warned");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: warned\ndescription: d\nauthor: someone\n---\nbody\n",
+    )
+    .unwrap();
+    let path = dir.display().to_string();
+    let lenient = skillet(root.path(), &["validate", &path]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", stdout(&lenient));
+    assert!(stdout(&lenient).contains("warning"), "{}", stdout(&lenient));
+    let strict = skillet(root.path(), &["validate", "--strict", &path]);
+    assert_eq!(strict.status.code(), Some(1));
+}
+
+#[test]
+fn discover_filters_by_tag_and_json_is_a_discover_response() {
+    let cwd = tempfile::tempdir().unwrap();
+    let table = skillet(
+        cwd.path(),
+        &["--skills-dir", &bundled(), "discover", "--tag", "coding"],
+    );
+    assert_eq!(table.status.code(), Some(0));
+    assert!(stdout(&table).contains("code-review"));
+    assert!(!stdout(&table).contains("summarize"));
+    let json = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "discover",
+            "--category",
+            "writing",
+            "--json",
+        ],
+    );
+    let response: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(response["type"], "skill/discover/resp");
+    let names: Vec<&str> = response["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["summarize"]);
+}
+
+#[test]
+fn card_prints_a_valid_agent_card_with_tagged_skills() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &bundled(),
+            "card",
+            "--url",
+            "https://skills.example/a2e",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let card: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let skills = card["skills"].as_array().unwrap();
+    assert!(skills.len() >= 3);
+    for skill in skills {
+        assert!(!skill["tags"].as_array().unwrap().is_empty(), "{skill}");
+        assert!(skill["id"].is_string() && skill["description"].is_string());
+    }
+    assert!(!card["defaultInputModes"].as_array().unwrap().is_empty());
+    assert!(!card["defaultOutputModes"].as_array().unwrap().is_empty());
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        "https://skills.example/a2e"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let none = skillet(
+        cwd.path(),
+        &["--skills-dir", &empty.path().display().to_string(), "card"],
+    );
+    assert_eq!(
+        none.status.code(),
+        Some(1),
+        "a card without skills is invalid"
+    );
+}
