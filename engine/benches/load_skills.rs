@@ -80,7 +80,23 @@ fn main() {
     }
     let per_call = started.elapsed();
 
+    // Where load time goes: the same work per part, 1,000 times each.
+    let input: serde_json::Value = serde_json::from_str(INPUT_SCHEMA).expect("json");
+    let started = Instant::now();
+    for _ in 0..SKILLS {
+        skillet_engine::schema::CompiledSchema::compile(&input).expect("compiles");
+    }
+    let schema_compile = started.elapsed();
+    let body = skill_md(7);
+    let started = Instant::now();
+    for _ in 0..SKILLS {
+        skillet_engine::template::Template::compile(&body).expect("compiles");
+    }
+    let template_compile = started.elapsed();
+
     println!("generated {SKILLS} skills in {generated:?}");
+    println!("  {SKILLS} x strict schema check + compile: {schema_compile:?}");
+    println!("  {SKILLS} x template compile: {template_compile:?}");
     println!(
         "loaded + compiled {SKILLS} skills in {loaded:?} ({:?} per skill)",
         loaded / SKILLS as u32

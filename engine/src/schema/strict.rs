@@ -41,6 +41,9 @@ pub(super) fn meta_validator() -> Result<Validator, String> {
 /// Every strict-dialect violation of `schema`, unknown keywords first (each located at the
 /// keyword), then the rest (bad keyword values, located at the value).
 pub(super) fn keyword_errors(meta: &Validator, schema: &Value) -> Vec<SchemaError> {
+    if meta.is_valid(schema) {
+        return Vec::new();
+    }
     let mut unknown = Vec::new();
     let mut other = Vec::new();
     for error in meta.iter_errors(schema) {

@@ -102,16 +102,15 @@ fn split(text: &str) -> Option<(&str, &str, usize)> {
     }
     let yaml_start = first_end + 1;
     let mut offset = yaml_start;
-    let mut line = 2;
-    for raw_line in text[yaml_start..].split_inclusive('\n') {
+    // The YAML starts on line 2; the body starts on the line after the closing delimiter.
+    for (index, raw_line) in text[yaml_start..].split_inclusive('\n').enumerate() {
         let trimmed = raw_line.trim_end();
         if trimmed == "---" || trimmed == "..." {
             let yaml = &text[yaml_start..offset];
             let body = &text[offset + raw_line.len()..];
-            return Some((yaml, body, line + 1));
+            return Some((yaml, body, index + 3));
         }
         offset += raw_line.len();
-        line += 1;
     }
     None
 }
@@ -136,7 +135,7 @@ fn yaml_reason(e: &serde_saphyr::Error) -> String {
 /// Top-level frontmatter with positions; `metadata` keeps a position per key.
 struct RawFrontmatter {
     top: Vec<(String, Entry)>,
-    metadata: Option<(Vec<(String, Entry)>, usize, usize)>,
+    metadata: Option<Vec<(String, Entry)>>,
 }
 
 fn parse_yaml(yaml: &str) -> Result<RawFrontmatter, serde_saphyr::Error> {
@@ -194,13 +193,8 @@ impl<'de> Deserialize<'de> for RawFrontmatter {
                 let mut metadata = None;
                 while let Some(key) = map.next_key::<String>()? {
                     if key == "metadata" {
-                        let m = map.next_value::<Spanned<Option<MetadataMap>>>()?;
-                        let (line, column) = (
-                            m.referenced.line() as usize + 1,
-                            m.referenced.column() as usize,
-                        );
-                        let entries = m.value.map(|mm| mm.0).unwrap_or_default();
-                        metadata = Some((entries, line, column));
+                        let m = map.next_value::<Option<MetadataMap>>()?;
+                        metadata = Some(m.map(|mm| mm.0).unwrap_or_default());
                     } else {
                         top.push((key, entry(map.next_value::<Spanned<Value>>()?)));
                     }
@@ -294,10 +288,7 @@ fn check(
                 .at(2, 1),
         );
     }
-    let metadata = match raw.metadata {
-        Some((entries, _, _)) => entries,
-        None => Vec::new(),
-    };
+    let metadata = raw.metadata.unwrap_or_default();
     if problems.iter().filter(|p| p.is_error()).count() > before {
         return None;
     }

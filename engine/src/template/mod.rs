@@ -97,6 +97,12 @@ static PLACEHOLDER: LazyLock<regex::Regex> = LazyLock::new(|| {
 impl Template {
     /// Compiles a template source, rejecting everything but text and `{{ a.b }}` placeholders.
     pub fn compile(source: &str) -> Result<Template, TemplateError> {
+        if !source.contains("{{") {
+            // No `{{`, so no expression and no escape: the parse would be one raw string.
+            let mut segments = Vec::new();
+            push_text(&mut segments, source);
+            return Ok(Template::from_segments(segments, false));
+        }
         let parsed = HbsTemplate::compile(source).map_err(|e| {
             let (line, column) = e.pos().unwrap_or((1, 1));
             TemplateError {
