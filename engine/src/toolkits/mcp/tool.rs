@@ -73,8 +73,8 @@ impl Tool for McpTool {
         let shared: Arc<Shared> = self.shared.upgrade().ok_or_else(|| {
             ToolError::Unavailable(format!("MCP tool {} was shut down", self.name))
         })?;
+        let own_timeout_binds = shared.config.call_timeout <= ctx.deadline.remaining();
         let deadline = ctx.deadline.min_after(shared.config.call_timeout);
-        let budget = deadline.remaining();
         let arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -94,11 +94,15 @@ impl Tool for McpTool {
             biased;
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
             _ = tokio::time::sleep_until(deadline.instant()) => {
-                return Err(ToolError::Failed(format!(
-                    "MCP tool {} timed out after {}",
-                    self.name,
-                    format_duration(budget)
-                )));
+                return Err(ToolError::Failed(if own_timeout_binds {
+                    format!(
+                        "MCP tool {} timed out after {}",
+                        self.name,
+                        format_duration(shared.config.call_timeout)
+                    )
+                } else {
+                    format!("MCP tool {} did not finish before the call's deadline", self.name)
+                }));
             }
             result = peer.call_tool(params) => result,
         };
