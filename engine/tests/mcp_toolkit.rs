@@ -1,12 +1,14 @@
-//! MCP toolkits against real child processes of the in-tree `mcp-test-server`.
-//!
-//! The server binary belongs to another package, so `CARGO_BIN_EXE_*` does not exist here:
-//! [`test_server`] builds it once per test process with the same cargo, target directory and
-//! profile as this test (`cargo build -p mcp-test-server`, a no-op when it is fresh) and returns
-//! its path. Set `SKILLET_MCP_TEST_SERVER` to a built binary to skip that step.
+//! MCP toolkits against real child processes of the in-tree `mcp-test-server` (located by
+//! `mcp_support::test_server`): calls and result mapping, crash and restart, timeouts and
+//! cancellation, tool-list changes, `available_tools`, environment and cwd of the child,
+//! streamable HTTP with headers from the environment, failure statuses and skill blocking.
+
+mod mcp_support;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use mcp_support::test_server;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -19,57 +21,6 @@ use skillet_engine::tools::{
     Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, Toolkit, ToolkitStatus,
 };
 use tokio_util::sync::CancellationToken;
-
-/// The `mcp-test-server` binary, built on first use.
-fn test_server() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        if let Some(path) = std::env::var_os("SKILLET_MCP_TEST_SERVER") {
-            return PathBuf::from(path);
-        }
-        // This test runs from <target>/<profile>/deps/<name>-<hash>.
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test executable inside <target>/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("target directory");
-        let profile = profile_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("profile directory name");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = std::process::Command::new(cargo);
-        build
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "mcp-test-server",
-                "--bin",
-                "mcp-test-server",
-            ])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        match profile {
-            "debug" => {}
-            "release" => {
-                build.arg("--release");
-            }
-            other => {
-                build.args(["--profile", other]);
-            }
-        }
-        let status = build.status().expect("run cargo build for mcp-test-server");
-        assert!(
-            status.success(),
-            "building mcp-test-server failed: {status}"
-        );
-        let binary = profile_dir.join("mcp-test-server");
-        assert!(binary.exists(), "{} was not built", binary.display());
-        binary
-    })
-}
 
 /// Config for the test server over stdio, with extra TOML lines.
 fn stdio_config(extra: &str) -> McpToolkitConfig {
