@@ -98,6 +98,12 @@ impl McpToolkit {
         &self.shared.config
     }
 
+    /// Follows the status as it changes (e.g. to re-run `Registry::resolve_dependencies` when
+    /// the server comes up or goes down, so skills become `Published` or `Blocked`).
+    pub fn watch_status(&self) -> watch::Receiver<ToolkitStatus> {
+        self.shared.status.subscribe()
+    }
+
     /// Waits until the status is `Ready`, `Failed` or `Stopped` and returns it.
     async fn settled_status(&self) -> ToolkitStatus {
         let mut rx = self.shared.status.subscribe();
