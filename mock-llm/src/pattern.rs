@@ -209,7 +209,13 @@ fn parse_quantifier(c: &[char], pos: &mut usize, atom: Node) -> Option<Node> {
     })
 }
 
+/// Longest string generated; patterns like `(a{9999}){9999}` give up instead.
+const MAX_LEN: usize = 10_000;
+
 fn emit(node: &Node, reps: usize, out: &mut String) -> Option<()> {
+    if out.len() > MAX_LEN {
+        return None;
+    }
     match node {
         Node::Char(ch) => out.push(*ch),
         Node::Class {

@@ -15,13 +15,25 @@ use serde_json::{Map, Number, Value, json};
 /// recursive schemas terminate.
 const DEPTH_LIMIT: usize = 24;
 
+/// Schemas arrive from requests, so sizes and work are capped: a hostile schema gets a (possibly
+/// invalid) instance quickly instead of exhausting the server.
+const MAX_ITEMS: usize = 1_000;
+const MAX_STRING: usize = 10_000;
+const MAX_FLATTEN_STEPS: u32 = 10_000;
+
 /// A deterministic instance of `schema` (`$ref`s resolve against `schema` itself).
 pub fn synthesize(schema: &Value) -> Value {
-    Synth { root: schema }.instance(schema, "value", 0, 0)
+    let synth = Synth {
+        root: schema,
+        budget: std::cell::Cell::new(MAX_FLATTEN_STEPS),
+    };
+    synth.instance(schema, "value", 0, 0)
 }
 
 struct Synth<'a> {
     root: &'a Value,
+    /// Remaining `flatten` steps; `allOf` of `$ref`s can otherwise fan out exponentially.
+    budget: std::cell::Cell<u32>,
 }
 
 impl Synth<'_> {
@@ -62,9 +74,11 @@ impl Synth<'_> {
         let Some(obj) = schema.as_object() else {
             return schema.clone();
         };
-        if depth > DEPTH_LIMIT * 2 {
+        let budget = self.budget.get();
+        if depth > DEPTH_LIMIT * 2 || budget == 0 {
             return Value::Object(obj.clone());
         }
+        self.budget.set(budget - 1);
         let mut base = obj.clone();
         let mut parts = Vec::new();
         if let Some(Value::String(r)) = base.remove("$ref")
@@ -118,7 +132,8 @@ impl Synth<'_> {
         let min = obj
             .get("minProperties")
             .and_then(Value::as_u64)
-            .map_or(0, to_usize);
+            .map_or(0, to_usize)
+            .min(MAX_ITEMS);
         let extra_schema = match obj.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
             Some(s @ Value::Object(_)) => Some(s.clone()),
@@ -164,7 +179,8 @@ impl Synth<'_> {
         let min = obj
             .get("minItems")
             .and_then(Value::as_u64)
-            .map_or(0, to_usize);
+            .map_or(0, to_usize)
+            .min(MAX_ITEMS);
         let max = obj
             .get("maxItems")
             .and_then(Value::as_u64)
@@ -299,7 +315,8 @@ fn string(obj: &Map<String, Value>, hint: &str, variant: usize) -> Value {
     let min = obj
         .get("minLength")
         .and_then(Value::as_u64)
-        .map_or(0, to_usize);
+        .map_or(0, to_usize)
+        .min(MAX_STRING);
     let max = obj
         .get("maxLength")
         .and_then(Value::as_u64)
@@ -336,8 +353,9 @@ fn string(obj: &Map<String, Value>, hint: &str, variant: usize) -> Value {
             s.push(digit);
         }
     }
-    while s.chars().count() < min {
-        s.push('x');
+    let len = s.chars().count();
+    if len < min {
+        s.push_str(&"x".repeat(min - len));
     }
     Value::String(s)
 }

@@ -111,6 +111,17 @@ fn same_schema_gives_the_same_instance() {
 }
 
 #[test]
+fn hostile_schemas_finish_quickly_without_huge_output() {
+    let fan_out = json!({"allOf": [{"$ref": "#"}, {"$ref": "#"}], "type": "object"});
+    let _ = synthesize(&fan_out);
+    let huge = json!({"type": "array", "minItems": 1_000_000_000u64, "items": {"type": "string", "minLength": 1_000_000_000u64}});
+    let i = synthesize(&huge);
+    assert!(i.to_string().len() < 200_000_000);
+    let nested_pattern = json!({"type": "string", "pattern": "^(a{9999}){9999}$"});
+    assert!(synthesize(&nested_pattern).as_str().unwrap().len() <= 200_000);
+}
+
+#[test]
 fn degenerate_schemas_do_not_panic() {
     for s in [
         json!(true),
