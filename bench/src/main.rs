@@ -1,0 +1,230 @@
+//! `skillet-bench`: the bench-calc skill (two calculator calls, then a validated JSON answer)
+//! against mock-llm, N calls at concurrency C, in four modes — `raw` (the same HTTP requests
+//! from a bare client: the floor), `engine` (the executor as a library), `wire`
+//! (`skillet serve --http`) and `stdio` (`skillet serve --stdio`) — reporting calls/s,
+//! turns/s, p50/p99 latency, CPU per turn, peak RSS and the ratios to `raw`.
+//!
+//! Every run happens in a fresh child process (`--one`), so peak RSS is that run's; runs of
+//! different modes are interleaved so that a machine getting busier hurts them all alike.
+//! See `BENCHMARKS.md` at the repository root.
+//!
+//! Module map: `workload` (skill, scenario, executor) · `mock` (where mock-llm runs) · `modes`
+//! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `run` (one
+//! measured run) · `measure` (CPU/RSS from /proc, percentiles, the report) · `summary`
+//! (medians, ratios).
+
+mod measure;
+mod mock;
+mod modes;
+mod run;
+mod serve;
+mod summary;
+mod workload;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use measure::RunReport;
+use run::{MockPlacement, Mode, RunSpec};
+use summary::Summary;
+
+/// Measures Skillet's overhead over a bare HTTP client on a 3-turn skill against mock-llm.
+#[derive(Debug, Parser)]
+#[command(
+    name = "skillet-bench",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// Serve the bench scenario on 127.0.0.1:0, print the base URL, stop at end of stdin.
+    Mock {
+        /// Delay before each model response, in milliseconds.
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct BenchArgs {
+    /// Modes to run, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "raw,engine,wire,stdio"
+    )]
+    mode: Vec<Mode>,
+    /// Calls per run.
+    #[arg(long, short = 'n', default_value_t = 200)]
+    calls: u64,
+    /// Calls in flight at once.
+    #[arg(long, short = 'c', default_value_t = 16)]
+    concurrency: u64,
+    /// Mock latency per model response, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Runs per mode (the summary reports medians).
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Where mock-llm runs: a thread of the bench process, or a child process (use it above
+    /// ~9,000 concurrent calls: one process cannot hold both ends of that many sockets).
+    #[arg(long, value_enum, default_value = "inproc")]
+    mock: MockPlacement,
+    /// Use a running mock-llm serving bench/skills/bench-calc/mock-scenario.yaml instead.
+    #[arg(long, value_name = "URL")]
+    mock_url: Option<String>,
+    /// The skillet binary for wire and stdio (default: next to this binary).
+    #[arg(long, value_name = "PATH")]
+    skillet: Option<PathBuf>,
+    /// Print the summary (every run, medians, ratios) as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Internal: take one run of the first mode in this process and print its JSON report.
+    #[arg(long, hide = true)]
+    one: bool,
+}
+
+impl BenchArgs {
+    fn spec(&self, mode: Mode) -> RunSpec {
+        RunSpec {
+            mode,
+            calls: self.calls,
+            concurrency: self.concurrency,
+            latency: Duration::from_millis(self.latency_ms),
+            mock: self.mock,
+            mock_url: self.mock_url.clone(),
+            skillet: self.skillet.clone(),
+        }
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Some(Sub::Mock { latency_ms }) => runtime()
+            .and_then(|rt| rt.block_on(mock::serve_child(Duration::from_millis(*latency_ms)))),
+        None if cli.bench.one => one(&cli.bench),
+        None => orchestrate(&cli.bench),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("skillet-bench: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// `--one`: a single run in this process, its report as one JSON line.
+fn one(args: &BenchArgs) -> anyhow::Result<()> {
+    let mode = *args
+        .mode
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("--mode is empty"))?;
+    let report = runtime()?.block_on(run::run(&args.spec(mode)))?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+/// Every (run, mode) in a fresh `--one` child, interleaved; then the summary.
+fn orchestrate(args: &BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.calls > 0 && args.concurrency > 0,
+        "--calls and --concurrency must be at least 1"
+    );
+    let exe = std::env::current_exe()?;
+    let mut reports = Vec::new();
+    for round in 1..=args.runs.max(1) {
+        for mode in &args.mode {
+            let report = spawn_one(&exe, args, *mode)?;
+            if !args.json {
+                eprintln!("[{round}/{}] {}", args.runs.max(1), report.line());
+            }
+            if report.failures > 0 {
+                eprintln!(
+                    "  {} of {} calls failed; first: {}",
+                    report.failures,
+                    report.calls,
+                    report.first_failure.as_deref().unwrap_or("?")
+                );
+            }
+            reports.push(report);
+        }
+    }
+    let failed = reports.iter().any(|r| r.failures > 0);
+    let summary = Summary::of(reports);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "\nN={} C={} latency={} ms, mock {}, medians of {} run(s), load average now {}",
+            args.calls,
+            args.concurrency,
+            args.latency_ms,
+            if args.mock_url.is_some() {
+                "external"
+            } else if args.mock == MockPlacement::Child {
+                "child"
+            } else {
+                "inproc"
+            },
+            args.runs.max(1),
+            measure::load_average().map_or("?".to_owned(), |l| format!("{l:.2}")),
+        );
+        print!("{}", summary.table());
+    }
+    anyhow::ensure!(!failed, "some calls failed (see above)");
+    Ok(())
+}
+
+fn spawn_one(exe: &std::path::Path, args: &BenchArgs, mode: Mode) -> anyhow::Result<RunReport> {
+    let mut command = Command::new(exe);
+    command
+        .arg("--one")
+        .arg("--mode")
+        .arg(mode.name())
+        .arg("--calls")
+        .arg(args.calls.to_string())
+        .arg("--concurrency")
+        .arg(args.concurrency.to_string())
+        .arg("--latency-ms")
+        .arg(args.latency_ms.to_string())
+        .arg("--mock")
+        .arg(match args.mock {
+            MockPlacement::Inproc => "inproc",
+            MockPlacement::Child => "child",
+        });
+    if let Some(url) = &args.mock_url {
+        command.arg("--mock-url").arg(url);
+    }
+    if let Some(skillet) = &args.skillet {
+        command.arg("--skillet").arg(skillet);
+    }
+    let output = command.stderr(Stdio::inherit()).output()?;
+    anyhow::ensure!(
+        output.status.success(),
+        "{} run failed ({})",
+        mode.name(),
+        output.status
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(text.trim())
+        .map_err(|e| anyhow::anyhow!("{} run printed no report ({e}): {text}", mode.name()))
+}

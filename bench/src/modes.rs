@@ -1,0 +1,195 @@
+//! The four ways of running the workload, and the driver that runs N calls at concurrency C
+//! through any of them.
+//!
+//! - `raw` — the floor: the exact HTTP requests the engine sends for one call (captured once
+//!   from a mock journal by [`capture`]), replayed in order by a bare `reqwest` client.
+//! - `engine` — `Executor::call` in this process.
+//! - `wire`, `stdio` — through a `skillet serve` child (see `serve`).
+//!
+//! Every call's answer is checked (the engine modes: a successful result equal to
+//! [`workload::expected_output`]; `raw`: three 200 answers, the last carrying the final JSON),
+//! so a fast run of failures cannot pass for a fast run.
+//!
+//! Not here: the `skillet serve` children (`serve`), measurement (`measure`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mock_llm::{MockConfig, MockServer, Scenario};
+use skillet_engine::protocol::SkillCallResponse;
+use skillet_engine::service::SkillService;
+use tokio_util::sync::CancellationToken;
+
+use crate::workload::{self, SkillFiles};
+
+/// What a driven run produced.
+#[derive(Debug)]
+pub struct Driven {
+    /// Latency of every call (failed ones included), unsorted.
+    pub latencies: Vec<Duration>,
+    /// How many calls failed.
+    pub failures: u64,
+    /// The first failure's reason.
+    pub first_failure: Option<String>,
+    /// Wall time from the first call's start to the last call's end.
+    pub wall: Duration,
+}
+
+/// Runs `calls` calls of `call(i)` with at most `concurrency` in flight.
+pub async fn drive<F, Fut>(calls: u64, concurrency: u64, call: F) -> Driven
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let call = Arc::new(call);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.clamp(1, calls.max(1)) {
+        let (call, next) = (Arc::clone(&call), Arc::clone(&next));
+        workers.spawn(async move {
+            let mut latencies = Vec::new();
+            let mut failures = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= calls {
+                    break;
+                }
+                let t0 = Instant::now();
+                let outcome = call(i).await;
+                latencies.push(t0.elapsed());
+                if let Err(reason) = outcome {
+                    failures.push(reason);
+                }
+            }
+            (latencies, failures)
+        });
+    }
+    let mut driven = Driven {
+        latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)),
+        failures: 0,
+        first_failure: None,
+        wall: Duration::ZERO,
+    };
+    while let Some(joined) = workers.join_next().await {
+        match joined {
+            Ok((latencies, failures)) => {
+                driven.latencies.extend(latencies);
+                driven.failures += failures.len() as u64;
+                if driven.first_failure.is_none() {
+                    driven.first_failure = failures.into_iter().next();
+                }
+            }
+            Err(e) => {
+                driven.failures += 1;
+                driven
+                    .first_failure
+                    .get_or_insert(format!("worker panicked: {e}"));
+            }
+        }
+    }
+    driven.wall = started.elapsed();
+    driven
+}
+
+/// Checks one engine answer: a successful result whose data is the expected output.
+pub fn check_response(response: &SkillCallResponse) -> Result<(), String> {
+    if let Some(error) = &response.error {
+        return Err(format!("rejected: {:?}: {}", error.code, error.message));
+    }
+    let Some(result) = &response.data else {
+        return Err("response without data or error".into());
+    };
+    if !result.success {
+        return Err(format!(
+            "failed: {:?}: {}",
+            result.error_code,
+            result.error.as_deref().unwrap_or("")
+        ));
+    }
+    if result.data.as_ref() != Some(&workload::expected_output()) {
+        return Err(format!("unexpected output: {:?}", result.data));
+    }
+    Ok(())
+}
+
+/// One HTTP request of a call, as the engine sent it.
+#[derive(Debug, Clone)]
+pub struct CapturedRequest {
+    /// Request path (`/v1/chat/completions`).
+    pub path: String,
+    /// The JSON body, serialized in the order it arrived.
+    pub body: String,
+}
+
+/// Runs one call through the executor against a fresh mock with a full journal and returns the
+/// chat requests it made, in order (one per turn).
+pub async fn capture(files: &SkillFiles) -> anyhow::Result<Vec<CapturedRequest>> {
+    let server = MockServer::start(
+        MockConfig::default().with_scenario(Scenario::from_yaml_str(workload::SCENARIO)?),
+    )
+    .await?;
+    let executor = workload::executor(files, &server.base_url())?;
+    let response = executor
+        .call(workload::request(), None, CancellationToken::new())
+        .await;
+    check_response(&response).map_err(|e| anyhow::anyhow!("capture call: {e}"))?;
+    let requests: Vec<CapturedRequest> = server
+        .journal()
+        .into_iter()
+        .filter(|entry| entry.endpoint == "openai.chat")
+        .map(|entry| CapturedRequest {
+            path: entry.path,
+            body: entry.body.to_string(),
+        })
+        .collect();
+    server.shutdown().await;
+    anyhow::ensure!(
+        requests.len() as u64 == workload::TURNS_PER_CALL,
+        "the engine made {} model requests for one call, expected {}",
+        requests.len(),
+        workload::TURNS_PER_CALL
+    );
+    Ok(requests)
+}
+
+/// A bare client with a connection pool as large as the concurrency, like the engine's.
+pub fn http_client() -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()?)
+}
+
+/// One raw call: the captured requests in order, each answer read to the end.
+pub async fn raw_call(
+    client: &reqwest::Client,
+    base_url: &str,
+    requests: &[CapturedRequest],
+) -> Result<(), String> {
+    let mut last = String::new();
+    for request in requests {
+        let response = client
+            .post(format!("{base_url}{}", request.path))
+            .header("content-type", "application/json")
+            .bearer_auth("bench-key")
+            .body(request.body.clone())
+            .send()
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+        let status = response.status();
+        last = response
+            .text()
+            .await
+            .map_err(|e| format!("read body: {e}"))?;
+        if !status.is_success() {
+            return Err(format!("HTTP {status}: {last}"));
+        }
+    }
+    // The final answer carries the JSON the engine would validate.
+    if !last.contains("42 + 1 = 43") {
+        return Err(format!("unexpected final answer: {last}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! One run of one mode in this process: start the mock, prepare the mode (capture the raw
+//! requests, build the executor, or start a `skillet serve` child), make one warm-up call, then
+//! drive N calls at concurrency C and turn the counters into a [`RunReport`].
+//!
+//! Not here: several runs and modes (`main` runs each in a fresh process so peak RSS is per
+//! run), the modes themselves (`modes`, `serve`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use skillet_engine::service::SkillService;
+use tokio_util::sync::CancellationToken;
+
+use crate::measure::{self, RunReport};
+use crate::mock::Mock;
+use crate::modes::{self, Driven};
+use crate::serve::{self, ServeChild};
+use crate::workload::{self, SkillFiles};
+
+/// How calls reach the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// The engine's HTTP requests from a bare reqwest client: the floor.
+    Raw,
+    /// `Executor::call` in this process.
+    Engine,
+    /// `skillet serve --http` child, JSON over loopback.
+    Wire,
+    /// `skillet serve --stdio` child, JSON Lines over pipes.
+    Stdio,
+}
+
+impl Mode {
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Raw => "raw",
+            Mode::Engine => "engine",
+            Mode::Wire => "wire",
+            Mode::Stdio => "stdio",
+        }
+    }
+}
+
+/// Where the mock runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MockPlacement {
+    /// A thread of the bench process (its CPU time is subtracted).
+    Inproc,
+    /// A child process (needed above ~9,000 concurrent calls: file descriptors).
+    Child,
+}
+
+/// The parameters of one run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The mode.
+    pub mode: Mode,
+    /// Calls to make.
+    pub calls: u64,
+    /// Calls in flight at once.
+    pub concurrency: u64,
+    /// Mock latency per model response.
+    pub latency: Duration,
+    /// Where the mock runs (ignored with `mock_url`).
+    pub mock: MockPlacement,
+    /// A running mock-llm serving the bench scenario.
+    pub mock_url: Option<String>,
+    /// The `skillet` binary for `wire` and `stdio`.
+    pub skillet: Option<PathBuf>,
+}
+
+/// Runs `spec` and measures it.
+pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
+    let files = SkillFiles::write()?;
+    let mock = match (&spec.mock_url, spec.mock) {
+        (Some(url), _) => Mock::External {
+            url: url.trim_end_matches('/').to_owned(),
+        },
+        (None, MockPlacement::Inproc) => Mock::start_inproc(spec.latency)?,
+        (None, MockPlacement::Child) => Mock::start_child(spec.latency)?,
+    };
+    let url = mock.url().to_owned();
+    // `serve` answers calls beyond its limit with an error instead of queueing them.
+    let max_calls = usize::try_from(spec.concurrency)?.max(64);
+    let (calls, concurrency) = (spec.calls, spec.concurrency);
+
+    let mut server: Option<ServeChild> = None;
+    let (driven, start) = match spec.mode {
+        Mode::Raw => {
+            let requests = Arc::new(modes::capture(&files).await?);
+            let client = modes::http_client()?;
+            modes::raw_call(&client, &url, &requests)
+                .await
+                .map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
+            let start = Baseline::take(&mock, None)?;
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let (client, url, requests) = (client.clone(), url.clone(), requests.clone());
+                async move { modes::raw_call(&client, &url, &requests).await }
+            })
+            .await;
+            (driven, start)
+        }
+        Mode::Engine => {
+            let executor = workload::executor(&files, &url)?;
+            let warm = executor
+                .call(workload::request(), None, CancellationToken::new())
+                .await;
+            modes::check_response(&warm).map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
+            let start = Baseline::take(&mock, None)?;
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let executor = executor.clone();
+                async move {
+                    let response = executor
+                        .call(workload::request(), None, CancellationToken::new())
+                        .await;
+                    modes::check_response(&response)
+                }
+            })
+            .await;
+            (driven, start)
+        }
+        Mode::Wire => {
+            let skillet = serve::find_skillet(spec.skillet.as_deref())?;
+            let (child, a2e) = serve::start_http(&skillet, &files, &url, max_calls).await?;
+            let client = modes::http_client()?;
+            let warm = serve::wire_call(&client, &a2e).await;
+            let child = warmed(child, warm).await?;
+            let start = Baseline::take(&mock, Some(&child))?;
+            server = Some(child);
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let (client, a2e) = (client.clone(), a2e.clone());
+                async move { serve::wire_call(&client, &a2e).await }
+            })
+            .await;
+            (driven, start)
+        }
+        Mode::Stdio => {
+            let skillet = serve::find_skillet(spec.skillet.as_deref())?;
+            let (child, client) = serve::start_stdio(&skillet, &files, &url, max_calls)?;
+            let warm = client.call().await;
+            let child = warmed(child, warm).await?;
+            let start = Baseline::take(&mock, Some(&child))?;
+            server = Some(child);
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let client = client.clone();
+                async move { client.call().await }
+            })
+            .await;
+            (driven, start)
+        }
+    };
+    let end = Baseline::take(&mock, server.as_ref())?;
+    let report = report(spec, &mock, &driven, &start, &end);
+    if let Some(server) = server {
+        server.stop().await;
+    }
+    mock.stop();
+    Ok(report)
+}
+
+/// Fails with the child's stderr when its warm-up call failed.
+async fn warmed(child: ServeChild, warm: Result<(), String>) -> anyhow::Result<ServeChild> {
+    match warm {
+        Ok(()) => Ok(child),
+        Err(e) => {
+            // Give the stderr reader a moment to collect the child's last words.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let tail = child.stderr_tail();
+            child.stop().await;
+            anyhow::bail!("warm-up call through skillet failed: {e}\nskillet stderr:\n{tail}")
+        }
+    }
+}
+
+/// CPU counters at one moment.
+#[derive(Debug, Clone, Copy)]
+struct Baseline {
+    process: f64,
+    mock: f64,
+    server: f64,
+    server_rss: u64,
+}
+
+impl Baseline {
+    fn take(mock: &Mock, server: Option<&ServeChild>) -> anyhow::Result<Baseline> {
+        let (server, server_rss) = match server {
+            Some(child) => child.usage()?,
+            None => (0.0, 0),
+        };
+        Ok(Baseline {
+            process: measure::cpu_seconds("self")?,
+            mock: mock.cpu_seconds()?,
+            server,
+            server_rss,
+        })
+    }
+}
+
+fn report(
+    spec: &RunSpec,
+    mock: &Mock,
+    driven: &Driven,
+    start: &Baseline,
+    end: &Baseline,
+) -> RunReport {
+    let mut latencies = driven.latencies.clone();
+    latencies.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let turns = spec.calls * workload::TURNS_PER_CALL;
+    let wall = driven.wall.as_secs_f64().max(f64::EPSILON);
+    let mock_cpu = end.mock - start.mock;
+    let client_cpu = match mock {
+        // The in-process mock's thread is part of this process's counters.
+        Mock::InProc { .. } => (end.process - start.process) - mock_cpu,
+        _ => end.process - start.process,
+    };
+    let server_cpu = end.server - start.server;
+    #[allow(clippy::cast_precision_loss)]
+    RunReport {
+        mode: spec.mode.name().to_owned(),
+        calls: spec.calls,
+        concurrency: spec.concurrency,
+        latency_ms: u64::try_from(spec.latency.as_millis()).unwrap_or(u64::MAX),
+        mock: mock.placement().to_owned(),
+        failures: driven.failures,
+        first_failure: driven.first_failure.clone(),
+        turns,
+        wall_s: wall,
+        calls_per_s: spec.calls as f64 / wall,
+        turns_per_s: turns as f64 / wall,
+        p50_ms: ms(measure::quantile(&latencies, 0.50)),
+        p99_ms: ms(measure::quantile(&latencies, 0.99)),
+        max_ms: ms(latencies.last().copied().unwrap_or_default()),
+        client_cpu_s: client_cpu.max(0.0),
+        server_cpu_s: server_cpu.max(0.0),
+        mock_cpu_s: mock_cpu.max(0.0),
+        cpu_us_per_turn: (client_cpu + server_cpu).max(0.0) * 1e6 / (turns.max(1) as f64),
+        peak_rss_kib: measure::peak_rss_kib("self").unwrap_or(0),
+        server_peak_rss_kib: end.server_rss,
+        load_avg: measure::load_average(),
+    }
+}

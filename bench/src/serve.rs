@@ -1,0 +1,293 @@
+//! The `wire` and `stdio` modes: a real `skillet serve` child configured (through a generated
+//! `skillet.toml`) with the bench skill, the mock as its only provider and a concurrent-call
+//! limit as large as the run's concurrency.
+//!
+//! The binary is `--skillet PATH`, else `skillet` next to this binary (cargo puts both in
+//! `target/<profile>/`: build it with `cargo build --release -p skillet-engine --bin skillet`).
+//!
+//! Not here: the driver and the answer check (`modes`).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use skillet_engine::protocol::{self, Message, SkillCallResponse};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::measure;
+use crate::workload::{self, SkillFiles};
+
+/// Finds the `skillet` binary: `explicit`, else next to the running executable.
+pub fn find_skillet(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        anyhow::ensure!(path.is_file(), "--skillet {}: no such file", path.display());
+        return Ok(path.to_owned());
+    }
+    let exe = std::env::current_exe()?;
+    let beside = exe.with_file_name("skillet");
+    anyhow::ensure!(
+        beside.is_file(),
+        "no skillet binary at {}; build it with `cargo build --release -p skillet-engine \
+         --bin skillet` (same profile as skillet-bench) or pass --skillet PATH",
+        beside.display()
+    );
+    Ok(beside)
+}
+
+/// A running `skillet serve` child.
+#[derive(Debug)]
+pub struct ServeChild {
+    child: Child,
+    /// Where stderr lines after startup go (the last few are kept for error messages).
+    stderr_tail: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServeChild {
+    fn spawn(
+        skillet: &Path,
+        files: &SkillFiles,
+        mock_url: &str,
+        max_calls: usize,
+        transport: &[&str],
+    ) -> anyhow::Result<Command> {
+        let config = files.write_config(mock_url, max_calls)?;
+        let mut command = Command::new(skillet);
+        command
+            .arg("--config")
+            .arg(config)
+            .arg("serve")
+            .args(transport)
+            .env(workload::API_KEY_ENV, "bench-key")
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_MODEL")
+            .env_remove("SKILLET_BASE_URL")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        Ok(command)
+    }
+
+    /// CPU seconds and peak RSS (KiB) of the child so far.
+    pub fn usage(&self) -> anyhow::Result<(f64, u64)> {
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow::anyhow!("skillet child already exited"))?
+            .to_string();
+        Ok((measure::cpu_seconds(&pid)?, measure::peak_rss_kib(&pid)?))
+    }
+
+    /// The last stderr lines, for error messages.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.join("\n"))
+            .unwrap_or_default()
+    }
+
+    /// Stops the child (end of input for stdio, then SIGKILL) and waits for it.
+    pub async fn stop(mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// Keeps reading `stderr` on a thread, keeping the last lines; returns the lines read until
+/// `until` matched one (that line included), or all of them if the stream ended first.
+fn follow_stderr(
+    stderr: std::process::ChildStderr,
+    tail: Arc<Mutex<Vec<String>>>,
+    until: impl Fn(&str) -> bool + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !found && until(&line) {
+                found = true;
+                let _ = tx.send(line.clone());
+            }
+            if let Ok(mut tail) = tail.lock() {
+                tail.push(line);
+                let excess = tail.len().saturating_sub(20);
+                tail.drain(..excess);
+            }
+        }
+    });
+    rx
+}
+
+fn into_std_stderr(child: &mut Child) -> anyhow::Result<std::process::ChildStderr> {
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("skillet child has no stderr"))?;
+    // A blocking reader thread is simplest for a pipe nobody waits on.
+    let fd = stderr.into_owned_fd()?;
+    Ok(std::process::ChildStderr::from(fd))
+}
+
+/// `skillet serve --http 127.0.0.1:0`; returns the child and its A2E URL.
+pub async fn start_http(
+    skillet: &Path,
+    files: &SkillFiles,
+    mock_url: &str,
+    max_calls: usize,
+) -> anyhow::Result<(ServeChild, String)> {
+    let mut child = ServeChild::spawn(
+        skillet,
+        files,
+        mock_url,
+        max_calls,
+        &["--http", "127.0.0.1:0"],
+    )?
+    .spawn()?;
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let found = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |line| {
+        line.contains("serving A2E on http://")
+    });
+    let line =
+        tokio::task::spawn_blocking(move || found.recv_timeout(std::time::Duration::from_secs(30)))
+            .await?;
+    let served = ServeChild {
+        child,
+        stderr_tail: tail,
+    };
+    let Ok(line) = line else {
+        let tail = served.stderr_tail();
+        served.stop().await;
+        anyhow::bail!("skillet serve --http did not start:\n{tail}");
+    };
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") && w.ends_with("/a2e"))
+        .ok_or_else(|| anyhow::anyhow!("no URL in {line:?}"))?
+        .to_owned();
+    Ok((served, url))
+}
+
+/// One `wire` call: `POST /a2e` with the request, the JSON answer checked.
+pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String> {
+    let body = protocol::encode(&Message::CallRequest(workload::request()));
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| format!("send: {e}"))?;
+    let status = response.status();
+    let text = response
+        .text()
+        .await
+        .map_err(|e| format!("read body: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {text}"));
+    }
+    match protocol::decode(&text) {
+        Ok(Message::CallResponse(response)) => crate::modes::check_response(&response),
+        Ok(other) => Err(format!("unexpected {}", other.type_name())),
+        Err(e) => Err(format!("undecodable answer: {e}")),
+    }
+}
+
+type Waiters = Arc<Mutex<HashMap<String, oneshot::Sender<SkillCallResponse>>>>;
+
+/// A `skillet serve --stdio` child with a writer task (requests, one per line) and a reader
+/// task (answers, routed to their callers by `req_id`).
+#[derive(Debug, Clone)]
+pub struct StdioClient {
+    lines: mpsc::UnboundedSender<String>,
+    waiters: Waiters,
+}
+
+/// `skillet serve --stdio`; returns the child and a client for it.
+pub fn start_stdio(
+    skillet: &Path,
+    files: &SkillFiles,
+    mock_url: &str,
+    max_calls: usize,
+) -> anyhow::Result<(ServeChild, StdioClient)> {
+    let mut child =
+        ServeChild::spawn(skillet, files, mock_url, max_calls, &["--stdio"])?.spawn()?;
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let _ = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |_| false);
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("skillet child has no stdin"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("skillet child has no stdout"))?;
+    let (lines, mut outgoing) = mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut buffer = Vec::new();
+        while let Some(line) = outgoing.recv().await {
+            buffer.clear();
+            buffer.extend_from_slice(line.as_bytes());
+            buffer.push(b'\n');
+            // Batch whatever else is queued into one write.
+            while let Ok(more) = outgoing.try_recv() {
+                buffer.extend_from_slice(more.as_bytes());
+                buffer.push(b'\n');
+            }
+            if stdin.write_all(&buffer).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let waiters: Waiters = Arc::default();
+    let routed = Arc::clone(&waiters);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            if let Ok(Message::CallResponse(response)) = protocol::decode(&line) {
+                let waiter = routed
+                    .lock()
+                    .ok()
+                    .and_then(|mut w| w.remove(&response.req_id));
+                if let Some(waiter) = waiter {
+                    let _ = waiter.send(response);
+                }
+            }
+        }
+        // The child is gone: callers still waiting see their sender dropped.
+        if let Ok(mut w) = routed.lock() {
+            w.clear();
+        }
+    });
+    Ok((
+        ServeChild {
+            child,
+            stderr_tail: tail,
+        },
+        StdioClient { lines, waiters },
+    ))
+}
+
+impl StdioClient {
+    /// One `stdio` call: the request written as a line, its answer awaited and checked.
+    pub async fn call(&self) -> Result<(), String> {
+        let request = workload::request();
+        let (tx, rx) = oneshot::channel();
+        self.waiters
+            .lock()
+            .map_err(|_| "waiter table poisoned".to_owned())?
+            .insert(request.id.clone(), tx);
+        self.lines
+            .send(protocol::encode(&Message::CallRequest(request)))
+            .map_err(|_| "skillet child's stdin is closed".to_owned())?;
+        let response = rx
+            .await
+            .map_err(|_| "skillet child ended before answering".to_owned())?;
+        crate::modes::check_response(&response)
+    }
+}

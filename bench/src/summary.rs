@@ -1,0 +1,171 @@
+//! Several runs of several modes → medians per mode and the mode/raw ratios: what
+//! `BENCHMARKS.md` quotes.
+//!
+//! Not here: taking one run (`run`).
+
+use serde::Serialize;
+
+use crate::measure::RunReport;
+
+/// The median of `values` (mean of the middle two for an even count); 0 for none.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        f64::midpoint(values[mid - 1], values[mid])
+    }
+}
+
+/// Medians of one mode's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeMedians {
+    /// The mode.
+    pub mode: String,
+    /// Runs taken.
+    pub runs: usize,
+    /// Failed calls over all runs.
+    pub failures: u64,
+    /// Median calls/s.
+    pub calls_per_s: f64,
+    /// Median turns/s.
+    pub turns_per_s: f64,
+    /// Median p50 latency.
+    pub p50_ms: f64,
+    /// Median p99 latency.
+    pub p99_ms: f64,
+    /// Median CPU µs per turn (client + server).
+    pub cpu_us_per_turn: f64,
+    /// Median peak RSS of the bench process, KiB.
+    pub peak_rss_kib: f64,
+    /// Median peak RSS of the `skillet serve` child, KiB.
+    pub server_peak_rss_kib: f64,
+    /// Median wall time, s.
+    pub wall_s: f64,
+}
+
+/// A mode compared with `raw`: >1 means the mode costs more (CPU, latency) or does less
+/// (throughput: raw calls/s over the mode's).
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratios {
+    /// The mode.
+    pub mode: String,
+    /// CPU per turn, mode / raw.
+    pub cpu_per_turn: f64,
+    /// p50 latency, mode / raw.
+    pub p50: f64,
+    /// Throughput, raw / mode.
+    pub throughput: f64,
+}
+
+/// Everything one `skillet-bench` invocation measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Every run, in the order taken.
+    pub runs: Vec<RunReport>,
+    /// Medians per mode.
+    pub medians: Vec<ModeMedians>,
+    /// Ratios to `raw` (when `raw` was run).
+    pub ratios: Vec<Ratios>,
+}
+
+impl Summary {
+    /// Summarises `runs` (modes in order of first appearance).
+    pub fn of(runs: Vec<RunReport>) -> Summary {
+        let mut modes: Vec<String> = Vec::new();
+        for run in &runs {
+            if !modes.contains(&run.mode) {
+                modes.push(run.mode.clone());
+            }
+        }
+        let medians: Vec<ModeMedians> = modes
+            .iter()
+            .map(|mode| {
+                let of_mode: Vec<&RunReport> = runs.iter().filter(|r| &r.mode == mode).collect();
+                let med = |f: fn(&RunReport) -> f64| {
+                    median(&mut of_mode.iter().map(|r| f(r)).collect::<Vec<_>>())
+                };
+                #[allow(clippy::cast_precision_loss)]
+                ModeMedians {
+                    mode: mode.clone(),
+                    runs: of_mode.len(),
+                    failures: of_mode.iter().map(|r| r.failures).sum(),
+                    calls_per_s: med(|r| r.calls_per_s),
+                    turns_per_s: med(|r| r.turns_per_s),
+                    p50_ms: med(|r| r.p50_ms),
+                    p99_ms: med(|r| r.p99_ms),
+                    cpu_us_per_turn: med(|r| r.cpu_us_per_turn),
+                    peak_rss_kib: med(|r| r.peak_rss_kib as f64),
+                    server_peak_rss_kib: med(|r| r.server_peak_rss_kib as f64),
+                    wall_s: med(|r| r.wall_s),
+                }
+            })
+            .collect();
+        let ratios = match medians.iter().find(|m| m.mode == "raw") {
+            Some(raw) => medians
+                .iter()
+                .filter(|m| m.mode != "raw")
+                .map(|m| Ratios {
+                    mode: m.mode.clone(),
+                    cpu_per_turn: m.cpu_us_per_turn / raw.cpu_us_per_turn,
+                    p50: m.p50_ms / raw.p50_ms,
+                    throughput: raw.calls_per_s / m.calls_per_s,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Summary {
+            runs,
+            medians,
+            ratios,
+        }
+    }
+
+    /// A table for people.
+    pub fn table(&self) -> String {
+        let mut out = String::from(
+            "mode    runs  calls/s   turns/s   p50 ms   p99 ms  cpu us/turn  rss MiB (server)  fail\n",
+        );
+        for m in &self.medians {
+            out.push_str(&format!(
+                "{:<7} {:>4} {:>8.1} {:>9.1} {:>8.1} {:>8.1} {:>12.1} {:>8.1} ({:>6.1}) {:>5}\n",
+                m.mode,
+                m.runs,
+                m.calls_per_s,
+                m.turns_per_s,
+                m.p50_ms,
+                m.p99_ms,
+                m.cpu_us_per_turn,
+                m.peak_rss_kib / 1024.0,
+                m.server_peak_rss_kib / 1024.0,
+                m.failures
+            ));
+        }
+        if !self.ratios.is_empty() {
+            out.push_str("\nratio to raw   cpu/turn   p50   throughput (raw/mode)\n");
+            for r in &self.ratios {
+                out.push_str(&format!(
+                    "{:<14} {:>8.2} {:>5.2} {:>8.2}\n",
+                    r.mode, r.cpu_per_turn, r.p50, r.throughput
+                ));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+}
