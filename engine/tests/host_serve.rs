@@ -399,7 +399,7 @@ async fn http_sigterm_with_a_call_in_flight_answers_it_and_exits_0() {
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .map(|d| serde_json::from_str(d).unwrap())
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(last["type"], "skill/call/resp");
     assert_eq!(last["data"]["success"], true, "{last}");

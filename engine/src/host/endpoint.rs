@@ -44,8 +44,8 @@ pub type Outbound = mpsc::UnboundedSender<Message>;
 pub enum Request {
     /// `skill/discover/req`.
     Discover(SkillDiscoverRequest),
-    /// `skill/call/req`.
-    Call(SkillCallRequest),
+    /// `skill/call/req` (boxed: it is much larger than a discover request).
+    Call(Box<SkillCallRequest>),
 }
 
 /// The protocol entry point shared by all transports. Cheap to clone; clones share the service,
@@ -114,7 +114,7 @@ impl Endpoint {
     pub fn parse(text: &str) -> Result<Request, Box<SkillCallResponse>> {
         match protocol::decode(text) {
             Ok(Message::DiscoverRequest(r)) => Ok(Request::Discover(r)),
-            Ok(Message::CallRequest(r)) => Ok(Request::Call(r)),
+            Ok(Message::CallRequest(r)) => Ok(Request::Call(Box::new(r))),
             Ok(other) => {
                 let name = match &other {
                     Message::CallResponse(r) => r.name.clone(),

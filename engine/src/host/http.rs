@@ -158,7 +158,7 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
                 wants_sse,
             );
         }
-        Request::Call(call) => call,
+        Request::Call(call) => *call,
     };
     let permit = match state.endpoint.admit(&call) {
         Ok(permit) => permit,

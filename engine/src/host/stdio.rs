@@ -109,7 +109,7 @@ where
                     let out = out.clone();
                     let cancel = endpoint.call_token();
                     calls.spawn(async move {
-                        endpoint.run_call(permit, request, out, true, cancel).await;
+                        endpoint.run_call(permit, *request, out, true, cancel).await;
                     });
                 }
             },
