@@ -146,7 +146,7 @@ fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
     }
     let name = &response.name;
     if let Some(error) = &response.error {
-        console.warn(format!(
+        console.error(format!(
             "{name} rejected ({}): {}",
             error.code, error.message
         ));
@@ -181,7 +181,7 @@ fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
             .map(|c| c.to_string())
             .unwrap_or_else(|| "error".into());
         let error = result.error.clone().unwrap_or_default();
-        console.warn(format!(
+        console.error(format!(
             "{name} failed ({code}) after {} ms: {error}",
             result.duration_ms
         ));

@@ -36,6 +36,13 @@ impl Console {
         }
     }
 
+    /// Prints `skillet: error: MESSAGE` on stderr unless `-qq`.
+    pub fn error(&self, message: impl std::fmt::Display) {
+        if self.quiet < 2 {
+            let _ = writeln!(std::io::stderr().lock(), "skillet: error: {message}");
+        }
+    }
+
     /// Prints `skillet: warning: MESSAGE` on stderr unless `-qq`.
     pub fn warn(&self, message: impl std::fmt::Display) {
         if self.quiet < 2 {
