@@ -70,6 +70,8 @@ fn official_python_clients_chat_stream_call_tools_and_see_rate_limits() {
             .arg(dir.join(script))
             .arg(&base)
             .current_dir(&dir)
+            // Keep the source tree clean of __pycache__.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
             .expect("python runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
