@@ -178,9 +178,30 @@ impl ToolRegistry {
         set
     }
 
-    /// Starts every toolkit; returns the failures (the toolkits stay registered, `Failed`).
+    /// Starts every toolkit that connects at boot; returns the failures (the toolkits stay
+    /// registered, `Failed`). First-use toolkits stay `Idle` (see [`Self::ensure_started`]).
     pub async fn start_toolkits(&self) -> Vec<ToolkitError> {
-        let starts = self.toolkits.values().map(|k| k.start());
+        let starts = self
+            .toolkits
+            .values()
+            .filter(|k| !k.connects_on_first_use())
+            .map(|k| k.start());
+        futures::future::join_all(starts)
+            .await
+            .into_iter()
+            .filter_map(Result::err)
+            .collect()
+    }
+
+    /// Starts the named toolkits that are still `Idle` (first-use toolkits), concurrently, so
+    /// their tools are listed before a skill's first turn. Failures are returned; the skill then
+    /// runs without those tools and the toolkit reports `Failed`.
+    pub async fn ensure_started(&self, toolkits: &[String]) -> Vec<ToolkitError> {
+        let starts = toolkits
+            .iter()
+            .filter_map(|name| self.toolkits.get(name))
+            .filter(|k| k.status() == ToolkitStatus::Idle)
+            .map(|k| k.start());
         futures::future::join_all(starts)
             .await
             .into_iter()

@@ -48,6 +48,15 @@ pub trait Toolkit: Send + Sync {
     fn name(&self) -> &str;
     /// Starts the toolkit (idempotent).
     async fn start(&self) -> Result<(), ToolkitError>;
+    /// Whether the toolkit connects on first use rather than when the host boots; the host
+    /// skips it at boot and the run loop starts it before a skill that declares it runs.
+    fn connects_on_first_use(&self) -> bool {
+        false
+    }
+    /// One line saying where the tools come from (e.g. `stdio: npx -y server`), never secrets.
+    fn describe(&self) -> String {
+        String::new()
+    }
     /// Current status.
     fn status(&self) -> ToolkitStatus;
     /// The tools it offers now (the list may change while it runs).

@@ -61,6 +61,16 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the A2A Agent Card of the skills.
     Card(CardArgs),
+    /// List the configured toolkits (status, tools) and the tools the host provides.
+    Toolkits(ToolkitsArgs),
+}
+
+/// `skillet toolkits`.
+#[derive(Debug, Args)]
+pub struct ToolkitsArgs {
+    /// Print JSON instead of a listing.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `skillet run`.

@@ -24,6 +24,7 @@ pub async fn card(
     // The card needs no model: the executor is built without a default provider.
     let executor = setup::build_executor(&parts, None, identity)?;
     let card = executor.agent_card();
+    parts.tools.shutdown_toolkits().await;
     let _ = writeln!(
         std::io::stdout().lock(),
         "{}",

@@ -7,6 +7,7 @@ use super::args::{DiscoverArgs, GlobalArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use crate::protocol::{self, Message, SkillDiscoverResponse, SkillStatus};
+use crate::tools::ToolkitStatus;
 
 /// Runs the command.
 pub async fn discover(
@@ -16,6 +17,8 @@ pub async fn discover(
 ) -> Result<Outcome, Failure> {
     let parts = setup::load_parts(global, console, None).await?;
     let skills = parts.skills.discover(&args.tags, &args.categories);
+    let statuses = toolkit_statuses(&parts);
+    parts.tools.shutdown_toolkits().await;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let response = SkillDiscoverResponse::new(protocol::new_id(), skills);
@@ -39,6 +42,20 @@ pub async fn discover(
             skill.name, skill.version, skill.status
         );
         let _ = writeln!(stdout, "    {}", skill.description);
+        let toolkits: Vec<String> = skill
+            .toolkits
+            .iter()
+            .flatten()
+            .filter_map(|kit| kit.as_str().or_else(|| kit.get("name")?.as_str()))
+            .map(|kit| match statuses.get(kit).cloned() {
+                None => format!("{kit} (not configured)"),
+                Some(ToolkitStatus::Failed(reason)) => format!("{kit} (failed: {reason})"),
+                Some(status) => format!("{kit} ({})", format!("{status:?}").to_lowercase()),
+            })
+            .collect();
+        if !toolkits.is_empty() {
+            let _ = writeln!(stdout, "    toolkits: {}", toolkits.join(", "));
+        }
         if skill.status == SkillStatus::Blocked {
             let reason = skill
                 .metadata
@@ -50,4 +67,13 @@ pub async fn discover(
         }
     }
     Ok(Outcome::Success)
+}
+
+/// Each configured toolkit's status, read before the command shuts the toolkits down.
+fn toolkit_statuses(parts: &setup::HostParts) -> std::collections::HashMap<String, ToolkitStatus> {
+    parts
+        .tools
+        .toolkits()
+        .map(|kit| (kit.name().to_owned(), kit.status()))
+        .collect()
 }

@@ -11,6 +11,7 @@
 //!   validate DIR... [--strict]
 //!   serve (--stdio | --http [ADDR])
 //!   card [--url URL]
+//!   toolkits [--json]
 //! ```
 //!
 //! stdout carries only a command's result; notices, progress and logs go to stderr.
@@ -23,6 +24,7 @@ pub mod progress;
 mod run;
 mod serve;
 pub mod setup;
+mod toolkits;
 mod validate;
 
 use std::process::ExitCode;
@@ -73,6 +75,7 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
         Command::Validate(args) => validate::validate(args, console),
         Command::Serve(args) => serve::serve(global, args, console).await,
         Command::Card(args) => card::card(global, args, console).await,
+        Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
     }
 }
 

@@ -106,6 +106,10 @@ pub async fn load_parts(
         }
     }
     let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
+    if !config.tools.is_empty() || !config.plugins.is_empty() {
+        // What isolation the sandboxed programs actually get on this machine.
+        tracing::info!("{}", backend.platform_report());
+    }
     let tools = Arc::new(tool_registry(&config, &backend)?);
     for failure in tools.start_toolkits().await {
         console.warn(failure);

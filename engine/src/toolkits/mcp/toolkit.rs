@@ -141,6 +141,14 @@ impl Toolkit for McpToolkit {
         self.shared.status.borrow().clone()
     }
 
+    fn describe(&self) -> String {
+        self.shared.config.describe()
+    }
+
+    fn connects_on_first_use(&self) -> bool {
+        self.shared.config.connect == super::ConnectMode::FirstUse
+    }
+
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         if *self.shared.status.borrow() == ToolkitStatus::Idle
             && tokio::runtime::Handle::try_current().is_ok()
