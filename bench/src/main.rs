@@ -90,6 +90,9 @@ struct BenchArgs {
     /// Print the summary (every run, medians, ratios) as JSON.
     #[arg(long)]
     json: bool,
+    /// Also write the JSON summary to FILE.
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
     /// Internal: take one run of the first mode in this process and print its JSON report.
     #[arg(long, hide = true)]
     one: bool,
@@ -170,6 +173,10 @@ fn orchestrate(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let failed = reports.iter().any(|r| r.failures > 0);
     let summary = Summary::of(reports);
+    if let Some(path) = &args.save {
+        std::fs::write(path, serde_json::to_string_pretty(&summary)?)
+            .map_err(|e| anyhow::anyhow!("--save {}: {e}", path.display()))?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

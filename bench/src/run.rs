@@ -88,6 +88,9 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     let (calls, concurrency) = (spec.calls, spec.concurrency);
 
     let mut server: Option<ServeChild> = None;
+    // Holds the stdio child's input open until it has been measured: when the last client
+    // handle goes, its stdin closes and the child finishes and exits.
+    let mut stdio_input: Option<serve::StdioClient> = None;
     let (driven, start) = match spec.mode {
         Mode::Raw => {
             let requests = Arc::new(modes::capture(&files).await?);
@@ -144,6 +147,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
             let child = warmed(child, warm).await?;
             let start = Baseline::take(&mock, Some(&child))?;
             server = Some(child);
+            stdio_input = Some(client.clone());
             let driven = modes::drive(calls, concurrency, move |_| {
                 let client = client.clone();
                 async move { client.call().await }
@@ -154,6 +158,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     };
     let end = Baseline::take(&mock, server.as_ref())?;
     let report = report(spec, &mock, &driven, &start, &end);
+    drop(stdio_input);
     if let Some(server) = server {
         server.stop().await;
     }
@@ -241,5 +246,79 @@ fn report(
         peak_rss_kib: measure::peak_rss_kib("self").unwrap_or(0),
         server_peak_rss_kib: end.server_rss,
         load_avg: measure::load_average(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mock_llm::{MockConfig, MockServer, Scenario};
+
+    use super::*;
+
+    fn spec(mode: Mode, mock_url: Option<String>) -> RunSpec {
+        RunSpec {
+            mode,
+            calls: 4,
+            concurrency: 2,
+            latency: Duration::ZERO,
+            mock: MockPlacement::Inproc,
+            mock_url,
+            skillet: None,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn engine_and_raw_runs_complete_every_call_with_three_turns_each() {
+        for mode in [Mode::Engine, Mode::Raw] {
+            let report = run(&spec(mode, None)).await.unwrap();
+            assert_eq!(report.failures, 0, "{mode:?}: {:?}", report.first_failure);
+            assert_eq!(report.turns, 12);
+            assert_eq!(report.mock, "inproc");
+            assert!(report.p50_ms <= report.p99_ms);
+            assert!(report.peak_rss_kib > 0);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_mock_answering_the_wrong_output_fails_the_run_at_warm_up() {
+        // A mock whose final answer is schema-valid but not the expected one.
+        let wrong = workload::SCENARIO.replace("result: 43", "result: 44");
+        let server = MockServer::start(
+            MockConfig::default().with_scenario(Scenario::from_yaml_str(&wrong).unwrap()),
+        )
+        .await
+        .unwrap();
+        let error = run(&spec(Mode::Engine, Some(server.base_url())))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("warm-up") && error.contains("unexpected output"),
+            "{error}"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_driver_counts_failed_calls_and_keeps_the_first_reason() {
+        let driven = modes::drive(10, 3, |i| async move {
+            if i % 2 == 1 {
+                Err(format!("call {i} failed"))
+            } else {
+                Ok(())
+            }
+        })
+        .await;
+        assert_eq!(driven.latencies.len(), 10);
+        assert_eq!(driven.failures, 5);
+        assert!(driven.first_failure.unwrap().ends_with("failed"));
+    }
+
+    #[tokio::test]
+    async fn a_missing_skillet_binary_is_a_clear_error() {
+        let mut spec = spec(Mode::Stdio, None);
+        spec.skillet = Some(PathBuf::from("/nonexistent/skillet"));
+        let error = run(&spec).await.unwrap_err().to_string();
+        assert!(error.contains("no such file"), "{error}");
     }
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Reproduces every figure in BENCHMARKS.md. Run from anywhere:
+#
+#   bench/run-all.sh            # full set (about 10 minutes on 2 quiet cores)
+#   RUNS=1 QUICK=1 bench/run-all.sh   # smoke run with small N
+#
+# Writes JSON summaries and logs into bench/results/ (override with OUT=DIR) and prints the
+# tables. Honours CARGO_TARGET_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+OUT=${OUT:-bench/results}
+TARGET=${CARGO_TARGET_DIR:-target}
+if [[ -n "${QUICK:-}" ]]; then N=200; N10K=1000; C10K=1000; else N=2000; N10K=10000; C10K=10000; fi
+mkdir -p "$OUT"
+
+echo "== build (release: skillet-bench, and skillet for wire/stdio)"
+cargo build --release -p skillet-bench -p skillet-engine --bin skillet-bench --bin skillet
+BIN="$TARGET/release/skillet-bench"
+
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "cpu: $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "memory: $(grep MemTotal /proc/meminfo | awk '{print $2/1024/1024 " GiB"}')"
+  echo "kernel: $(uname -r)"
+  echo "open files limit: $(ulimit -n) (hard $(ulimit -Hn))"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$OUT/machine.txt"
+
+echo "== 1. overhead: N=$N calls, C=16, no mock latency, $RUNS runs per mode (interleaved)"
+"$BIN" --mode raw,engine,wire,stdio -n "$N" -c 16 --runs "$RUNS" --save "$OUT/overhead.json" \
+  | tee "$OUT/overhead.txt"
+
+echo "== 2. concurrency: N=$N10K calls all at once, 500 ms mock latency per turn (ideal: 3 x 0.5 s)"
+# The mock runs as a child: one process cannot hold both ends of 10,000 sockets under a
+# 20,000 open-files limit. wire needs two sockets per call inside the skillet child, so it
+# runs at 9,000.
+"$BIN" --mode raw,engine,stdio --mock child -n "$N10K" -c "$C10K" --latency-ms 500 --runs 3 \
+  --save "$OUT/concurrency.json" | tee "$OUT/concurrency.txt"
+W=$(( C10K < 9000 ? C10K : 9000 ))
+"$BIN" --mode wire --mock child -n "$W" -c "$W" --latency-ms 500 --runs 3 \
+  --save "$OUT/concurrency-wire.json" | tee "$OUT/concurrency-wire.txt"
+
+echo "== 3. mock-llm throughput (requests/s)"
+cargo run --release -q -p mock-llm --example throughput -- 3 16 | tee "$OUT/mock-throughput.txt"
+
+echo "== 4. micro-benchmarks"
+cargo bench -q -p skillet-bench --bench micro 2>&1 | tee "$OUT/micro.txt"
+cargo bench -q -p skillet-engine --bench load_skills 2>&1 | tee "$OUT/load-skills.txt"
+if [[ -f engine/benches/engine_overhead.rs ]]; then
+  cargo bench -q -p skillet-engine --bench engine_overhead 2>&1 | tee "$OUT/engine-overhead.txt"
+fi
+
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
