@@ -8,17 +8,17 @@
 //! `skillet-providers`, and dispatches the tools the skill declared (`tools`, `toolkits`,
 //! `sandboxed`). A lower layer never imports a higher one.
 
+pub mod config;
 pub mod deadline;
 pub mod events;
 pub mod handler;
+pub mod host;
 pub mod protocol;
+pub mod run;
+pub mod sandboxed;
 pub mod schema;
+pub mod service;
 pub mod skill;
 pub mod template;
-pub mod tools;
-pub mod service;
-pub mod config;
-pub mod host;
-pub mod run;
 pub mod toolkits;
-pub mod sandboxed;
+pub mod tools;

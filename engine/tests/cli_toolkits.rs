@@ -65,7 +65,11 @@ startup_timeout_seconds = 5
 fn toolkits_lists_status_and_allowed_tools_of_each_configured_toolkit() {
     let dir = host_dir();
     let out = skillet(dir.path(), &["toolkits", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     let kits = doc["toolkits"].as_array().unwrap();
     let by_name = |name: &str| kits.iter().find(|k| k["name"] == name).unwrap().clone();
@@ -95,14 +99,23 @@ fn toolkits_lists_status_and_allowed_tools_of_each_configured_toolkit() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(host_tools.contains(&"calculator"));
-    assert!(doc["sandbox"].as_str().unwrap().starts_with("sandbox platform:"));
+    assert!(
+        doc["sandbox"]
+            .as_str()
+            .unwrap()
+            .starts_with("sandbox platform:")
+    );
 }
 
 #[test]
 fn discover_shows_a_skill_blocked_by_a_failed_toolkit_with_each_toolkit_status() {
     let dir = host_dir();
     let out = skillet(dir.path(), &["discover"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("needs-broken"), "{text}");
     assert!(text.contains("Blocked"), "{text}");
