@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces every figure in BENCHMARKS.md. Run from anywhere:
 #
-#   bench/run-all.sh            # full set (about 10 minutes on 2 quiet cores)
+#   bench/run-all.sh            # full set (about 15 minutes on 2 cores, after the build)
 #   RUNS=1 QUICK=1 bench/run-all.sh   # smoke run with small N
 #
 # Writes JSON summaries and logs into bench/results/ (override with OUT=DIR) and prints the
