@@ -43,6 +43,10 @@ W=$(( C10K < 9000 ? C10K : 9000 ))
 "$BIN" --mode wire --mock child -n "$W" -c "$W" --latency-ms 500 --runs 3 \
   --save "$OUT/concurrency-wire.json" | tee "$OUT/concurrency-wire.txt"
 
+echo "== 2b. the same with 5 s of mock latency (ideal: 3 x 5 s): engine, 1 run"
+"$BIN" --mode engine --mock child -n "$N10K" -c "$C10K" --latency-ms 5000 --runs 1 \
+  --save "$OUT/concurrency-5s.json" | tee "$OUT/concurrency-5s.txt"
+
 echo "== 3. mock-llm throughput (requests/s)"
 cargo run --release -q -p mock-llm --example throughput -- 3 16 | tee "$OUT/mock-throughput.txt"
 
@@ -51,6 +55,14 @@ cargo bench -q -p skillet-bench --bench micro 2>&1 | tee "$OUT/micro.txt"
 cargo bench -q -p skillet-engine --bench load_skills 2>&1 | tee "$OUT/load-skills.txt"
 if [[ -f engine/benches/engine_overhead.rs ]]; then
   cargo bench -q -p skillet-engine --bench engine_overhead 2>&1 | tee "$OUT/engine-overhead.txt"
+fi
+
+if [[ -n "${PROFILE:-}" ]] && command -v perf >/dev/null; then
+  echo "== 5. profile of engine mode (perf; mock thread shown separately as comm mock-llm)"
+  perf record -F 499 --call-graph dwarf,16384 -o "$OUT/perf-engine.data" -- \
+    "$BIN" --one --mode engine -n 1000 -c 16 >/dev/null
+  perf report -i "$OUT/perf-engine.data" --children --comm tokio-rt-worker --sort symbol \
+    --stdio --no-call-graph 2>/dev/null | head -120 > "$OUT/perf-engine.txt"
 fi
 
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
