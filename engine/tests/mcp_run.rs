@@ -126,3 +126,45 @@ rules:
     server.shutdown().await;
     toolkit.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_first_use_toolkit_is_connected_before_the_first_turn_and_its_tools_offered() {
+    let dir = mcp_skill();
+    let config: McpToolkitConfig = toml::from_str(&format!(
+        "command = {:?}\nconnect = \"first-use\"",
+        mcp_support::test_server().display().to_string()
+    ))
+    .unwrap();
+    let toolkit = mcp::build("testkit", config);
+    let mut tools = ToolRegistry::new();
+    tools.register_toolkit(toolkit.clone()).unwrap();
+    assert!(tools.start_toolkits().await.is_empty());
+    assert_eq!(toolkit.status(), ToolkitStatus::Idle, "not started at boot");
+    let server = start_mock(
+        r#"
+rules:
+  - name: plan
+    when: { turn: 1, tool: add }
+    reply:
+      tool_calls: [{ name: add, arguments: { a: 20, b: 22 } }]
+  - name: answer
+    when: { turn: 2 }
+    reply: { json: { result: "forty-two" } }
+"#,
+    )
+    .await;
+    let h = harness(
+        registry([dir.skill.clone()]),
+        tools,
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
+    let called = h.call(request("use-mcp", json!({}))).await;
+    let result = called.result();
+    assert!(result.success, "{result:?}");
+    assert_eq!(toolkit.status(), ToolkitStatus::Ready);
+    let bodies = chat_bodies(&server);
+    assert_eq!(tool_results_in(&bodies[1]), vec![r#"{"sum":42}"#]);
+    server.shutdown().await;
+    toolkit.shutdown().await;
+}

@@ -175,6 +175,16 @@ impl ExecutorInner {
             .call_timeout(request.timeout, skill.definition.timeout_seconds);
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
+        if matches!(skill.implementation, Implementation::Manifest) && !skill.toolkits.is_empty() {
+            // First-use toolkits connect now, so their tools are offered from the first turn;
+            // a toolkit that cannot start leaves the skill without its tools, said in a log.
+            let starting = self.tools.ensure_started(&skill.toolkits);
+            if let Ok(failures) = tokio::time::timeout_at(deadline.instant(), starting).await {
+                for failure in failures {
+                    events.log("warn", failure.to_string());
+                }
+            }
+        }
         let tools = match skill.implementation {
             Implementation::Manifest => self.tools.resolve(&skill.tools, &skill.toolkits),
             Implementation::Native(_) => Default::default(),
