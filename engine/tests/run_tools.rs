@@ -388,3 +388,29 @@ async fn only_declared_tools_are_offered_with_provider_safe_names() {
     );
     assert_eq!(tool_results_in(&bodies[1]), vec!["content"]);
 }
+
+#[tokio::test]
+async fn tool_round_trip_works_through_every_provider_api() {
+    for provider in ["openai-compatible", "ollama", "anthropic"] {
+        let counter = Arc::new(Counter::default());
+        let dir = calc_skill(&["add"]);
+        let server = start_mock(&scenario(r#"[{ name: add, arguments: { a: 2, b: 3 } }]"#)).await;
+        let h = harness(
+            registry([dir.skill.clone()]),
+            tools_with(vec![add_tool(counter.clone())]),
+            Some(llm_config_for(&server, provider, MODEL)),
+            Limits::default(),
+        );
+        let called = h.call(request("calc", json!({}))).await;
+        assert_succeeded_in_two_turns(&called);
+        assert_eq!(counter.get(), 1, "{provider}");
+        let statuses = messages_of(called.result(), EventKind::Status);
+        assert_eq!(statuses[0], format!("turn 1/6 · {provider}/{MODEL}"));
+        let second = &chat_bodies(&server)[1];
+        assert!(
+            second.to_string().contains(r#"{\"sum\":5}"#),
+            "{provider}: {second}"
+        );
+        server.shutdown().await;
+    }
+}

@@ -22,7 +22,8 @@ use super::provider::{HostDefault, ProviderResolver};
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
 use crate::protocol::{
-    LLMConfig, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
+    ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
+    SkillDiscoverResponse,
 };
 use crate::service::SkillService;
 use crate::skill::Registry;
@@ -237,7 +238,25 @@ impl SkillService for Executor {
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
     ) -> SkillCallResponse {
-        self.inner.call(request, events, cancel).await
+        // A bug in the engine must not cost the caller its one response: a panic anywhere in
+        // the call becomes a `runtime_error` answer (tool, handler, gate and hook panics are
+        // already contained closer to their source).
+        let (req_id, name) = (request.id.clone(), request.name.clone());
+        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel));
+        match futures::FutureExt::catch_unwind(call).await {
+            Ok(response) => response,
+            Err(_panic) => {
+                tracing::error!(skill = %name, req_id = %req_id, "internal error: the call panicked");
+                SkillCallResponse::rejected(
+                    req_id,
+                    name,
+                    ProtocolError::new(
+                        ErrorCode::RuntimeError,
+                        "internal error while running the skill",
+                    ),
+                )
+            }
+        }
     }
 
     /// The card of the `Published` skills. A card A2A would reject (no skills, a skill
