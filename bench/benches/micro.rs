@@ -121,6 +121,14 @@ fn decode(c: &mut Criterion) {
     c.bench_function("a2e_decode_call_req", |b| {
         b.iter(|| protocol::decode(black_box(CALL_REQ)))
     });
+    // The generic path (text → JSON tree → message), as decode worked before it read the
+    // envelope first; kept to show the difference.
+    c.bench_function("a2e_decode_call_req_via_value", |b| {
+        b.iter(|| {
+            let value: serde_json::Value = serde_json::from_str(black_box(CALL_REQ)).unwrap();
+            protocol::decode_value(value)
+        })
+    });
     let bad = r#"{"type":"skill/call/req","id":"sc1","version":"9.9","name":"x"}"#;
     assert!(protocol::decode(bad).is_err());
     c.bench_function("a2e_decode_rejected_version", |b| {

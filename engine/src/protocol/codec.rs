@@ -105,16 +105,114 @@ impl std::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+/// The fields needed to classify a message, read without building a JSON tree.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(rename = "type", default)]
+    message_type: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    version: Option<Value>,
+    #[serde(default)]
+    name: Option<Value>,
+}
+
+fn text_of(value: Option<Value>) -> Option<String> {
+    match value {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
 /// Decodes one message from JSON text.
+///
+/// The text is read twice, neither time into a generic JSON tree: once for the envelope
+/// (`type`, `id`, `version`, `name`), which classifies the message and recovers its id; then
+/// straight into the message type the envelope names.
 pub fn decode(text: &str) -> Result<Message, DecodeError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| DecodeError {
+    let envelope: Envelope = match serde_json::from_str(text) {
+        Ok(envelope) => envelope,
+        // Valid JSON that is not an object (or has an odd envelope) is handled, with its
+        // detail, by the generic path.
+        Err(e) if e.is_data() => {
+            return decode_value(serde_json::from_str(text).map_err(parse_error)?);
+        }
+        Err(e) => return Err(parse_error(e)),
+    };
+    let req_id = text_of(envelope.id);
+    let name = text_of(envelope.name);
+    let message_type = classify(envelope.message_type, envelope.version, &req_id, &name)?;
+    let typed = match message_type.as_str() {
+        "skill/discover/req" => serde_json::from_str(text).map(Message::DiscoverRequest),
+        "skill/discover/resp" => serde_json::from_str(text).map(Message::DiscoverResponse),
+        "skill/call/req" => serde_json::from_str(text).map(Message::CallRequest),
+        "skill/call/resp" => serde_json::from_str(text).map(Message::CallResponse),
+        "skill/event" => serde_json::from_str(text).map(Message::Event),
+        other => {
+            return Err(invalid(
+                req_id,
+                Some(other.to_owned()),
+                name,
+                format!("unknown message type {other:?}"),
+            ));
+        }
+    };
+    typed.map_err(|e| {
+        let message = format!("{message_type}: {e}");
+        invalid(req_id, Some(message_type), name, message)
+    })
+}
+
+fn parse_error(e: serde_json::Error) -> DecodeError {
+    DecodeError {
         code: ErrorCode::ParseError,
         message: format!("malformed JSON: {e}"),
         req_id: None,
         message_type: None,
         name: None,
-    })?;
-    decode_value(value)
+    }
+}
+
+/// Checks `type` and `version`; returns the type.
+fn classify(
+    message_type: Option<Value>,
+    version: Option<Value>,
+    req_id: &Option<String>,
+    name: &Option<String>,
+) -> Result<String, DecodeError> {
+    let message_type = match message_type {
+        None => {
+            return Err(invalid(
+                req_id.clone(),
+                None,
+                name.clone(),
+                "missing field `type`".into(),
+            ));
+        }
+        Some(Value::String(t)) => t,
+        Some(other) => {
+            return Err(invalid(
+                req_id.clone(),
+                None,
+                name.clone(),
+                format!("`type` must be a string, got {other}"),
+            ));
+        }
+    };
+    match version {
+        None => Ok(message_type),
+        Some(Value::String(v)) if v == PROTOCOL_VERSION => Ok(message_type),
+        Some(other) => Err(DecodeError {
+            code: ErrorCode::VersionMismatch,
+            message: format!(
+                "unsupported protocol version {other}; this host speaks \"{PROTOCOL_VERSION}\""
+            ),
+            req_id: req_id.clone(),
+            message_type: Some(message_type),
+            name: name.clone(),
+        }),
+    }
 }
 
 /// Decodes one message from an already parsed JSON value.
@@ -132,59 +230,31 @@ pub fn decode_value(value: Value) -> Result<Message, DecodeError> {
         .get("name")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let message_type = match object.get("type") {
-        None => return Err(invalid(req_id, None, name, "missing field `type`".into())),
-        Some(Value::String(t)) => t.clone(),
-        Some(other) => {
-            return Err(invalid(
-                req_id,
-                None,
-                name,
-                format!("`type` must be a string, got {other}"),
-            ));
-        }
-    };
-    match object.get("version") {
-        None => {}
-        Some(Value::String(v)) if v == PROTOCOL_VERSION => {}
-        Some(other) => {
-            return Err(DecodeError {
-                code: ErrorCode::VersionMismatch,
-                message: format!(
-                    "unsupported protocol version {other}; this host speaks \"{PROTOCOL_VERSION}\""
-                ),
-                req_id,
-                message_type: Some(message_type),
-                name,
-            });
-        }
-    }
-    let typed = |e: serde_json::Error| {
-        invalid(
-            req_id.clone(),
-            Some(message_type.clone()),
-            name.clone(),
-            format!("{message_type}: {e}"),
-        )
-    };
-    match message_type.as_str() {
-        "skill/discover/req" => serde_json::from_value(value.clone()).map(Message::DiscoverRequest),
-        "skill/discover/resp" => {
-            serde_json::from_value(value.clone()).map(Message::DiscoverResponse)
-        }
-        "skill/call/req" => serde_json::from_value(value.clone()).map(Message::CallRequest),
-        "skill/call/resp" => serde_json::from_value(value.clone()).map(Message::CallResponse),
-        "skill/event" => serde_json::from_value(value.clone()).map(Message::Event),
+    let message_type = classify(
+        object.get("type").cloned(),
+        object.get("version").cloned(),
+        &req_id,
+        &name,
+    )?;
+    let typed = match message_type.as_str() {
+        "skill/discover/req" => serde_json::from_value(value).map(Message::DiscoverRequest),
+        "skill/discover/resp" => serde_json::from_value(value).map(Message::DiscoverResponse),
+        "skill/call/req" => serde_json::from_value(value).map(Message::CallRequest),
+        "skill/call/resp" => serde_json::from_value(value).map(Message::CallResponse),
+        "skill/event" => serde_json::from_value(value).map(Message::Event),
         other => {
             return Err(invalid(
-                req_id.clone(),
+                req_id,
                 Some(other.to_owned()),
-                name.clone(),
+                name,
                 format!("unknown message type {other:?}"),
             ));
         }
-    }
-    .map_err(typed)
+    };
+    typed.map_err(|e| {
+        let message = format!("{message_type}: {e}");
+        invalid(req_id, Some(message_type), name, message)
+    })
 }
 
 fn invalid(
@@ -246,6 +316,23 @@ mod tests {
             let original: Value = serde_json::from_str(text).unwrap();
             let reencoded: Value = serde_json::from_str(&encode(&message)).unwrap();
             assert_eq!(reencoded, original, "{name} re-encodes differently");
+        }
+    }
+
+    #[test]
+    fn json_that_is_not_an_object_is_invalid_message() {
+        for text in ["[1,2]", "42", "\"skill/call/req\"", "null"] {
+            let err = decode(text).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidMessage, "{text}");
+        }
+    }
+
+    #[test]
+    fn decode_and_decode_value_agree_on_every_vector() {
+        for (name, text) in VECTORS {
+            let from_text = decode(text.trim()).unwrap();
+            let from_value = decode_value(serde_json::from_str(text).unwrap()).unwrap();
+            assert_eq!(from_text, from_value, "{name}");
         }
     }
 
