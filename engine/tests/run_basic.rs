@@ -400,8 +400,10 @@ async fn discover_and_agent_card_come_from_the_registry() {
         None,
         Limits::default(),
     );
-    let mut discover = skillet_engine::protocol::SkillDiscoverRequest::default();
-    discover.filter_tags = vec!["coding".into()];
+    let discover = skillet_engine::protocol::SkillDiscoverRequest {
+        filter_tags: vec!["coding".into()],
+        ..Default::default()
+    };
     let response = h.executor.discover(&discover);
     assert_eq!(response.req_id, discover.id);
     let names: Vec<&str> = response.skills.iter().map(|s| s.name.as_str()).collect();

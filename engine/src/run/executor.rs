@@ -268,7 +268,7 @@ impl SkillService for Executor {
             .url(&card.url)
             .skills_from(&self.inner.skills)
             .build();
-        match built.map(|c| serde_json::to_value(c)) {
+        match built.map(serde_json::to_value) {
             Ok(Ok(value)) => value,
             Ok(Err(e)) => serde_json::json!({"error": format!("agent card: {e}")}),
             Err(e) => serde_json::json!({"error": format!("agent card: {e}")}),
