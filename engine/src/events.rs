@@ -48,6 +48,7 @@ struct EmitterState {
     last_pct: u8,
     collected: Vec<SkillEvent>,
     dropped: usize,
+    closed: bool,
 }
 
 impl std::fmt::Debug for EventEmitter {
@@ -91,6 +92,11 @@ impl EventEmitter {
     pub fn emit(&self, mut payload: EventPayload) -> u64 {
         let event = {
             let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.closed {
+                // The call has answered; a straggler (e.g. an aborted tool task) must not
+                // reach the sink after the response.
+                return state.next_seq;
+            }
             if let EventPayload::Progress { pct, .. } = &mut payload {
                 *pct = (*pct).clamp(state.last_pct, 100);
                 state.last_pct = *pct;
@@ -148,9 +154,12 @@ impl EventEmitter {
             .last_pct
     }
 
-    /// Takes the collected events, and whether some were dropped because of the cap.
+    /// Takes the collected events, and whether some were dropped because of the cap, and
+    /// closes the emitter: later emits are dropped, so nothing reaches the sink after the call's
+    /// response is assembled.
     pub fn take_collected(&self) -> (Vec<SkillEvent>, bool) {
         let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.closed = true;
         (std::mem::take(&mut state.collected), state.dropped > 0)
     }
 }
@@ -176,6 +185,19 @@ mod tests {
             live.push(e.seq);
         }
         assert_eq!(live, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn nothing_is_emitted_after_the_events_were_taken() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let emitter = EventEmitter::new("r3", Some(Arc::new(tx)), 100);
+        emitter.status("before");
+        let (events, _) = emitter.take_collected();
+        assert_eq!(events.len(), 1);
+        emitter.log("info", "straggler");
+        assert_eq!(rx.try_recv().unwrap().seq, 0);
+        assert!(rx.try_recv().is_err(), "no event after the response");
+        assert!(emitter.take_collected().0.is_empty());
     }
 
     #[test]
