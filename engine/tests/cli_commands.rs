@@ -360,6 +360,7 @@ fn card_prints_a_valid_agent_card_with_tagged_skills() {
         card["supportedInterfaces"][0]["url"],
         "https://skills.example/a2e"
     );
+    assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "A2E");
 
     let empty = tempfile::tempdir().unwrap();
     let none = skillet(

@@ -265,7 +265,8 @@ impl SkillService for Executor {
     fn agent_card(&self) -> serde_json::Value {
         let card = &self.inner.card;
         let built = AgentCard::builder(&card.name, &card.description, &card.version)
-            .url(&card.url)
+            // The endpoint speaks A2E, not A2A's own HTTP+JSON binding: say so.
+            .interface(&card.url, "A2E", crate::protocol::PROTOCOL_VERSION)
             .skills_from(&self.inner.skills)
             .build();
         match built.map(serde_json::to_value) {
