@@ -1,13 +1,8 @@
 //! Shared helpers of the `sandboxed_*` tests: locating (and building once) the test children of
 //! *other* workspace packages, and contexts for calls.
 //!
-//! `env!("CARGO_BIN_EXE_x")` only works inside the package that owns binary `x`, and
-//! `cargo test -p skillet-engine` does not build other packages' binaries. So the first test
-//! that needs a child runs `cargo build -p plugin-test-child -p skillet-sandbox --bins` (with
-//! the `cargo` that runs the tests, `$CARGO`) into the *same* target directory as this test
-//! executable (found from its own path, `<target>/<profile>/deps/<test>`), then takes the binary
-//! from `<target>/<profile>/`. Later tests reuse it; the build is a no-op when nothing changed.
-//! A cross-compiling layout (`<target>/<triple>/<profile>`) is not supported.
+//! The first test that needs a child builds `plugin-test-child` and `skillet-sandbox`'s binaries
+//! once (see `workspace_bins`); later tests reuse them.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -22,54 +17,14 @@ use skillet_engine::tools::ToolContext;
 use skillet_sandbox::{LinuxProcessBackend, SandboxBackend, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
+#[path = "../workspace_bins/mod.rs"]
+mod workspace_bins;
+
 /// The directory holding this profile's binaries, after building the test children into it.
 fn binaries_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("own path");
-        let profile_dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("test executable lives in <target>/<profile>/deps")
-            .to_owned();
-        let target_dir = profile_dir.parent().expect("<target>/<profile>").to_owned();
-        let profile = profile_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("profile directory name")
-            .to_owned();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = std::process::Command::new(cargo);
-        build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "plugin-test-child",
-                "-p",
-                "skillet-sandbox",
-                "--bins",
-            ])
-            .arg("--target-dir")
-            .arg(&target_dir);
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                build.arg("--release");
-            }
-            other => {
-                build.args(["--profile", other]);
-            }
-        }
-        let status = build
-            .status()
-            .expect("run cargo build for the test children");
-        assert!(
-            status.success(),
-            "building the test children failed: {status}"
-        );
-        profile_dir
+        workspace_bins::build(&["-p", "plugin-test-child", "-p", "skillet-sandbox", "--bins"])
     })
 }
 
