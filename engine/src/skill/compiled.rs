@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::ManifestError;
 pub use super::keys::TemplateMode;
+use super::resources::SkillResources;
 use crate::protocol::SkillDefinition;
 use crate::schema::CompiledSchema;
 use crate::template::{RenderError, Template};
@@ -81,6 +82,9 @@ pub struct CompiledSkill {
     pub tools: Vec<String>,
     /// Declared toolkit names (`a2e-toolkits`), in declaration order.
     pub toolkits: Vec<String>,
+    /// The files beside `SKILL.md` and the mapped `allowed-tools` (empty for programmatic
+    /// skills).
+    pub resources: SkillResources,
 }
 
 impl CompiledSkill {
@@ -159,6 +163,7 @@ impl CompiledSkill {
             warnings: Vec::new(),
             tools,
             toolkits,
+            resources: SkillResources::default(),
             definition,
         })
     }

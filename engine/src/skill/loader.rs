@@ -15,6 +15,7 @@ use super::compiled::{A2aMetadata, CompiledSkill, ExecutionHints};
 use super::error::ManifestError;
 use super::frontmatter::{self, Entry, Frontmatter};
 use super::keys::{self, DeclaredKeys, TemplateMode};
+use super::resources::{self, AllowedTools, SkillResources};
 use crate::protocol::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
 use crate::schema::CompiledSchema;
 use crate::template::Template;
@@ -188,6 +189,7 @@ fn build(
         None
     };
     let metadata = definition_metadata(skill_md, &front, &keys, problems);
+    let resources = skill_resources(dir, skill_md, &front, &keys, problems);
     let argument_hint = keys
         .argument_hint
         .clone()
@@ -252,8 +254,42 @@ fn build(
         warnings: Vec::new(),
         tools: keys.tools,
         toolkits: keys.toolkits,
+        resources,
         definition,
     })
+}
+
+/// The files a run may read and the mapped `allowed-tools`; unmapped names are warnings.
+fn skill_resources(
+    dir: &Path,
+    skill_md: &Path,
+    front: &Frontmatter,
+    keys: &DeclaredKeys,
+    problems: &mut Vec<ManifestError>,
+) -> SkillResources {
+    let allowed = AllowedTools::map(&front.allowed_tools);
+    for name in &allowed.unmapped {
+        problems.push(ManifestError::warning(
+            skill_md,
+            "frontmatter.allowed-tools",
+            format!("`{name}` has no Skillet equivalent; ignored (Read, Write, Edit, Glob, Grep and Bash map to Skillet's file and script tools)"),
+        ));
+    }
+    let named: Vec<String> = [
+        &keys.input_schema,
+        &keys.output_schema,
+        &keys.provider_config,
+    ]
+    .into_iter()
+    .filter_map(|k| k.as_ref().map(|(path, _)| path.clone()))
+    .collect();
+    let (files, listing_cut) = resources::list_files(dir, &named);
+    SkillResources {
+        files,
+        listing_cut,
+        plain_agent_skill: !keys.any_declared,
+        allowed,
+    }
 }
 
 fn compile_body(

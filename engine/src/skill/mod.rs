@@ -85,6 +85,7 @@ mod frontmatter;
 mod keys;
 mod loader;
 pub mod registry;
+mod resources;
 
 #[cfg(test)]
 mod tests;
@@ -94,3 +95,4 @@ pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
+pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};

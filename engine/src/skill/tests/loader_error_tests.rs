@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{OBJECT_SCHEMA, first_error, manifest, write_skill};
+use super::{OBJECT_SCHEMA, first_error, load_ok, manifest, write_skill};
 use crate::skill::Severity;
 
 #[test]
@@ -57,14 +57,20 @@ fn bad_name_characters_are_located_at_name() {
 }
 
 #[test]
-fn description_too_long_is_located_at_description() {
+fn description_too_long_is_a_located_warning_not_an_error() {
     let root = tempfile::tempdir().unwrap();
     let text = format!("---\nname: s\ndescription: {}\n---\nbody", "d".repeat(1025));
     let dir = write_skill(root.path(), "s", &text, &[]);
-    let err = first_error(&dir);
-    assert_eq!(err.location, "frontmatter.description");
-    assert_eq!(err.line, Some(3));
-    assert!(err.reason.contains("1025"), "{err}");
+    let skill = load_ok(&dir);
+    assert_eq!(skill.definition.description.chars().count(), 1025);
+    let warning = skill
+        .warnings
+        .iter()
+        .find(|w| w.location == "frontmatter.description")
+        .expect("a description warning");
+    assert!(!warning.is_error());
+    assert_eq!(warning.line, Some(3));
+    assert!(warning.reason.contains("1025"), "{warning}");
 }
 
 #[test]
