@@ -11,6 +11,7 @@
 pub mod config;
 pub mod deadline;
 pub mod events;
+pub mod files;
 pub mod handler;
 pub mod host;
 pub mod protocol;

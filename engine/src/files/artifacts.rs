@@ -1,0 +1,137 @@
+//! Reporting the files a run produced in its workspace: one `artifact` event stream per file
+//! (`{name, mime, chunk, final}`), then one `log` line listing every produced file — both are
+//! also collected into `SkillResult.events`.
+//!
+//! A text (UTF-8) file is sent as its text, cut into chunks at character boundaries; any other
+//! file as base64, with `;base64` appended to its MIME type. Files larger than
+//! `artifact_max_bytes` are listed but not streamed (a host that needs them keeps the
+//! workspace). An empty file is one empty final chunk.
+
+use std::path::Path;
+
+use base64::Engine as _;
+
+use super::settings::WorkspaceConfig;
+use super::workspace::Workspace;
+use crate::events::EventEmitter;
+
+/// The MIME type for a file name, from its extension.
+pub fn mime_for(path: &str, is_text: bool) -> &'static str {
+    let extension = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match extension.as_str() {
+        "txt" | "log" => "text/plain",
+        "md" | "markdown" => "text/markdown",
+        "csv" => "text/csv",
+        "tsv" => "text/tab-separated-values",
+        "html" | "htm" => "text/html",
+        "json" => "application/json",
+        "xml" => "application/xml",
+        "yaml" | "yml" => "application/yaml",
+        "py" => "text/x-python",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        _ if is_text => "text/plain",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Emits the produced files of `workspace` as artifacts and a listing `log`; returns how many
+/// files were reported.
+pub(crate) fn report(workspace: &Workspace, config: &WorkspaceConfig, events: &EventEmitter) -> usize {
+    let (produced, more) = workspace.produced(config.max_files);
+    if produced.is_empty() {
+        return 0;
+    }
+    let mut listed = Vec::with_capacity(produced.len());
+    for file in &produced {
+        if file.size > config.artifact_max_bytes {
+            listed.push(format!(
+                "{} ({} bytes, not streamed: over the {}-byte artifact limit)",
+                file.path, file.size, config.artifact_max_bytes
+            ));
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(workspace.path().join(&file.path)) else {
+            listed.push(format!("{} (unreadable)", file.path));
+            continue;
+        };
+        let mime = stream(&file.path, bytes, config.artifact_chunk_bytes.max(4), events);
+        listed.push(format!("{} ({mime}, {} bytes)", file.path, file.size));
+    }
+    events.log(
+        "info",
+        format!(
+            "files produced: {}{}",
+            listed.join("; "),
+            if more { "; (more files not listed)" } else { "" }
+        ),
+    );
+    produced.len()
+}
+
+/// Streams one file as artifact chunks; returns the MIME type used.
+fn stream(name: &str, bytes: Vec<u8>, chunk_bytes: usize, events: &EventEmitter) -> String {
+    let (mime, text) = match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => (mime_for(name, true).to_owned(), text),
+        Ok(text) => (
+            format!("{};base64", mime_for(name, false)),
+            base64::engine::general_purpose::STANDARD.encode(text.as_bytes()),
+        ),
+        Err(e) => (
+            format!("{};base64", mime_for(name, false)),
+            base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+        ),
+    };
+    let mut rest = text.as_str();
+    loop {
+        let mut end = chunk_bytes.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (chunk, tail) = rest.split_at(end);
+        events.artifact(name, &mime, chunk, tail.is_empty());
+        if tail.is_empty() {
+            break;
+        }
+        rest = tail;
+    }
+    mime
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::EventPayload;
+
+    #[test]
+    fn text_is_chunked_at_char_edges_and_binary_is_base64() {
+        let events = EventEmitter::new("r", None, 100);
+        assert_eq!(stream("a.md", "ééé".as_bytes().to_vec(), 5, &events), "text/markdown");
+        assert_eq!(stream("b.png", vec![0xff, 0, 1], 4, &events), "image/png;base64");
+        assert_eq!(stream("empty.txt", Vec::new(), 4, &events), "text/plain");
+        let (collected, _) = events.take_collected();
+        let chunks: Vec<(String, bool)> = collected
+            .into_iter()
+            .filter_map(|e| match e.payload {
+                EventPayload::Artifact { chunk, is_final, .. } => Some((chunk, is_final)),
+                _ => None,
+            })
+            .collect();
+        let expected = [("éé", false), ("é", true), ("/wAB", true), ("", true)];
+        assert_eq!(
+            chunks,
+            expected.map(|(c, f)| (c.to_owned(), f)).to_vec()
+        );
+    }
+}

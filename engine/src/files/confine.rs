@@ -1,0 +1,248 @@
+//! Confining a model-supplied path to one directory (a skill folder, a call's workspace), and
+//! reading a text slice of a confined file.
+//!
+//! A path must be relative, non-empty, at most [`MAX_PATH_CHARS`] characters, without `..`, a
+//! root, or a NUL byte. Reads resolve every symlink and must land inside the directory on a
+//! regular file. Writes never follow a symlink: every existing component below the directory
+//! must be a real directory, the file itself is opened with `O_NOFOLLOW`, and the opened file's
+//! real path (from `/proc/self/fd`) is checked again before a byte is written — so a symlink a
+//! script plants in the workspace cannot redirect a write outside it.
+//!
+//! Every refusal is an `Err(String)` meant for the model. Not here: the tools that use this
+//! (`skill_files`, `workspace_tools`).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Component, Path, PathBuf};
+
+/// Longest path accepted, in characters.
+pub const MAX_PATH_CHARS: usize = 512;
+
+/// Checks a model-supplied relative path; returns it normalized (no `.` components).
+pub(crate) fn relative_path(path: &str) -> Result<PathBuf, String> {
+    if path.trim().is_empty() {
+        return Err("the path is empty".to_owned());
+    }
+    if path.chars().count() > MAX_PATH_CHARS {
+        return Err(format!("the path is longer than {MAX_PATH_CHARS} characters"));
+    }
+    if path.contains('\0') {
+        return Err("the path contains a NUL byte".to_owned());
+    }
+    if path.starts_with('/') || path.starts_with('\\') || path.starts_with('~') {
+        return Err(format!("{path:?} is absolute; give a path relative to the folder"));
+    }
+    let mut normalized = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => normalized.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!("{path:?} contains `..`; paths must stay inside the folder"));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("{path:?} is absolute; give a path relative to the folder"));
+            }
+        }
+    }
+    if normalized.as_os_str().is_empty() {
+        return Err(format!("{path:?} names the folder itself, not a file"));
+    }
+    Ok(normalized)
+}
+
+/// The canonical form of `root` (the directory everything must stay in).
+pub(crate) fn canonical_root(root: &Path) -> Result<PathBuf, String> {
+    root.canonicalize()
+        .map_err(|e| format!("the folder cannot be resolved: {e}"))
+}
+
+/// Resolves `path` inside `root` for reading: it must exist, resolve (after symlinks) inside
+/// `root`, and be a regular file.
+pub(crate) fn existing_file(root: &Path, path: &str) -> Result<PathBuf, String> {
+    let relative = relative_path(path)?;
+    let real_root = canonical_root(root)?;
+    let real = root
+        .join(&relative)
+        .canonicalize()
+        .map_err(|_| format!("{path:?} does not exist"))?;
+    if !real.starts_with(&real_root) {
+        return Err(format!("{path:?} resolves outside the folder; refused"));
+    }
+    if !real.is_file() {
+        return Err(format!("{path:?} is not a regular file"));
+    }
+    Ok(real)
+}
+
+/// Whether the open `file` really lives under `real_root` (checked through `/proc/self/fd`).
+fn opened_inside(file: &File, real_root: &Path) -> bool {
+    let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    std::fs::read_link(link).is_ok_and(|real| real.starts_with(real_root))
+}
+
+/// Opens a confined file for reading (re-checking where the opened file really is).
+pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, String> {
+    let real = existing_file(root, path)?;
+    let real_root = canonical_root(root)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&real)
+        .map_err(|e| format!("{path:?} cannot be opened: {e}"))?;
+    if !opened_inside(&file, &real_root) {
+        return Err(format!("{path:?} resolves outside the folder; refused"));
+    }
+    Ok(file)
+}
+
+/// Writes `bytes` to `path` inside `root`, creating missing directories; never follows a
+/// symlink (see the module doc). Returns the file's real path.
+pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+    let relative = relative_path(path)?;
+    let real_root = canonical_root(root)?;
+    let mut dir = real_root.clone();
+    let components: Vec<_> = relative.components().collect();
+    let (file_name, parents) = components
+        .split_last()
+        .ok_or_else(|| format!("{path:?} names no file"))?;
+    for part in parents {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{path:?}: {} is not a directory (symlinks are not followed)",
+                    dir.strip_prefix(&real_root).unwrap_or(&dir).display()
+                ));
+            }
+            Err(_) => std::fs::create_dir(&dir)
+                .map_err(|e| format!("{path:?}: cannot create its directory: {e}"))?,
+        }
+    }
+    let target = dir.join(file_name);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&target)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => format!("{path:?} is a symlink; refused"),
+            _ => format!("{path:?} cannot be written: {e}"),
+        })?;
+    if !opened_inside(&file, &real_root) {
+        return Err(format!("{path:?} resolves outside the folder; refused"));
+    }
+    let meta = file.metadata().map_err(|e| format!("{path:?}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{path:?} is not a regular file"));
+    }
+    file.set_len(0)
+        .and_then(|()| file.write_all(bytes))
+        .map_err(|e| format!("{path:?} cannot be written: {e}"))?;
+    Ok(target)
+}
+
+/// A slice of a text file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextSlice {
+    /// The text read.
+    pub text: String,
+    /// Byte offset of the first byte returned.
+    pub offset: u64,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// Byte offset after the text; equal to `size` at the end of the file.
+    pub next_offset: u64,
+}
+
+/// Reads at most `limit` bytes of `file` from byte `offset`, as text. A slice boundary inside a
+/// UTF-8 character moves to the character's edge; a NUL byte or invalid UTF-8 means the file
+/// is not text, and it is refused.
+pub(crate) fn read_text(mut file: File, path: &str, offset: u64, limit: usize) -> Result<TextSlice, String> {
+    let size = file
+        .metadata()
+        .map_err(|e| format!("{path:?}: {e}"))?
+        .len();
+    if offset > size {
+        return Err(format!("offset {offset} is past the end of {path:?} ({size} bytes)"));
+    }
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| format!("{path:?}: {e}"))?;
+    let mut bytes = Vec::with_capacity(limit.min(64 * 1024));
+    file.take(limit as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path:?} cannot be read: {e}"))?;
+    // Skip continuation bytes at the start (the offset fell inside a character).
+    let skip = bytes
+        .iter()
+        .take(3)
+        .take_while(|b| (**b & 0xC0) == 0x80)
+        .count();
+    let body = &bytes[skip..];
+    if body.contains(&0) {
+        return Err(format!("{path:?} is a binary file; only text files can be read"));
+    }
+    let text = match std::str::from_utf8(body) {
+        Ok(text) => text,
+        // Cut inside a final character: keep the complete ones.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&body[..e.valid_up_to()])
+            .map_err(|_| format!("{path:?} is not UTF-8 text"))?,
+        Err(_) => return Err(format!("{path:?} is not UTF-8 text; only text files can be read")),
+    };
+    let start = offset + skip as u64;
+    Ok(TextSlice {
+        next_offset: start + text.len() as u64,
+        text: text.to_owned(),
+        offset: start,
+        size,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_paths_are_refused_before_touching_the_disk() {
+        for bad in ["", "  ", "/etc/passwd", "../x", "a/../../x", "~/x", "a\0b", "."] {
+            assert!(relative_path(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(relative_path("./a/b.txt").unwrap(), PathBuf::from("a/b.txt"));
+    }
+
+    #[test]
+    fn symlinks_cannot_carry_a_read_or_a_write_outside() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("dir")).unwrap();
+        assert!(open_for_read(root.path(), "link").unwrap_err().contains("outside"));
+        assert!(open_for_read(root.path(), "dir/secret").unwrap_err().contains("outside"));
+        assert!(write_file(root.path(), "link", b"x").unwrap_err().contains("symlink"));
+        assert!(write_file(root.path(), "dir/new", b"x").unwrap_err().contains("not a directory"));
+        assert_eq!(std::fs::read_to_string(outside.path().join("secret")).unwrap(), "s");
+        assert!(!outside.path().join("new").exists());
+        write_file(root.path(), "sub/ok.txt", b"fine").unwrap();
+        assert_eq!(std::fs::read_to_string(root.path().join("sub/ok.txt")).unwrap(), "fine");
+    }
+
+    #[test]
+    fn text_slices_respect_character_edges_and_refuse_binary() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("t.txt"), "héllo").unwrap();
+        std::fs::write(root.path().join("b.bin"), [0u8, 1, 2]).unwrap();
+        let open = |p: &str| open_for_read(root.path(), p).unwrap();
+        let slice = read_text(open("t.txt"), "t.txt", 0, 2).unwrap();
+        assert_eq!((slice.text.as_str(), slice.next_offset, slice.size), ("h", 1, 6));
+        let slice = read_text(open("t.txt"), "t.txt", 2, 100).unwrap();
+        assert_eq!((slice.text.as_str(), slice.offset), ("llo", 3));
+        assert!(read_text(open("b.bin"), "b.bin", 0, 10).unwrap_err().contains("binary"));
+        assert!(read_text(open("t.txt"), "t.txt", 99, 10).unwrap_err().contains("past the end"));
+    }
+}

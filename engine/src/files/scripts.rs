@@ -1,0 +1,217 @@
+//! `run_skill_script(path, args?, stdin?)`: runs a file under the skill's `scripts/` through the
+//! interpreter the host configured for its extension, inside `skillet-sandbox`, with the call's
+//! workspace as working directory and the skill folder readable. Offered only when the host set
+//! `[skills.scripts] enabled = true`.
+//!
+//! What the model gets back:
+//! - the script ran and exited (any status): `{exit_status, stdout, stderr}` (each stream cut at
+//!   `max_output_bytes`, secrets the policy hands the child redacted); a non-zero status is an
+//!   error result, the run goes on;
+//! - the sandbox ended it: a tool error starting with the A2E code of how it ended —
+//!   `timeout:` (wall clock, CPU limit, the call's deadline), `out_of_memory:`, `sandbox_crash:`
+//!   (a signal, or it could not start), `skill_error:` (output over the sandbox's cap);
+//! - the request itself is wrong (not under `scripts/`, escaping, unknown extension, too many
+//!   arguments): a tool error saying so, nothing runs.
+//!
+//! Not here: the sandbox (`skillet-sandbox`), the host's settings (`settings`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use secrecy::ExposeSecret;
+use serde_json::{Value, json};
+use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy};
+
+use super::confine;
+use super::settings::ScriptsConfig;
+use crate::deadline::Deadline;
+use crate::protocol::ErrorCode;
+use crate::sandboxed::outcome_error_code;
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// The folder of a skill scripts must be in.
+pub const SCRIPTS_DIR: &str = "scripts/";
+
+/// The tool, bound to one skill folder and one call's workspace.
+pub(crate) struct RunSkillScript {
+    skill_dir: PathBuf,
+    workspace: PathBuf,
+    config: Arc<ScriptsConfig>,
+    backend: Arc<dyn SandboxBackend>,
+    schema: Value,
+    description: String,
+}
+
+impl RunSkillScript {
+    pub(crate) fn new(
+        skill_dir: PathBuf,
+        workspace: PathBuf,
+        config: Arc<ScriptsConfig>,
+        backend: Arc<dyn SandboxBackend>,
+    ) -> Arc<Self> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1, "maxLength": confine::MAX_PATH_CHARS,
+                         "description": "The script, e.g. scripts/convert.py"},
+                "args": {"type": "array", "items": {"type": "string", "maxLength": 4096},
+                         "maxItems": config.max_args,
+                         "description": "Command-line arguments (paths are relative to the workspace)"},
+                "stdin": {"type": "string", "maxLength": config.max_stdin_bytes,
+                          "description": "Text sent to the script's standard input"}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        });
+        let extensions: Vec<&str> = config.interpreters.keys().map(String::as_str).collect();
+        let description = format!(
+            "Runs a script that ships with this skill (under scripts/; extensions: {}) in a \
+             sandbox, with your workspace as its working directory. Returns its exit status, \
+             stdout and stderr; files it writes in the workspace are returned to the caller.",
+            extensions.join(", ")
+        );
+        Arc::new(RunSkillScript {
+            skill_dir,
+            workspace,
+            config,
+            backend,
+            schema,
+            description,
+        })
+    }
+
+    /// The interpreter and the script's real path, or why it cannot run.
+    fn command(&self, path: &str, args: &[String]) -> Result<SandboxCommand, String> {
+        let relative = confine::relative_path(path)?;
+        if !relative.starts_with(SCRIPTS_DIR.trim_end_matches('/')) {
+            return Err(format!("{path:?} is not under {SCRIPTS_DIR}; only bundled scripts run"));
+        }
+        let script = confine::existing_file(&self.skill_dir, path)?;
+        let extension = script
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        let Some(interpreter) = self.config.interpreters.get(extension) else {
+            let known: Vec<&str> = self.config.interpreters.keys().map(String::as_str).collect();
+            return Err(format!(
+                "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
+                known.join(", ")
+            ));
+        };
+        Ok(SandboxCommand::new(interpreter, &self.workspace)
+            .arg(script)
+            .args(args))
+    }
+
+    async fn execute(&self, arguments: &Value, deadline: Deadline) -> Result<ToolOutput, String> {
+        let path = arguments["path"].as_str().unwrap_or_default();
+        let args: Vec<String> = arguments["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let stdin = arguments["stdin"].as_str().unwrap_or_default().as_bytes().to_vec();
+        let command = self.command(path, &args)?;
+        let remaining = deadline.remaining();
+        if remaining.is_zero() {
+            return Err(format!("{}: the call's deadline passed before it started", ErrorCode::Timeout));
+        }
+        let mut policy = self.config.sandbox.clone();
+        let budget_ms = u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX).max(1);
+        policy.timeout_ms = policy.timeout_ms.min(budget_ms);
+        if let Ok(dir) = self.skill_dir.canonicalize() {
+            policy.filesystem.read_only.push(dir);
+        }
+        let result = self.backend.run(&command, &policy, stdin).await;
+        tracing::debug!(script = path, outcome = %result.outcome, "skill script finished");
+        self.interpret(path, &result, &policy)
+    }
+
+    fn interpret(&self, path: &str, result: &RunResult, policy: &SandboxPolicy) -> Result<ToolOutput, String> {
+        let max = self.config.max_output_bytes;
+        let stream = |bytes: &skillet_sandbox::CapturedOutput| {
+            let (text, cut) = cut_text(redact(&bytes.to_text_lossy(), policy), max);
+            (text, cut || bytes.truncated)
+        };
+        let (stdout, stdout_cut) = stream(&result.stdout);
+        let (stderr, stderr_cut) = stream(&result.stderr);
+        match &result.outcome {
+            Outcome::Exited { code } => Ok(ToolOutput {
+                content: json!({
+                    "exit_status": code,
+                    "stdout": stdout,
+                    "stderr": stderr,
+                    "stdout_truncated": stdout_cut,
+                    "stderr_truncated": stderr_cut,
+                }),
+                is_error: *code != 0,
+            }),
+            outcome => {
+                let code = outcome_error_code(outcome).unwrap_or(ErrorCode::SandboxCrash);
+                let what = match outcome {
+                    Outcome::TimedOut => format!(
+                        "ran past its wall-clock limit of {} ms and was killed",
+                        policy.timeout_ms
+                    ),
+                    other => other.to_string(),
+                };
+                let tail = crate::sandboxed::quote_tail(&stderr, policy);
+                let tail = if tail.is_empty() { String::new() } else { format!("; stderr: {tail}") };
+                Err(format!("{code}: script {path:?} {what}{tail}"))
+            }
+        }
+    }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary; whether it was cut.
+fn cut_text(mut text: String, max: usize) -> (String, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    (text, true)
+}
+
+/// `text` with every secret the policy hands the child replaced.
+fn redact(text: &str, policy: &SandboxPolicy) -> String {
+    let mut text = text.to_owned();
+    for secret in policy.env.set.values() {
+        let secret = secret.expose_secret();
+        if secret.len() >= 4 {
+            text = text.replace(secret, "[REDACTED]");
+        }
+    }
+    text
+}
+
+#[async_trait]
+impl Tool for RunSkillScript {
+    fn name(&self) -> &str {
+        "run_skill_script"
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+    async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => {
+                if ctx.deadline.expired() {
+                    Err(ToolError::Failed(format!(
+                        "{}: the script was stopped at the call's deadline", ErrorCode::Timeout
+                    )))
+                } else {
+                    Err(ToolError::Cancelled)
+                }
+            }
+            result = self.execute(&arguments, ctx.deadline) => result.map_err(ToolError::Failed),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The host's `[skills.workspace]` and `[skills.scripts]` settings: what a skill's run may touch
+//! and whether its bundled scripts may run. Plain data, read from `skillet.toml`; every key has a
+//! default, unknown keys are errors.
+//!
+//! Not here: using them (`session`, `scripts`), or reading the file (`config`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use skillet_sandbox::SandboxPolicy;
+
+/// The `[skills]` table of `skillet.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FilesConfig {
+    /// The per-call workspace and file-tool limits.
+    pub workspace: WorkspaceConfig,
+    /// Bundled scripts (off by default).
+    pub scripts: ScriptsConfig,
+}
+
+/// `[skills.workspace]`: the directory each call gets, and the caps of the file tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// Where workspaces are created (default: the system temp directory).
+    pub root: Option<PathBuf>,
+    /// Keep each workspace after its call (its path is in a `log` event); default: removed.
+    pub keep: bool,
+    /// Most bytes one `read_file`/`read_skill_file` returns.
+    pub max_read_bytes: usize,
+    /// Most bytes all reads of one call return together.
+    pub max_read_bytes_per_call: u64,
+    /// Largest file `write_file` writes, in bytes.
+    pub max_write_bytes: usize,
+    /// Most files a workspace may hold (writes beyond it are refused).
+    pub max_files: usize,
+    /// Most input files a call may pass.
+    pub max_input_files: usize,
+    /// Largest input file (decoded), in bytes.
+    pub max_input_file_bytes: usize,
+    /// Most bytes all input files of a call may have together (decoded).
+    pub max_input_bytes: usize,
+    /// Produced files up to this size are streamed as `artifact` chunks; larger ones are only
+    /// listed.
+    pub artifact_max_bytes: u64,
+    /// Size of one `artifact` chunk, in bytes.
+    pub artifact_chunk_bytes: usize,
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        WorkspaceConfig {
+            root: None,
+            keep: false,
+            max_read_bytes: 64 * 1024,
+            max_read_bytes_per_call: 4 * 1024 * 1024,
+            max_write_bytes: 4 * 1024 * 1024,
+            max_files: 256,
+            max_input_files: 32,
+            max_input_file_bytes: 4 * 1024 * 1024,
+            max_input_bytes: 8 * 1024 * 1024,
+            artifact_max_bytes: 1024 * 1024,
+            artifact_chunk_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// `[skills.scripts]`: running the files under a skill's `scripts/` in the sandbox.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptsConfig {
+    /// Offer `run_skill_script` at all (default `false`: a skill folder is data, not trusted
+    /// code).
+    pub enabled: bool,
+    /// Interpreter per file extension (without the dot); a bare name is looked up on `PATH`.
+    /// Scripts with other extensions are refused.
+    pub interpreters: BTreeMap<String, PathBuf>,
+    /// Most bytes of stdout and of stderr handed back to the model (each).
+    pub max_output_bytes: usize,
+    /// Most bytes a script may send on its stdin.
+    pub max_stdin_bytes: usize,
+    /// Most arguments a script call may pass.
+    pub max_args: usize,
+    /// The sandbox every script runs in (limits, network, environment); see `skillet-sandbox`.
+    /// The workspace is its working directory; the skill folder is added read-only.
+    pub sandbox: SandboxPolicy,
+}
+
+impl Default for ScriptsConfig {
+    fn default() -> Self {
+        let interpreters = [
+            ("py", "python3"),
+            ("sh", "sh"),
+            ("bash", "bash"),
+            ("js", "node"),
+            ("mjs", "node"),
+            ("rb", "ruby"),
+            ("pl", "perl"),
+        ]
+        .into_iter()
+        .map(|(ext, program)| (ext.to_owned(), PathBuf::from(program)))
+        .collect();
+        ScriptsConfig {
+            enabled: false,
+            interpreters,
+            max_output_bytes: 32 * 1024,
+            max_stdin_bytes: 1024 * 1024,
+            max_args: 64,
+            sandbox: SandboxPolicy::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_are_off_by_default_and_partial_tables_keep_defaults() {
+        let config: FilesConfig = toml::from_str("").unwrap();
+        assert!(!config.scripts.enabled);
+        let config: FilesConfig = toml::from_str(
+            "[scripts]\nenabled = true\ninterpreters = { py = \"/usr/bin/python3\" }\n\
+             [scripts.sandbox]\ntimeout_ms = 500\n[workspace]\nkeep = true\n",
+        )
+        .unwrap();
+        assert!(config.scripts.enabled && config.workspace.keep);
+        assert_eq!(config.scripts.sandbox.timeout_ms, 500);
+        assert_eq!(config.scripts.interpreters.len(), 1);
+        assert_eq!(config.workspace.max_files, WorkspaceConfig::default().max_files);
+        assert!(toml::from_str::<FilesConfig>("[scripts]\nenable = true").is_err());
+    }
+}
