@@ -15,6 +15,7 @@
 //! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
 //! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
 //! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
+//! | `[skills.workspace]`, `[skills.scripts]` | [`crate::files::FilesConfig`] | per-call workspaces, file-tool caps, bundled scripts (off by default) |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -33,6 +34,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use skillet_providers::OverridePolicy;
 
+use crate::files::FilesConfig;
 use crate::sandboxed::PluginConfig;
 
 pub use extensions::{ToolConfig, ToolkitConfig};
@@ -78,6 +80,10 @@ pub struct Config {
     /// Out-of-process skill hosts (A2E over a sandboxed child's stdio).
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginConfig>,
+    /// What skill runs may touch: `[skills.workspace]`, `[skills.scripts]` (see
+    /// [`crate::files::FilesConfig`]; scripts are off by default).
+    #[serde(default)]
+    pub skills: FilesConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -232,6 +238,7 @@ impl Config {
             }
         };
         self.skills_dirs.iter_mut().for_each(anchor);
+        self.skills.workspace.root.as_mut().map(anchor);
         for entry in self.providers.values_mut() {
             entry.scenario.as_mut().map(anchor);
         }

@@ -41,12 +41,15 @@ use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult,
     SkillStatus,
 };
+use crate::files::InputFile;
 use crate::skill::{Implementation, RegisteredSkill};
 
 /// What preflight established for a call that will run.
 struct Prepared {
     skill: Arc<RegisteredSkill>,
     arguments: Value,
+    /// Input files taken out of the arguments (`files::INPUT_FILES_KEY`).
+    inputs: Vec<InputFile>,
     /// The rendered system prompt and provider (manifest skills only).
     model: Option<(String, ResolvedProvider)>,
     /// The authorized override (handed to native skills).
@@ -106,7 +109,15 @@ impl ExecutorInner {
         if !skill.is_runnable() {
             return Err(not_runnable(&skill));
         }
-        let arguments = Value::Object(request.arguments.clone());
+        let mut argument_map = request.arguments.clone();
+        let inputs = match skill.implementation {
+            Implementation::Manifest => self
+                .files
+                .take_inputs(&mut argument_map)
+                .map_err(|e| ProtocolError::new(ErrorCode::InvalidMessage, e))?,
+            Implementation::Native(_) => Vec::new(),
+        };
+        let arguments = Value::Object(argument_map);
         if let Some(schema) = &skill.input_schema
             && let Err(violations) = schema.validate(&arguments)
         {
@@ -140,6 +151,10 @@ impl ExecutorInner {
                     .as_ref()
                     .filter(|s| !s.is_unconstrained())
                     .map(|s| s.source());
+                let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
+                    Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
+                    None => instructions,
+                };
                 let system = messages::system_prompt(&instructions, output_schema);
                 let provider = match override_provider {
                     Some(p) => p,
@@ -154,6 +169,7 @@ impl ExecutorInner {
         Ok(Prepared {
             skill,
             arguments,
+            inputs,
             model,
             llm_override: request.llm_override.clone(),
         })
@@ -185,9 +201,28 @@ impl ExecutorInner {
                 }
             }
         }
-        let tools = match skill.implementation {
+        let mut tools = match skill.implementation {
             Implementation::Manifest => self.tools.resolve(&skill.tools, &skill.toolkits),
             Implementation::Native(_) => Default::default(),
+        };
+        // The skill's files, the call's workspace and scripts (see `files`).
+        let call_files = match skill.implementation {
+            Implementation::Manifest => self.files.open(&skill.compiled, &prepared.inputs),
+            Implementation::Native(_) => Ok(None),
+        };
+        let call_files = match call_files {
+            Ok(files) => files,
+            Err(e) => {
+                let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
+                return self.finish(skill, &events, &state, outcome, started);
+            }
+        };
+        for tool in call_files.iter().flat_map(|f| f.tools()) {
+            tools.add_engine_tool(tool.clone());
+        }
+        let first_message = match &prepared.arguments {
+            Value::Object(map) => messages::first_user_message(map),
+            _ => messages::first_user_message(&request.arguments),
         };
         let body = async {
             match (&skill.implementation, &prepared.model) {
@@ -211,7 +246,7 @@ impl ExecutorInner {
                         schemas: &self.tool_schemas,
                         limits: &self.limits,
                         system: system.clone(),
-                        first_message: messages::first_user_message(&request.arguments),
+                        first_message: first_message.clone(),
                         max_turns: self.limits.max_turns(skill.definition.max_turns),
                         deadline,
                         cancel: &cancel,
@@ -270,6 +305,9 @@ impl ExecutorInner {
                     );
                 }
             }
+        }
+        if let Some(files) = call_files {
+            files.finish(&events).await;
         }
         self.finish(skill, &events, &state, outcome, started)
     }

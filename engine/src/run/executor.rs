@@ -28,6 +28,7 @@ use crate::protocol::{
 use crate::service::SkillService;
 use crate::skill::Registry;
 use crate::skill::a2a::AgentCard;
+use crate::files::FileSupport;
 use crate::tools::ToolRegistry;
 
 /// Runs skill calls. Cheap to clone; see the module docs.
@@ -58,6 +59,7 @@ pub(crate) struct ExecutorInner {
     pub(crate) hooks: Vec<Arc<dyn TerminalHook>>,
     pub(crate) tool_schemas: ToolSchemaCache,
     pub(crate) card: CardIdentity,
+    pub(crate) files: FileSupport,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -106,6 +108,7 @@ pub struct ExecutorBuilder {
     gates: Vec<Arc<dyn PreTerminalGate>>,
     hooks: Vec<Arc<dyn TerminalHook>>,
     card: CardIdentity,
+    files: FileSupport,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -178,6 +181,12 @@ impl ExecutorBuilder {
         self
     }
 
+    /// What skill runs may touch: skill files, workspaces, scripts (default: no scripts).
+    pub fn files(mut self, files: FileSupport) -> Self {
+        self.files = files;
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -195,6 +204,7 @@ impl ExecutorBuilder {
                 gates: self.gates,
                 hooks: self.hooks,
                 card: self.card,
+                files: self.files,
             }),
         })
     }

@@ -62,6 +62,12 @@ impl ToolSet {
         self.tools.is_empty()
     }
 
+    /// Adds a tool the engine makes for this call (the skill's file tools), offered like a
+    /// declared one.
+    pub fn add_engine_tool(&mut self, tool: Arc<dyn Tool>) {
+        self.push(tool, ToolSource::Direct);
+    }
+
     fn push(&mut self, tool: Arc<dyn Tool>, source: ToolSource) {
         let name = tool.name().to_owned();
         let offered_name = match &source {

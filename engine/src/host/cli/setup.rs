@@ -11,6 +11,7 @@ use super::exit::Failure;
 use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
+use crate::files::FileSupport;
 use crate::host::embedded::EmbeddedMock;
 use crate::protocol::LLMConfig;
 use crate::run::{CardIdentity, Executor};
@@ -220,6 +221,7 @@ pub fn build_executor(
         .skills(Arc::clone(&parts.skills))
         .tools(Arc::clone(&parts.tools))
         .limits(parts.config.limits.clone())
+        .files(FileSupport::new(parts.config.skills.clone()))
         .card_identity(identity);
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());
