@@ -48,7 +48,11 @@ pub fn mime_for(path: &str, is_text: bool) -> &'static str {
 
 /// Emits the produced files of `workspace` as artifacts and a listing `log`; returns how many
 /// files were reported.
-pub(crate) fn report(workspace: &Workspace, config: &WorkspaceConfig, events: &EventEmitter) -> usize {
+pub(crate) fn report(
+    workspace: &Workspace,
+    config: &WorkspaceConfig,
+    events: &EventEmitter,
+) -> usize {
     let (produced, more) = workspace.produced(config.max_files);
     if produced.is_empty() {
         return 0;
@@ -66,7 +70,12 @@ pub(crate) fn report(workspace: &Workspace, config: &WorkspaceConfig, events: &E
             listed.push(format!("{} (unreadable)", file.path));
             continue;
         };
-        let mime = stream(&file.path, bytes, config.artifact_chunk_bytes.max(4), events);
+        let mime = stream(
+            &file.path,
+            bytes,
+            config.artifact_chunk_bytes.max(4),
+            events,
+        );
         listed.push(format!("{} ({mime}, {} bytes)", file.path, file.size));
     }
     events.log(
@@ -74,7 +83,11 @@ pub(crate) fn report(workspace: &Workspace, config: &WorkspaceConfig, events: &E
         format!(
             "files produced: {}{}",
             listed.join("; "),
-            if more { "; (more files not listed)" } else { "" }
+            if more {
+                "; (more files not listed)"
+            } else {
+                ""
+            }
         ),
     );
     produced.len()
@@ -117,21 +130,26 @@ mod tests {
     #[test]
     fn text_is_chunked_at_char_edges_and_binary_is_base64() {
         let events = EventEmitter::new("r", None, 100);
-        assert_eq!(stream("a.md", "ééé".as_bytes().to_vec(), 5, &events), "text/markdown");
-        assert_eq!(stream("b.png", vec![0xff, 0, 1], 4, &events), "image/png;base64");
+        assert_eq!(
+            stream("a.md", "ééé".as_bytes().to_vec(), 5, &events),
+            "text/markdown"
+        );
+        assert_eq!(
+            stream("b.png", vec![0xff, 0, 1], 4, &events),
+            "image/png;base64"
+        );
         assert_eq!(stream("empty.txt", Vec::new(), 4, &events), "text/plain");
         let (collected, _) = events.take_collected();
         let chunks: Vec<(String, bool)> = collected
             .into_iter()
             .filter_map(|e| match e.payload {
-                EventPayload::Artifact { chunk, is_final, .. } => Some((chunk, is_final)),
+                EventPayload::Artifact {
+                    chunk, is_final, ..
+                } => Some((chunk, is_final)),
                 _ => None,
             })
             .collect();
         let expected = [("éé", false), ("é", true), ("/wAB", true), ("", true)];
-        assert_eq!(
-            chunks,
-            expected.map(|(c, f)| (c.to_owned(), f)).to_vec()
-        );
+        assert_eq!(chunks, expected.map(|(c, f)| (c.to_owned(), f)).to_vec());
     }
 }

@@ -26,13 +26,17 @@ pub(crate) fn relative_path(path: &str) -> Result<PathBuf, String> {
         return Err("the path is empty".to_owned());
     }
     if path.chars().count() > MAX_PATH_CHARS {
-        return Err(format!("the path is longer than {MAX_PATH_CHARS} characters"));
+        return Err(format!(
+            "the path is longer than {MAX_PATH_CHARS} characters"
+        ));
     }
     if path.contains('\0') {
         return Err("the path contains a NUL byte".to_owned());
     }
     if path.starts_with('/') || path.starts_with('\\') || path.starts_with('~') {
-        return Err(format!("{path:?} is absolute; give a path relative to the folder"));
+        return Err(format!(
+            "{path:?} is absolute; give a path relative to the folder"
+        ));
     }
     let mut normalized = PathBuf::new();
     for component in Path::new(path).components() {
@@ -40,10 +44,14 @@ pub(crate) fn relative_path(path: &str) -> Result<PathBuf, String> {
             Component::Normal(part) => normalized.push(part),
             Component::CurDir => {}
             Component::ParentDir => {
-                return Err(format!("{path:?} contains `..`; paths must stay inside the folder"));
+                return Err(format!(
+                    "{path:?} contains `..`; paths must stay inside the folder"
+                ));
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("{path:?} is absolute; give a path relative to the folder"));
+                return Err(format!(
+                    "{path:?} is absolute; give a path relative to the folder"
+                ));
             }
         }
     }
@@ -163,13 +171,17 @@ pub(crate) struct TextSlice {
 /// Reads at most `limit` bytes of `file` from byte `offset`, as text. A slice boundary inside a
 /// UTF-8 character moves to the character's edge; a NUL byte or invalid UTF-8 means the file
 /// is not text, and it is refused.
-pub(crate) fn read_text(mut file: File, path: &str, offset: u64, limit: usize) -> Result<TextSlice, String> {
-    let size = file
-        .metadata()
-        .map_err(|e| format!("{path:?}: {e}"))?
-        .len();
+pub(crate) fn read_text(
+    mut file: File,
+    path: &str,
+    offset: u64,
+    limit: usize,
+) -> Result<TextSlice, String> {
+    let size = file.metadata().map_err(|e| format!("{path:?}: {e}"))?.len();
     if offset > size {
-        return Err(format!("offset {offset} is past the end of {path:?} ({size} bytes)"));
+        return Err(format!(
+            "offset {offset} is past the end of {path:?} ({size} bytes)"
+        ));
     }
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| format!("{path:?}: {e}"))?;
@@ -185,14 +197,20 @@ pub(crate) fn read_text(mut file: File, path: &str, offset: u64, limit: usize) -
         .count();
     let body = &bytes[skip..];
     if body.contains(&0) {
-        return Err(format!("{path:?} is a binary file; only text files can be read"));
+        return Err(format!(
+            "{path:?} is a binary file; only text files can be read"
+        ));
     }
     let text = match std::str::from_utf8(body) {
         Ok(text) => text,
         // Cut inside a final character: keep the complete ones.
         Err(e) if e.error_len().is_none() => std::str::from_utf8(&body[..e.valid_up_to()])
             .map_err(|_| format!("{path:?} is not UTF-8 text"))?,
-        Err(_) => return Err(format!("{path:?} is not UTF-8 text; only text files can be read")),
+        Err(_) => {
+            return Err(format!(
+                "{path:?} is not UTF-8 text; only text files can be read"
+            ));
+        }
     };
     let start = offset + skip as u64;
     Ok(TextSlice {
@@ -209,10 +227,22 @@ mod tests {
 
     #[test]
     fn escaping_paths_are_refused_before_touching_the_disk() {
-        for bad in ["", "  ", "/etc/passwd", "../x", "a/../../x", "~/x", "a\0b", "."] {
+        for bad in [
+            "",
+            "  ",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "~/x",
+            "a\0b",
+            ".",
+        ] {
             assert!(relative_path(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(relative_path("./a/b.txt").unwrap(), PathBuf::from("a/b.txt"));
+        assert_eq!(
+            relative_path("./a/b.txt").unwrap(),
+            PathBuf::from("a/b.txt")
+        );
     }
 
     #[test]
@@ -220,16 +250,39 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "s").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link"))
+            .unwrap();
         std::os::unix::fs::symlink(outside.path(), root.path().join("dir")).unwrap();
-        assert!(open_for_read(root.path(), "link").unwrap_err().contains("outside"));
-        assert!(open_for_read(root.path(), "dir/secret").unwrap_err().contains("outside"));
-        assert!(write_file(root.path(), "link", b"x").unwrap_err().contains("symlink"));
-        assert!(write_file(root.path(), "dir/new", b"x").unwrap_err().contains("not a directory"));
-        assert_eq!(std::fs::read_to_string(outside.path().join("secret")).unwrap(), "s");
+        assert!(
+            open_for_read(root.path(), "link")
+                .unwrap_err()
+                .contains("outside")
+        );
+        assert!(
+            open_for_read(root.path(), "dir/secret")
+                .unwrap_err()
+                .contains("outside")
+        );
+        assert!(
+            write_file(root.path(), "link", b"x")
+                .unwrap_err()
+                .contains("symlink")
+        );
+        assert!(
+            write_file(root.path(), "dir/new", b"x")
+                .unwrap_err()
+                .contains("not a directory")
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+            "s"
+        );
         assert!(!outside.path().join("new").exists());
         write_file(root.path(), "sub/ok.txt", b"fine").unwrap();
-        assert_eq!(std::fs::read_to_string(root.path().join("sub/ok.txt")).unwrap(), "fine");
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("sub/ok.txt")).unwrap(),
+            "fine"
+        );
     }
 
     #[test]
@@ -239,10 +292,21 @@ mod tests {
         std::fs::write(root.path().join("b.bin"), [0u8, 1, 2]).unwrap();
         let open = |p: &str| open_for_read(root.path(), p).unwrap();
         let slice = read_text(open("t.txt"), "t.txt", 0, 2).unwrap();
-        assert_eq!((slice.text.as_str(), slice.next_offset, slice.size), ("h", 1, 6));
+        assert_eq!(
+            (slice.text.as_str(), slice.next_offset, slice.size),
+            ("h", 1, 6)
+        );
         let slice = read_text(open("t.txt"), "t.txt", 2, 100).unwrap();
         assert_eq!((slice.text.as_str(), slice.offset), ("llo", 3));
-        assert!(read_text(open("b.bin"), "b.bin", 0, 10).unwrap_err().contains("binary"));
-        assert!(read_text(open("t.txt"), "t.txt", 99, 10).unwrap_err().contains("past the end"));
+        assert!(
+            read_text(open("b.bin"), "b.bin", 0, 10)
+                .unwrap_err()
+                .contains("binary")
+        );
+        assert!(
+            read_text(open("t.txt"), "t.txt", 99, 10)
+                .unwrap_err()
+                .contains("past the end")
+        );
     }
 }

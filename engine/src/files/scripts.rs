@@ -85,7 +85,9 @@ impl RunSkillScript {
     fn command(&self, path: &str, args: &[String]) -> Result<SandboxCommand, String> {
         let relative = confine::relative_path(path)?;
         if !relative.starts_with(SCRIPTS_DIR.trim_end_matches('/')) {
-            return Err(format!("{path:?} is not under {SCRIPTS_DIR}; only bundled scripts run"));
+            return Err(format!(
+                "{path:?} is not under {SCRIPTS_DIR}; only bundled scripts run"
+            ));
         }
         let script = confine::existing_file(&self.skill_dir, path)?;
         let extension = script
@@ -93,7 +95,12 @@ impl RunSkillScript {
             .and_then(|e| e.to_str())
             .unwrap_or_default();
         let Some(interpreter) = self.config.interpreters.get(extension) else {
-            let known: Vec<&str> = self.config.interpreters.keys().map(String::as_str).collect();
+            let known: Vec<&str> = self
+                .config
+                .interpreters
+                .keys()
+                .map(String::as_str)
+                .collect();
             return Err(format!(
                 "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
                 known.join(", ")
@@ -108,16 +115,29 @@ impl RunSkillScript {
         let path = arguments["path"].as_str().unwrap_or_default();
         let args: Vec<String> = arguments["args"]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default();
-        let stdin = arguments["stdin"].as_str().unwrap_or_default().as_bytes().to_vec();
+        let stdin = arguments["stdin"]
+            .as_str()
+            .unwrap_or_default()
+            .as_bytes()
+            .to_vec();
         let command = self.command(path, &args)?;
         let remaining = deadline.remaining();
         if remaining.is_zero() {
-            return Err(format!("{}: the call's deadline passed before it started", ErrorCode::Timeout));
+            return Err(format!(
+                "{}: the call's deadline passed before it started",
+                ErrorCode::Timeout
+            ));
         }
         let mut policy = self.config.sandbox.clone();
-        let budget_ms = u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX).max(1);
+        let budget_ms = u64::try_from(remaining.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
         policy.timeout_ms = policy.timeout_ms.min(budget_ms);
         if let Ok(dir) = self.skill_dir.canonicalize() {
             policy.filesystem.read_only.push(dir);
@@ -127,7 +147,12 @@ impl RunSkillScript {
         self.interpret(path, &result, &policy)
     }
 
-    fn interpret(&self, path: &str, result: &RunResult, policy: &SandboxPolicy) -> Result<ToolOutput, String> {
+    fn interpret(
+        &self,
+        path: &str,
+        result: &RunResult,
+        policy: &SandboxPolicy,
+    ) -> Result<ToolOutput, String> {
         let max = self.config.max_output_bytes;
         let stream = |bytes: &skillet_sandbox::CapturedOutput| {
             let (text, cut) = cut_text(redact(&bytes.to_text_lossy(), policy), max);
@@ -156,7 +181,11 @@ impl RunSkillScript {
                     other => other.to_string(),
                 };
                 let tail = crate::sandboxed::quote_tail(&stderr, policy);
-                let tail = if tail.is_empty() { String::new() } else { format!("; stderr: {tail}") };
+                let tail = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; stderr: {tail}")
+                };
                 Err(format!("{code}: script {path:?} {what}{tail}"))
             }
         }

@@ -84,7 +84,10 @@ impl FileSupport {
     }
 
     /// Takes the input files out of a call's arguments (see `workspace`).
-    pub fn take_inputs(&self, arguments: &mut Map<String, Value>) -> Result<Vec<InputFile>, String> {
+    pub fn take_inputs(
+        &self,
+        arguments: &mut Map<String, Value>,
+    ) -> Result<Vec<InputFile>, String> {
         take_input_files(arguments, &self.config.workspace)
     }
 
@@ -142,7 +145,11 @@ impl FileSupport {
 
     /// Opens the call's files: creates the workspace, writes the input files, makes the tools.
     /// `Ok(None)` when the call gets no file tools.
-    pub fn open(&self, skill: &CompiledSkill, inputs: &[InputFile]) -> Result<Option<CallFiles>, String> {
+    pub fn open(
+        &self,
+        skill: &CompiledSkill,
+        inputs: &[InputFile],
+    ) -> Result<Option<CallFiles>, String> {
         if !Self::applies(skill, inputs) {
             return Ok(None);
         }

@@ -129,7 +129,10 @@ mod tests {
         assert!(config.scripts.enabled && config.workspace.keep);
         assert_eq!(config.scripts.sandbox.timeout_ms, 500);
         assert_eq!(config.scripts.interpreters.len(), 1);
-        assert_eq!(config.workspace.max_files, WorkspaceConfig::default().max_files);
+        assert_eq!(
+            config.workspace.max_files,
+            WorkspaceConfig::default().max_files
+        );
         assert!(toml::from_str::<FilesConfig>("[scripts]\nenable = true").is_err());
     }
 }

@@ -69,12 +69,16 @@ pub fn take_input_files(
             (Value::Null, Value::String(encoded)) => base64::engine::general_purpose::STANDARD
                 .decode(encoded.trim())
                 .map_err(|e| format!("{at}: `base64` is not valid base64 ({e})"))?,
-            _ => return Err(format!("{at}: give exactly one of `text` or `base64` (a string)")),
+            _ => {
+                return Err(format!(
+                    "{at}: give exactly one of `text` or `base64` (a string)"
+                ));
+            }
         };
-        if let Some(extra) = item
-            .as_object()
-            .and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "name" | "text" | "base64")))
-        {
+        if let Some(extra) = item.as_object().and_then(|o| {
+            o.keys()
+                .find(|k| !matches!(k.as_str(), "name" | "text" | "base64"))
+        }) {
             return Err(format!("{at}: unknown key `{extra}`"));
         }
         if bytes.len() > config.max_input_file_bytes {
@@ -233,7 +237,14 @@ fn scan_dir(
         };
         let path = format!("{prefix}{name}");
         if kind.is_dir() && depth + 1 < MAX_SCAN_DEPTH {
-            scan_dir(&entry.path(), &format!("{path}/"), depth + 1, max, files, more);
+            scan_dir(
+                &entry.path(),
+                &format!("{path}/"),
+                depth + 1,
+                max,
+                files,
+                more,
+            );
         } else if kind.is_file() {
             if files.len() >= max {
                 *more = true;
@@ -255,7 +266,10 @@ mod tests {
     use serde_json::json;
 
     fn args(files: Value) -> Map<String, Value> {
-        json!({"q": 1, "_files": files}).as_object().cloned().unwrap()
+        json!({"q": 1, "_files": files})
+            .as_object()
+            .cloned()
+            .unwrap()
     }
 
     #[test]
@@ -267,7 +281,10 @@ mod tests {
         let files = take_input_files(&mut arguments, &WorkspaceConfig::default()).unwrap();
         assert_eq!(arguments.keys().collect::<Vec<_>>(), ["q"]);
         assert_eq!(files[0].bytes, b"hi");
-        assert_eq!((files[1].name.as_str(), files[1].bytes.as_slice()), ("dir/b.bin", &[0u8, 1, 2][..]));
+        assert_eq!(
+            (files[1].name.as_str(), files[1].bytes.as_slice()),
+            ("dir/b.bin", &[0u8, 1, 2][..])
+        );
     }
 
     #[test]
@@ -282,10 +299,19 @@ mod tests {
             (json!([{"name": "../x", "text": "x"}]), "`..`"),
             (json!([{"name": "/etc/x", "text": "x"}]), "absolute"),
             (json!([{"name": "x", "base64": "***"}]), "not valid base64"),
-            (json!([{"name": "x", "text": "a", "base64": "AA=="}]), "exactly one"),
+            (
+                json!([{"name": "x", "text": "a", "base64": "AA=="}]),
+                "exactly one",
+            ),
             (json!([{"name": "x", "text": "12345"}]), "the limit is 4"),
-            (json!([{"name": "x", "text": "1"}, {"name": "x", "text": "2"}]), "twice"),
-            (json!([{"name": "x", "text": "1", "mode": 7}]), "unknown key"),
+            (
+                json!([{"name": "x", "text": "1"}, {"name": "x", "text": "2"}]),
+                "twice",
+            ),
+            (
+                json!([{"name": "x", "text": "1", "mode": 7}]),
+                "unknown key",
+            ),
         ] {
             let err = take_input_files(&mut args(files.clone()), &config).unwrap_err();
             assert!(err.contains(why), "{files}: {err}");
@@ -300,12 +326,18 @@ mod tests {
             ..WorkspaceConfig::default()
         };
         let mut ws = Workspace::create(&config, "demo").unwrap();
-        let input = InputFile { name: "in.txt".into(), bytes: b"x".to_vec() };
+        let input = InputFile {
+            name: "in.txt".into(),
+            bytes: b"x".to_vec(),
+        };
         ws.write_inputs(&[input]).unwrap();
         std::fs::create_dir(ws.path().join("out")).unwrap();
         std::fs::write(ws.path().join("out/report.csv"), "a,b").unwrap();
         let (produced, more) = ws.produced(10);
-        assert_eq!(produced.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["out/report.csv"]);
+        assert_eq!(
+            produced.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["out/report.csv"]
+        );
         assert!(!more);
         let path = ws.path().to_owned();
         ws.close().await;

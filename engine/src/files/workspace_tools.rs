@@ -168,11 +168,10 @@ impl Tool for ListFiles {
 
 fn list(dir: &std::path::Path, max: usize) -> Value {
     let ws = super::workspace::scan_path(dir, max);
-    let files: Vec<Value> = ws
-        .0
-        .iter()
-        .map(|f| json!({"path": f.path, "size": f.size}))
-        .collect();
+    let files: Vec<Value> =
+        ws.0.iter()
+            .map(|f| json!({"path": f.path, "size": f.size}))
+            .collect();
     json!({"files": files, "truncated": ws.1})
 }
 

@@ -36,12 +36,12 @@ use super::provider::ResolvedProvider;
 use super::result::Outcome;
 use super::{messages, spans};
 use crate::events::{EventEmitter, EventSink};
+use crate::files::InputFile;
 use crate::handler::HandlerContext;
 use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult,
     SkillStatus,
 };
-use crate::files::InputFile;
 use crate::skill::{Implementation, RegisteredSkill};
 
 /// What preflight established for a call that will run.

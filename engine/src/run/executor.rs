@@ -21,6 +21,7 @@ use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver};
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
+use crate::files::FileSupport;
 use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse,
@@ -28,7 +29,6 @@ use crate::protocol::{
 use crate::service::SkillService;
 use crate::skill::Registry;
 use crate::skill::a2a::AgentCard;
-use crate::files::FileSupport;
 use crate::tools::ToolRegistry;
 
 /// Runs skill calls. Cheap to clone; see the module docs.
