@@ -11,10 +11,12 @@
 //!
 //! # Frontmatter (Agent Skills)
 //! `name` (1–64 of `[a-z0-9-]`, no leading/trailing/double `-`, equal to the directory name),
-//! `description` (1–1024 characters), optional `license`, `compatibility` (≤ 500),
-//! `allowed-tools` (space-separated; kept in `metadata.allowed_tools`, it does **not** declare
-//! engine tools — that is `a2e-tools`), `metadata` (string → string). Other top-level keys are
-//! warnings (a top-level `version` is used when `a2e-version` is absent).
+//! `description` (required; over 1024 characters is a warning, as published skills exceed it),
+//! optional `license`, `compatibility` (≤ 500), `allowed-tools` (space-separated; kept in
+//! `metadata.allowed_tools` and mapped onto Skillet's file tools, unmapped names are warnings:
+//! [`SkillResources`]; host tools are declared with `a2e-tools`), `metadata` (string → string).
+//! Other top-level keys are warnings (a top-level `version` is used when `a2e-version` is
+//! absent).
 //!
 //! # `a2a-*` metadata keys (seed 003; unknown `a2a-*` keys are errors)
 //! | key | value | becomes |
@@ -72,7 +74,8 @@
 //!
 //! # Trust model
 //! Nothing is executed, nothing is included, nothing is fetched. Only SKILL.md and the files
-//! named by `a2a-input-schema`, `a2a-output-schema`, `a2a-provider-config` are read; their paths
+//! named by `a2a-input-schema`, `a2a-output-schema`, `a2a-provider-config` are read (the other
+//! files beside SKILL.md are listed, name and size, for the `files` tools); their paths
 //! must be relative, free of `..`, and resolve (after symlinks) inside the skill directory.
 //! SKILL.md is capped at 1 MiB, the frontmatter at 64 KiB, each asset at 256 KiB; the YAML
 //! parser runs with alias/anchor/event budgets and rejects duplicate keys.
