@@ -7,10 +7,12 @@
 //! `artifact_max_bytes` are listed but not streamed (a host that needs them keeps the
 //! workspace). An empty file is one empty final chunk.
 
+use std::io::Read;
 use std::path::Path;
 
 use base64::Engine as _;
 
+use super::confine;
 use super::settings::WorkspaceConfig;
 use super::workspace::Workspace;
 use crate::events::EventEmitter;
@@ -66,9 +68,19 @@ pub(crate) fn report(
             ));
             continue;
         }
-        let Ok(bytes) = std::fs::read(workspace.path().join(&file.path)) else {
-            listed.push(format!("{} (unreadable)", file.path));
-            continue;
+        // Read through the confinement checks: a produced "file" may be a hard link out.
+        let read = confine::open_for_read(workspace.path(), &file.path).and_then(|mut f| {
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes)
+                .map(|_| bytes)
+                .map_err(|e| e.to_string())
+        });
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                listed.push(format!("{} (not returned: {why})", file.path));
+                continue;
+            }
         };
         let mime = stream(
             &file.path,

@@ -13,7 +13,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Component, Path, PathBuf};
 
@@ -103,7 +103,21 @@ pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, String> {
     if !opened_inside(&file, &real_root) {
         return Err(format!("{path:?} resolves outside the folder; refused"));
     }
+    refuse_hard_links(&file, path)?;
     Ok(file)
+}
+
+/// A file with several hard links may be a link to a file outside the folder (a script can
+/// make one where the kernel allows it); it is refused.
+fn refuse_hard_links(file: &File, path: &str) -> Result<(), String> {
+    match file.metadata() {
+        Ok(meta) if meta.nlink() > 1 => Err(format!(
+            "{path:?} has {} hard links; hard-linked files are refused",
+            meta.nlink()
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{path:?}: {e}")),
+    }
 }
 
 /// Writes `bytes` to `path` inside `root`, creating missing directories; never follows a
@@ -149,6 +163,7 @@ pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBu
     if !meta.is_file() {
         return Err(format!("{path:?} is not a regular file"));
     }
+    refuse_hard_links(&file, path)?;
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))
         .map_err(|e| format!("{path:?} cannot be written: {e}"))?;
@@ -278,6 +293,21 @@ mod tests {
             "s"
         );
         assert!(!outside.path().join("new").exists());
+        std::fs::hard_link(outside.path().join("secret"), root.path().join("hard")).unwrap();
+        assert!(
+            open_for_read(root.path(), "hard")
+                .unwrap_err()
+                .contains("hard links")
+        );
+        assert!(
+            write_file(root.path(), "hard", b"x")
+                .unwrap_err()
+                .contains("hard links")
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+            "s"
+        );
         write_file(root.path(), "sub/ok.txt", b"fine").unwrap();
         assert_eq!(
             std::fs::read_to_string(root.path().join("sub/ok.txt")).unwrap(),

@@ -107,7 +107,7 @@ pub async fn load_parts(
         }
     }
     let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
-    if !config.tools.is_empty() || !config.plugins.is_empty() {
+    if !config.tools.is_empty() || !config.plugins.is_empty() || config.skills.scripts.enabled {
         // What isolation the sandboxed programs actually get on this machine.
         tracing::info!("{}", backend.platform_report());
     }

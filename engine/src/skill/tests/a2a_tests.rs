@@ -91,7 +91,8 @@ fn card_from_registry_lists_published_skills_with_defaults() {
         json!([{"url": "http://127.0.0.1:8080/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}])
     );
     let ids: Vec<_> = card.skills.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["code-review", "summarize"]);
+    // `table-report` is a plain Agent Skill: no tags, so the card's fallback `["skill"]`.
+    assert_eq!(ids, ["code-review", "summarize", "table-report"]);
     let back: AgentCard = serde_json::from_value(value).unwrap();
     assert_eq!(back, card);
 }

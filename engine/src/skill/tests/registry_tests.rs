@@ -118,7 +118,13 @@ fn discover_without_filters_returns_all_sorted_by_name() {
     let all = registry.discover(&[], &[]);
     assert_eq!(
         names(&all),
-        ["aardvark", "code-review", "expense-report", "summarize"]
+        [
+            "aardvark",
+            "code-review",
+            "expense-report",
+            "summarize",
+            "table-report"
+        ]
     );
 }
 
@@ -236,7 +242,7 @@ fn concurrent_reads_see_consistent_snapshots() {
             let r = registry.clone();
             std::thread::spawn(move || {
                 for _ in 0..200 {
-                    assert_eq!(r.discover(&[], &[]).len(), 3);
+                    assert_eq!(r.discover(&[], &[]).len(), 4);
                     assert!(r.get("summarize").is_some());
                 }
             })
