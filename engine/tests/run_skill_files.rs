@@ -348,3 +348,112 @@ async fn bad_input_files_are_rejected_before_anything_runs() {
     assert!(chat_bodies(&server).is_empty());
     assert_eq!(std::fs::read_dir(workspaces.path()).unwrap().count(), 0);
 }
+
+/// A Skillet manifest declaring `calculator`, whose `allowed-tools: Read` opts into its files.
+fn manifest_with_files(root: &Path) -> CompiledSkill {
+    let dir = root.join("notes");
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: notes\ndescription: Reads its notes.\nallowed-tools: Read\nmetadata:\n  a2e-tools: '[\"calculator\"]'\n  a2a-output-schema: assets/out.json\n---\nYou read notes.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("assets/out.json"), r#"{"type": "string"}"#).unwrap();
+    std::fs::write(dir.join("big.md"), "x".repeat(100_000)).unwrap();
+    std::fs::write(dir.join("image.bin"), [0u8, 159, 146, 150]).unwrap();
+    skill::load_skill_dir(&dir, "project").expect("loads")
+}
+
+#[tokio::test]
+async fn declared_tools_work_beside_file_tools_and_reads_are_capped_per_read_and_per_call() {
+    let read = |offset: u64| json!({"name": "read_skill_file", "arguments": {"path": "big.md", "offset": offset}});
+    let calls = json!([
+        {"name": "calculator", "arguments": {"expression": "6 * 7"}},
+        {"name": "read_skill_file", "arguments": {"path": "image.bin"}},
+        {"name": "read_skill_file", "arguments": {"path": "big.md", "limit": 1_000_000}},
+        read(0),
+        read(1000),
+        read(5000),
+    ]);
+    let scenario = format!(
+        "rules:\n  - when: {{ turn: 1 }}\n    reply:\n      tool_calls: {calls}\n  - when: {{ turn: 2 }}\n    reply: {{ json: done }}\n"
+    );
+    let server = start_mock(&scenario).await;
+    let skills = open_tempdir();
+    let workspaces = open_tempdir();
+    let files = FileSupport::new(FilesConfig {
+        workspace: WorkspaceConfig {
+            root: Some(workspaces.path().to_owned()),
+            max_read_bytes: 1000,
+            max_read_bytes_per_call: 1500,
+            ..WorkspaceConfig::default()
+        },
+        scripts: ScriptsConfig::default(),
+    });
+    let mut tools = ToolRegistry::new();
+    for tool in skillet_engine::tools::builtin::all() {
+        tools.register_tool(tool).unwrap();
+    }
+    let h = harness_with(
+        registry([manifest_with_files(skills.path())]),
+        tools,
+        Some(llm_config(&server)),
+        Limits::default(),
+        |b| b.files(files),
+    );
+    let called = h.call(request("notes", json!({"prompt": "go"}))).await;
+    assert!(called.result().success, "{:#?}", called.result());
+    let bodies = chat_bodies(&server);
+    let offered = offered_tools(&bodies[0]);
+    assert_eq!(
+        offered,
+        [
+            "calculator",
+            "list_skill_files",
+            "read_skill_file",
+            "read_file",
+            "write_file",
+            "list_files"
+        ]
+    );
+    let system = system_of(&bodies[0]);
+    assert!(
+        !system.contains("assets/out.json"),
+        "manifest assets are not listed: {system}"
+    );
+    let results = tool_results_in(&bodies[1]);
+    assert!(results[0].contains("\"result\":42"), "{}", results[0]);
+    assert!(
+        results[1].starts_with("Error: ") && results[1].contains("binary"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("Error: invalid arguments"),
+        "{}",
+        results[2]
+    );
+    // The reads of a turn run concurrently: together they get exactly the call's 1500 bytes
+    // (1000, the per-read cap, then 500), and the third is refused.
+    let mut got: Vec<usize> = results[3..6]
+        .iter()
+        .filter(|r| !r.starts_with("Error: "))
+        .map(|r| {
+            let v: Value = serde_json::from_str(r).unwrap_or_else(|_| panic!("{r}"));
+            v["text"].as_str().unwrap().len()
+        })
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, [500, 1000], "{results:#?}");
+    let refused: Vec<&String> = results[3..6]
+        .iter()
+        .filter(|r| r.starts_with("Error: "))
+        .collect();
+    assert_eq!(refused.len(), 1, "{results:#?}");
+    assert!(
+        refused[0].contains("has read its 1500 bytes"),
+        "{}",
+        refused[0]
+    );
+    assert_eq!(std::fs::read_dir(workspaces.path()).unwrap().count(), 0);
+}

@@ -21,20 +21,29 @@ impl ReadBudget {
         }
     }
 
-    /// How many of `wanted` bytes may be read now (0 when the budget is spent).
+    /// How many of `wanted` bytes are left now (a read reads at most that much, then
+    /// [`Self::take`]s what it got).
     pub(crate) fn available(&self, wanted: usize) -> usize {
         let left = self.left.load(Ordering::Relaxed);
         usize::try_from(left).map_or(wanted, |left| left.min(wanted))
     }
 
-    /// Records `used` bytes as read.
-    pub(crate) fn spend(&self, used: usize) {
+    /// Takes up to `used` bytes, atomically; returns how many were granted (fewer when
+    /// concurrent reads took the rest first — the caller then cuts its text).
+    pub(crate) fn take(&self, used: usize) -> usize {
         let used = used as u64;
-        let _ = self
+        let before = self
             .left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
                 Some(left.saturating_sub(used))
-            });
+            })
+            .unwrap_or(0);
+        usize::try_from(before.min(used)).unwrap_or(usize::MAX)
+    }
+
+    /// Gives back granted bytes a read did not keep.
+    pub(crate) fn refund(&self, unused: usize) {
+        self.left.fetch_add(unused as u64, Ordering::Relaxed);
     }
 
     /// The error a read gets once the budget is spent.
@@ -55,9 +64,11 @@ mod tests {
         let budget = ReadBudget::new(10);
         let other = budget.clone();
         assert_eq!(budget.available(8), 8);
-        budget.spend(8);
+        assert_eq!(budget.take(8), 8);
         assert_eq!(other.available(8), 2);
-        other.spend(5);
-        assert_eq!(budget.available(1), 0);
+        assert_eq!(other.take(8), 2);
+        assert_eq!(budget.take(1), 0);
+        other.refund(2);
+        assert_eq!(budget.take(5), 2);
     }
 }

@@ -136,8 +136,21 @@ pub(crate) async fn read_slice(
     })
     .await
     .map_err(|_| ToolError::Failed("the read was interrupted".to_owned()))?;
-    let (path, slice) = read.map_err(ToolError::Failed)?;
-    budget.spend(slice.text.len());
+    let (path, mut slice) = read.map_err(ToolError::Failed)?;
+    // Concurrent reads of the same turn may have taken part of the budget meanwhile.
+    let granted = budget.take(slice.text.len());
+    if granted < slice.text.len() {
+        let mut end = granted;
+        while !slice.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        budget.refund(granted - end);
+        if end == 0 {
+            return Err(ToolError::Failed(budget.spent_message()));
+        }
+        slice.text.truncate(end);
+        slice.next_offset = slice.offset + end as u64;
+    }
     Ok(ToolOutput::json(json!({
         "path": path,
         "size": slice.size,
