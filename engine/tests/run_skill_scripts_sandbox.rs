@@ -160,3 +160,45 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
         "the workspace is removed after the call"
     );
 }
+
+#[tokio::test]
+async fn a_call_whose_deadline_passes_mid_script_still_answers_once_and_removes_its_workspace() {
+    let scenario = "rules:\n  - when: { turn: 1 }\n    reply:\n      tool_calls: [{ name: run_skill_script, arguments: { path: scripts/sleep.py } }]\n  - when: { turn: 2 }\n    reply: { text: never }\n";
+    let server = start_mock(scenario).await;
+    let skills = tempfile::tempdir().unwrap();
+    let workspaces = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(workspaces.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let files = FileSupport::new(FilesConfig {
+        workspace: WorkspaceConfig {
+            root: Some(workspaces.path().to_owned()),
+            ..WorkspaceConfig::default()
+        },
+        scripts: ScriptsConfig {
+            enabled: true,
+            interpreters: BTreeMap::from([("py".to_owned(), system_python())]),
+            ..ScriptsConfig::default()
+        },
+    });
+    let h = harness_with(
+        registry([hostile_skill(skills.path())]),
+        ToolRegistry::new(),
+        Some(llm_config(&server)),
+        Limits::default(),
+        |b| b.files(files),
+    );
+    let mut call = request("hostile", json!({"prompt": "go"}));
+    call.timeout = 1;
+    let called = h.call(call).await;
+    let result = called.result();
+    assert!(!result.success);
+    assert_eq!(
+        result.error_code,
+        Some(skillet_engine::protocol::ErrorCode::Timeout),
+        "{result:#?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(workspaces.path()).unwrap().count(),
+        0,
+        "the workspace is removed after a call that timed out"
+    );
+}
