@@ -19,6 +19,7 @@ use super::Limits;
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver};
+use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
 use crate::protocol::{
@@ -93,8 +94,9 @@ pub enum BuildError {
 }
 
 /// Configures an [`Executor`]. Everything is optional: an empty skill and tool registry, a new
-/// provider pool, no host default model, an override policy that denies everything, default
-/// [`Limits`], no gates, no hooks.
+/// provider pool, no host default model, an override policy that denies everything, a skill
+/// provider policy that lets skills choose only the model, default [`Limits`], no gates, no
+/// hooks.
 #[derive(Default)]
 pub struct ExecutorBuilder {
     skills: Option<Arc<Registry>>,
@@ -102,6 +104,7 @@ pub struct ExecutorBuilder {
     pool: Option<Arc<ProviderPool>>,
     default: Option<HostDefault>,
     policy: OverridePolicy,
+    skill_policy: SkillProviderPolicy,
     limits: Limits,
     gates: Vec<Arc<dyn PreTerminalGate>>,
     hooks: Vec<Arc<dyn TerminalHook>>,
@@ -154,6 +157,13 @@ impl ExecutorBuilder {
         self
     }
 
+    /// What skills' own provider settings may choose (default: the model only, on the host's
+    /// provider; see [`SkillProviderPolicy`]).
+    pub fn skill_provider_policy(mut self, policy: SkillProviderPolicy) -> Self {
+        self.skill_policy = policy;
+        self
+    }
+
     /// The host's limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -178,16 +188,18 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Builds the executor: compiles the registered tools' schemas and resolves the host
-    /// default provider.
+    /// Builds the executor: compiles the registered tools' schemas, resolves the host default
+    /// provider and marks the skills whose provider settings the host does not allow `Blocked`.
     pub fn build(self) -> Result<Executor, BuildError> {
         let tools = self.tools.unwrap_or_default();
         let pool = self.pool.unwrap_or_default();
-        let providers = ProviderResolver::new(pool, self.default, self.policy)
+        let providers = ProviderResolver::new(pool, self.default, self.policy, self.skill_policy)
             .map_err(BuildError::DefaultProvider)?;
+        let skills = self.skills.unwrap_or_default();
+        skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
-                skills: self.skills.unwrap_or_default(),
+                skills,
                 tool_schemas: ToolSchemaCache::for_registry(&tools),
                 tools,
                 providers,

@@ -72,7 +72,7 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
         Command::Discover(args) => discover::discover(global, args, console).await,
-        Command::Validate(args) => validate::validate(args, console),
+        Command::Validate(args) => validate::validate(args, global, console),
         Command::Serve(args) => serve::serve(global, args, console).await,
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
