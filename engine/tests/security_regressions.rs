@@ -483,3 +483,30 @@ async fn skillet_validate_reports_a_skill_that_would_redirect_the_hosts_provider
     );
     listener.assert_untouched("validate");
 }
+
+// ------------------------------------------- the embedded mock takes what the host accepts
+
+#[tokio::test]
+async fn a_call_near_max_message_bytes_runs_through_the_embedded_mock() {
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path(), "big-echo", 0, "{json: {echo: \"hello\"}}");
+    let mut server = StdioChild::spawn(&[root.path()]);
+    // The default max_message_bytes is 1 MiB; the prompt carries the text twice (rendered
+    // instructions and the arguments), JSON-escaped, so the model request is over 2 MiB.
+    let text = "\"quoted\" line\n".repeat((1024 * 1024 - 4096) / 17);
+    let line = call("big", "big-echo", json!({ "text": text }));
+    assert!(line.len() < 1024 * 1024, "{}", line.len());
+    assert!(line.len() > 1024 * 1024 - 8192, "{}", line.len());
+    server.send(&line).await;
+    let answers = server.recv_answers(&["big"]).await;
+    let answer = response_for(&answers, "big");
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(
+        answer["data"]["success"], true,
+        "{}",
+        answer["data"]["error"]
+    );
+    assert_eq!(answer["data"]["data"]["echo"], "hello");
+    server.close_stdin();
+    assert_eq!(server.wait().await, 0);
+}

@@ -192,11 +192,13 @@ fn tool_registry(
 }
 
 /// The running model: a configured provider's `LLMConfig`, or the embedded mock (kept alive by
-/// the returned handle) with `scenario_files` unless the configuration names its own scenario.
+/// the returned handle, accepting what `[server] max_message_bytes` lets in) with
+/// `scenario_files` unless the configuration names its own scenario.
 pub async fn start_model(
-    choice: &ProviderChoice,
+    parts: &HostParts,
     scenario_files: Vec<PathBuf>,
 ) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    let choice = &parts.choice;
     match choice {
         ProviderChoice::Real { config, .. } => Ok((config.clone(), None)),
         ProviderChoice::EmbeddedMock { scenario, .. } => {
@@ -204,7 +206,10 @@ pub async fn start_model(
                 Some(file) => vec![file.clone()],
                 None => scenario_files,
             };
-            let mock = EmbeddedMock::start(files).await.map_err(Failure::setup)?;
+            let max_message_bytes = parts.config.server.max_message_bytes;
+            let mock = EmbeddedMock::start(files, max_message_bytes)
+                .await
+                .map_err(Failure::setup)?;
             Ok((mock.llm_config(), Some(mock)))
         }
     }
