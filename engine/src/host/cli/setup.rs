@@ -96,6 +96,7 @@ pub async fn load_parts(
         base_url: global.base_url.clone(),
     };
     let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
+    redact_configured_secrets(&config, &choice);
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {
         skills.register(skill).map_err(Failure::setup)?;
@@ -133,6 +134,28 @@ pub async fn load_parts(
         tools,
         choice,
     })
+}
+
+/// Registers the values of every environment variable the configuration names as a credential
+/// with the log redactor, so no log line can print them.
+fn redact_configured_secrets(config: &Config, choice: &ProviderChoice) {
+    let redactor = &*super::logging::REDACTOR;
+    let mut names: Vec<String> = config
+        .providers
+        .values()
+        .filter_map(|entry| entry.api_key_env.clone())
+        .collect();
+    if let Some(policy) = &config.llm_override {
+        names.extend(policy.config().allowed_credential_envs.iter().cloned());
+    }
+    if let ProviderChoice::Real { config, .. } = choice
+        && let Some(var) = config.provider_credentials.get("api_key_env")
+    {
+        names.push(secrecy::ExposeSecret::expose_secret(var).to_owned());
+    }
+    for name in names {
+        redactor.add_env(&name);
+    }
 }
 
 fn load_root(
