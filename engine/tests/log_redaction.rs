@@ -125,3 +125,102 @@ async fn a_key_echoed_in_an_in_stream_error_never_reaches_stdout_or_stderr() {
     }
     server.shutdown().await;
 }
+
+/// A request's own key and header (allowed by `[llm_override]`) are secrets the host never
+/// configured: at `-vv` and `-vvv` neither their echo nor the request's headers reach the
+/// output of `serve --stdio`.
+#[tokio::test]
+async fn override_credentials_never_reach_the_output_of_serve_at_high_verbosity() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let server = echoing_provider().await;
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path());
+    let base_url = format!("{}/v1", server.base_url());
+    let config = root.path().join("skillet.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"mock-model\"\n\
+             base_url = \"{base_url}\"\n\n[llm_override]\nallowed_providers = [\"openai-compatible\"]\n\
+             allowed_base_urls = [\"{base_url}\"]\nallowed_models = [\"*\"]\n\
+             allow_request_credentials = true\n"
+        ),
+    )
+    .unwrap();
+    let header_canary = "hdr-canary-5f0c2e8a71";
+    for verbosity in ["-vv", "-vvv"] {
+        let mut child = tokio::process::Command::new(SKILLET)
+            .current_dir(root.path())
+            .arg("--config")
+            .arg(&config)
+            .arg(verbosity)
+            .args(["serve", "--stdio", "--skills-dir"])
+            .arg(root.path())
+            .env_remove("RUST_LOG")
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let call = serde_json::json!({
+            "type": "skill/call/req", "id": "o1", "name": "echo-key",
+            "arguments": {"prompt": "hi"},
+            "llm_override": {
+                "provider_name": "openai-compatible",
+                "provider_credentials": {"api_key": CANARY},
+                "provider_config": {
+                    "model": "mock-model", "base_url": base_url, "max_attempts": 1,
+                    "headers": {"x-gateway-token": header_canary}
+                }
+            }
+        });
+        stdin
+            .write_all(format!("{call}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut seen = String::new();
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("output open until the answer");
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("\"skill/call/resp\"") {
+                break;
+            }
+        }
+        drop(stdin);
+        let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("exits within 60 s")
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&output.stdout));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(seen.contains("\"req_id\":\"o1\""), "{verbosity}: {seen}");
+        for (stream, text) in [("stdout", seen.as_str()), ("stderr", &*stderr)] {
+            for canary in [CANARY, header_canary] {
+                assert!(
+                    !text.contains(canary),
+                    "{verbosity}: {canary} leaked on {stream}:\n{text}"
+                );
+            }
+        }
+    }
+    assert!(
+        server.journal().iter().any(|entry| entry
+            .headers
+            .iter()
+            .any(|(name, _)| name == "x-gateway-token")),
+        "the override really ran with its header"
+    );
+    server.shutdown().await;
+}
