@@ -481,6 +481,30 @@ async fn skillet_validate_reports_a_skill_that_would_redirect_the_hosts_provider
         "{}",
         String::from_utf8_lossy(&output.stdout)
     );
+    // With no provider configured, the skill is judged against a host of its own kind: a model
+    // is fine, its own endpoint is still reported.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let validate_unconfigured = || {
+        std::process::Command::new(SKILLET)
+            .current_dir(elsewhere.path())
+            .arg("validate")
+            .arg(&dir)
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let output = validate_unconfigured();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    case.write_skill(root.path(), &listener);
+    let output = validate_unconfigured();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("its own endpoint"), "{stdout}");
     listener.assert_untouched("validate");
 }
 

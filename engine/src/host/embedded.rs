@@ -101,26 +101,6 @@ impl EmbeddedMock {
         }
     }
 
-    /// The endpoint kind skills are judged against when the mock is the host's model (its
-    /// port is only known once it runs; any skill `base_url` is another endpoint).
-    pub fn endpoint() -> crate::run::HostEndpoint {
-        let config = LLMConfig {
-            provider_name: "openai-compatible".into(),
-            provider_credentials: Credentials::new(),
-            provider_config: Some(
-                [(
-                    "base_url".to_owned(),
-                    Value::String("http://127.0.0.1:0/v1".into()),
-                )]
-                .into_iter()
-                .collect(),
-            ),
-            is_default: true,
-        };
-        crate::run::HostEndpoint::of_config(&config)
-            .expect("the embedded mock's config is a valid openai-compatible endpoint")
-    }
-
     /// One line for stderr saying what runs and how to switch to a real model.
     pub fn notice(&self) -> String {
         let script = if self.scenario_files.is_empty() {

@@ -115,6 +115,15 @@ impl HostEndpoint {
         Some(HostEndpoint::of_spec(&spec))
     }
 
+    /// A host running `kind` at its default endpoint (for judging a skill when no provider is
+    /// configured: only its endpoint, credential and setting requests can then be refused).
+    pub fn default_for(kind: ProviderKind) -> HostEndpoint {
+        let origin = ProviderSpec::new(kind, "host-model", None)
+            .map(|spec| spec.origin())
+            .unwrap_or_else(|_| "(the host's configured base URL)".to_owned());
+        HostEndpoint { kind, origin }
+    }
+
     /// The endpoint of a host default given as a spec.
     pub fn of_spec(spec: &ProviderSpec) -> HostEndpoint {
         HostEndpoint {

@@ -2,9 +2,11 @@
 //! running anything and prints every problem as `file:location: reason` on stdout; exits 1
 //! when there are errors (or, with `--strict`, warnings).
 //!
-//! A skill whose own provider settings this host's `[skill_provider]` policy does not allow
-//! (judged against the configured default provider; nothing is read from the environment and
-//! nothing is sent) is an error: it would be `Blocked` when served.
+//! A skill whose own provider settings this host's `[skill_provider]` policy does not allow is
+//! an error: it would be `Blocked` when served. It is judged against the configured default
+//! provider; with none configured, against a host of the skill's own provider kind at its
+//! default endpoint (so only asking for an endpoint or a setting is reported). Nothing is read
+//! from the environment and nothing is sent.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,9 +15,9 @@ use super::args::{GlobalArgs, ValidateArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{Console, load_config};
 use crate::config::{ProviderChoice, ProviderShortcuts};
-use crate::host::embedded::EmbeddedMock;
 use crate::run::HostEndpoint;
 use crate::skill::{self, CompiledSkill, ManifestError, Registry};
+use skillet_providers::ProviderKind;
 
 /// Runs the command.
 pub fn validate(
@@ -29,12 +31,16 @@ pub fn validate(
         model: global.model.clone(),
         base_url: global.base_url.clone(),
     };
-    let host = match ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)? {
-        ProviderChoice::Real { config, .. } => HostEndpoint::of_config(&config),
-        ProviderChoice::EmbeddedMock { .. } => Some(EmbeddedMock::endpoint()),
+    let configured = match ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)? {
+        ProviderChoice::Real { config, .. } => Some(HostEndpoint::of_config(&config)),
+        ProviderChoice::EmbeddedMock { .. } => None,
     };
     let provider_problem = |compiled: &CompiledSkill| {
         let llm_config = compiled.definition.llm_config.as_ref()?;
+        let host = match &configured {
+            Some(host) => host.clone(),
+            None => ProviderKind::parse(&llm_config.provider_name).map(HostEndpoint::default_for),
+        };
         let denial = config
             .skill_provider
             .admit(llm_config, host.as_ref())
