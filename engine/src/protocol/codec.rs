@@ -1,6 +1,7 @@
 //! Decoding and encoding whole messages, with decode failures classified onto A2E codes:
-//! malformed JSON → `parse_error`; a non-object, a missing or unknown `type`, or a missing or
-//! ill-typed field → `invalid_message`; a `version` other than [`PROTOCOL_VERSION`] →
+//! malformed JSON → `parse_error`; a non-object (an array is never read positionally), an
+//! envelope key (`type`, `id`, `version`, `name`) given twice, a missing or unknown `type`, or a
+//! missing or ill-typed field → `invalid_message`; a `version` other than [`PROTOCOL_VERSION`] →
 //! `version_mismatch`. The request's `id` is recovered whenever the text is a JSON object with a
 //! string `id`, so even a rejected message can be answered with its `req_id`.
 
