@@ -534,3 +534,37 @@ async fn a_call_near_max_message_bytes_runs_through_the_embedded_mock() {
     server.close_stdin();
     assert_eq!(server.wait().await, 0);
 }
+
+#[tokio::test]
+async fn skillet_discover_shows_the_redirecting_skill_blocked_with_the_reason() {
+    let listener = RecordingListener::start().await;
+    for case in REDIRECT_CASES {
+        let root = tempfile::tempdir().unwrap();
+        case.write_skill(root.path(), &listener);
+        let config = case.write_config(root.path());
+        let output = std::process::Command::new(SKILLET)
+            .current_dir(root.path())
+            .arg("--config")
+            .arg(&config)
+            .args(["discover", "--json", "--skills-dir"])
+            .arg(root.path())
+            .env("CANARY_KEY", CANARY)
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let discovered: Value = serde_json::from_str(stdout.trim()).unwrap();
+        let skill = &discovered["skills"][0];
+        assert_eq!(skill["status"], "Blocked", "{}: {skill}", case.label());
+        let reason = skill["metadata"]["provider_denied"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            reason.starts_with("provider: "),
+            "{}: {skill}",
+            case.label()
+        );
+    }
+    listener.assert_untouched("discover");
+}

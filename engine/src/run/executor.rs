@@ -189,14 +189,19 @@ impl ExecutorBuilder {
     }
 
     /// Builds the executor: compiles the registered tools' schemas, resolves the host default
-    /// provider and marks the skills whose provider settings the host does not allow `Blocked`.
+    /// provider and, when there is one, marks the skills whose provider settings the host does
+    /// not allow `Blocked` (see [`Registry::resolve_providers`]). Without a host default the
+    /// registry's verdicts are left as the host set them; a call is judged either way.
     pub fn build(self) -> Result<Executor, BuildError> {
         let tools = self.tools.unwrap_or_default();
         let pool = self.pool.unwrap_or_default();
+        let has_default = self.default.is_some();
         let providers = ProviderResolver::new(pool, self.default, self.policy, self.skill_policy)
             .map_err(BuildError::DefaultProvider)?;
         let skills = self.skills.unwrap_or_default();
-        skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
+        if has_default {
+            skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
+        }
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
                 skills,

@@ -19,7 +19,8 @@
 //! skills.
 //!
 //! [`Registry::resolve_providers`] does the same for the host's verdict on each manifest skill's
-//! own provider settings (the executor runs it when it is built): a skill asking for an endpoint
+//! own provider settings (the executor runs it when it is built with a host default; the CLI
+//! also runs it right after loading): a skill asking for an endpoint
 //! or setting the host does not allow is `Blocked` with `provider_denied` (the reason) in its
 //! metadata and `provider: REASON` in `blocked_reason`. The verdict is kept across later
 //! dependency resolutions.

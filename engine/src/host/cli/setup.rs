@@ -13,11 +13,12 @@ use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::host::embedded::EmbeddedMock;
 use crate::protocol::LLMConfig;
-use crate::run::{CardIdentity, Executor};
+use crate::run::{CardIdentity, Executor, HostEndpoint};
 use crate::sandboxed::{CommandTool, PluginHost};
 use crate::skill::{self, CompiledSkill, Registry};
 use crate::toolkits::mcp;
 use crate::tools::{ToolRegistry, builtin};
+use skillet_providers::ProviderKind;
 
 /// Where human-facing notices go (stderr), and whether they are wanted.
 #[derive(Debug, Clone, Copy)]
@@ -128,6 +129,7 @@ pub async fn load_parts(
     skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
         tools.toolkit_status(k).is_some_and(|s| s.is_usable())
     });
+    judge_skill_providers(&skills, &config, &choice);
     Ok(HostParts {
         config,
         skills,
@@ -156,6 +158,27 @@ fn redact_configured_secrets(config: &Config, choice: &ProviderChoice) {
     for name in names {
         redactor.add_env(&name);
     }
+}
+
+/// Marks the skills whose own provider settings `[skill_provider]` does not allow `Blocked`,
+/// judged against the chosen provider (the embedded mock is an `openai-compatible` endpoint), so
+/// every command (`discover`, `card`, ...) shows them as a served host would. Building the
+/// executor judges again against the running model.
+fn judge_skill_providers(skills: &Registry, config: &Config, choice: &ProviderChoice) {
+    let host = match choice {
+        ProviderChoice::Real { config, .. } => HostEndpoint::of_config(config),
+        ProviderChoice::EmbeddedMock { .. } => {
+            Some(HostEndpoint::default_for(ProviderKind::OpenaiCompatible))
+        }
+    };
+    skills.resolve_providers(&|skill| {
+        let llm_config = skill.definition.llm_config.as_ref()?;
+        let denial = config
+            .skill_provider
+            .admit(llm_config, host.as_ref())
+            .err()?;
+        Some(format!("provider: {denial}"))
+    });
 }
 
 fn load_root(
