@@ -188,10 +188,8 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Builds the executor: compiles the registered tools' schemas, resolves the host default
-    /// provider and, when there is one, marks the skills whose provider settings the host does
-    /// not allow `Blocked` (see [`Registry::resolve_providers`]). Without a host default the
-    /// registry's verdicts are left as the host set them; a call is judged either way.
+    /// Builds the executor: compiles the registered tools' schemas and resolves the host
+    /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
         let tools = self.tools.unwrap_or_default();
         let pool = self.pool.unwrap_or_default();
@@ -199,6 +197,9 @@ impl ExecutorBuilder {
         let providers = ProviderResolver::new(pool, self.default, self.policy, self.skill_policy)
             .map_err(BuildError::DefaultProvider)?;
         let skills = self.skills.unwrap_or_default();
+        // With a host default, mark the skills whose own provider settings the host does not
+        // allow `Blocked` (`Registry::resolve_providers`). Without one the registry's verdicts
+        // are left as the host set them; a call is judged either way.
         if has_default {
             skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
         }

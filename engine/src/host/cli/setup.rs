@@ -271,11 +271,11 @@ pub fn build_executor(
         .skills(Arc::clone(&parts.skills))
         .tools(Arc::clone(&parts.tools))
         .limits(parts.config.limits.clone())
-        .skill_provider_policy(parts.config.skill_provider.clone())
         .card_identity(identity);
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());
     }
+    builder = builder.skill_provider_policy(parts.config.skill_provider.clone());
     if let Some(default) = default {
         builder = builder.default_llm(default);
     }
