@@ -70,7 +70,13 @@ pub struct MockConfig {
     pub require_auth: bool,
     /// How many journal entries are kept (oldest dropped first), so long runs stay bounded.
     pub journal_limit: usize,
+    /// Largest request body accepted, in bytes (beyond: HTTP 413). Default
+    /// [`DEFAULT_MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
 }
+
+/// The default [`MockConfig::max_body_bytes`]: 16 MiB, well above a real API's typical request.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 impl Default for MockConfig {
     fn default() -> Self {
@@ -83,6 +89,7 @@ impl Default for MockConfig {
             models: vec!["mock-model".to_owned()],
             require_auth: false,
             journal_limit: 10_000,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -128,6 +135,12 @@ impl MockConfig {
     /// Keep at most `limit` journal entries (at least 1).
     pub fn with_journal_limit(mut self, limit: usize) -> Self {
         self.journal_limit = limit;
+        self
+    }
+
+    /// Accept request bodies up to `bytes`.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
         self
     }
 

@@ -41,7 +41,7 @@ mod server;
 mod synth;
 mod wire;
 
-pub use config::{Clock, DEFAULT_EPOCH_SECS, MockConfig};
+pub use config::{Clock, DEFAULT_EPOCH_SECS, DEFAULT_MAX_BODY_BYTES, MockConfig};
 pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
 pub use journal::{JournalEntry, REDACTED};
 pub use reply::{Finish, Usage};

@@ -185,6 +185,7 @@ impl Drop for MockServer {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
+    let body_limit = axum::extract::DefaultBodyLimit::max(shared.config.max_body_bytes);
     Router::new()
         .route("/v1/chat/completions", post(chat::<OpenAi>))
         .route("/v1/models", get(openai_models))
@@ -197,6 +198,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/scenario", post(control_scenario))
         .route("/_mock/faults", post(control_faults))
         .fallback(not_found)
+        .layer(body_limit)
         .with_state(shared)
 }
 

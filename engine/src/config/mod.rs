@@ -9,6 +9,7 @@
 //! | `default_provider` | string | the `[providers.NAME]` calls run on |
 //! | `[providers.NAME]` | [`ProviderEntry`] | models; credentials only as env var *names* |
 //! | `[llm_override]` | [`skillet_providers::OverridePolicy`] | what a request's `llm_override` may use (default: nothing) |
+//! | `[skill_provider]` | [`crate::run::SkillProviderPolicy`] | what a skill's own provider settings may choose (default: the model only) |
 //! | `[limits]` | [`crate::run::Limits`] | turns, time, tool and event caps |
 //! | `[server]` | [`ServerConfig`] | transport limits: body size, concurrent calls, grace period, listen address |
 //! | `[card]` | [`CardConfig`] | how the A2A Agent Card presents this host |
@@ -40,7 +41,7 @@ use crate::sandboxed::PluginConfig;
 pub use extensions::{ToolConfig, ToolkitConfig};
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
 
-use crate::run::{CardIdentity, Limits};
+use crate::run::{CardIdentity, Limits, SkillProviderPolicy};
 
 /// The file name looked for in the working directory when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "skillet.toml";
@@ -62,6 +63,10 @@ pub struct Config {
     /// What a request's `llm_override` may use; absent: overrides are refused.
     #[serde(default)]
     pub llm_override: Option<OverridePolicy>,
+    /// What a skill's own provider settings may choose; default: the model (and sampling) on
+    /// the host's provider, never an endpoint or a credential.
+    #[serde(default)]
+    pub skill_provider: SkillProviderPolicy,
     /// Bounds on every call.
     #[serde(default)]
     pub limits: Limits,

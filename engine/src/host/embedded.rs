@@ -48,8 +48,13 @@ pub struct EmbeddedMock {
 
 impl EmbeddedMock {
     /// Starts the mock on `127.0.0.1:0` with the scenarios in `scenario_files`, merged in order
-    /// (none: schema synthesis).
-    pub async fn start(scenario_files: Vec<PathBuf>) -> Result<Self, EmbeddedError> {
+    /// (none: schema synthesis). `max_message_bytes` is the largest A2E message the host
+    /// accepts: the mock takes model requests far larger (see [`body_limit_for`]), so a legal
+    /// call never fails on the mock's own limit.
+    pub async fn start(
+        scenario_files: Vec<PathBuf>,
+        max_message_bytes: usize,
+    ) -> Result<Self, EmbeddedError> {
         let mut scenario = Scenario::new();
         for path in &scenario_files {
             let loaded = Scenario::from_file(path).map_err(|source| EmbeddedError::Scenario {
@@ -58,7 +63,10 @@ impl EmbeddedMock {
             })?;
             scenario = scenario.merge(loaded);
         }
-        let server = MockServer::start(MockConfig::default().with_scenario(scenario))
+        let config = MockConfig::default()
+            .with_scenario(scenario)
+            .with_max_body_bytes(body_limit_for(max_message_bytes));
+        let server = MockServer::start(config)
             .await
             .map_err(|e| EmbeddedError::Start(e.to_string()))?;
         Ok(EmbeddedMock {
@@ -111,6 +119,16 @@ impl EmbeddedMock {
             self.base_url()
         )
     }
+}
+
+/// The mock's request-body limit for a host accepting `max_message_bytes`: a model request
+/// carries the call's arguments at least twice (rendered into the instructions and as the user
+/// message), JSON-escaped (up to 6 bytes per byte), and a conversation re-sends them every
+/// turn; so 16 times the message, and never below mock-llm's own default.
+pub fn body_limit_for(max_message_bytes: usize) -> usize {
+    max_message_bytes
+        .saturating_mul(16)
+        .max(mock_llm::DEFAULT_MAX_BODY_BYTES)
 }
 
 /// The skill folder's `mock-scenario.yaml`, when it has one.

@@ -1,6 +1,7 @@
 //! Decoding and encoding whole messages, with decode failures classified onto A2E codes:
-//! malformed JSON → `parse_error`; a non-object, a missing or unknown `type`, or a missing or
-//! ill-typed field → `invalid_message`; a `version` other than [`PROTOCOL_VERSION`] →
+//! malformed JSON → `parse_error`; a non-object (an array is never read positionally), an
+//! envelope key (`type`, `id`, `version`, `name`) given twice, a missing or unknown `type`, or a
+//! missing or ill-typed field → `invalid_message`; a `version` other than [`PROTOCOL_VERSION`] →
 //! `version_mismatch`. The request's `id` is recovered whenever the text is a JSON object with a
 //! string `id`, so even a rejected message can be answered with its `req_id`.
 
@@ -106,16 +107,96 @@ impl std::fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 /// The fields needed to classify a message, read without building a JSON tree.
-#[derive(Deserialize)]
+///
+/// Deserialized by hand rather than derived: a derived struct would also accept a JSON array
+/// (`["skill/discover/req"]` would fill `type` positionally) and would leave duplicate keys to
+/// whichever later step reads them. Here only an object is accepted, and an envelope key that
+/// appears twice is refused, so a proxy reading the first value and Skillet can never disagree.
+#[derive(Default)]
 struct Envelope {
-    #[serde(rename = "type", default)]
     message_type: Option<Value>,
-    #[serde(default)]
     id: Option<Value>,
-    #[serde(default)]
     version: Option<Value>,
-    #[serde(default)]
     name: Option<Value>,
+}
+
+/// The keys that decide what a message is and whom it answers.
+const ENVELOPE_KEYS: [&str; 4] = ["type", "id", "version", "name"];
+
+/// Why the envelope could not be read (beyond JSON syntax).
+enum EnvelopeProblem {
+    NotAnObject,
+    DuplicateKey(&'static str),
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EnvelopeVisitor)
+    }
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut envelope = Envelope::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let slot = match key.as_ref() {
+                "type" => &mut envelope.message_type,
+                "id" => &mut envelope.id,
+                "version" => &mut envelope.version,
+                "name" => &mut envelope.name,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                let key = ENVELOPE_KEYS
+                    .into_iter()
+                    .find(|k| *k == key.as_ref())
+                    .unwrap_or("type");
+                return Err(serde::de::Error::custom(DUPLICATE_MARKER.to_owned() + key));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        Ok(envelope)
+    }
+}
+
+/// Prefix of the custom error the visitor raises for a duplicate envelope key; `decode` turns
+/// it back into [`EnvelopeProblem::DuplicateKey`] (serde's error type carries only text).
+const DUPLICATE_MARKER: &str = "skillet-duplicate-envelope-key:";
+
+impl EnvelopeProblem {
+    fn of(error: &serde_json::Error) -> Option<EnvelopeProblem> {
+        let text = error.to_string();
+        if let Some(rest) = text.strip_prefix(DUPLICATE_MARKER) {
+            let key = ENVELOPE_KEYS
+                .into_iter()
+                .find(|k| rest.starts_with(&format!("{k} ")) || rest == *k)?;
+            return Some(EnvelopeProblem::DuplicateKey(key));
+        }
+        // `deserialize_any` on anything but an object reports an invalid type.
+        text.starts_with("invalid type:")
+            .then_some(EnvelopeProblem::NotAnObject)
+    }
+
+    fn into_error(self) -> DecodeError {
+        let message = match self {
+            EnvelopeProblem::NotAnObject => "a message must be a JSON object".to_owned(),
+            EnvelopeProblem::DuplicateKey(key) => {
+                format!("duplicate key `{key}`: a message names each envelope key once")
+            }
+        };
+        invalid(None, None, None, message)
+    }
 }
 
 fn text_of(value: Option<Value>) -> Option<String> {
@@ -133,10 +214,13 @@ fn text_of(value: Option<Value>) -> Option<String> {
 pub fn decode(text: &str) -> Result<Message, DecodeError> {
     let envelope: Envelope = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
-        // Valid JSON that is not an object (or has an odd envelope) is handled, with its
-        // detail, by the generic path.
         Err(e) if e.is_data() => {
-            return decode_value(serde_json::from_str(text).map_err(parse_error)?);
+            // Malformed JSON after the problem spot is still a `parse_error`.
+            serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(parse_error)?;
+            return Err(EnvelopeProblem::of(&e).map_or_else(
+                || invalid(None, None, None, format!("message envelope: {e}")),
+                EnvelopeProblem::into_error,
+            ));
         }
         Err(e) => return Err(parse_error(e)),
     };
@@ -325,6 +409,57 @@ mod tests {
             let err = decode(text).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidMessage, "{text}");
         }
+    }
+
+    #[test]
+    fn an_array_is_never_read_as_a_message_even_when_it_spells_one() {
+        for text in [
+            r#"["skill/discover/req"]"#,
+            r#"["skill/discover/req","d1","1.0"]"#,
+            "[1,2,3,4,5]",
+            r#"[{"type":"skill/discover/req","id":"d1"}]"#,
+            "true",
+        ] {
+            let err = decode(text).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidMessage, "{text}: {err}");
+            assert!(err.message.contains("JSON object"), "{text}: {err}");
+            assert_eq!(err.req_id, None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_duplicated_envelope_key_is_invalid_message_naming_the_key() {
+        let cases = [
+            (
+                r#"{"type":"skill/call/req","type":"skill/discover/req","id":"d1"}"#,
+                "type",
+            ),
+            (r#"{"type":"skill/discover/req","id":"a","id":"b"}"#, "id"),
+            (
+                r#"{"type":"skill/call/req","id":"c","name":"safe","name":"evil"}"#,
+                "name",
+            ),
+            (
+                r#"{"type":"skill/discover/req","id":"v","version":"1.0","version":"1.0"}"#,
+                "version",
+            ),
+        ];
+        for (text, key) in cases {
+            let err = decode(text).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidMessage, "{text}: {err}");
+            assert!(
+                err.message.contains(&format!("duplicate key `{key}`")),
+                "{text}: {err}"
+            );
+        }
+        // Other keys keep the typed decoder's rule (duplicates refused).
+        let err =
+            decode(r#"{"type":"skill/call/req","id":"c","name":"x","timeout":5,"timeout":9}"#)
+                .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidMessage, "{err}");
+        // Malformed JSON after a problem spot is still a parse error.
+        let err = decode(r#"{"id":"a","id":"b","#).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ParseError, "{err}");
     }
 
     #[test]

@@ -365,6 +365,9 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
                     skill.missing_toolkits.join(", ")
                 ));
             }
+            if let Some(denied) = &skill.provider_denied {
+                missing.push(denied.clone());
+            }
             ProtocolError::new(
                 ErrorCode::RuntimeError,
                 format!(
@@ -373,7 +376,8 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
                     missing.join("; ")
                 ),
             )
-            .with_retryable(true)
+            // A host's verdict on the skill's provider settings does not change by retrying.
+            .with_retryable(skill.provider_denied.is_none())
         }
         status => ProtocolError::new(
             ErrorCode::RuntimeError,

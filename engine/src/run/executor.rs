@@ -19,6 +19,7 @@ use super::Limits;
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver};
+use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
 use crate::files::FileSupport;
@@ -95,8 +96,9 @@ pub enum BuildError {
 }
 
 /// Configures an [`Executor`]. Everything is optional: an empty skill and tool registry, a new
-/// provider pool, no host default model, an override policy that denies everything, default
-/// [`Limits`], no gates, no hooks.
+/// provider pool, no host default model, an override policy that denies everything, a skill
+/// provider policy that lets skills choose only the model, default [`Limits`], no gates, no
+/// hooks.
 #[derive(Default)]
 pub struct ExecutorBuilder {
     skills: Option<Arc<Registry>>,
@@ -104,6 +106,7 @@ pub struct ExecutorBuilder {
     pool: Option<Arc<ProviderPool>>,
     default: Option<HostDefault>,
     policy: OverridePolicy,
+    skill_policy: SkillProviderPolicy,
     limits: Limits,
     gates: Vec<Arc<dyn PreTerminalGate>>,
     hooks: Vec<Arc<dyn TerminalHook>>,
@@ -157,6 +160,13 @@ impl ExecutorBuilder {
         self
     }
 
+    /// What skills' own provider settings may choose (default: the model only, on the host's
+    /// provider; see [`SkillProviderPolicy`]).
+    pub fn skill_provider_policy(mut self, policy: SkillProviderPolicy) -> Self {
+        self.skill_policy = policy;
+        self
+    }
+
     /// The host's limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -192,11 +202,19 @@ impl ExecutorBuilder {
     pub fn build(self) -> Result<Executor, BuildError> {
         let tools = self.tools.unwrap_or_default();
         let pool = self.pool.unwrap_or_default();
-        let providers = ProviderResolver::new(pool, self.default, self.policy)
+        let has_default = self.default.is_some();
+        let providers = ProviderResolver::new(pool, self.default, self.policy, self.skill_policy)
             .map_err(BuildError::DefaultProvider)?;
+        let skills = self.skills.unwrap_or_default();
+        // With a host default, mark the skills whose own provider settings the host does not
+        // allow `Blocked` (`Registry::resolve_providers`). Without one the registry's verdicts
+        // are left as the host set them; a call is judged either way.
+        if has_default {
+            skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
+        }
         Ok(Executor {
             inner: Arc::new(ExecutorInner {
-                skills: self.skills.unwrap_or_default(),
+                skills,
                 tool_schemas: ToolSchemaCache::for_registry(&tools),
                 tools,
                 providers,

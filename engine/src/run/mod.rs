@@ -85,6 +85,7 @@ mod native;
 mod output;
 mod provider;
 mod result;
+mod skill_provider;
 mod spans;
 mod tool_schemas;
 
@@ -93,3 +94,6 @@ pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
 pub use limits::Limits;
 pub use provider::{HostDefault, ResolvedProvider, spec_from_llm_config};
+pub use skill_provider::{
+    HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
+};

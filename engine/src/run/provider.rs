@@ -5,11 +5,13 @@
 //!   against the host's [`OverridePolicy`]; a refusal is `unauthorized`. An `api_key_env` the
 //!   policy does not list is refused *before* the variable is read, so a request cannot probe
 //!   which variables the host has. Overrides are resolved per call through the pool.
-//! - **skill `llm_config`**: manifests never carry credentials. When the skill names the same
-//!   provider as the host default, the host default's `provider_config` is the base and the
-//!   skill's keys override it (so a skill saying `ollama` + `llama3.2` runs on the host's Ollama
-//!   base URL), and the host's credentials are used unless the skill has its own. Resolved once
-//!   per skill (per loaded version) and cached.
+//! - **skill `llm_config`**: admitted by the host's [`SkillProviderPolicy`] first (a skill may
+//!   choose a model, never an endpoint or a credential, unless the host allows it; see
+//!   `skill_provider`). On the host's provider, the host default's `provider_config` is the base
+//!   and the skill's admitted keys override it (so a skill saying `ollama` + `llama3.2` runs on
+//!   the host's Ollama base URL with the host's key); on an endpoint the host allowed for skills,
+//!   the spec carries no credential of the host's. A denial is the skill's `Blocked` reason.
+//!   Resolved once per skill (per loaded version) and cached.
 //! - **host default**: resolved once when the executor is built.
 //!
 //! `provider_credentials` holds `api_key` or `api_key_env` (the name of an environment
@@ -33,6 +35,7 @@ use skillet_providers::{
     ProviderSpec,
 };
 
+use super::skill_provider::{HostEndpoint, SkillModel, SkillProviderPolicy};
 use crate::deadline::Deadline;
 use crate::protocol::{Credentials, ErrorCode, LLMConfig, ProtocolError};
 use crate::skill::CompiledSkill;
@@ -96,7 +99,10 @@ fn spec_with_credentials(
 pub(crate) struct ProviderResolver {
     pool: Arc<ProviderPool>,
     default: Option<(HostDefault, ResolvedProvider)>,
+    /// The host default's endpoint (what a skill may run on with the host's credentials).
+    host_endpoint: Option<HostEndpoint>,
     policy: OverridePolicy,
+    skill_policy: SkillProviderPolicy,
     /// Per skill name: the compiled skill the entry was made for (a reload makes a new one)
     /// and its provider.
     skills: RwLock<HashMap<String, SkillEntry>>,
@@ -110,7 +116,9 @@ impl ProviderResolver {
         pool: Arc<ProviderPool>,
         default: Option<HostDefault>,
         policy: OverridePolicy,
+        skill_policy: SkillProviderPolicy,
     ) -> Result<Self, String> {
+        let mut host_endpoint = None;
         let default = match default {
             None => None,
             Some(d) => {
@@ -119,6 +127,7 @@ impl ProviderResolver {
                         .map_err(|e| format!("host default LLM config: {e}"))?,
                     HostDefault::Spec(s) => s.clone(),
                 };
+                host_endpoint = Some(HostEndpoint::of_spec(&spec));
                 let provider = pool
                     .provider(&spec)
                     .map_err(|e| format!("host default provider: {e}"))?;
@@ -128,9 +137,24 @@ impl ProviderResolver {
         Ok(ProviderResolver {
             pool,
             default,
+            host_endpoint,
             policy,
+            skill_policy,
             skills: RwLock::default(),
         })
+    }
+
+    /// Whether `skill`'s own provider settings are allowed on this host (`Err`: the reason it
+    /// is `Blocked`). Reads no environment variable and sends nothing.
+    pub(crate) fn admit_skill(&self, skill: &CompiledSkill) -> Result<(), String> {
+        match &skill.definition.llm_config {
+            None => Ok(()),
+            Some(config) => self
+                .skill_policy
+                .admit(config, self.host_endpoint.as_ref())
+                .map(drop)
+                .map_err(|denial| format!("provider: {denial}")),
+        }
     }
 
     /// Checks and resolves a request's `llm_override` (`unauthorized` when the policy refuses
@@ -199,30 +223,30 @@ impl ProviderResolver {
         let Some(config) = &skill.definition.llm_config else {
             return self.host_default();
         };
-        let inherited = match &self.default {
-            Some((HostDefault::Config(host), _))
-                if same_provider(&host.provider_name, &config.provider_name) =>
-            {
-                Some(host)
-            }
-            _ => None,
-        };
-        let spec = match inherited {
-            Some(host) => {
-                let mut merged = host.provider_config.clone().unwrap_or_default();
-                for (k, v) in config.provider_config.iter().flatten() {
-                    merged.insert(k.clone(), v.clone());
+        let blocked = |reason: String| format!("skill `{}` is Blocked ({reason})", skill.name());
+        let admitted = self
+            .skill_policy
+            .admit(config, self.host_endpoint.as_ref())
+            .map_err(|denial| blocked(format!("provider: {denial}")))?;
+        let spec = match admitted {
+            SkillModel::OwnEndpoint(spec) => spec,
+            SkillModel::HostProvider(keys) => match &self.default {
+                Some((HostDefault::Config(host), _)) => {
+                    let mut merged = host.provider_config.clone().unwrap_or_default();
+                    merged.extend(keys);
+                    spec_with_credentials(
+                        &host.provider_name,
+                        Some(&merged),
+                        &host.provider_credentials,
+                    )
+                    .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?
                 }
-                let credentials = if config.provider_credentials.is_empty() {
-                    &host.provider_credentials
-                } else {
-                    &config.provider_credentials
-                };
-                spec_with_credentials(&config.provider_name, Some(&merged), credentials)
-            }
-            None => spec_from_llm_config(config),
-        }
-        .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?;
+                Some((HostDefault::Spec(host), _)) => on_host_spec(host, &keys)
+                    .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?,
+                // `admit` only answers `HostProvider` when there is a host endpoint.
+                None => return self.host_default(),
+            },
+        };
         let provider = self
             .pool
             .provider(&spec)
@@ -231,14 +255,47 @@ impl ProviderResolver {
     }
 }
 
-fn same_provider(a: &str, b: &str) -> bool {
-    match (
-        skillet_providers::ProviderKind::parse(a),
-        skillet_providers::ProviderKind::parse(b),
-    ) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
+/// The host's spec with a skill's admitted keys applied: the skill's model and the settings it
+/// names; endpoint, credential and headers stay the host's.
+fn on_host_spec(
+    host: &ProviderSpec,
+    keys: &Map<String, Value>,
+) -> Result<ProviderSpec, ConfigError> {
+    let mut config = keys.clone();
+    config
+        .entry("model")
+        .or_insert_with(|| Value::String(host.model.clone()));
+    config.insert("base_url".to_owned(), Value::String(host.base_url.clone()));
+    // Parsed with the host's key only so that kinds needing one parse; the key is then taken
+    // from the host's spec itself.
+    let key = host.api_key.clone();
+    let parsed = ProviderSpec::from_llm_config(host.kind.as_str(), Some(&config), &|name| {
+        (name == "api_key").then(|| key.clone()).flatten()
+    })?;
+    let mut spec = host.clone();
+    spec.model = parsed.model;
+    let hints = parsed.default_hints;
+    spec.default_hints.max_tokens = hints.max_tokens.or(spec.default_hints.max_tokens);
+    spec.default_hints.temperature = hints.temperature.or(spec.default_hints.temperature);
+    spec.default_hints.top_p = hints.top_p.or(spec.default_hints.top_p);
+    spec.default_hints.seed = hints.seed.or(spec.default_hints.seed);
+    let has = |names: &[&str]| names.iter().any(|n| keys.contains_key(*n));
+    if has(&["connect_timeout_ms", "read_timeout_ms"]) {
+        spec.timeouts = parsed.timeouts;
     }
+    if has(&[
+        "max_attempts",
+        "initial_backoff_ms",
+        "max_backoff_ms",
+        "max_retry_after_ms",
+    ]) {
+        spec.retry = parsed.retry;
+    }
+    if keys.contains_key("anthropic_version") {
+        spec.anthropic_version = parsed.anthropic_version;
+    }
+    spec.headers.extend(parsed.headers);
+    Ok(spec)
 }
 
 /// The A2E code and message for a failed provider call (see the module docs' table).

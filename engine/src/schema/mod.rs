@@ -17,6 +17,9 @@
 //! - **`format` is asserted**, not just annotated (`"format": "email"` rejects `"x"`), and an
 //!   unknown format name is a load error rather than a silent pass.
 //! - **All violations** are reported, each with instance path, schema path and message.
+//! - **No reference cycles that never reach a constraint** (`{"$ref": "#"}`, `$defs/a ↔
+//!   $defs/b`): a load error naming the cycle (`cycles`). Recursion that descends into a property
+//!   or item (a tree) is fine.
 //!
 //! An empty schema `{}` (or `true`) means "no constraint"; [`CompiledSchema::is_unconstrained`]
 //! tells the run loop it may skip validation (e.g. no JSON repair turn for free-form output).
@@ -28,6 +31,7 @@ use std::sync::LazyLock;
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
+mod cycles;
 mod strict;
 
 #[cfg(test)]
@@ -91,6 +95,7 @@ impl CompiledSchema {
             }
         }
         strict::check_references(schema, "")?;
+        cycles::check_reference_cycles(schema)?;
         let meta = STRICT_META.as_ref().map_err(|e| SchemaError {
             pointer: String::new(),
             reason: format!("internal: strict meta-schema failed to build: {e}"),

@@ -208,3 +208,42 @@ fn compiled_schema_is_send_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<CompiledSchema>();
 }
+
+#[test]
+fn reference_cycles_that_never_reach_a_constraint_are_load_errors_naming_the_cycle() {
+    let err = load_error(json!({"$ref": "#"}));
+    assert!(err.reason.contains("reference cycle # → #"), "{err}");
+    let err = load_error(json!({
+        "type": "object",
+        "properties": {"amount": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    }));
+    assert!(
+        err.reason
+            .contains("/$defs/a → /$defs/b → /$defs/b/allOf/0 → /$defs/a"),
+        "{err}"
+    );
+    let err = load_error(json!({
+        "$defs": {"x": {"$anchor": "loop", "not": {"$ref": "#loop"}}},
+        "properties": {"p": {"$ref": "#/$defs/x"}}
+    }));
+    assert!(err.reason.contains("reference cycle"), "{err}");
+    // Percent-encoded pointers are followed too.
+    let err = load_error(json!({"$defs": {"a b": {"$ref": "#/$defs/a%20b"}}}));
+    assert!(err.reason.contains("reference cycle"), "{err}");
+}
+
+#[test]
+fn recursion_that_descends_into_the_instance_is_a_valid_schema() {
+    let tree = CompiledSchema::compile(&json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#"}}
+        },
+        "required": ["name"]
+    }))
+    .expect("a tree schema loads");
+    assert!(tree.is_valid(&json!({"name": "a", "children": [{"name": "b", "children": []}]})));
+    assert!(!tree.is_valid(&json!({"name": "a", "children": [{"children": []}]})));
+}

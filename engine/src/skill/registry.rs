@@ -17,6 +17,13 @@
 //! and puts it back to `Published` (removing those keys) once everything is available. `Created`
 //! and `Archived` skills keep their status. Call it again after registering tools, toolkits or
 //! skills.
+//!
+//! [`Registry::resolve_providers`] does the same for the host's verdict on each manifest skill's
+//! own provider settings (the executor runs it when it is built with a host default; the CLI
+//! also runs it right after loading): a skill asking for an endpoint
+//! or setting the host does not allow is `Blocked` with `provider_denied` (the reason) in its
+//! metadata and `provider: REASON` in `blocked_reason`. The verdict is kept across later
+//! dependency resolutions.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -60,6 +67,8 @@ pub struct RegisteredSkill {
     pub missing_tools: Vec<String>,
     /// Declared toolkits that were missing at the last resolution.
     pub missing_toolkits: Vec<String>,
+    /// Why the host does not allow the skill's own provider settings (`Some`: `Blocked`).
+    pub provider_denied: Option<String>,
     /// The definition as advertised by discover: current status and blocked metadata applied.
     pub advertised: SkillDefinition,
 }
@@ -80,6 +89,7 @@ impl RegisteredSkill {
             implementation,
             missing_tools: Vec::new(),
             missing_toolkits: Vec::new(),
+            provider_denied: None,
         }
     }
 
@@ -89,9 +99,18 @@ impl RegisteredSkill {
     }
 
     fn with_missing(&self, tools: Vec<String>, toolkits: Vec<String>) -> RegisteredSkill {
+        self.with_blockers(tools, toolkits, self.provider_denied.clone())
+    }
+
+    fn with_blockers(
+        &self,
+        tools: Vec<String>,
+        toolkits: Vec<String>,
+        provider_denied: Option<String>,
+    ) -> RegisteredSkill {
         let declared = self.compiled.definition.status;
-        let blocked =
-            declared == SkillStatus::Published && !(tools.is_empty() && toolkits.is_empty());
+        let blocked = declared == SkillStatus::Published
+            && !(tools.is_empty() && toolkits.is_empty() && provider_denied.is_none());
         let status = if blocked {
             SkillStatus::Blocked
         } else {
@@ -110,6 +129,10 @@ impl RegisteredSkill {
                 reasons.push(format!("missing toolkits: {}", toolkits.join(", ")));
                 metadata.insert("missing_toolkits".to_owned(), json!(toolkits));
             }
+            if let Some(denied) = &provider_denied {
+                reasons.push(denied.clone());
+                metadata.insert("provider_denied".to_owned(), json!(denied));
+            }
             metadata.insert(
                 "blocked_reason".to_owned(),
                 Value::String(reasons.join("; ")),
@@ -121,6 +144,7 @@ impl RegisteredSkill {
             status,
             missing_tools: if blocked { tools } else { Vec::new() },
             missing_toolkits: if blocked { toolkits } else { Vec::new() },
+            provider_denied,
             advertised,
         }
     }
@@ -298,6 +322,38 @@ impl Registry {
                     (
                         name.clone(),
                         Arc::new(skill.with_missing(missing_tools, missing_toolkits)),
+                    )
+                })
+                .collect();
+            let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+            if Arc::ptr_eq(&guard, &base) {
+                *guard = Arc::new(next);
+                return;
+            }
+        }
+    }
+}
+
+impl Registry {
+    /// Re-computes every manifest skill's provider verdict: `denied` answers why the host does
+    /// not allow a skill's own provider settings (`None`: allowed). Programmatic skills are the
+    /// host's own code and are not judged. Missing tools and toolkits are kept as they are.
+    pub fn resolve_providers(&self, denied: &dyn Fn(&CompiledSkill) -> Option<String>) {
+        // Same discipline as `resolve_dependencies`: never call host code under our lock.
+        loop {
+            let base = self.current();
+            let next: Snapshot = base
+                .iter()
+                .map(|(name, skill)| {
+                    let verdict = match skill.implementation {
+                        Implementation::Manifest => denied(&skill.compiled),
+                        Implementation::Native(_) => None,
+                    };
+                    let tools = skill.missing_tools.clone();
+                    let toolkits = skill.missing_toolkits.clone();
+                    (
+                        name.clone(),
+                        Arc::new(skill.with_blockers(tools, toolkits, verdict)),
                     )
                 })
                 .collect();

@@ -1,6 +1,6 @@
 //! The `skillet` command line: argument parsing (`args`), host assembly from `skillet.toml`
 //! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`), the live
-//! progress display (`progress`) and exit codes (`exit`).
+//! progress display (`progress`), exit codes (`exit`) and the redacted log output (`logging`).
 //!
 //! ```text
 //! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
@@ -20,6 +20,7 @@ pub mod args;
 mod card;
 mod discover;
 pub mod exit;
+pub mod logging;
 pub mod progress;
 mod run;
 mod serve;
@@ -31,7 +32,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 use args::{Cli, Command};
 use exit::{Failure, Outcome};
@@ -44,7 +44,7 @@ pub fn main() -> ExitCode {
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
     };
-    init_tracing(console);
+    logging::init(console);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -72,29 +72,11 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
         Command::Discover(args) => discover::discover(global, args, console).await,
-        Command::Validate(args) => validate::validate(args, console),
+        Command::Validate(args) => validate::validate(args, global, console),
         Command::Serve(args) => serve::serve(global, args, console).await,
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
     }
-}
-
-/// Logs go to stderr; `RUST_LOG` wins over `-v`/`-q`.
-fn init_tracing(console: Console) {
-    let level = match (console.quiet, console.verbose) {
-        (q, _) if q >= 2 => "off",
-        (1, _) => "error",
-        (_, 0) => "warn",
-        (_, 1) => "info",
-        (_, 2) => "debug",
-        _ => "trace",
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

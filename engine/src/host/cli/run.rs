@@ -59,7 +59,7 @@ pub async fn run(
         .get(&name)
         .and_then(|s| s.dir.clone())
         .and_then(|dir| embedded::scenario_in(&dir));
-    let (default, mock) = setup::start_model(&parts.choice, scenario.into_iter().collect()).await?;
+    let (default, mock) = setup::start_model(&parts, scenario.into_iter().collect()).await?;
     if let Some(mock) = &mock {
         console.notice(mock.notice());
     }

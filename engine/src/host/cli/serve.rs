@@ -33,7 +33,7 @@ pub async fn serve(
         .iter()
         .filter_map(|s| s.dir.as_deref().and_then(embedded::scenario_in))
         .collect();
-    let (default, mock) = setup::start_model(&parts.choice, scenarios).await?;
+    let (default, mock) = setup::start_model(&parts, scenarios).await?;
     if let Some(mock) = &mock {
         console.warn(mock.notice());
     }

@@ -14,11 +14,12 @@ use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, Toolk
 use crate::files::FileSupport;
 use crate::host::embedded::EmbeddedMock;
 use crate::protocol::LLMConfig;
-use crate::run::{CardIdentity, Executor};
+use crate::run::{CardIdentity, Executor, HostEndpoint};
 use crate::sandboxed::{CommandTool, PluginHost};
 use crate::skill::{self, CompiledSkill, Registry};
 use crate::toolkits::mcp;
 use crate::tools::{ToolRegistry, builtin};
+use skillet_providers::ProviderKind;
 
 /// Where human-facing notices go (stderr), and whether they are wanted.
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +98,7 @@ pub async fn load_parts(
         base_url: global.base_url.clone(),
     };
     let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
+    redact_configured_secrets(&config, &choice);
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {
         skills.register(skill).map_err(Failure::setup)?;
@@ -128,12 +130,56 @@ pub async fn load_parts(
     skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
         tools.toolkit_status(k).is_some_and(|s| s.is_usable())
     });
+    judge_skill_providers(&skills, &config, &choice);
     Ok(HostParts {
         config,
         skills,
         tools,
         choice,
     })
+}
+
+/// Registers the values of every environment variable the configuration names as a credential
+/// with the log redactor, so no log line can print them.
+fn redact_configured_secrets(config: &Config, choice: &ProviderChoice) {
+    let redactor = &*super::logging::REDACTOR;
+    let mut names: Vec<String> = config
+        .providers
+        .values()
+        .filter_map(|entry| entry.api_key_env.clone())
+        .collect();
+    if let Some(policy) = &config.llm_override {
+        names.extend(policy.config().allowed_credential_envs.iter().cloned());
+    }
+    if let ProviderChoice::Real { config, .. } = choice
+        && let Some(var) = config.provider_credentials.get("api_key_env")
+    {
+        names.push(secrecy::ExposeSecret::expose_secret(var).to_owned());
+    }
+    for name in names {
+        redactor.add_env(&name);
+    }
+}
+
+/// Marks the skills whose own provider settings `[skill_provider]` does not allow `Blocked`,
+/// judged against the chosen provider (the embedded mock is an `openai-compatible` endpoint), so
+/// every command (`discover`, `card`, ...) shows them as a served host would. Building the
+/// executor judges again against the running model.
+fn judge_skill_providers(skills: &Registry, config: &Config, choice: &ProviderChoice) {
+    let host = match choice {
+        ProviderChoice::Real { config, .. } => HostEndpoint::of_config(config),
+        ProviderChoice::EmbeddedMock { .. } => {
+            Some(HostEndpoint::default_for(ProviderKind::OpenaiCompatible))
+        }
+    };
+    skills.resolve_providers(&|skill| {
+        let llm_config = skill.definition.llm_config.as_ref()?;
+        let denial = config
+            .skill_provider
+            .admit(llm_config, host.as_ref())
+            .err()?;
+        Some(format!("provider: {denial}"))
+    });
 }
 
 fn load_root(
@@ -193,11 +239,13 @@ fn tool_registry(
 }
 
 /// The running model: a configured provider's `LLMConfig`, or the embedded mock (kept alive by
-/// the returned handle) with `scenario_files` unless the configuration names its own scenario.
+/// the returned handle, accepting what `[server] max_message_bytes` lets in) with
+/// `scenario_files` unless the configuration names its own scenario.
 pub async fn start_model(
-    choice: &ProviderChoice,
+    parts: &HostParts,
     scenario_files: Vec<PathBuf>,
 ) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    let choice = &parts.choice;
     match choice {
         ProviderChoice::Real { config, .. } => Ok((config.clone(), None)),
         ProviderChoice::EmbeddedMock { scenario, .. } => {
@@ -205,7 +253,10 @@ pub async fn start_model(
                 Some(file) => vec![file.clone()],
                 None => scenario_files,
             };
-            let mock = EmbeddedMock::start(files).await.map_err(Failure::setup)?;
+            let max_message_bytes = parts.config.server.max_message_bytes;
+            let mock = EmbeddedMock::start(files, max_message_bytes)
+                .await
+                .map_err(Failure::setup)?;
             Ok((mock.llm_config(), Some(mock)))
         }
     }
@@ -226,6 +277,7 @@ pub fn build_executor(
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());
     }
+    builder = builder.skill_provider_policy(parts.config.skill_provider.clone());
     if let Some(default) = default {
         builder = builder.default_llm(default);
     }

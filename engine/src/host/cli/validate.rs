@@ -1,17 +1,61 @@
 //! `skillet validate DIR... [--strict]`: loads skill folders (or directories of them) without
 //! running anything and prints every problem as `file:location: reason` on stdout; exits 1
 //! when there are errors (or, with `--strict`, warnings).
+//!
+//! A skill whose own provider settings this host's `[skill_provider]` policy does not allow is
+//! an error: it would be `Blocked` when served. It is judged against the configured default
+//! provider; with none configured, against a host of the skill's own provider kind at its
+//! default endpoint (so only asking for an endpoint or a setting is reported). Nothing is read
+//! from the environment and nothing is sent.
 
 use std::io::Write;
 use std::path::Path;
 
-use super::args::ValidateArgs;
+use super::args::{GlobalArgs, ValidateArgs};
 use super::exit::{Failure, Outcome};
-use super::setup::Console;
-use crate::skill::{self, ManifestError, Registry};
+use super::setup::{Console, load_config};
+use crate::config::{ProviderChoice, ProviderShortcuts};
+use crate::run::HostEndpoint;
+use crate::skill::{self, CompiledSkill, ManifestError, Registry};
+use skillet_providers::ProviderKind;
 
 /// Runs the command.
-pub fn validate(args: &ValidateArgs, console: Console) -> Result<Outcome, Failure> {
+pub fn validate(
+    args: &ValidateArgs,
+    global: &GlobalArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let config = load_config(global)?;
+    let shortcuts = ProviderShortcuts {
+        provider: global.provider.clone(),
+        model: global.model.clone(),
+        base_url: global.base_url.clone(),
+    };
+    let configured = match ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)? {
+        ProviderChoice::Real { config, .. } => Some(HostEndpoint::of_config(&config)),
+        ProviderChoice::EmbeddedMock { .. } => None,
+    };
+    let provider_problem = |compiled: &CompiledSkill| {
+        let llm_config = compiled.definition.llm_config.as_ref()?;
+        let host = match &configured {
+            Some(host) => host.clone(),
+            None => ProviderKind::parse(&llm_config.provider_name).map(HostEndpoint::default_for),
+        };
+        let denial = config
+            .skill_provider
+            .admit(llm_config, host.as_ref())
+            .err()?;
+        let path = compiled
+            .definition
+            .file_path
+            .as_deref()
+            .unwrap_or("SKILL.md");
+        Some(ManifestError::error(
+            std::path::Path::new(path),
+            "metadata.a2e-provider",
+            format!("Blocked on this host: provider: {denial}"),
+        ))
+    };
     let registry = Registry::new();
     let mut problems: Vec<ManifestError> = Vec::new();
     let mut duplicates = Vec::new();
@@ -22,6 +66,7 @@ pub fn validate(args: &ValidateArgs, console: Console) -> Result<Outcome, Failur
         for compiled in skills {
             loaded += 1;
             problems.extend(compiled.warnings.iter().cloned());
+            problems.extend(provider_problem(&compiled));
             if let Err(refused) = registry.register(compiled) {
                 duplicates.push(refused.to_string());
             }

@@ -255,3 +255,39 @@ fn concurrent_reads_see_consistent_snapshots() {
         reader.join().unwrap();
     }
 }
+
+#[test]
+fn a_provider_verdict_blocks_survives_dependency_resolution_and_joins_the_reason() {
+    let registry = bundled_registry();
+    registry.resolve_providers(&|skill| {
+        (skill.name() == "expense-report").then(|| "provider: not on this host".to_owned())
+    });
+    registry.resolve_dependencies(&|_| false, &|_| true);
+    let blocked = registry.get("expense-report").unwrap();
+    assert_eq!(blocked.status, SkillStatus::Blocked);
+    assert_eq!(
+        blocked.provider_denied.as_deref(),
+        Some("provider: not on this host")
+    );
+    let metadata = blocked.advertised.metadata.clone().unwrap();
+    assert_eq!(
+        metadata["blocked_reason"],
+        "missing tools: calculator; provider: not on this host"
+    );
+    assert_eq!(metadata["provider_denied"], "provider: not on this host");
+    // Tools arriving do not publish it; only a new verdict does.
+    registry.resolve_dependencies(&|_| true, &|_| true);
+    assert_eq!(
+        registry.get("expense-report").unwrap().status,
+        SkillStatus::Blocked
+    );
+    registry.resolve_providers(&|_| None);
+    assert_eq!(
+        registry.get("expense-report").unwrap().status,
+        SkillStatus::Published
+    );
+    assert_eq!(
+        registry.get("summarize").unwrap().status,
+        SkillStatus::Published
+    );
+}
