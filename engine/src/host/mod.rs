@@ -1,7 +1,11 @@
 //! Host interfaces: how agent hosts and people reach the engine.
 //!
-//! - [`endpoint`] — one A2E message in → its answers out, with the protocol-error rules and the
-//!   concurrent-call limit; shared by every transport.
+//! - [`core`] — the protocol-neutral host core: admission (concurrency limit, in-flight ids),
+//!   cancellation, shutdown/drain, event fan-out, one answer per call. Every adapter runs calls
+//!   through it.
+//! - [`endpoint`] — the A2E adapter: one A2E message in → its answers out, with the
+//!   protocol-error rules; shared by the A2E transports.
+//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
@@ -15,9 +19,12 @@
 
 pub mod card;
 pub mod cli;
+pub mod core;
 pub mod embedded;
 pub mod endpoint;
 pub mod http;
+pub mod listener;
 pub mod stdio;
 
+pub use core::{CallScope, HostCore, Refusal};
 pub use endpoint::{Endpoint, Request};

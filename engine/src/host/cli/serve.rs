@@ -14,6 +14,7 @@ use super::shutdown_signal;
 use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
+use crate::host::listener::ConnectionLimits;
 use crate::host::stdio::{self, StdioOptions};
 
 /// Runs the command.
@@ -75,6 +76,11 @@ pub async fn serve(
             let options = HttpOptions {
                 max_body_bytes: server.max_message_bytes,
                 grace: server.grace(),
+                connections: ConnectionLimits {
+                    max_connections: server.max_connections,
+                    header_read_timeout: server.header_read_timeout(),
+                    idle_timeout: server.idle_timeout(),
+                },
             };
             console.notice(format!(
                 "serving A2E on {url} (agent card: http://{local}/.well-known/agent-card.json)"
