@@ -103,6 +103,10 @@ pub struct ServerConfig {
     pub header_read_timeout_seconds: f64,
     /// Seconds an HTTP connection may stay open with no request in progress.
     pub idle_timeout_seconds: f64,
+    /// `Host` values `/mcp` accepts besides loopback names.
+    pub mcp_allowed_hosts: Vec<String>,
+    /// `Origin` values `/mcp` accepts besides loopback origins.
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -115,6 +119,8 @@ impl Default for ServerConfig {
             max_connections: 1024,
             header_read_timeout_seconds: 10.0,
             idle_timeout_seconds: 60.0,
+            mcp_allowed_hosts: Vec::new(),
+            mcp_allowed_origins: Vec::new(),
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod embedded;
 pub mod endpoint;
 pub mod http;
 pub mod listener;
+pub mod mcp;
 pub mod stdio;
 
 pub use core::{CallScope, HostCore, Refusal};
