@@ -12,9 +12,13 @@
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`embedded`] — mock-llm in-process, the default model when none is configured.
 //! - [`cli`] — the `skillet` binary: commands, progress display, exit codes.
+//! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
+//!   HTTP (`/mcp` on `serve --http`).
 //!
-//! Every transport is written against [`crate::service::SkillService`], never against the run
-//! loop directly, so each can be tested with any service and embedded behind another host.
+//! Every adapter maps its protocol onto [`core::HostCore`], which runs calls on a
+//! [`crate::service::SkillService`] — never the run loop directly — so each can be tested with
+//! any service and embedded behind another host. A new protocol (A2A JSON-RPC, a queue worker)
+//! is one more adapter: decode → `CallScope::admit` → `HostCore::spawn_call` → encode the answer.
 //! What a call *means* lives in `run`; the wire types live in `protocol`.
 
 pub mod card;
