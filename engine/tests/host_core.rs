@@ -361,3 +361,81 @@ async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_li
     drop(idle);
     let _ = child.start_kill();
 }
+
+/// Serves the echo service over HTTP with these connection limits; returns the address and the
+/// stop switch.
+async fn http_with_limits(limits: ConnectionLimits) -> (std::net::SocketAddr, oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = HttpOptions {
+        connections: limits,
+        ..HttpOptions::default()
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(http::serve(
+        listener,
+        Endpoint::new(echo_service(), 4),
+        options,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    (addr, stop)
+}
+
+/// Reads until the server closes the connection; panics if it stays open for 30 s.
+async fn expect_closed_by_server(mut stream: tokio::net::TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut received = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut received))
+        .await
+        .expect("the server closes the connection")
+        .ok();
+    received
+}
+
+#[tokio::test]
+async fn a_connection_that_never_sends_a_request_is_closed_after_the_idle_timeout() {
+    let (addr, _stop) = http_with_limits(ConnectionLimits {
+        idle_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert!(expect_closed_by_server(idle).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_client_that_trickles_its_headers_is_cut_off_by_the_header_read_timeout() {
+    let (addr, _stop) = http_with_limits(ConnectionLimits {
+        header_read_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // The header block never ends; the connection must not stay open.
+    expect_closed_by_server(slow).await;
+}
+
+#[tokio::test]
+async fn a_keep_alive_connection_is_closed_once_idle_after_its_request() {
+    let (addr, _stop) = http_with_limits(ConnectionLimits {
+        idle_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let received = expect_closed_by_server(stream).await;
+    let text = String::from_utf8_lossy(&received);
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "the request was answered before the close: {text}"
+    );
+}
