@@ -110,9 +110,16 @@ async def check_failing_skill(session):
     ok(f"a failing skill is an isError result naming its code ({code})")
 
 
+LOG_MESSAGES = []
+
+
+async def on_log(params):
+    LOG_MESSAGES.append(params)
+
+
 async def check_logging(session):
-    messages = []
-    session._logging_callback = _collect(messages)  # the SDK's per-session callback
+    messages = LOG_MESSAGES
+    messages.clear()
     await session.set_logging_level("debug")
     result = await session.call_tool("summarize", {"text": "log me"})
     assert not result.is_error, result
@@ -122,13 +129,6 @@ async def check_logging(session):
     await session.call_tool("summarize", {"text": "quiet"})
     assert not [m for m in messages if m.level in ("debug", "info")], messages
     ok("log and status events are notifications/message at the session's level")
-
-
-def _collect(messages):
-    async def callback(params):
-        messages.append(params)
-
-    return callback
 
 
 async def check_cancellation(session, mock):
@@ -207,12 +207,12 @@ async def main():
             command=args.skillet, args=args.serve_arg, env=dict(os.environ)
         )
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
     else:
         async with streamable_http_client(args.url) as streams:
             read, write = streams[0], streams[1]
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
     print("all checks passed", flush=True)
 
