@@ -439,3 +439,28 @@ async fn a_keep_alive_connection_is_closed_once_idle_after_its_request() {
         "the request was answered before the close: {text}"
     );
 }
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_answered_408_with_an_invalid_message() {
+    let (addr, _stop) = http_with_limits(ConnectionLimits {
+        body_read_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST /a2e HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"type\"")
+        .await
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    tokio::time::timeout(Duration::from_secs(30), reader.read_line(&mut status))
+        .await
+        .expect("an answer within 30 s")
+        .unwrap();
+    assert!(status.starts_with("HTTP/1.1 408"), "{status}");
+    let mut rest = String::new();
+    use tokio::io::AsyncReadExt;
+    let _ = tokio::time::timeout(Duration::from_secs(30), reader.read_to_string(&mut rest)).await;
+    assert!(rest.contains("invalid_message"), "{rest}");
+}

@@ -103,6 +103,8 @@ pub struct ServerConfig {
     pub header_read_timeout_seconds: f64,
     /// Seconds an HTTP connection may stay open with no request in progress.
     pub idle_timeout_seconds: f64,
+    /// Seconds an HTTP request's body may take to arrive after its headers.
+    pub body_read_timeout_seconds: f64,
     /// `Host` values `/mcp` accepts besides loopback names.
     pub mcp_allowed_hosts: Vec<String>,
     /// `Origin` values `/mcp` accepts besides loopback origins.
@@ -119,6 +121,7 @@ impl Default for ServerConfig {
             max_connections: 1024,
             header_read_timeout_seconds: 10.0,
             idle_timeout_seconds: 60.0,
+            body_read_timeout_seconds: 30.0,
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
         }
@@ -139,6 +142,11 @@ impl ServerConfig {
     /// The HTTP idle-connection timeout.
     pub fn idle_timeout(&self) -> Duration {
         Duration::try_from_secs_f64(self.idle_timeout_seconds).unwrap_or(Duration::ZERO)
+    }
+
+    /// The HTTP body-read timeout.
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::try_from_secs_f64(self.body_read_timeout_seconds).unwrap_or(Duration::ZERO)
     }
 }
 

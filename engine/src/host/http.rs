@@ -7,7 +7,7 @@
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //!
 //! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
-//! 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
+//! 408 for a body that did not arrive within the body-read timeout; 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
 //! is reached — both still with a `skill/call/resp` error body. A client that disconnects cancels
 //! its call. Shutdown stops accepting, lets calls finish within the grace period, then cancels
 //! them (they still answer). A call whose `id` is already in flight on this server is refused with
@@ -36,7 +36,7 @@ use super::card::complete_card;
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint};
 use super::listener::{ConnectionLimits, serve_connections};
-use crate::protocol::{self, Message};
+use crate::protocol::{self, ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Default largest request body, in bytes.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -154,10 +154,25 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,
-        Err(_) => {
+        Err(e) if is_too_large(&e) => {
             return answer(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 Message::CallResponse(Endpoint::oversized(limit)),
+                wants_sse,
+            );
+        }
+        Err(e) => {
+            let rejection = SkillCallResponse::rejected(
+                "",
+                "",
+                ProtocolError::new(
+                    ErrorCode::InvalidMessage,
+                    format!("the request body could not be read: {e}"),
+                ),
+            );
+            return answer(
+                StatusCode::REQUEST_TIMEOUT,
+                Message::CallResponse(rejection),
                 wants_sse,
             );
         }
@@ -211,6 +226,18 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// Whether a body error is the size limit (rather than a timeout or a broken connection).
+fn is_too_large(error: &axum::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
 }
 
 fn accepts_event_stream(headers: &HeaderMap) -> bool {

@@ -11,19 +11,26 @@
 //!   [`ConnectionLimits::header_read_timeout`].
 //! - **idle timeout** — a connection with no request in progress for
 //!   [`ConnectionLimits::idle_timeout`] (fresh, keep-alive, HTTP/2 alike) is closed.
+//! - **body-read timeout** — a request's body must arrive within
+//!   [`ConnectionLimits::body_read_timeout`] of its headers; reading it later fails with
+//!   [`BodyTimedOut`] (a trickled body would otherwise hold a busy connection forever).
 //!
 //! Not here: routes, protocols and calls (`http`, `mcp`, the core).
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use tokio::net::TcpListener;
@@ -46,6 +53,8 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
     /// Longest time a connection may stay open with no request in progress.
     pub idle_timeout: Duration,
+    /// Longest time a request's body may take to arrive after its headers.
+    pub body_read_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -54,6 +63,7 @@ impl Default for ConnectionLimits {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -217,8 +227,14 @@ async fn serve_one(
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let guard = InProgress::start(&counted);
         let app = app.clone();
+        let request = request.map(|body| {
+            Body::new(DeadlineBody {
+                inner: body,
+                deadline: Box::pin(tokio::time::sleep(limits.body_read_timeout)),
+            })
+        });
         async move {
-            let response = app.oneshot(request.map(Body::new)).await;
+            let response = app.oneshot(request).await;
             response.map(|response| {
                 response.map(|body| {
                     Body::new(body.map_frame(move |frame| {
@@ -273,5 +289,43 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         // Busy: re-check once a second (the request may end at any time).
         None => tokio::time::sleep(Duration::from_secs(1)).await,
+    }
+}
+
+/// The error of a request body that did not arrive within the body-read timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+pub struct BodyTimedOut;
+
+/// A request body that fails with [`BodyTimedOut`] once its deadline passes.
+struct DeadlineBody {
+    inner: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(Into::into))),
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimedOut)))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -99,6 +99,7 @@ pub async fn serve(
                     max_connections: server.max_connections,
                     header_read_timeout: server.header_read_timeout(),
                     idle_timeout: server.idle_timeout(),
+                    body_read_timeout: server.body_read_timeout(),
                 },
             };
             let mcp_stop = tokio_util::sync::CancellationToken::new();
