@@ -179,6 +179,25 @@ async def check_concurrent_calls(session):
     ok(f"50 concurrent calls on one session, each answered once ({elapsed:.2f} s)")
 
 
+async def check_modern_protocol(session, args):
+    """A second connection negotiating the newest (2026-07-28, handshake-free) protocol."""
+    await session.discover()
+    assert session.protocol_version == "2026-07-28", session.protocol_version
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert "summarize" in tools, sorted(tools)
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(value)
+
+    example = json.loads((Path(args.skills) / "summarize/examples/basic.json").read_text())
+    result = await session.call_tool("summarize", example, progress_callback=on_progress)
+    assert not result.is_error, result.content
+    assert progress, "no progress on the 2026-07-28 protocol"
+    jsonschema.validate(result.structured_content, tools["summarize"].output_schema)
+    ok("the 2026-07-28 protocol (discover, no initialize): list, call with progress")
+
+
 async def run_checks(session, args):
     skills = Path(args.skills)
     init = await session.initialize()
@@ -211,11 +230,17 @@ async def main():
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await check_modern_protocol(session, args)
     else:
         async with streamable_http_client(args.url) as streams:
             read, write = streams[0], streams[1]
             async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
+        async with streamable_http_client(args.url) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await check_modern_protocol(session, args)
     print("all checks passed", flush=True)
 
 
