@@ -108,6 +108,18 @@ pub struct ServerConfig {
     pub shutdown_grace_seconds: f64,
     /// Address `serve --http` binds when given none.
     pub http_listen: SocketAddr,
+    /// Most open HTTP connections (also clamped below the open-file limit).
+    pub max_connections: usize,
+    /// Seconds an HTTP/1 client gets to send a request's headers.
+    pub header_read_timeout_seconds: f64,
+    /// Seconds an HTTP connection may stay open with no request in progress.
+    pub idle_timeout_seconds: f64,
+    /// Seconds an HTTP request's body may take to arrive after its headers.
+    pub body_read_timeout_seconds: f64,
+    /// `Host` values `/mcp` accepts besides loopback names.
+    pub mcp_allowed_hosts: Vec<String>,
+    /// `Origin` values `/mcp` accepts besides loopback origins.
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -117,6 +129,12 @@ impl Default for ServerConfig {
             max_message_bytes: crate::host::http::DEFAULT_MAX_BODY_BYTES,
             shutdown_grace_seconds: 10.0,
             http_listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            max_connections: 1024,
+            header_read_timeout_seconds: 10.0,
+            idle_timeout_seconds: 60.0,
+            body_read_timeout_seconds: 30.0,
+            mcp_allowed_hosts: Vec::new(),
+            mcp_allowed_origins: Vec::new(),
         }
     }
 }
@@ -125,6 +143,21 @@ impl ServerConfig {
     /// The shutdown grace period.
     pub fn grace(&self) -> Duration {
         Duration::try_from_secs_f64(self.shutdown_grace_seconds).unwrap_or(Duration::ZERO)
+    }
+
+    /// The HTTP header-read timeout.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::try_from_secs_f64(self.header_read_timeout_seconds).unwrap_or(Duration::ZERO)
+    }
+
+    /// The HTTP idle-connection timeout.
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::try_from_secs_f64(self.idle_timeout_seconds).unwrap_or(Duration::ZERO)
+    }
+
+    /// The HTTP body-read timeout.
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::try_from_secs_f64(self.body_read_timeout_seconds).unwrap_or(Duration::ZERO)
     }
 }
 
@@ -287,10 +320,31 @@ impl Config {
                 "expected a non-negative number of seconds".into(),
             ));
         }
-        if self.server.max_concurrent_calls == 0 || self.server.max_message_bytes == 0 {
+        for (key, value) in [
+            (
+                "server.header_read_timeout_seconds",
+                self.server.header_read_timeout_seconds,
+            ),
+            (
+                "server.idle_timeout_seconds",
+                self.server.idle_timeout_seconds,
+            ),
+        ] {
+            if !value.is_finite() || value <= 0.0 {
+                return Err(invalid(
+                    key.into(),
+                    "expected a positive number of seconds".into(),
+                ));
+            }
+        }
+        if self.server.max_concurrent_calls == 0
+            || self.server.max_message_bytes == 0
+            || self.server.max_connections == 0
+        {
             return Err(invalid(
                 "server".into(),
-                "max_concurrent_calls and max_message_bytes must be at least 1".into(),
+                "max_concurrent_calls, max_message_bytes and max_connections must be at least 1"
+                    .into(),
             ));
         }
         Ok(())

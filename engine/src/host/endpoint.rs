@@ -1,9 +1,11 @@
-//! [`Endpoint`]: one A2E message in → its answers out, shared by every transport.
+//! [`Endpoint`]: the A2E adapter onto the [`HostCore`] — one A2E message in → its answers out,
+//! shared by the A2E transports.
 //!
-//! The endpoint turns text into a request (or into the answer rejecting it), admits calls under a
-//! concurrency limit, runs them on a [`SkillService`] and delivers their live events and final
-//! response to an outbound channel. It never frames bytes (that is `stdio` and `http`) and never
-//! runs a skill itself (that is the service).
+//! The endpoint turns text into a request (or into the answer rejecting it) and maps requests
+//! onto the core: discover is answered at once, a call is admitted in the connection's
+//! [`CallScope`] and spawned, its live events and its one `skill/call/resp` go to an outbound
+//! channel. It never frames bytes (that is `stdio` and `http`), never decides admission,
+//! cancellation or drain itself (that is the core) and never runs a skill (that is the service).
 //!
 //! # How bad messages are answered
 //!
@@ -15,17 +17,23 @@
 //! |---|---|---|
 //! | not JSON, not UTF-8 | `parse_error` | false |
 //! | not an object; missing/unknown `type`; a missing or ill-typed field; a host → agent message type sent to the host; an oversized message | `invalid_message` | false |
+//! | a call whose `id` is already in flight on the same connection (stdio) or server (HTTP) | `invalid_message` | false |
 //! | `version` other than `"1.0"` | `version_mismatch` | false |
 //! | the concurrent-call limit is reached | `runtime_error` | **true** |
+//!
+//! A call without `id` is given a fresh UUID by the decoder; its answer carries that id in
+//! `req_id` and the skill in `name`, so it is only correlatable when a host has one id-less call
+//! in flight — hosts should always send an `id`.
 //!
 //! Rejections the service makes before execution (`unknown_skill`, `unauthorized`, input
 //! `schema_violation`) arrive the same way; execution outcomes arrive in `data`.
 
 use std::sync::Arc;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::core::{CallScope, HostCore, Refusal};
 use crate::events::EventSink;
 use crate::protocol::{
     self, DecodeError, ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse,
@@ -33,8 +41,7 @@ use crate::protocol::{
 };
 use crate::service::SkillService;
 
-/// Default number of calls one endpoint runs at once.
-pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
+pub use super::core::DEFAULT_MAX_CONCURRENT_CALLS;
 
 /// Where a connection's outgoing messages go, in the order they are produced.
 pub type Outbound = mpsc::UnboundedSender<Message>;
@@ -48,66 +55,58 @@ pub enum Request {
     Call(Box<SkillCallRequest>),
 }
 
-/// The protocol entry point shared by all transports. Cheap to clone; clones share the service,
-/// the call limit and the shutdown token.
-#[derive(Clone)]
-pub struct Endpoint {
-    service: Arc<dyn SkillService>,
-    slots: Arc<Semaphore>,
-    max_calls: usize,
-    shutdown: CancellationToken,
-}
-
-impl std::fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Endpoint")
-            .field("max_calls", &self.max_calls)
-            .field("in_flight", &self.in_flight())
-            .finish()
-    }
-}
-
-/// A reserved call slot; the slot frees when this is dropped.
+/// What became of one dispatched message.
 #[derive(Debug)]
-pub struct CallPermit(#[allow(dead_code)] OwnedSemaphorePermit);
+pub enum Dispatched {
+    /// It was answered at once (a discover, or a rejection of a bad message).
+    Answered,
+    /// The call was refused by the core; its rejection was sent.
+    Refused(Refusal),
+    /// The call runs; its answer will follow. The token cancels it.
+    Running(CancellationToken),
+}
+
+/// The A2E adapter shared by all A2E transports. Cheap to clone; clones share the core.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    core: HostCore,
+}
 
 impl Endpoint {
     /// An endpoint over `service` running at most `max_concurrent_calls` calls at once (at least
     /// one); calls beyond that are answered at once with a retryable `runtime_error`.
     pub fn new(service: Arc<dyn SkillService>, max_concurrent_calls: usize) -> Self {
-        let max_calls = max_concurrent_calls.max(1);
-        Endpoint {
-            service,
-            slots: Arc::new(Semaphore::new(max_calls)),
-            max_calls,
-            shutdown: CancellationToken::new(),
-        }
+        Endpoint::from_core(HostCore::new(service, max_concurrent_calls))
+    }
+
+    /// An endpoint over an existing core (shared with other protocol adapters).
+    pub fn from_core(core: HostCore) -> Self {
+        Endpoint { core }
+    }
+
+    /// The core behind this endpoint.
+    pub fn core(&self) -> &HostCore {
+        &self.core
     }
 
     /// The service behind this endpoint.
     pub fn service(&self) -> &Arc<dyn SkillService> {
-        &self.service
+        self.core.service()
     }
 
     /// Calls running now.
     pub fn in_flight(&self) -> usize {
-        self.max_calls - self.slots.available_permits()
+        self.core.in_flight()
     }
 
     /// The most calls run at once.
     pub fn max_concurrent_calls(&self) -> usize {
-        self.max_calls
+        self.core.max_concurrent_calls()
     }
 
-    /// Cancels every call in flight (and any admitted later): used when a shutdown grace period
-    /// runs out. Cancelled calls still produce their response.
+    /// Cancels every call in flight (and any admitted later). Cancelled calls still answer.
     pub fn cancel_all(&self) {
-        self.shutdown.cancel();
-    }
-
-    /// A cancellation token for one call, cancelled by [`Endpoint::cancel_all`].
-    pub fn call_token(&self) -> CancellationToken {
-        self.shutdown.child_token()
+        self.core.cancel_all();
     }
 
     /// Decodes one message. A message that is not a request becomes the response rejecting it.
@@ -162,47 +161,68 @@ impl Endpoint {
 
     /// Answers a discover request.
     pub fn discover(&self, request: &SkillDiscoverRequest) -> SkillDiscoverResponse {
-        self.service.discover(request)
+        self.core.service().discover(request)
     }
 
     /// The A2A Agent Card of the service.
     pub fn agent_card(&self) -> serde_json::Value {
-        self.service.agent_card()
+        self.core.service().agent_card()
     }
 
-    /// Reserves a call slot, or returns the retryable `runtime_error` answer when all are taken.
-    /// Callers admit before spawning, so the number of waiting calls is bounded.
-    pub fn admit(&self, request: &SkillCallRequest) -> Result<CallPermit, Box<SkillCallResponse>> {
-        match Arc::clone(&self.slots).try_acquire_owned() {
-            Ok(permit) => Ok(CallPermit(permit)),
-            Err(_) => Err(Box::new(busy(request, self.max_calls))),
+    /// Decodes one message's bytes and dispatches it (see [`Endpoint::dispatch`]).
+    pub fn handle_bytes(
+        &self,
+        scope: &CallScope,
+        bytes: &[u8],
+        out: &Outbound,
+        live: bool,
+    ) -> Dispatched {
+        match Endpoint::parse_bytes(bytes) {
+            Ok(request) => self.dispatch(scope, request, out, live),
+            Err(rejection) => {
+                let _ = out.send(Message::CallResponse(*rejection));
+                Dispatched::Answered
+            }
         }
     }
 
-    /// Runs an admitted call: live events (when `live` and the request asked for streaming) then
-    /// exactly one `skill/call/resp` go to `out`. The response is sent even when this future is
-    /// dropped half-way (the transport shut down or the task was aborted): it then reports a
-    /// retryable `runtime_error`.
-    pub async fn run_call(
+    /// Maps one request onto the core: a discover is answered at once; a call is admitted in
+    /// `scope` (or refused: its rejection goes to `out`) and run, sending its live events (when
+    /// `live` and the request asked for streaming) and then exactly one `skill/call/resp` to
+    /// `out`.
+    pub fn dispatch(
         &self,
-        permit: CallPermit,
-        request: SkillCallRequest,
-        out: Outbound,
+        scope: &CallScope,
+        request: Request,
+        out: &Outbound,
         live: bool,
-        cancel: CancellationToken,
-    ) {
-        let guard = AnswerGuard {
-            out: out.clone(),
-            req_id: request.id.clone(),
-            name: request.name.clone(),
-            answered: false,
+    ) -> Dispatched {
+        let call = match request {
+            Request::Discover(discover) => {
+                let _ = out.send(Message::DiscoverResponse(self.discover(&discover)));
+                return Dispatched::Answered;
+            }
+            Request::Call(call) => *call,
         };
-        let sink: Option<Arc<dyn EventSink>> = (live && request.streaming)
-            .then(|| Arc::new(EventForwarder(out)) as Arc<dyn EventSink>);
-        tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
-        let response = self.service.call(request, sink, cancel).await;
-        drop(permit);
-        guard.answer(response);
+        let admitted = match scope.admit(&call.id) {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                let _ = out.send(Message::CallResponse(SkillCallResponse::rejected(
+                    call.id,
+                    call.name,
+                    refusal.to_protocol_error(),
+                )));
+                return Dispatched::Refused(refusal);
+            }
+        };
+        let cancel = admitted.cancel_token();
+        let events = live.then(|| Arc::new(EventForwarder(out.clone())) as Arc<dyn EventSink>);
+        let answers = out.clone();
+        self.core
+            .spawn_call(admitted, call, events, move |response| {
+                let _ = answers.send(Message::CallResponse(response));
+            });
+        Dispatched::Running(cancel)
     }
 }
 
@@ -215,18 +235,6 @@ pub fn reject_decode(error: &DecodeError) -> SkillCallResponse {
     )
 }
 
-fn busy(request: &SkillCallRequest, max_calls: usize) -> SkillCallResponse {
-    SkillCallResponse::rejected(
-        request.id.clone(),
-        request.name.clone(),
-        ProtocolError::new(
-            ErrorCode::RuntimeError,
-            format!("host busy: {max_calls} calls already in flight; retry later"),
-        )
-        .with_retryable(true),
-    )
-}
-
 /// Forwards a call's live events into the connection's outbound channel.
 struct EventForwarder(Outbound);
 
@@ -234,41 +242,6 @@ impl EventSink for EventForwarder {
     fn emit(&self, event: &SkillEvent) {
         // A closed channel means the peer is gone; the call still finishes and collects events.
         let _ = self.0.send(Message::Event(event.clone()));
-    }
-}
-
-/// Guarantees one response per admitted call: if the call's future is dropped before it
-/// answered (abort at shutdown, a panic in the service), the drop sends a retryable error.
-struct AnswerGuard {
-    out: Outbound,
-    req_id: String,
-    name: String,
-    answered: bool,
-}
-
-impl AnswerGuard {
-    fn answer(mut self, response: SkillCallResponse) {
-        self.answered = true;
-        let _ = self.out.send(Message::CallResponse(response));
-    }
-}
-
-impl Drop for AnswerGuard {
-    fn drop(&mut self) {
-        if self.answered {
-            return;
-        }
-        let error = ProtocolError::new(
-            ErrorCode::RuntimeError,
-            "the call was abandoned before it finished (host shutting down or internal failure)",
-        )
-        .with_retryable(true);
-        let response = SkillCallResponse::rejected(
-            std::mem::take(&mut self.req_id),
-            std::mem::take(&mut self.name),
-            error,
-        );
-        let _ = self.out.send(Message::CallResponse(response));
     }
 }
 

@@ -7,10 +7,15 @@
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //!
 //! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
-//! 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
+//! 408 for a body that did not arrive within the body-read timeout; 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
 //! is reached — both still with a `skill/call/resp` error body. A client that disconnects cancels
 //! its call. Shutdown stops accepting, lets calls finish within the grace period, then cancels
-//! them (they still answer).
+//! them (they still answer). A call whose `id` is already in flight on this server is refused with
+//! `invalid_message` (HTTP 200).
+//!
+//! Connections are accepted by [`super::listener`] (connection cap, header-read and idle
+//! timeouts); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
+//! module only maps HTTP requests and responses onto A2E messages.
 
 use std::future::Future;
 use std::time::Duration;
@@ -28,14 +33,13 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::card::complete_card;
-use super::endpoint::{Endpoint, Request};
-use crate::protocol::{self, Message, SkillCallResponse};
+use super::core::{CANCEL_GRACE, CallScope, Refusal};
+use super::endpoint::{Dispatched, Endpoint};
+use super::listener::{ConnectionLimits, serve_connections};
+use crate::protocol::{self, ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Default largest request body, in bytes.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// How long cancelled calls get to answer after the grace period before the server stops anyway.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +48,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// How long calls in flight may run on after shutdown starts before they are cancelled.
     pub grace: Duration,
+    /// Connection cap, header-read and idle timeouts.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for HttpOptions {
@@ -51,6 +57,7 @@ impl Default for HttpOptions {
         HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             grace: Duration::from_secs(10),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -58,6 +65,8 @@ impl Default for HttpOptions {
 #[derive(Clone)]
 struct AppState {
     endpoint: Endpoint,
+    /// One scope for every A2E call over HTTP: a call id is in flight once per server.
+    scope: CallScope,
     options: HttpOptions,
     /// The card's interface URL (`http://ADDR/a2e`), when known.
     a2e_url: Option<String>,
@@ -67,6 +76,7 @@ struct AppState {
 /// Card's `supportedInterfaces` when the service's card names none.
 pub fn router(endpoint: Endpoint, options: HttpOptions, a2e_url: Option<String>) -> Router {
     let state = AppState {
+        scope: endpoint.core().scope(),
         endpoint,
         options,
         a2e_url,
@@ -87,32 +97,41 @@ pub async fn serve(
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, endpoint, options, Router::new(), shutdown).await
+}
+
+/// [`serve`] with more routes (another protocol's adapter on the same core) merged in.
+pub async fn serve_with(
+    listener: TcpListener,
+    endpoint: Endpoint,
+    options: HttpOptions,
+    extra: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let a2e_url = listener
         .local_addr()
         .ok()
         .map(|addr| format!("http://{addr}/a2e"));
-    let app = router(endpoint.clone(), options, a2e_url);
-    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = started_tx.send(());
+    let app = router(endpoint.clone(), options, a2e_url).merge(extra);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = serve_connections(listener, app, options.connections, async move {
+        let _ = stop_rx.await;
     });
-    let deadline = async move {
-        if started_rx.await.is_err() {
-            // The server ended by itself; nothing to cut short.
-            return std::future::pending::<()>().await;
-        }
-        tokio::time::sleep(options.grace).await;
-        tracing::warn!(
-            in_flight = endpoint.in_flight(),
-            "grace period over; cancelling calls"
-        );
-        endpoint.cancel_all();
-        tokio::time::sleep(CANCEL_GRACE).await;
+    tokio::pin!(server);
+    let core = endpoint.core().clone();
+    let drain = async move {
+        shutdown.await;
+        let _ = stop_tx.send(());
+        core.drain(options.grace).await;
     };
     tokio::select! {
-        result = server => result,
-        () = deadline => Ok(()),
+        result = &mut server => return result,
+        () = drain => {}
+    }
+    // Every call has answered; give connections a moment to deliver the answers.
+    match tokio::time::timeout(CANCEL_GRACE, server).await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
     }
 }
 
@@ -135,63 +154,71 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,
-        Err(_) => {
+        Err(e) if is_too_large(&e) => {
             return answer(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 Message::CallResponse(Endpoint::oversized(limit)),
                 wants_sse,
             );
         }
-    };
-    let request = match Endpoint::parse_bytes(&body) {
-        Ok(request) => request,
-        Err(rejection) => {
-            return answer(StatusCode::OK, Message::CallResponse(*rejection), wants_sse);
-        }
-    };
-    let call = match request {
-        Request::Discover(discover) => {
-            let response = state.endpoint.discover(&discover);
+        Err(e) => {
+            let rejection = SkillCallResponse::rejected(
+                "",
+                "",
+                ProtocolError::new(
+                    ErrorCode::InvalidMessage,
+                    format!("the request body could not be read: {e}"),
+                ),
+            );
             return answer(
-                StatusCode::OK,
-                Message::DiscoverResponse(response),
+                StatusCode::REQUEST_TIMEOUT,
+                Message::CallResponse(rejection),
                 wants_sse,
             );
-        }
-        Request::Call(call) => *call,
-    };
-    let permit = match state.endpoint.admit(&call) {
-        Ok(permit) => permit,
-        Err(busy) => {
-            let mut response = answer(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Message::CallResponse(*busy),
-                wants_sse,
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return response;
         }
     };
     let (out, mut outbound) = mpsc::unbounded_channel::<Message>();
-    let cancel = state.endpoint.call_token();
+    let cancel = match state
+        .endpoint
+        .handle_bytes(&state.scope, &body, &out, wants_sse)
+    {
+        Dispatched::Running(cancel) => cancel,
+        Dispatched::Answered => {
+            return match outbound.try_recv() {
+                Ok(message) => answer(StatusCode::OK, message, wants_sse),
+                Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            };
+        }
+        Dispatched::Refused(refusal) => {
+            let Ok(message) = outbound.try_recv() else {
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            };
+            let status = match refusal {
+                Refusal::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+                Refusal::DuplicateId(_) => StatusCode::OK,
+            };
+            let mut response = answer(status, message, wants_sse);
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            return response;
+        }
+    };
+    drop(out);
+    // A client that goes away drops this handler (JSON) or the stream (SSE), and with it the
+    // guard: the call is cancelled (it still answers, into a closed channel).
+    let guard = cancel.drop_guard();
     if !wants_sse {
-        // Dropping this handler (the client went away) drops the call's future: cancelled.
-        state
-            .endpoint
-            .run_call(permit, call, out, false, cancel)
-            .await;
-        return match final_response(&mut outbound) {
-            Some(response) => answer(StatusCode::OK, Message::CallResponse(response), false),
-            None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        };
+        while let Some(message) = outbound.recv().await {
+            if let Message::CallResponse(response) = message {
+                drop(guard);
+                return answer(StatusCode::OK, Message::CallResponse(response), false);
+            }
+        }
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }
-    let endpoint = state.endpoint.clone();
-    // The call runs in its own task so events stream while it works; the stream holds a drop
-    // guard so a disconnected client cancels the call.
-    let guard = cancel.clone().drop_guard();
-    tokio::spawn(async move { endpoint.run_call(permit, call, out, true, cancel).await });
     let stream = UnboundedReceiverStream::new(outbound).map(move |message| {
         let _keep = &guard;
         Ok::<_, std::convert::Infallible>(sse_event(&message))
@@ -201,15 +228,16 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
         .into_response()
 }
 
-/// The `skill/call/resp` in a drained channel (events before it are dropped: JSON mode).
-fn final_response(outbound: &mut mpsc::UnboundedReceiver<Message>) -> Option<SkillCallResponse> {
-    let mut last = None;
-    while let Ok(message) = outbound.try_recv() {
-        if let Message::CallResponse(response) = message {
-            last = Some(response);
+/// Whether a body error is the size limit (rather than a timeout or a broken connection).
+fn is_too_large(error: &axum::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
         }
+        source = e.source();
     }
-    last
+    false
 }
 
 fn accepts_event_stream(headers: &HeaderMap) -> bool {

@@ -3,7 +3,8 @@
 //! Input lines are read in order; each call runs as its own task, so many calls are in flight at
 //! once and their events and responses interleave on the output, each correlated by `req_id`.
 //! Blank lines are ignored; every other bad line is answered (see [`super::endpoint`]) and reading
-//! goes on. Only protocol messages are written to the output; logs go to stderr.
+//! goes on. This module only frames lines: admission, duplicate ids, cancellation and the drain
+//! are the [`super::core::HostCore`]'s. Only protocol messages are written to the output; logs go to stderr.
 //!
 //! Ending: at end of input every call in flight finishes and is answered, then [`serve`] returns.
 //! When the `shutdown` future completes (the binary wires SIGTERM and SIGINT to it) reading stops
@@ -16,16 +17,12 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
-use super::endpoint::{Endpoint, Request};
+use super::endpoint::Endpoint;
 use crate::protocol::{self, Message};
 
 /// Default longest input line, in bytes.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 1024 * 1024;
-
-/// How long cancelled calls get to answer before they are abandoned (and answered for).
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Settings of the stdio transport.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +67,8 @@ where
     let (out, outbound) = mpsc::unbounded_channel::<Message>();
     let writer = tokio::spawn(write_lines(outbound, output));
     let mut reader = BufReader::new(input);
-    let mut calls = JoinSet::new();
+    // One connection: call ids are unique among this connection's calls in flight.
+    let scope = endpoint.core().scope();
     tokio::pin!(shutdown);
 
     let end = loop {
@@ -78,8 +76,6 @@ where
             line = read_line(&mut reader, options.max_line_bytes) => line,
             () = &mut shutdown => break StdioEnd::Shutdown,
         };
-        // Reap finished calls as we go so the set does not grow with the connection's age.
-        while calls.try_join_next().is_some() {}
         let line = match line {
             Ok(Some(line)) => line,
             Ok(None) => break StdioEnd::Eof,
@@ -88,66 +84,31 @@ where
                 break StdioEnd::Eof;
             }
         };
-        let request = match line {
-            Line::TooLong => Err(Box::new(Endpoint::oversized(options.max_line_bytes))),
+        match line {
+            Line::TooLong => {
+                let _ = out.send(Message::CallResponse(Endpoint::oversized(
+                    options.max_line_bytes,
+                )));
+            }
             Line::Bytes(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Bytes(bytes) => Endpoint::parse_bytes(&bytes),
-        };
-        match request {
-            Err(rejection) => {
-                let _ = out.send(Message::CallResponse(*rejection));
+            Line::Bytes(bytes) => {
+                endpoint.handle_bytes(&scope, &bytes, &out, true);
             }
-            Ok(Request::Discover(request)) => {
-                let _ = out.send(Message::DiscoverResponse(endpoint.discover(&request)));
-            }
-            Ok(Request::Call(request)) => match endpoint.admit(&request) {
-                Err(busy) => {
-                    let _ = out.send(Message::CallResponse(*busy));
-                }
-                Ok(permit) => {
-                    let endpoint = endpoint.clone();
-                    let out = out.clone();
-                    let cancel = endpoint.call_token();
-                    calls.spawn(async move {
-                        endpoint.run_call(permit, *request, out, true, cancel).await;
-                    });
-                }
-            },
         }
     };
 
     tracing::info!(
         ?end,
-        in_flight = calls.len(),
+        in_flight = scope.in_flight(),
         "stdio input closed; finishing calls"
     );
     match end {
-        StdioEnd::Eof => while calls.join_next().await.is_some() {},
-        StdioEnd::Shutdown => {
-            if !drain_within(&mut calls, options.grace).await {
-                tracing::warn!(
-                    in_flight = calls.len(),
-                    "grace period over; cancelling calls"
-                );
-                endpoint.cancel_all();
-                if !drain_within(&mut calls, CANCEL_GRACE).await {
-                    // Aborting drops each call's answer guard, which answers for it.
-                    calls.abort_all();
-                    while calls.join_next().await.is_some() {}
-                }
-            }
-        }
+        StdioEnd::Eof => endpoint.core().wait_idle().await,
+        StdioEnd::Shutdown => endpoint.core().drain(options.grace).await,
     }
     drop(out);
     writer.await.map_err(std::io::Error::other)??;
     Ok(end)
-}
-
-/// Waits for every call to finish, up to `limit`; true when all did.
-async fn drain_within(calls: &mut JoinSet<()>, limit: Duration) -> bool {
-    tokio::time::timeout(limit, async { while calls.join_next().await.is_some() {} })
-        .await
-        .is_ok()
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(

@@ -116,12 +116,16 @@ pub struct ValidateArgs {
 
 /// `skillet serve`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "mcp", "http"])))]
 pub struct ServeArgs {
-    /// JSON Lines on stdin/stdout (logs on stderr).
+    /// A2E as JSON Lines on stdin/stdout (logs on stderr).
     #[arg(long)]
     pub stdio: bool,
-    /// HTTP on ADDR (default: the config's server.http_listen, 127.0.0.1:8080).
+    /// MCP on stdin/stdout: every published skill is a tool (logs on stderr).
+    #[arg(long)]
+    pub mcp: bool,
+    /// HTTP on ADDR: A2E at /a2e, MCP (streamable HTTP) at /mcp, the Agent Card
+    /// (default: the config's server.http_listen, 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub http: Option<String>,
 }

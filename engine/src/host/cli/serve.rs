@@ -1,5 +1,7 @@
-//! `skillet serve --stdio | --http [ADDR]`: serves A2E to agent hosts until end of input
-//! (stdio) or SIGTERM/SIGINT, answering every call in flight before exiting 0.
+//! `skillet serve --stdio | --mcp | --http [ADDR]`: serves A2E (stdio), MCP (stdio) or both
+//! over HTTP (`/a2e` and `/mcp`) to agent hosts until end of input (stdio) or SIGTERM/SIGINT,
+//! answering every call in flight before exiting 0. All transports of one process share one
+//! [`HostCore`] (one concurrency limit).
 //!
 //! With no provider configured it runs on the embedded mock-llm (every skill's
 //! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
@@ -11,9 +13,12 @@ use super::args::{GlobalArgs, ServeArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use super::shutdown_signal;
+use crate::host::core::HostCore;
 use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
+use crate::host::listener::ConnectionLimits;
+use crate::host::mcp::{self, McpHttpOptions};
 use crate::host::stdio::{self, StdioOptions};
 
 /// Runs the command.
@@ -39,6 +44,21 @@ pub async fn serve(
     }
     let server = parts.config.server.clone();
     match http_addr {
+        None if args.mcp => {
+            let executor =
+                setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+            let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            tracing::info!(skills = parts.skills.len(), "serving MCP on stdio");
+            mcp::serve_stream(
+                core,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                server.grace(),
+                shutdown_signal(),
+            )
+            .await
+            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
+        }
         None => {
             let executor =
                 setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
@@ -70,18 +90,35 @@ pub async fn serve(
             let url = format!("http://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
             let executor = setup::build_executor(&parts, Some(default), identity)?;
-            let endpoint =
-                Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let endpoint = Endpoint::from_core(core.clone());
             let options = HttpOptions {
                 max_body_bytes: server.max_message_bytes,
                 grace: server.grace(),
+                connections: ConnectionLimits {
+                    max_connections: server.max_connections,
+                    header_read_timeout: server.header_read_timeout(),
+                    idle_timeout: server.idle_timeout(),
+                    body_read_timeout: server.body_read_timeout(),
+                },
             };
+            let mcp_stop = tokio_util::sync::CancellationToken::new();
+            let mcp_routes = mcp::http_router(
+                &core,
+                &McpHttpOptions {
+                    max_body_bytes: server.max_message_bytes,
+                    allowed_hosts: server.mcp_allowed_hosts.clone(),
+                    allowed_origins: server.mcp_allowed_origins.clone(),
+                },
+                mcp_stop.clone(),
+            );
             console.notice(format!(
-                "serving A2E on {url} (agent card: http://{local}/.well-known/agent-card.json)"
+                "serving A2E on {url} and MCP on http://{local}/mcp (agent card: http://{local}/.well-known/agent-card.json)"
             ));
-            http::serve(listener, endpoint, options, shutdown_signal())
-                .await
-                .map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
+            let served =
+                http::serve_with(listener, endpoint, options, mcp_routes, shutdown_signal()).await;
+            mcp_stop.cancel();
+            served.map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
         }
     }
     parts.tools.shutdown_toolkits().await;

@@ -1,0 +1,331 @@
+//! The HTTP accept loop: serves an axum [`Router`] with a connection cap, a header-read timeout
+//! and an idle timeout, and stops gracefully.
+//!
+//! `axum::serve` has none of the three, so a few hundred idle sockets could exhaust the process's
+//! file descriptors and take the server offline. Here:
+//! - **connection cap** — at most [`ConnectionLimits::max_connections`] open connections, clamped
+//!   below the process's open-file limit (`RLIMIT_NOFILE` minus [`FD_HEADROOM`]) so accepting never
+//!   starves the rest of the process. When full, the oldest connection with no request in
+//!   progress is closed to make room; when every connection is busy the new one is closed.
+//! - **header-read timeout** — an HTTP/1 client must send a request's headers within
+//!   [`ConnectionLimits::header_read_timeout`].
+//! - **idle timeout** — a connection with no request in progress for
+//!   [`ConnectionLimits::idle_timeout`] (fresh, keep-alive, HTTP/2 alike) is closed.
+//! - **body-read timeout** — a request's body must arrive within
+//!   [`ConnectionLimits::body_read_timeout`] of its headers; reading it later fails with
+//!   [`BodyTimedOut`] (a trickled body would otherwise hold a busy connection forever).
+//!
+//! Not here: routes, protocols and calls (`http`, `mcp`, the core).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+/// File descriptors kept free for everything but connections (logs, toolkit children, provider
+/// sockets).
+pub const FD_HEADROOM: u64 = 64;
+
+/// Limits of the accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Most open connections (further clamped by the open-file limit).
+    pub max_connections: usize,
+    /// Longest wait for an HTTP/1 request's headers.
+    pub header_read_timeout: Duration,
+    /// Longest time a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
+    /// Longest time a request's body may take to arrive after its headers.
+    pub body_read_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The cap actually applied: `max_connections`, at most the open-file limit minus headroom.
+    pub fn effective_max_connections(&self) -> usize {
+        let by_fds = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .map(|soft| soft.saturating_sub(FD_HEADROOM).max(1))
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(usize::MAX);
+        self.max_connections.min(by_fds).max(1)
+    }
+}
+
+/// One open connection as the accept loop sees it.
+struct Connection {
+    activity: Arc<Activity>,
+    evict: CancellationToken,
+}
+
+/// Requests in progress on a connection and when that count last changed.
+struct Activity {
+    busy: AtomicUsize,
+    since: Mutex<Instant>,
+}
+
+impl Activity {
+    fn touch(&self) {
+        *self.since.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn idle_since(&self) -> Option<Instant> {
+        (self.busy.load(Ordering::SeqCst) == 0)
+            .then(|| *self.since.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Counts a request as in progress until its response body is dropped.
+struct InProgress(Arc<Activity>);
+
+impl InProgress {
+    fn start(activity: &Arc<Activity>) -> Self {
+        activity.busy.fetch_add(1, Ordering::SeqCst);
+        activity.touch();
+        InProgress(Arc::clone(activity))
+    }
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+        self.0.touch();
+    }
+}
+
+type Registry = Arc<Mutex<BTreeMap<u64, Connection>>>;
+
+/// Serves `app` on `listener` until `shutdown` completes; then stops accepting, asks every
+/// connection to close after its current request, and returns when all have closed.
+pub async fn serve_connections(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let cap = limits.effective_max_connections();
+    tracing::debug!(max_connections = cap, "accepting HTTP connections");
+    let registry: Registry = Arc::new(Mutex::new(BTreeMap::new()));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let connections = TaskTracker::new();
+    let mut next_id = 0u64;
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let (stream, _peer) = match accepted {
+            Ok(pair) => pair,
+            Err(e) => {
+                // EMFILE and friends: back off instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if !make_room(&registry, cap) {
+            tracing::debug!("connection cap reached and every connection busy; closing new one");
+            drop(stream);
+            continue;
+        }
+        let id = next_id;
+        next_id += 1;
+        let activity = Arc::new(Activity {
+            busy: AtomicUsize::new(0),
+            since: Mutex::new(Instant::now()),
+        });
+        let evict = CancellationToken::new();
+        registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                id,
+                Connection {
+                    activity: Arc::clone(&activity),
+                    evict: evict.clone(),
+                },
+            );
+        let registry = Arc::clone(&registry);
+        let app = app.clone();
+        let stop = stop_rx.clone();
+        connections.spawn(async move {
+            serve_one(stream, app, limits, activity, evict, stop).await;
+            registry
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// Makes room for one more connection: true when there is room (possibly after evicting the
+/// oldest idle connection), false when every connection is busy.
+fn make_room(registry: &Registry, cap: usize) -> bool {
+    let registry = registry.lock().unwrap_or_else(PoisonError::into_inner);
+    let open = registry
+        .values()
+        .filter(|c| !c.evict.is_cancelled())
+        .count();
+    if open < cap {
+        return true;
+    }
+    match registry
+        .values()
+        .find(|c| !c.evict.is_cancelled() && c.activity.idle_since().is_some())
+    {
+        Some(oldest_idle) => {
+            oldest_idle.evict.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+async fn serve_one(
+    stream: tokio::net::TcpStream,
+    app: Router,
+    limits: ConnectionLimits,
+    activity: Arc<Activity>,
+    evict: CancellationToken,
+    mut stop: watch::Receiver<bool>,
+) {
+    let counted = Arc::clone(&activity);
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let guard = InProgress::start(&counted);
+        let app = app.clone();
+        let request = request.map(|body| {
+            Body::new(DeadlineBody {
+                inner: body,
+                deadline: Box::pin(tokio::time::sleep(limits.body_read_timeout)),
+            })
+        });
+        async move {
+            let response = app.oneshot(request).await;
+            response.map(|response| {
+                response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _in_progress = &guard;
+                        frame
+                    }))
+                })
+            })
+        }
+    });
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    let mut stopping = false;
+    loop {
+        let idle_deadline = activity
+            .idle_since()
+            .map(|since| since + limits.idle_timeout);
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::trace!(error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            () = evict.cancelled() => {
+                tracing::debug!("closing an idle connection to make room");
+                return;
+            }
+            () = sleep_until(idle_deadline) => {
+                if activity.idle_since().is_some_and(|since| since.elapsed() >= limits.idle_timeout) {
+                    tracing::debug!("closing an idle connection");
+                    return;
+                }
+            }
+            changed = stop.changed(), if !stopping => {
+                if changed.is_err() || *stop.borrow() {
+                    stopping = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        // Busy: re-check once a second (the request may end at any time).
+        None => tokio::time::sleep(Duration::from_secs(1)).await,
+    }
+}
+
+/// The error of a request body that did not arrive within the body-read timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+pub struct BodyTimedOut;
+
+/// A request body that fails with [`BodyTimedOut`] once its deadline passes.
+struct DeadlineBody {
+    inner: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(Into::into))),
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimedOut)))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

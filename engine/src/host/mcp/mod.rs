@@ -1,0 +1,21 @@
+//! Skillet as an **MCP server**: every `Published` skill is an MCP tool; `tools/call` runs it
+//! through the protocol-neutral [`crate::host::core::HostCore`], like an A2E call.
+//!
+//! - [`tools`] — which skills are tools and their `inputSchema`/`outputSchema`;
+//! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
+//! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
+//! - [`handler`] — the rmcp `ServerHandler` of one session;
+//! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
+//! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`).
+//!
+//! Not here: admission, cancellation and drain (the core), the run loop (`run`).
+
+pub mod answer;
+pub mod handler;
+pub mod list_changed;
+pub mod notify;
+pub mod serve;
+pub mod tools;
+
+pub use handler::McpHandler;
+pub use serve::{McpHttpOptions, http_router, serve_stream};
