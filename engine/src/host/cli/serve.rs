@@ -1,4 +1,5 @@
-//! `skillet serve --stdio | --http [ADDR]`: serves A2E to agent hosts until end of input
+//! `skillet serve --stdio | --http [ADDR]`: serves A2E (and, over HTTP, the A2A JSON-RPC
+//! binding unless `[a2a] jsonrpc = false`) to agent hosts until end of input
 //! (stdio) or SIGTERM/SIGINT, answering every call in flight before exiting 0.
 //!
 //! With no provider configured it runs on the embedded mock-llm (every skill's
@@ -6,16 +7,19 @@
 //! the wire; a configured provider always wins.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::args::{GlobalArgs, ServeArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use super::shutdown_signal;
+use crate::host::a2a;
 use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
 use crate::host::listener::ConnectionLimits;
 use crate::host::stdio::{self, StdioOptions};
+use crate::service::SkillService;
 
 /// Runs the command.
 pub async fn serve(
@@ -71,8 +75,30 @@ pub async fn serve(
             let url = format!("http://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
             let executor = setup::build_executor(&parts, Some(default), identity)?;
-            let endpoint =
-                Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let a2a_config = &parts.config.a2a;
+            let a2a_url = a2a_config
+                .url
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}{}", a2a::http::JSONRPC_PATH));
+            let mut service: Arc<dyn SkillService> = Arc::new(executor);
+            if a2a_config.jsonrpc {
+                service = Arc::new(a2a::A2aCardService::new(
+                    service,
+                    &a2a_url,
+                    a2a_config.provider.clone(),
+                ));
+            }
+            let endpoint = Endpoint::new(service, server.max_concurrent_calls);
+            let a2a_routes = if a2a_config.jsonrpc {
+                let limits = a2a::StoreLimits {
+                    max_tasks: a2a_config.max_tasks,
+                    ttl: a2a_config.task_ttl(),
+                };
+                console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
+                a2a::router(endpoint.core().clone(), limits, server.max_message_bytes)
+            } else {
+                axum::Router::new()
+            };
             let options = HttpOptions {
                 max_body_bytes: server.max_message_bytes,
                 grace: server.grace(),
@@ -85,7 +111,7 @@ pub async fn serve(
             console.notice(format!(
                 "serving A2E on {url} (agent card: http://{local}/.well-known/agent-card.json)"
             ));
-            http::serve(listener, endpoint, options, shutdown_signal())
+            http::serve_with(listener, endpoint, options, a2a_routes, shutdown_signal())
                 .await
                 .map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
         }
