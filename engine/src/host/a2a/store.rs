@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{StreamResponse, Task, TaskState};
+use super::wire::{Part, StreamResponse, Task, TaskState};
 
 /// Bounds of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,7 +264,9 @@ impl TaskStore {
                     .find(|a| a.artifact_id == event.artifact.artifact_id)
                 {
                     Some(existing) if event.append => {
-                        existing.parts.extend(event.artifact.parts.iter().cloned());
+                        for part in &event.artifact.parts {
+                            append_part(&mut existing.parts, part);
+                        }
                     }
                     Some(existing) => *existing = event.artifact.clone(),
                     None => artifacts.push(event.artifact.clone()),
@@ -290,6 +292,19 @@ impl TaskStore {
             .and_then(|e| e.task.metadata.as_ref())
             .and_then(|m| m.get(key).cloned())
     }
+}
+
+/// Appends `part`, joining it to the last part when both are text of the same media type, so a
+/// stored streamed artifact is one text part rather than one part per chunk.
+fn append_part(parts: &mut Vec<Part>, part: &Part) {
+    if let (Some(last), Some(text)) = (parts.last_mut(), &part.text)
+        && let Some(joined) = last.text.as_mut()
+        && last.media_type == part.media_type
+    {
+        joined.push_str(text);
+        return;
+    }
+    parts.push(part.clone());
 }
 
 #[cfg(test)]
