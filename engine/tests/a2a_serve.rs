@@ -106,6 +106,9 @@ async fn post(
     (status, answer)
 }
 
+/// A bad request: its name, the `A2A-Version` sent, the body, the id and code answered.
+type BadCase = (&'static str, Option<&'static str>, Vec<u8>, Value, i64);
+
 fn rpc(id: Value, method: &str, params: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
@@ -115,7 +118,7 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
     let server = spawn_server().await;
     let client = reqwest::Client::new();
     let v1 = Some("1.0");
-    let cases: Vec<(&str, Option<&str>, Vec<u8>, Value, i64)> = vec![
+    let cases: Vec<BadCase> = vec![
         ("not JSON", v1, "{nope".into(), Value::Null, -32700),
         ("not UTF-8", v1, b"\"\xff\"".to_vec(), Value::Null, -32700),
         ("not an object", v1, "42".into(), Value::Null, -32600),

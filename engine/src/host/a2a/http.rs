@@ -81,7 +81,7 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
     match state.adapter.handle(request).await {
         Ok(Answer::Result(result)) => json_response(StatusCode::OK, &jsonrpc::result(&id, result)),
         Ok(Answer::Stream { first, rest }) => {
-            let items = futures::stream::once(async move { first })
+            let items = futures::stream::once(async move { *first })
                 .chain(UnboundedReceiverStream::new(rest))
                 .map(move |item| {
                     let result = serde_json::to_value(&item).unwrap_or(Value::Null);

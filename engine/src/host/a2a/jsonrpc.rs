@@ -96,10 +96,17 @@ pub struct RpcError {
     pub code: RpcCode,
     /// What went wrong, for a person.
     pub message: String,
+    /// Structured details (boxed: errors travel in `Result`s).
+    details: Box<ErrorDetails>,
+}
+
+/// The structured part of an [`RpcError`].
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ErrorDetails {
     /// Extra `ErrorInfo.metadata` entries (string values).
-    pub metadata: Map<String, Value>,
+    metadata: Map<String, Value>,
     /// Input violations as `(field, description)`, sent as a `BadRequest` detail.
-    pub violations: Vec<(String, String)>,
+    violations: Vec<(String, String)>,
 }
 
 impl RpcError {
@@ -108,21 +115,21 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
-            metadata: Map::new(),
-            violations: Vec::new(),
+            details: Box::default(),
         }
     }
 
     /// Adds an `ErrorInfo.metadata` entry.
     pub fn with_metadata(mut self, key: &str, value: impl Into<String>) -> RpcError {
-        self.metadata
+        self.details
+            .metadata
             .insert(key.to_owned(), Value::String(value.into()));
         self
     }
 
     /// Adds input violations.
     pub fn with_violations(mut self, violations: Vec<(String, String)>) -> RpcError {
-        self.violations = violations;
+        self.details.violations = violations;
         self
     }
 
@@ -132,10 +139,11 @@ impl RpcError {
             "@type": ERROR_INFO_TYPE,
             "reason": self.code.reason(),
             "domain": A2A_DOMAIN,
-            "metadata": self.metadata,
+            "metadata": self.details.metadata,
         })];
-        if !self.violations.is_empty() {
+        if !self.details.violations.is_empty() {
             let field_violations: Vec<Value> = self
+                .details
                 .violations
                 .iter()
                 .map(|(field, description)| json!({"field": field, "description": description}))

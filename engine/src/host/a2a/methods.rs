@@ -42,8 +42,8 @@ pub enum Answer {
     Result(Value),
     /// An SSE stream: `first`, then every update of `rest` until it ends.
     Stream {
-        /// The first item (the task).
-        first: StreamResponse,
+        /// The first item (the task; boxed, it is large).
+        first: Box<StreamResponse>,
         /// The later updates.
         rest: Subscription,
     },
@@ -197,7 +197,7 @@ impl A2aAdapter {
             });
         match (streaming, subscription) {
             (true, Some(rest)) => Ok(Answer::Stream {
-                first: StreamResponse::Task(task),
+                first: Box::new(StreamResponse::Task(task)),
                 rest,
             }),
             (_, Some(mut rest)) => {
@@ -267,7 +267,7 @@ impl A2aAdapter {
                 ),
             )),
             Some((task, Some(rest))) => Ok(Answer::Stream {
-                first: StreamResponse::Task(task),
+                first: Box::new(StreamResponse::Task(task)),
                 rest,
             }),
         }

@@ -14,6 +14,7 @@ use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use super::shutdown_signal;
 use crate::host::a2a;
+use crate::host::core::HostCore;
 use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
@@ -88,14 +89,15 @@ pub async fn serve(
                     a2a_config.provider.clone(),
                 ));
             }
-            let endpoint = Endpoint::new(service, server.max_concurrent_calls);
+            let core = HostCore::new(service, server.max_concurrent_calls);
+            let endpoint = Endpoint::from_core(core.clone());
             let a2a_routes = if a2a_config.jsonrpc {
                 let limits = a2a::StoreLimits {
                     max_tasks: a2a_config.max_tasks,
                     ttl: a2a_config.task_ttl(),
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
-                a2a::router(endpoint.core().clone(), limits, server.max_message_bytes)
+                a2a::router(core.clone(), limits, server.max_message_bytes)
             } else {
                 axum::Router::new()
             };
