@@ -57,3 +57,24 @@ impl A2aConfig {
         Duration::try_from_secs_f64(self.task_ttl_seconds).unwrap_or(Duration::ZERO)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_parses_with_defaults_and_rejects_unknown_keys() {
+        let config: A2aConfig = toml::from_str(
+            "url = \"https://a/a2a\"\nmax_tasks = 5\n[provider]\norganization = \"O\"\nurl = \"https://o\"\n",
+        )
+        .unwrap();
+        assert!(config.jsonrpc);
+        assert_eq!(config.max_tasks, 5);
+        assert_eq!(config.task_ttl(), Duration::from_secs(3600));
+        assert_eq!(config.provider.unwrap().organization, "O");
+        assert!(toml::from_str::<A2aConfig>("bindings = []").is_err());
+        let off: A2aConfig = toml::from_str("jsonrpc = false\ntask_ttl_seconds = -1").unwrap();
+        assert!(!off.jsonrpc);
+        assert_eq!(off.task_ttl(), Duration::ZERO);
+    }
+}
