@@ -22,6 +22,28 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
 
+/// [`write_skill`] with instructions and a scenario rule of its own, so several such skills
+/// in one server each get their own answers (and journal entries named after them).
+fn write_test_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
+    write_skill(root, name, latency_ms, reply);
+    let dir = root.join(name);
+    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    let marker = format!("Skill {name}: echo this text back");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        skill_md.replace("Echo this text back", &marker),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        format!(
+            "rules:\n  - name: {name}\n    when: {{system_contains: \"{marker}\"}}\n    \
+             reply: {reply}\n    timing: {{latency_ms: {latency_ms}}}\n"
+        ),
+    )
+    .unwrap();
+}
+
 struct Server {
     _child: tokio::process::Child,
     base: String,
@@ -30,18 +52,26 @@ struct Server {
     _cwd: tempfile::TempDir,
 }
 
-/// `skillet serve --http` with the bundled skills, `slow-echo` (valid answer after 1.5 s) and
-/// `slow-loop` (two 1.5 s turns whose answers never validate).
+/// `skillet serve --http` (body limit 16 KiB, a card provider) with the bundled skills, `slow-echo` (valid answer after 1.5 s),
+/// `slow-loop` (two 1.5 s turns whose answers never validate) and `bad-output` (the same, at
+/// once).
 async fn spawn_server() -> Server {
     let skills = tempfile::tempdir().unwrap();
-    write_skill(
+    write_test_skill(
         skills.path(),
         "slow-echo",
         1500,
         "{json: {echo: \"hello\"}}",
     );
-    write_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
+    write_test_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
+    write_test_skill(skills.path(), "bad-output", 0, "{json: {wrong: 2}}");
     let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[server]\nmax_message_bytes = 16384\n\n[a2a.provider]\n\
+         organization = \"Skillet Tests\"\nurl = \"https://example.com\"\n",
+    )
+    .unwrap();
     let mut child = tokio::process::Command::new(SKILLET)
         .current_dir(cwd.path())
         .args(["serve", "--http", "127.0.0.1:0", "--skills-dir"])
@@ -137,6 +167,7 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         ("two parts", v1, rpc(json!(11), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}, {"text": "b"}]}})).into(), json!(11), -32602),
         ("file part", v1, rpc(json!(12), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"url": "https://x/y.pdf"}]}})).into(), json!(12), -32005),
         ("streaming bad params", v1, rpc(json!(13), "SendStreamingMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "nope"}, "parts": [{"text": "a"}]}})).into(), json!(13), -32602),
+        ("output mode", v1, rpc(json!(22), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}, "configuration": {"acceptedOutputModes": ["image/png"]}})).into(), json!(22), -32005),
         ("unknown task", v1, rpc(json!(14), "GetTask", json!({"id": "no-such-task"})).into(), json!(14), -32001),
         ("cancel unknown task", v1, rpc(json!(15), "CancelTask", json!({"id": "no-such-task"})).into(), json!(15), -32001),
         ("continue unknown task", v1, rpc(json!(16), "SendMessage", json!({"message": {"messageId": "m", "taskId": "no-such-task", "role": "ROLE_USER", "parts": [{"text": "a"}]}})).into(), json!(16), -32001),
@@ -159,10 +190,11 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
             "{name}: {answer}"
         );
     }
-    // A body over the limit: 413, still one JSON-RPC answer.
+    // A body over the limit (`[server] max_message_bytes` = 16 KiB here): 413, still one
+    // JSON-RPC answer.
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{{"id":"{}"}}}}"#,
-        "x".repeat(2 * 1024 * 1024)
+        "x".repeat(32 * 1024)
     );
     let (status, answer) = post(&client, &server, v1, huge).await;
     assert_eq!(status, 413);
@@ -201,6 +233,7 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
     assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
     assert_eq!(card["capabilities"]["pushNotifications"], false);
+    assert_eq!(card["provider"]["organization"], "Skillet Tests");
 }
 
 fn python_with_a2a_sdk() -> Option<PathBuf> {
@@ -258,6 +291,7 @@ async fn the_official_a2a_sdk_sends_streams_gets_subscribes_and_cancels_tasks() 
         "send_streaming_message",
         "subscribe_to_task",
         "cancel_task",
+        "failed",
         "unknown_skill",
         "bad_input",
         "fifty_concurrent",

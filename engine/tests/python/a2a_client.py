@@ -3,8 +3,8 @@
 Usage: a2a_client.py BASE_URL MOCK_URL SKILLS_DIR
 
 Driven by engine/tests/a2a_sdk.rs, which starts the server with the bundled skills plus two
-test skills: `slow-echo` (answers after a delay) and `slow-loop` (two slow turns whose answers
-never validate). Prints `OK <check>` per passed check; any failure raises (non-zero exit).
+test skills: `slow-echo` (answers after a delay), `slow-loop` (two slow turns whose answers
+never validate) and `bad-output` (answers that never validate, at once). Prints `OK <check>` per passed check; any failure raises (non-zero exit).
 """
 
 import asyncio
@@ -161,6 +161,7 @@ async def main():
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED", canceled
         rest = [as_dict(e) async for e in stream]
         assert rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED", rest[-1]
+        assert await journal(http, "slow-echo") >= 1, "journal entries are named by rule"
         at_cancel = await journal(http, "slow-loop")
         await asyncio.sleep(2.5)  # longer than one slow-loop turn
         after = await journal(http, "slow-loop")
@@ -171,6 +172,17 @@ async def main():
         except TaskNotCancelableError:
             pass
         ok("cancel_task")
+
+        # --- A run that fails ends TASK_STATE_FAILED with the A2E code in metadata.
+        events = await collect(streaming.send_message(request("bad-output", {"text": "x"})))
+        assert kind(events[0]) == "task", events
+        last = events[-1]["statusUpdate"]
+        assert last["status"]["state"] == "TASK_STATE_FAILED", last
+        assert last["metadata"]["a2eCode"] == "schema_violation", last
+        got = as_dict(await blocking.get_task(GetTaskRequest(id=events[0]["task"]["id"])))
+        assert got["status"]["state"] == "TASK_STATE_FAILED" and not outputs_of(got), got
+        assert got["metadata"]["a2eCode"] == "schema_violation", got
+        ok("failed")
 
         # --- Unknown skill: invalid params naming the available ids.
         try:

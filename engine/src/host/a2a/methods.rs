@@ -114,6 +114,19 @@ impl A2aAdapter {
         } = params;
         let configuration = configuration.unwrap_or_default();
         let history_length = history_length(configuration.history_length)?;
+        let accepted = &configuration.accepted_output_modes;
+        if !accepted.is_empty()
+            && !accepted
+                .iter()
+                .any(|m| matches!(m.as_str(), "application/json" | "*/*" | "application/*"))
+        {
+            return Err(RpcError::new(
+                RpcCode::ContentTypeNotSupported,
+                format!(
+                    "skill outputs are application/json data parts; acceptedOutputModes                      {accepted:?} excludes it"
+                ),
+            ));
+        }
         if !message.task_id.is_empty() {
             return Err(match self.inner.store.get(&message.task_id, Some(0)) {
                 Some(_) => RpcError::new(

@@ -272,6 +272,8 @@ pub enum StreamResponse {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SendMessageConfiguration {
+    /// Media types the client accepts for outputs (empty: any).
+    pub accepted_output_modes: Vec<String>,
     /// Most history messages in the returned task.
     pub history_length: Option<i64>,
     /// Answer with the task at once instead of when it ends.
