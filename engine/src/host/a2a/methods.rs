@@ -218,7 +218,7 @@ impl A2aAdapter {
                 let task = self
                     .inner
                     .store
-                    .get(&task_id, history_length)
+                    .final_snapshot(&task_id, history_length)
                     .ok_or_else(|| gone(&task_id))?;
                 Ok(Answer::Result(json!({"task": task})))
             }
@@ -226,7 +226,7 @@ impl A2aAdapter {
                 let task = self
                     .inner
                     .store
-                    .get(&task_id, history_length)
+                    .final_snapshot(&task_id, history_length)
                     .ok_or_else(|| gone(&task_id))?;
                 Ok(Answer::Result(json!({"task": task})))
             }
@@ -263,7 +263,7 @@ impl A2aAdapter {
         let task = self
             .inner
             .store
-            .get(&params.id, None)
+            .final_snapshot(&params.id, None)
             .ok_or_else(|| not_found(&params.id))?;
         Ok(Answer::Result(to_json(&task)))
     }

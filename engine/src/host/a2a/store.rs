@@ -195,6 +195,18 @@ impl TaskStore {
         Some(task)
     }
 
+    /// The task with at most `history_length` history messages, even if its TTL has passed
+    /// (as long as it was not purged yet): for answering the request that ran or cancelled it.
+    pub fn final_snapshot(&self, id: &str, history_length: Option<usize>) -> Option<Task> {
+        let inner = self.lock();
+        let mut task = inner.tasks.get(id)?.task.clone();
+        if let Some(keep) = history_length {
+            let skip = task.history.len().saturating_sub(keep);
+            task.history.drain(..skip);
+        }
+        Some(task)
+    }
+
     /// The task now and, while it runs, a subscription to its later updates (`None` once it
     /// finished).
     pub fn subscribe(&self, id: &str) -> Option<(Task, Option<Subscription>)> {
@@ -371,6 +383,10 @@ mod tests {
         finish(&store, "done");
         assert!(store.get("done", None).is_none());
         assert!(store.get("run", None).is_some());
+        assert!(
+            store.final_snapshot("done", None).is_some(),
+            "the request that ran it still gets its answer"
+        );
     }
 
     #[test]
