@@ -12,6 +12,12 @@
 //! | `*TaskPushNotificationConfig*` | `-32003` (push notifications are not supported) |
 //! | `GetExtendedAgentCard` | `-32007` (there is no extended card) |
 //!
+//! Live updates: a task started by `SendStreamingMessage` or by `SendMessage` with
+//! `returnImmediately` runs in streaming mode (its working updates and text chunks reach the
+//! store and every subscriber); a task of a blocking `SendMessage` runs without live events —
+//! a `SubscribeToTask` on it sees the task and then only its end (output artifact, terminal
+//! status).
+//!
 //! A message with a `taskId` cannot continue a task (each task is one skill call): `-32004` for
 //! a known task, `-32001` for an unknown one. Admission (the concurrent-call limit), cancellation
 //! and the one answer per call are the [`HostCore`]'s; the task store keeps what the client can
@@ -193,7 +199,10 @@ impl A2aAdapter {
         let mut request = SkillCallRequest::new(invocation.name, invocation.arguments);
         request.id.clone_from(&task_id);
         request.correlation_id = context_id;
-        request.streaming = true;
+        // Live events (and a streamed model answer) only when someone can watch them: a
+        // blocking SendMessage answers with the finished task, and the model's non-streaming
+        // path is much faster.
+        request.streaming = streaming || !wait;
         let sink = Arc::new(TaskEventSink::new(
             Arc::clone(&self.inner.store),
             projection.clone(),
