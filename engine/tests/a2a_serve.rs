@@ -1,6 +1,8 @@
 //! The A2A 1.0 JSON-RPC binding of the real `skillet serve --http` binary:
 //! - every malformed or unsupported JSON-RPC request gets exactly one JSON-RPC answer with the
 //!   right code, and the server (A2E included) keeps serving afterwards;
+//! - a full task store refuses new tasks while all run and evicts the oldest finished one;
+//!   `[a2a] jsonrpc = false` serves and lists only A2E;
 //! - the official `a2a-sdk` Python client (`tests/python/a2a_client.py`) resolves the card,
 //!   sends, streams, gets, subscribes to and cancels tasks, sees unknown skills and bad input
 //!   refused, and runs 50 concurrent tasks that each finish once.
@@ -55,7 +57,7 @@ struct Server {
 /// `skillet serve --http` (body limit 16 KiB, a card provider) with the bundled skills, `slow-echo` (valid answer after 1.5 s),
 /// `slow-loop` (two 1.5 s turns whose answers never validate) and `bad-output` (the same, at
 /// once).
-async fn spawn_server() -> Server {
+async fn spawn_server(extra_config: &str) -> Server {
     let skills = tempfile::tempdir().unwrap();
     write_test_skill(
         skills.path(),
@@ -68,8 +70,10 @@ async fn spawn_server() -> Server {
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(
         cwd.path().join("skillet.toml"),
-        "[server]\nmax_message_bytes = 16384\n\n[a2a.provider]\n\
-         organization = \"Skillet Tests\"\nurl = \"https://example.com\"\n",
+        format!(
+            "[server]\nmax_message_bytes = 16384\n\n[a2a]\n{extra_config}\n[a2a.provider]\n\
+             organization = \"Skillet Tests\"\nurl = \"https://example.com\"\n"
+        ),
     )
     .unwrap();
     let mut child = tokio::process::Command::new(SKILLET)
@@ -145,7 +149,7 @@ fn rpc(id: Value, method: &str, params: Value) -> String {
 
 #[tokio::test]
 async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_keeps_serving() {
-    let server = spawn_server().await;
+    let server = spawn_server("").await;
     let client = reqwest::Client::new();
     let v1 = Some("1.0");
     let cases: Vec<BadCase> = vec![
@@ -236,6 +240,83 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
     assert_eq!(card["provider"]["organization"], "Skillet Tests");
 }
 
+fn send_slow_echo(id: i64) -> String {
+    rpc(
+        json!(id),
+        "SendMessage",
+        json!({"message": {"messageId": format!("m{id}"), "role": "ROLE_USER",
+            "metadata": {"skillId": "slow-echo"}, "parts": [{"text": "hi"}]},
+            "configuration": {"returnImmediately": true}}),
+    )
+}
+
+#[tokio::test]
+async fn a_full_task_store_refuses_while_all_run_then_evicts_the_oldest_finished_task() {
+    let server = spawn_server("max_tasks = 1").await;
+    let client = reqwest::Client::new();
+    let v1 = Some("1.0");
+    let (_, first) = post(&client, &server, v1, send_slow_echo(1)).await;
+    let first_id = first["result"]["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        first["result"]["task"]["status"]["state"], "TASK_STATE_WORKING",
+        "{first}"
+    );
+    // The only slot holds a running task: refused, retryable, no task created.
+    let (_, refused) = post(&client, &server, v1, send_slow_echo(2)).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("task store full"),
+        "{refused}"
+    );
+    // Once the running task finished, the next task evicts it.
+    let subscribe = rpc(json!(3), "SubscribeToTask", json!({"id": first_id}));
+    let stream = client
+        .post(format!("{}/a2a", server.base))
+        .header("A2A-Version", "1.0")
+        .body(subscribe)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(stream.contains("TASK_STATE_COMPLETED"), "{stream}");
+    let (_, second) = post(&client, &server, v1, send_slow_echo(4)).await;
+    assert!(second["result"]["task"]["id"].is_string(), "{second}");
+    let get = rpc(json!(5), "GetTask", json!({"id": first_id}));
+    let (_, evicted) = post(&client, &server, v1, get).await;
+    assert_eq!(evicted["error"]["code"], -32001, "{evicted}");
+}
+
+#[tokio::test]
+async fn with_jsonrpc_off_only_a2e_is_served_and_listed() {
+    let server = spawn_server("jsonrpc = false").await;
+    let client = reqwest::Client::new();
+    let card: Value = client
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(interfaces.len(), 1, "{card}");
+    assert_eq!(interfaces[0]["protocolBinding"], "A2E");
+    let status = client
+        .post(format!("{}/a2a", server.base))
+        .header("A2A-Version", "1.0")
+        .body(rpc(json!(1), "GetTask", json!({"id": "x"})))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 404);
+}
+
 fn python_with_a2a_sdk() -> Option<PathBuf> {
     let python = match std::env::var_os("SKILLET_PYTHON") {
         Some(p) => PathBuf::from(p),
@@ -263,7 +344,7 @@ async fn the_official_a2a_sdk_sends_streams_gets_subscribes_and_cancels_tasks() 
         );
         return;
     };
-    let server = spawn_server().await;
+    let server = spawn_server("").await;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_client.py");
     let run = tokio::process::Command::new(&python)
         .arg(&script)
