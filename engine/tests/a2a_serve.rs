@@ -169,6 +169,7 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         ("negative historyLength", v1, rpc(json!(9), "GetTask", json!({"id": "x", "historyLength": -1})).into(), json!(9), -32602),
         ("no skill named", v1, rpc(json!(10), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}})).into(), json!(10), -32602),
         ("two parts", v1, rpc(json!(11), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}, {"text": "b"}]}})).into(), json!(11), -32602),
+        ("part without content", v1, rpc(json!(23), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"mediaType": "text/plain"}]}})).into(), json!(23), -32602),
         ("file part", v1, rpc(json!(12), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"url": "https://x/y.pdf"}]}})).into(), json!(12), -32005),
         ("streaming bad params", v1, rpc(json!(13), "SendStreamingMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "nope"}, "parts": [{"text": "a"}]}})).into(), json!(13), -32602),
         ("output mode", v1, rpc(json!(22), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}, "configuration": {"acceptedOutputModes": ["image/png"]}})).into(), json!(22), -32005),

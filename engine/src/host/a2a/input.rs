@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::jsonrpc::{RpcCode, RpcError};
-use super::wire::Message;
+use super::wire::{Message, PartContent};
 use crate::protocol::SkillDiscoverRequest;
 use crate::schema::CompiledSchema;
 use crate::service::SkillService;
@@ -201,31 +201,24 @@ fn arguments_for(
             ),
         ));
     };
-    if part.raw.is_some() || part.url.is_some() {
-        return Err(RpcError::new(
-            RpcCode::ContentTypeNotSupported,
-            format!(
-                "skill {skill_id:?} takes a data part (application/json) or a text part, not a file"
-            ),
-        ));
-    }
-    if let Some(data) = &part.data {
-        return match data {
-            Value::Object(object) => Ok(object.clone()),
-            other => Err(RpcError::new(
-                RpcCode::InvalidParams,
+    let text = match &part.content {
+        PartContent::Raw(_) | PartContent::Url(_) => {
+            return Err(RpcError::new(
+                RpcCode::ContentTypeNotSupported,
                 format!(
-                    "the data part must be a JSON object (the skill's input), not {}",
-                    json_kind(other)
+                    "skill {skill_id:?} takes a data part (application/json) or a text part, \
+                     not a file"
                 ),
-            )),
-        };
-    }
-    let Some(text) = &part.text else {
-        return Err(RpcError::new(
-            RpcCode::InvalidParams,
-            "the part has no content: set `data` or `text`",
-        ));
+            ));
+        }
+        PartContent::Data(Value::Object(object)) => return Ok(object.clone()),
+        PartContent::Data(_) => {
+            return Err(RpcError::new(
+                RpcCode::InvalidParams,
+                "the data part must be a JSON object: the skill's input",
+            ));
+        }
+        PartContent::Text(text) => text,
     };
     let mut arguments = Map::new();
     match &skill.text {
@@ -296,17 +289,6 @@ fn text_target(schema: &Map<String, Value>) -> TextTarget {
             _ => TextTarget::Refused,
         },
         _ => TextTarget::Refused,
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -83,10 +83,7 @@ impl Projection {
                 chunk,
                 is_final,
             } => {
-                let part = Part {
-                    media_type: Some(mime.clone()),
-                    ..Part::text(chunk.clone())
-                };
+                let part = Part::text_of_type(chunk.clone(), mime);
                 let artifact = Artifact {
                     artifact_id: format!("stream-{name}"),
                     name: Some(name.clone()),
@@ -210,6 +207,7 @@ impl EventSink for TaskEventSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::a2a::wire::PartContent;
     use crate::protocol::{ProtocolError, SkillResult};
 
     fn projection() -> Projection {
@@ -234,7 +232,10 @@ mod tests {
         let StreamResponse::ArtifactUpdate(artifact) = &updates[0] else {
             panic!("{updates:?}");
         };
-        assert_eq!(artifact.artifact.parts[0].data, Some(json!({"x": 1})));
+        assert_eq!(
+            artifact.artifact.parts[0].content,
+            PartContent::Data(json!({"x": 1}))
+        );
         assert_eq!(terminal(&updates).0, TaskState::Completed);
     }
 

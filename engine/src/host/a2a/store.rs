@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{Part, StreamResponse, Task, TaskState};
+use super::wire::{Part, PartContent, StreamResponse, Task, TaskState};
 
 /// Bounds of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,9 +309,10 @@ impl TaskStore {
 /// Appends `part`, joining it to the last part when both are text of the same media type, so a
 /// stored streamed artifact is one text part rather than one part per chunk.
 fn append_part(parts: &mut Vec<Part>, part: &Part) {
-    if let (Some(last), Some(text)) = (parts.last_mut(), &part.text)
-        && let Some(joined) = last.text.as_mut()
+    if let Some(last) = parts.last_mut()
         && last.media_type == part.media_type
+        && let (PartContent::Text(joined), PartContent::Text(text)) =
+            (&mut last.content, &part.content)
     {
         joined.push_str(text);
         return;

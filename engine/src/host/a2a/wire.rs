@@ -23,22 +23,28 @@ pub enum Role {
     Agent,
 }
 
-/// One piece of content: exactly one of `text`, `raw` (base64), `url`, `data`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What a part holds: exactly one of these (ProtoJSON `oneof content`, so on the wire its key
+/// sits next to the part's other fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PartContent {
+    /// Text.
+    Text(String),
+    /// Bytes, base64.
+    Raw(String),
+    /// A file by reference.
+    Url(String),
+    /// Structured JSON.
+    Data(Value),
+}
+
+/// One piece of content with its optional description.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
-    /// Text content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Bytes, base64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw: Option<String>,
-    /// A file by reference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// Structured JSON content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    /// The content.
+    #[serde(flatten)]
+    pub content: PartContent,
     /// Part metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
@@ -51,21 +57,28 @@ pub struct Part {
 }
 
 impl Part {
+    fn of(content: PartContent, media_type: Option<&str>) -> Part {
+        Part {
+            content,
+            metadata: None,
+            filename: None,
+            media_type: media_type.map(str::to_owned),
+        }
+    }
+
     /// A text part.
     pub fn text(text: impl Into<String>) -> Part {
-        Part {
-            text: Some(text.into()),
-            ..Part::default()
-        }
+        Part::of(PartContent::Text(text.into()), None)
+    }
+
+    /// A text part of media type `media_type`.
+    pub fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
+        Part::of(PartContent::Text(text.into()), Some(media_type))
     }
 
     /// A JSON data part (`application/json`).
     pub fn data(data: Value) -> Part {
-        Part {
-            data: Some(data),
-            media_type: Some("application/json".to_owned()),
-            ..Part::default()
-        }
+        Part::of(PartContent::Data(data), Some("application/json"))
     }
 }
 
@@ -311,4 +324,22 @@ pub struct GetTaskParams {
 pub struct TaskIdParams {
     /// The task.
     pub id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_part_is_exactly_one_content_kind_next_to_its_other_fields() {
+        let part: Part =
+            serde_json::from_value(json!({"text": "hi", "mediaType": "text/plain"})).unwrap();
+        assert_eq!(part.content, PartContent::Text("hi".into()));
+        assert_eq!(
+            serde_json::to_value(Part::data(json!({"a": 1}))).unwrap(),
+            json!({"data": {"a": 1}, "mediaType": "application/json"})
+        );
+        assert!(serde_json::from_value::<Part>(json!({"mediaType": "text/plain"})).is_err());
+    }
 }
