@@ -2,7 +2,7 @@
 //! - every malformed or unsupported JSON-RPC request gets exactly one JSON-RPC answer with the
 //!   right code, and the server (A2E included) keeps serving afterwards;
 //! - a full task store refuses new tasks while all run and evicts the oldest finished one;
-//!   `[a2a] jsonrpc = false` serves and lists only A2E;
+//!   `[a2a] jsonrpc = false` serves and lists only A2E; SIGTERM lets a streamed task finish;
 //! - the official `a2a-sdk` Python client (`tests/python/a2a_client.py`) resolves the card,
 //!   sends, streams, gets, subscribes to and cancels tasks, sees unknown skills and bad input
 //!   refused, and runs 50 concurrent tasks that each finish once.
@@ -47,7 +47,7 @@ fn write_test_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
 }
 
 struct Server {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     base: String,
     mock: String,
     _skills: tempfile::TempDir,
@@ -108,7 +108,7 @@ async fn spawn_server(extra_config: &str) -> Server {
     }
     tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     Server {
-        _child: child,
+        child,
         base: base.unwrap(),
         mock: mock.expect("the embedded mock-llm URL is announced"),
         _skills: skills,
@@ -316,6 +316,57 @@ async fn with_jsonrpc_off_only_a2e_is_served_and_listed() {
         .unwrap()
         .status();
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn sigterm_with_a_streamed_task_in_flight_ends_its_stream_completed_and_exits_0() {
+    let mut server = spawn_server("").await;
+    let client = reqwest::Client::new();
+    let send = rpc(
+        json!("s1"),
+        "SendStreamingMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER",
+            "metadata": {"skillId": "slow-echo"}, "parts": [{"text": "bye"}]}}),
+    );
+    let response = client
+        .post(format!("{}/a2a", server.base))
+        .header("A2A-Version", "1.0")
+        .body(send)
+        .send()
+        .await
+        .unwrap();
+    // Headers arrive once the task exists and runs; then stop the server.
+    sigterm(server.child.id().unwrap());
+    let text = response.text().await.unwrap();
+    let items: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(items[0]["result"]["task"]["id"].is_string(), "{text}");
+    let terminal: Vec<&Value> = items
+        .iter()
+        .filter(|i| {
+            i["result"]["statusUpdate"]["status"]["state"]
+                .as_str()
+                .is_some_and(|s| s != "TASK_STATE_WORKING")
+        })
+        .collect();
+    assert_eq!(terminal.len(), 1, "{text}");
+    assert_eq!(
+        terminal[0]["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{text}"
+    );
+    assert_eq!(
+        items.last(),
+        Some(terminal[0]),
+        "the terminal status ends the stream"
+    );
+    let status = tokio::time::timeout(Duration::from_secs(60), server.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
 }
 
 fn python_with_a2a_sdk() -> Option<PathBuf> {
