@@ -13,6 +13,7 @@
 //! | `[limits]` | [`crate::run::Limits`] | turns, time, tool and event caps |
 //! | `[server]` | [`ServerConfig`] | transport limits: body size, concurrent calls, grace period, listen address |
 //! | `[card]` | [`CardConfig`] | how the A2A Agent Card presents this host |
+//! | `[a2a]` | [`a2a::A2aConfig`] | the A2A JSON-RPC binding: on/off, public URL, provider, task store bounds |
 //! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
 //! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
 //! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
@@ -24,6 +25,7 @@
 //! Not here: choosing the provider for a run from the config plus command-line shortcuts
 //! ([`providers::ProviderChoice`]), building the executor (`host::cli`).
 
+pub mod a2a;
 pub mod extensions;
 pub mod providers;
 
@@ -76,6 +78,9 @@ pub struct Config {
     /// The Agent Card's identity.
     #[serde(default)]
     pub card: CardConfig,
+    /// The A2A JSON-RPC binding and its task store.
+    #[serde(default)]
+    pub a2a: a2a::A2aConfig,
     /// Host-declared tools (see [`ToolConfig`]).
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,

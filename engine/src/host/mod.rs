@@ -9,6 +9,7 @@
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
+//! - [`a2a`] — the A2A 1.0 JSON-RPC binding (`POST /a2a`, JSON or SSE) with its task store.
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`embedded`] — mock-llm in-process, the default model when none is configured.
 //! - [`cli`] — the `skillet` binary: commands, progress display, exit codes.
@@ -21,6 +22,7 @@
 //! is one more adapter: decode → `CallScope::admit` → `HostCore::spawn_call` → encode the answer.
 //! What a call *means* lives in `run`; the wire types live in `protocol`.
 
+pub mod a2a;
 pub mod card;
 pub mod cli;
 pub mod core;

@@ -1,18 +1,21 @@
-//! `skillet serve --stdio | --mcp | --http [ADDR]`: serves A2E (stdio), MCP (stdio) or both
-//! over HTTP (`/a2e` and `/mcp`) to agent hosts until end of input (stdio) or SIGTERM/SIGINT,
-//! answering every call in flight before exiting 0. All transports of one process share one
-//! [`HostCore`] (one concurrency limit).
+//! `skillet serve --stdio | --mcp | --http [ADDR]`: serves A2E (stdio), MCP (stdio) or, over
+//! HTTP, A2E (`/a2e`), MCP (`/mcp`) and the A2A JSON-RPC binding (`/a2a`, unless `[a2a] jsonrpc =
+//! false`) to agent hosts until end of input (stdio) or SIGTERM/SIGINT, answering every call in
+//! flight before exiting 0. All transports of one process share one [`HostCore`] (one
+//! concurrency limit).
 //!
 //! With no provider configured it runs on the embedded mock-llm (every skill's
 //! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
 //! the wire; a configured provider always wins.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::args::{GlobalArgs, ServeArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use super::shutdown_signal;
+use crate::host::a2a;
 use crate::host::core::HostCore;
 use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
@@ -20,6 +23,7 @@ use crate::host::http::{self, HttpOptions};
 use crate::host::listener::ConnectionLimits;
 use crate::host::mcp::{self, McpHttpOptions};
 use crate::host::stdio::{self, StdioOptions};
+use crate::service::SkillService;
 
 /// Runs the command.
 pub async fn serve(
@@ -90,8 +94,31 @@ pub async fn serve(
             let url = format!("http://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
             let executor = setup::build_executor(&parts, Some(default), identity)?;
-            let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let a2a_config = &parts.config.a2a;
+            let a2a_url = a2a_config
+                .url
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}{}", a2a::http::JSONRPC_PATH));
+            let mut service: Arc<dyn SkillService> = Arc::new(executor);
+            if a2a_config.jsonrpc {
+                service = Arc::new(a2a::A2aCardService::new(
+                    service,
+                    &a2a_url,
+                    a2a_config.provider.clone(),
+                ));
+            }
+            let core = HostCore::new(service, server.max_concurrent_calls);
             let endpoint = Endpoint::from_core(core.clone());
+            let a2a_routes = if a2a_config.jsonrpc {
+                let limits = a2a::StoreLimits {
+                    max_tasks: a2a_config.max_tasks,
+                    ttl: a2a_config.task_ttl(),
+                };
+                console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
+                a2a::router(core.clone(), limits, server.max_message_bytes)
+            } else {
+                axum::Router::new()
+            };
             let options = HttpOptions {
                 max_body_bytes: server.max_message_bytes,
                 grace: server.grace(),
@@ -115,8 +142,14 @@ pub async fn serve(
             console.notice(format!(
                 "serving A2E on {url} and MCP on http://{local}/mcp (agent card: http://{local}/.well-known/agent-card.json)"
             ));
-            let served =
-                http::serve_with(listener, endpoint, options, mcp_routes, shutdown_signal()).await;
+            let served = http::serve_with(
+                listener,
+                endpoint,
+                options,
+                mcp_routes.merge(a2a_routes),
+                shutdown_signal(),
+            )
+            .await;
             mcp_stop.cancel();
             served.map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
         }

@@ -1,0 +1,39 @@
+//! The A2A 1.0 JSON-RPC binding: A2A clients (the `a2a-sdk`, agent frameworks) run skills as
+//! A2A tasks over `POST /a2a` on `skillet serve --http`. One more adapter over the
+//! [`super::core::HostCore`], next to A2E and MCP: admission, cancellation, drain and one
+//! answer per call are the core's.
+//!
+//! - [`wire`] — the A2A data objects (ProtoJSON shape) and method params;
+//! - [`jsonrpc`] — JSON-RPC 2.0 envelopes and the A2A error codes;
+//! - [`input`] — which skill a message selects and its arguments;
+//! - [`store`] — the bounded in-memory task store and its live subscriptions;
+//! - [`projection`] — a skill run's events and outcome as task updates;
+//! - [`methods`] — the A2A methods on top of the core and the store;
+//! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
+//! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
+
+pub mod card;
+pub mod http;
+pub mod input;
+pub mod jsonrpc;
+pub mod methods;
+pub mod projection;
+pub mod store;
+pub mod wire;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+pub use card::A2aCardService;
+pub use methods::A2aAdapter;
+pub use store::{StoreLimits, TaskStore};
+
+use super::core::HostCore;
+
+/// The binding's routes over `core`, keeping tasks within `limits`; request bodies over
+/// `max_body_bytes` are refused.
+pub fn router(core: HostCore, limits: StoreLimits, max_body_bytes: usize) -> Router {
+    let adapter = A2aAdapter::new(core, Arc::new(TaskStore::new(limits)));
+    http::router(adapter, max_body_bytes)
+}
