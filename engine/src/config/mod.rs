@@ -15,6 +15,8 @@
 //! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
 //! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
 //! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
+//! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
+//! | `[pricing.MODEL]` | [`crate::telemetry::ModelPrice`] | prices per model for cost estimates |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -34,6 +36,7 @@ use serde::Deserialize;
 use skillet_providers::OverridePolicy;
 
 use crate::sandboxed::PluginConfig;
+use crate::telemetry::{Pricing, TelemetryConfig};
 
 pub use extensions::{ToolConfig, ToolkitConfig};
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
@@ -78,6 +81,12 @@ pub struct Config {
     /// Out-of-process skill hosts (A2E over a sandboxed child's stdio).
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginConfig>,
+    /// OpenTelemetry export.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+    /// Prices per model (cost estimates in results).
+    #[serde(default)]
+    pub pricing: Pricing,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,

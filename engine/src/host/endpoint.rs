@@ -175,7 +175,10 @@ impl Endpoint {
     pub fn admit(&self, request: &SkillCallRequest) -> Result<CallPermit, Box<SkillCallResponse>> {
         match Arc::clone(&self.slots).try_acquire_owned() {
             Ok(permit) => Ok(CallPermit(permit)),
-            Err(_) => Err(Box::new(busy(request, self.max_calls))),
+            Err(_) => {
+                crate::telemetry::metrics::admission_refused();
+                Err(Box::new(busy(request, self.max_calls)))
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 //! | `POST /a2e` | one A2E message in the body → its answer. `Accept: text/event-stream` selects SSE: one SSE event per message, `event:` = the message `type`, `data:` = the message JSON; a streaming call sends its `skill/event`s, then the final `skill/call/resp`, then the stream ends. Otherwise the answer is one JSON message (`application/json`; a call's events are then only in `data.events`). |
 //! | `GET /.well-known/agent-card.json` | the A2A v1.0 Agent Card |
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
+//! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
 //!
 //! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
 //! 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
@@ -75,6 +76,7 @@ pub fn router(endpoint: Endpoint, options: HttpOptions, a2e_url: Option<String>)
         .route("/a2e", post(post_a2e))
         .route("/.well-known/agent-card.json", get(get_card))
         .route("/healthz", get(get_health))
+        .merge(crate::telemetry::metrics::router())
         // The body limit is enforced by `post_a2e` itself so the rejection is an A2E answer.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
@@ -132,6 +134,7 @@ async fn get_health(State(state): State<AppState>) -> Response {
 
 async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Response {
     let wants_sse = accepts_event_stream(request.headers());
+    let headers = request.headers().clone();
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,
@@ -160,6 +163,8 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
         }
         Request::Call(call) => *call,
     };
+    let mut call = call;
+    crate::telemetry::propagation::adopt_headers(&headers, &mut call.metadata);
     let permit = match state.endpoint.admit(&call) {
         Ok(permit) => permit,
         Err(busy) => {

@@ -28,6 +28,7 @@ use crate::protocol::{
 use crate::service::SkillService;
 use crate::skill::Registry;
 use crate::skill::a2a::AgentCard;
+use crate::telemetry::Pricing;
 use crate::tools::ToolRegistry;
 
 /// Runs skill calls. Cheap to clone; see the module docs.
@@ -58,6 +59,8 @@ pub(crate) struct ExecutorInner {
     pub(crate) hooks: Vec<Arc<dyn TerminalHook>>,
     pub(crate) tool_schemas: ToolSchemaCache,
     pub(crate) card: CardIdentity,
+    pub(crate) pricing: Pricing,
+    pub(crate) capture_content: bool,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -106,6 +109,8 @@ pub struct ExecutorBuilder {
     gates: Vec<Arc<dyn PreTerminalGate>>,
     hooks: Vec<Arc<dyn TerminalHook>>,
     card: CardIdentity,
+    pricing: Pricing,
+    capture_content: bool,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -178,6 +183,19 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Prices per model, for the cost estimate in `SkillResult.usage` (default: none, no estimate).
+    pub fn pricing(mut self, pricing: Pricing) -> Self {
+        self.pricing = pricing;
+        self
+    }
+
+    /// Whether spans record message content (model answers, tool arguments and results).
+    /// Off by default.
+    pub fn capture_content(mut self, capture: bool) -> Self {
+        self.capture_content = capture;
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -195,6 +213,8 @@ impl ExecutorBuilder {
                 gates: self.gates,
                 hooks: self.hooks,
                 card: self.card,
+                pricing: self.pricing,
+                capture_content: self.capture_content,
             }),
         })
     }

@@ -44,7 +44,6 @@ pub fn main() -> ExitCode {
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
     };
-    init_tracing(console);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,7 +54,12 @@ pub fn main() -> ExitCode {
             return Outcome::Setup.into();
         }
     };
+    let export = init_tracing(console, &cli.global, runtime.handle());
     let result = runtime.block_on(dispatch(&cli, console));
+    if let Some(export) = export {
+        // Flushes the spans still queued (bounded by the export timeout).
+        export.shutdown();
+    }
     // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
@@ -79,8 +83,18 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     }
 }
 
-/// Logs go to stderr; `RUST_LOG` wins over `-v`/`-q`.
-fn init_tracing(console: Console) {
+/// Logs go to stderr (`--log-format`); `RUST_LOG` wins over `-v`/`-q`. Spans also go to an
+/// OTLP collector when `[telemetry]` or `OTEL_EXPORTER_OTLP_ENDPOINT` names one (independent of
+/// the log level). A bad telemetry setting is a warning, never a failed command.
+fn init_tracing(
+    console: Console,
+    global: &args::GlobalArgs,
+    runtime: &tokio::runtime::Handle,
+) -> Option<crate::telemetry::otlp::OtlpExport> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let level = match (console.quiet, console.verbose) {
         (q, _) if q >= 2 => "off",
         (1, _) => "error",
@@ -90,11 +104,22 @@ fn init_tracing(console: Console) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
+    let telemetry = setup::load_config(global)
+        .map(|config| config.telemetry)
+        .unwrap_or_default();
+    let (otel, export) = match crate::telemetry::otlp::start(&telemetry, runtime.clone()) {
+        Ok(Some((layer, export))) => (Some(layer), Some(export)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            console.warn(format!("telemetry: {e}; traces are not exported"));
+            (None, None)
+        }
+    };
+    let _ = tracing_subscriber::registry()
+        .with(crate::telemetry::logs::stderr_layer(global.log_format).with_filter(filter))
+        .with(otel)
         .try_init();
+    export
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

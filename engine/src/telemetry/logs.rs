@@ -1,0 +1,37 @@
+//! The log line format on stderr: human text (ANSI colour only when stderr is a terminal) or one
+//! JSON object per line for log shippers (`--log-format json`).
+//!
+//! Not here: which logs are wanted (the CLI's filter), span export (`otlp`).
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::Layer;
+use tracing_subscriber::registry::LookupSpan;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (timestamp, level, fields, current span).
+    Json,
+}
+
+/// The stderr formatting layer for `format`.
+pub fn stderr_layer<S>(format: LogFormat) -> Box<dyn Layer<S> + Send + Sync + 'static>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    match format {
+        LogFormat::Text => layer.with_ansi(std::io::stderr().is_terminal()).boxed(),
+        LogFormat::Json => layer
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .boxed(),
+    }
+}
