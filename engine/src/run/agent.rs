@@ -395,9 +395,15 @@ impl TurnLoop<'_> {
                 if let Some(id) = &response.request_id {
                     span.record("gen_ai.response.id", id.as_str());
                 }
-                span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-                span.record("skillet.tool_calls", response.tool_calls.len());
+                span.record("gen_ai.usage.input_tokens", spans::int(usage.input_tokens));
+                span.record(
+                    "gen_ai.usage.output_tokens",
+                    spans::int(usage.output_tokens),
+                );
+                span.record(
+                    "skillet.tool_calls",
+                    spans::int(response.tool_calls.len() as u64),
+                );
                 spans::record_finish_reason(&span, finish_reason_name(response.finish_reason));
                 spans::record_content(
                     &span,

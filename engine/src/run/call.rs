@@ -297,7 +297,7 @@ impl ExecutorInner {
     ) -> SkillResult {
         let span = tracing::Span::current();
         span.record("skillet.outcome", outcome.label());
-        span.record("skillet.turns", outcome.turns());
+        span.record("skillet.turns", i64::from(outcome.turns()));
         if let Outcome::Failure { code, .. } = &outcome {
             spans::record_error(&span, code.as_str());
         }
@@ -309,8 +309,8 @@ impl ExecutorInner {
         let mut usage = None;
         if matches!(skill.implementation, Implementation::Manifest) {
             let (input, output) = state.tokens();
-            span.record("gen_ai.usage.input_tokens", input);
-            span.record("gen_ai.usage.output_tokens", output);
+            span.record("gen_ai.usage.input_tokens", spans::int(input));
+            span.record("gen_ai.usage.output_tokens", spans::int(output));
             let turns = state.take_turn_usage();
             let cost = estimate_cost(&self.pricing, &turns);
             if let Some(cost) = &cost {

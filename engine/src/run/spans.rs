@@ -56,7 +56,7 @@ pub(crate) fn chat(provider: &str, model: &str, turn: u32) -> Span {
         gen_ai.usage.output_tokens = Empty,
         gen_ai.output.messages = Empty,
         error.type = Empty,
-        skillet.turn = turn,
+        skillet.turn = i64::from(turn),
         skillet.tool_calls = Empty,
     )
 }
@@ -75,9 +75,15 @@ pub(crate) fn execute_tool(tool: &str, call_id: &str, turn: u32) -> Span {
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
         error.type = Empty,
-        skillet.turn = turn,
+        skillet.turn = i64::from(turn),
         skillet.outcome = Empty,
     )
+}
+
+/// A count as an OpenTelemetry int attribute (`tracing-opentelemetry` exports `u64` fields as
+/// strings).
+pub(crate) fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Marks `span` failed with `error_type` (an A2E code or a tool failure kind).
