@@ -53,6 +53,9 @@ impl OtlpExport {
     }
 }
 
+/// The `tracing` layer feeding the exporter.
+pub type SpanLayer<S> = Box<dyn Layer<S> + Send + Sync + 'static>;
+
 /// Whether export is on, and to where: the configured endpoint, else the `OTEL_*` variables.
 pub fn endpoint(config: &TelemetryConfig) -> Option<String> {
     if config.disabled {
@@ -78,7 +81,7 @@ fn traces_url(base: &str) -> String {
 pub fn start<S>(
     config: &TelemetryConfig,
     runtime: tokio::runtime::Handle,
-) -> Result<Option<(Box<dyn Layer<S> + Send + Sync + 'static>, OtlpExport)>, String>
+) -> Result<Option<(SpanLayer<S>, OtlpExport)>, String>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
 {
