@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
-//!         [--base-url URL] [-v|-q]... <COMMAND>
+//!         [--base-url URL] [-v|-q]... [--log-format text|json] <COMMAND>
 //!
 //!   run SKILL [--args JSON|@FILE] [--json] [--timeout SECONDS]
 //!   discover [--tag TAG]... [--category CATEGORY]... [--json]
