@@ -168,6 +168,8 @@ async fn serve_exports_genai_spans_over_otlp_and_metrics_match_the_calls() {
     let (otlp, received) = start_collector().await;
     let server = serve_with_telemetry(&otlp, "").await;
 
+    // One provider failure, retried inside the first chat span.
+    server.mock.push_fault(mock_llm::Fault::status(503));
     // A caller's trace continues into Skillet: over the HTTP header...
     let via_header = post_call(
         &server.base,
@@ -293,6 +295,10 @@ async fn serve_exports_genai_spans_over_otlp_and_metrics_match_the_calls() {
     );
     assert_eq!(value("skillet_tool_calls_total{tool=calculator}"), 4.0);
     assert_eq!(value("skillet_tool_errors_total{tool=calculator}"), 2.0);
+    assert_eq!(
+        value("skillet_provider_retries_total{provider=openai-compatible,reason=unavailable}"),
+        1.0
+    );
     assert_eq!(value("skillet_admission_refusals_total{}"), 0.0);
     assert_eq!(value("skillet_otel_spans_dropped_total{}"), 0.0);
     assert!(

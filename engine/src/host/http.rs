@@ -134,7 +134,7 @@ async fn get_health(State(state): State<AppState>) -> Response {
 
 async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Response {
     let wants_sse = accepts_event_stream(request.headers());
-    let headers = request.headers().clone();
+    let trace = crate::telemetry::propagation::TraceHeaders::from_headers(request.headers());
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,
@@ -164,7 +164,7 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
         Request::Call(call) => *call,
     };
     let mut call = call;
-    crate::telemetry::propagation::adopt_headers(&headers, &mut call.metadata);
+    trace.adopt_into(&mut call.metadata);
     let permit = match state.endpoint.admit(&call) {
         Ok(permit) => permit,
         Err(busy) => {

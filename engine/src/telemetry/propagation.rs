@@ -2,7 +2,7 @@
 //!
 //! A caller puts `traceparent` (and optionally `tracestate`) in the A2E call's `metadata`
 //! object; over HTTP the same headers on `POST /a2e` are copied there by the transport
-//! ([`adopt_headers`]) unless the body already carries them. The run loop makes the call's
+//! ([`TraceHeaders`]) unless the body already carries them. The run loop makes the call's
 //! `invoke_agent` span a child of that context ([`continue_trace`]). A malformed `traceparent`
 //! is ignored (a new trace starts): outside input never fails a call here.
 //!
@@ -19,15 +19,30 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// The trace-context keys, as metadata keys and HTTP header names.
 pub const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
-/// Copies `traceparent`/`tracestate` headers into a call's `metadata` where the body did not
-/// set them itself.
-pub fn adopt_headers(headers: &http::HeaderMap, metadata: &mut Map<String, Value>) {
-    for key in TRACE_KEYS {
-        if metadata.contains_key(key) {
-            continue;
-        }
-        if let Some(value) = headers.get(key).and_then(|v| v.to_str().ok()) {
-            metadata.insert(key.to_owned(), Value::String(value.to_owned()));
+/// The `traceparent`/`tracestate` headers of an HTTP request, taken before its body is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceHeaders(Vec<(&'static str, String)>);
+
+impl TraceHeaders {
+    /// The trace-context headers present (and valid UTF-8) in `headers`.
+    pub fn from_headers(headers: &http::HeaderMap) -> Self {
+        TraceHeaders(
+            TRACE_KEYS
+                .iter()
+                .filter_map(|key| {
+                    let value = headers.get(*key)?.to_str().ok()?;
+                    Some((*key, value.to_owned()))
+                })
+                .collect(),
+        )
+    }
+
+    /// Copies them into a call's `metadata` where the body did not set them itself.
+    pub fn adopt_into(self, metadata: &mut Map<String, Value>) {
+        for (key, value) in self.0 {
+            if !metadata.contains_key(key) {
+                metadata.insert(key.to_owned(), Value::String(value));
+            }
         }
     }
 }
@@ -63,7 +78,7 @@ mod tests {
         headers.insert("tracestate", "k=v".parse().unwrap());
         let mut metadata = Map::new();
         metadata.insert("traceparent".into(), Value::String("from-body".into()));
-        adopt_headers(&headers, &mut metadata);
+        TraceHeaders::from_headers(&headers).adopt_into(&mut metadata);
         assert_eq!(metadata["traceparent"], "from-body");
         assert_eq!(metadata["tracestate"], "k=v");
     }

@@ -145,7 +145,7 @@ pub struct Served {
     _child: tokio::process::Child,
     pub base: String,
     _cwd: tempfile::TempDir,
-    _mock: MockServer,
+    pub mock: MockServer,
 }
 
 /// `skillet serve --http` on the tally skill, a mock-llm provider whose key is [`CANARY_KEY`],
@@ -168,6 +168,7 @@ kind = "openai-compatible"
 model = "{MODEL}"
 base_url = "{}/v1"
 api_key_env = "SKILLET_TEST_CANARY_KEY"
+options = {{ initial_backoff_ms = 5, max_backoff_ms = 20 }}
 
 [pricing.{MODEL}]
 input_per_million = 1.0
@@ -215,7 +216,7 @@ currency = "EUR"
         _child: child,
         base,
         _cwd: cwd,
-        _mock: mock,
+        mock,
     }
 }
 
