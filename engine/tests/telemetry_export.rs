@@ -343,3 +343,50 @@ async fn with_the_collector_down_calls_succeed_and_lost_spans_are_counted() {
         .expect("the failed export is counted");
     assert!(dropped >= 1.0);
 }
+
+#[tokio::test]
+async fn a_call_refused_at_the_concurrency_limit_is_counted() {
+    let (otlp, _received) = start_collector().await;
+    let server = serve_with_telemetry(&otlp, "[server]\nmax_concurrent_calls = 1\n").await;
+    // The first call holds the only slot while its model answer is delayed.
+    server
+        .mock
+        .push_fault(mock_llm::Fault::latency(Duration::from_secs(2)));
+    let base = server.base.clone();
+    let first =
+        tokio::spawn(async move { post_call(&base, tally_call("slow", json!({})), None).await });
+    let health = format!("{}/healthz", server.base);
+    let mut in_flight = 0;
+    for _ in 0..100 {
+        let body: serde_json::Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        in_flight = body["in_flight"].as_u64().unwrap();
+        if in_flight == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(in_flight, 1, "the first call is in flight");
+    let refused = post_call(&server.base, tally_call("busy", json!({})), None).await;
+    assert_eq!(refused["error"]["code"], "runtime_error", "{refused}");
+    assert_eq!(refused["error"]["retryable"], true);
+    assert_eq!(first.await.unwrap()["data"]["success"], true);
+
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "skillet_admission_refusals_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == r#"skillet_calls_total{skill="tally",outcome="success"} 1"#),
+        "the refused call never ran: {metrics}"
+    );
+}
