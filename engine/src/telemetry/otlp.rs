@@ -127,9 +127,11 @@ where
         // most of the layer's CPU cost.
         .with_tracked_inactivity(false)
         .with_context_activation(false)
-        .with_filter(filter_fn(|meta| {
-            meta.is_span() && meta.target().starts_with("skillet_engine")
-        }))
+        .with_filter(
+            filter_fn(|meta| meta.is_span() && meta.target().starts_with("skillet_engine"))
+                // Lets `debug!`/`trace!` callsites everywhere stay statically disabled.
+                .with_max_level_hint(tracing::Level::INFO),
+        )
         .boxed();
     Ok(Some((layer, OtlpExport { provider })))
 }
