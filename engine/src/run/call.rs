@@ -369,12 +369,13 @@ impl Drop for InFlight {
 /// `unknown`, so callers cannot grow the label space.
 fn count_answer(name: &str, response: &SkillCallResponse) {
     let (skill, outcome) = match (&response.data, &response.error) {
+        (Some(result), _) if result.success => (name, "success"),
         (Some(result), _) => (
             name,
             result
                 .error_code
-                .filter(|_| !result.success)
-                .map_or("success", |code| code.as_str()),
+                .unwrap_or(ErrorCode::RuntimeError)
+                .as_str(),
         ),
         (None, Some(error)) if error.code == ErrorCode::UnknownSkill => {
             (metrics::UNKNOWN, error.code.as_str())
