@@ -57,6 +57,10 @@ async fn capture_content_records_answers_and_tool_io_from_the_configured_endpoin
 }
 
 fn skillet_run(args: &[&str]) -> std::process::Output {
+    skillet_run_with(args, &[])
+}
+
+fn skillet_run_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let cwd = tempfile::tempdir().unwrap();
     let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
     std::process::Command::new(SKILLET)
@@ -68,6 +72,7 @@ fn skillet_run(args: &[&str]) -> std::process::Output {
         .env_remove("SKILLET_CONFIG")
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -133,4 +138,25 @@ fn run_prints_the_token_usage_and_returns_it_per_turn() {
         )),
         "{line}"
     );
+}
+
+#[tokio::test]
+async fn run_flushes_its_spans_to_the_collector_before_exiting() {
+    let (otlp, received) = start_collector().await;
+    let output = tokio::task::spawn_blocking(move || {
+        skillet_run_with(
+            &SUMMARIZE,
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str())],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success());
+    // The process has exited: whatever it exported is already here.
+    let names: Vec<String> = received.spans().into_iter().map(|s| s.name).collect();
+    assert!(
+        names.iter().any(|n| n == "invoke_agent summarize"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n.starts_with("chat ")), "{names:?}");
 }
