@@ -390,3 +390,43 @@ async fn a_call_refused_at_the_concurrency_limit_is_counted() {
         "the refused call never ran: {metrics}"
     );
 }
+
+#[tokio::test]
+async fn a_provider_failure_marks_the_chat_and_call_spans_and_counts_its_code() {
+    let (otlp, received) = start_collector().await;
+    let server = serve_with_telemetry(&otlp, "").await;
+    server.mock.push_fault(mock_llm::Fault::status(401));
+    let trace = "6bf92f3577b34da6a3ce929d0e0e4738";
+    let metadata = json!({"traceparent": format!("00-{trace}-00f067aa0ba902b7-01")});
+    let response = post_call(&server.base, tally_call("f1", metadata), None).await;
+    let result = &response["data"];
+    assert_eq!(result["success"], false, "{response}");
+    let code = result["error_code"].as_str().unwrap().to_owned();
+
+    let spans = wait_for_spans(&received, trace, 2).await;
+    let agent = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent tally")
+        .unwrap();
+    let chat = spans.iter().find(|s| s.name.starts_with("chat ")).unwrap();
+    for span in [agent, chat] {
+        assert_eq!(
+            status_code(span),
+            status::StatusCode::Error as i32,
+            "{}",
+            span.name
+        );
+        assert_eq!(str_attr(span, "error.type"), code, "{}", span.name);
+    }
+    assert_eq!(chat.parent_span_id, agent.span_id);
+    assert!(spans.iter().all(|s| !s.name.starts_with("execute_tool")));
+
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = format!(r#"skillet_calls_total{{skill="tally",outcome="{code}"}} 1"#);
+    assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+}
