@@ -20,6 +20,7 @@ pub mod sandboxed;
 pub mod schema;
 pub mod service;
 pub mod skill;
+pub mod telemetry;
 pub mod template;
 pub mod toolkits;
 pub mod tools;

@@ -18,6 +18,8 @@
 //! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
 //! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
 //! | `[skills.workspace]`, `[skills.scripts]` | [`crate::files::FilesConfig`] | per-call workspaces, file-tool caps, bundled scripts (off by default) |
+//! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
+//! | `[pricing.MODEL]` | [`crate::telemetry::ModelPrice`] | prices per model for cost estimates |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -39,6 +41,7 @@ use skillet_providers::OverridePolicy;
 
 use crate::files::FilesConfig;
 use crate::sandboxed::PluginConfig;
+use crate::telemetry::{Pricing, TelemetryConfig};
 
 pub use extensions::{ToolConfig, ToolkitConfig};
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
@@ -94,6 +97,10 @@ pub struct Config {
     /// [`crate::files::FilesConfig`]; scripts are off by default).
     #[serde(default)]
     pub skills: FilesConfig,
+    /// OpenTelemetry export.
+    pub telemetry: TelemetryConfig,
+    /// Prices per model (cost estimates in results).
+    pub pricing: Pricing,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,

@@ -162,8 +162,12 @@ impl HostCore {
     fn take_slot(&self) -> Result<OwnedSemaphorePermit, Refusal> {
         Arc::clone(&self.inner.slots)
             .try_acquire_owned()
-            .map_err(|_| Refusal::Busy {
-                max_calls: self.inner.max_calls,
+            .map_err(|_| {
+                // Counted here, once for every protocol's refusals.
+                crate::telemetry::metrics::admission_refused();
+                Refusal::Busy {
+                    max_calls: self.inner.max_calls,
+                }
             })
     }
 

@@ -5,6 +5,7 @@
 //! | `POST /a2e` | one A2E message in the body → its answer. `Accept: text/event-stream` selects SSE: one SSE event per message, `event:` = the message `type`, `data:` = the message JSON; a streaming call sends its `skill/event`s, then the final `skill/call/resp`, then the stream ends. Otherwise the answer is one JSON message (`application/json`; a call's events are then only in `data.events`). |
 //! | `GET /.well-known/agent-card.json` | the A2A v1.0 Agent Card |
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
+//! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
 //!
 //! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
 //! 408 for a body that did not arrive within the body-read timeout; 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
@@ -34,7 +35,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::card::complete_card;
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
-use super::endpoint::{Dispatched, Endpoint};
+use super::endpoint::{Dispatched, Endpoint, Request};
 use super::listener::{ConnectionLimits, serve_connections};
 use crate::protocol::{self, ErrorCode, Message, ProtocolError, SkillCallResponse};
 
@@ -85,6 +86,7 @@ pub fn router(endpoint: Endpoint, options: HttpOptions, a2e_url: Option<String>)
         .route("/a2e", post(post_a2e))
         .route("/.well-known/agent-card.json", get(get_card))
         .route("/healthz", get(get_health))
+        .merge(crate::telemetry::metrics::router())
         // The body limit is enforced by `post_a2e` itself so the rejection is an A2E answer.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
@@ -151,6 +153,7 @@ async fn get_health(State(state): State<AppState>) -> Response {
 
 async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Response {
     let wants_sse = accepts_event_stream(request.headers());
+    let trace = crate::telemetry::propagation::TraceHeaders::from_headers(request.headers());
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,
@@ -178,10 +181,22 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
         }
     };
     let (out, mut outbound) = mpsc::unbounded_channel::<Message>();
-    let cancel = match state
-        .endpoint
-        .handle_bytes(&state.scope, &body, &out, wants_sse)
-    {
+    let dispatched = match Endpoint::parse_bytes(&body) {
+        Ok(mut request) => {
+            // A caller's W3C trace context continues into the call's spans.
+            if let Request::Call(call) = &mut request {
+                trace.adopt_into(&mut call.metadata);
+            }
+            state
+                .endpoint
+                .dispatch(&state.scope, request, &out, wants_sse)
+        }
+        Err(rejection) => {
+            let _ = out.send(Message::CallResponse(*rejection));
+            Dispatched::Answered
+        }
+    };
+    let cancel = match dispatched {
         Dispatched::Running(cancel) => cancel,
         Dispatched::Answered => {
             return match outbound.try_recv() {

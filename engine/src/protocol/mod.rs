@@ -20,7 +20,7 @@ pub use event::{EventKind, EventPayload, SkillEvent};
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
-pub use result::SkillResult;
+pub use result::{CostEstimate, SkillResult, TokenUsage, TurnUsage};
 
 /// The protocol version this engine speaks; messages carrying another version are answered with
 /// [`ErrorCode::VersionMismatch`].

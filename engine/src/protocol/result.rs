@@ -1,4 +1,6 @@
-//! `SkillResult`: the outcome of one skill execution, carried in `skill/call/resp.data`.
+//! `SkillResult`: the outcome of one skill execution, carried in `skill/call/resp.data`, and its
+//! token usage and cost estimate (`usage`, a Skillet extension: optional and omitted when absent,
+//! so the seed's wire examples round-trip unchanged).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,6 +33,59 @@ pub struct SkillResult {
     /// Collected streaming events.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<SkillEvent>,
+    /// Token usage of the call (model-backed skills), per call and per turn, with a cost
+    /// estimate when the host prices the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// Token usage of a call: the totals, each turn's figures, and a cost estimate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt tokens over all turns.
+    pub input_tokens: u64,
+    /// Generated tokens over all turns.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Reasoning tokens (part of `output_tokens`), when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// One entry per provider response, in turn order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<TurnUsage>,
+    /// The estimated cost, when the host configured a price for every model used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostEstimate>,
+}
+
+/// Token usage of one turn's provider response.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    /// The turn (1-based).
+    pub turn: u32,
+    /// The model that answered.
+    pub model: String,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Cached prompt tokens, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Reasoning tokens, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// A cost estimate from the host's price list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostEstimate {
+    /// The amount.
+    pub amount: f64,
+    /// The price list's currency.
+    pub currency: String,
 }
 
 impl SkillResult {
@@ -45,6 +100,7 @@ impl SkillResult {
             error_code: None,
             duration_ms,
             events: Vec::new(),
+            usage: None,
         }
     }
 
@@ -59,6 +115,7 @@ impl SkillResult {
             error_code: Some(code),
             duration_ms,
             events: Vec::new(),
+            usage: None,
         }
     }
 }

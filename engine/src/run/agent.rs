@@ -10,11 +10,13 @@
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
 //! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
 
 use skillet_providers::{
-    CallOptions, ChatMessage, ChatRequest, ChatResponse, Hints, ResponseSchema, RetryNotice,
-    ToolSpec,
+    CallOptions, ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema,
+    RetryNotice, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -27,19 +29,22 @@ use super::tool_schemas::ToolSchemaCache;
 use super::{Limits, messages, spans};
 use crate::deadline::Deadline;
 use crate::events::EventEmitter;
-use crate::protocol::ErrorCode;
+use crate::protocol::{ErrorCode, TurnUsage};
 use crate::schema::{CompiledSchema, Violation};
 use crate::skill::CompiledSkill;
+use crate::telemetry::metrics;
 use crate::tools::{ToolSet, names};
 
 /// What a call is doing right now, readable after the loop was dropped (for the timeout
-/// message and the final usage log).
+/// message, the final usage log and the result's usage).
 #[derive(Debug, Default)]
 pub(crate) struct RunState {
     turn: AtomicU32,
     phase: AtomicU8,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
+    /// Each provider response's usage, in turn order (locked only to push and to take).
+    turns: Mutex<Vec<TurnUsage>>,
 }
 
 /// Where in a turn a call is (before the first turn the phase reads as "starting").
@@ -73,9 +78,31 @@ impl RunState {
         )
     }
 
-    fn add_usage(&self, input: u64, output: u64) {
+    fn add_usage(&self, turn: u32, model: &str, input: u64, output: u64) {
         self.input_tokens.fetch_add(input, Ordering::Relaxed);
         self.output_tokens.fetch_add(output, Ordering::Relaxed);
+        let usage = TurnUsage {
+            turn,
+            model: model.to_owned(),
+            input_tokens: input,
+            output_tokens: output,
+            cached_input_tokens: None,
+            reasoning_tokens: None,
+        };
+        self.turns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(usage);
+    }
+
+    /// The per-turn usage recorded so far.
+    pub(crate) fn take_turn_usage(&self) -> Vec<TurnUsage> {
+        std::mem::take(
+            &mut *self
+                .turns
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// What the call was doing, for messages ("waiting for the provider in turn 2").
@@ -105,6 +132,8 @@ pub(crate) struct TurnLoop<'a> {
     pub events: &'a EventEmitter,
     pub stream: bool,
     pub state: &'a RunState,
+    /// Record message content on spans (`[telemetry] capture_content`).
+    pub capture_content: bool,
 }
 
 /// What a turn decided.
@@ -179,12 +208,7 @@ impl TurnLoop<'_> {
             let pct = 5 + (90 * u64::from(turn - 1) / u64::from(self.max_turns)) as u8;
             self.events
                 .progress(pct, format!("turn {turn} of {}", self.max_turns));
-            let span = spans::turn(
-                self.skill.name(),
-                turn,
-                self.max_turns,
-                &self.provider.label,
-            );
+            let started = Instant::now();
             let step = self
                 .turn(
                     turn,
@@ -194,15 +218,11 @@ impl TurnLoop<'_> {
                     &mut repeats,
                     &mut last_output,
                 )
-                .instrument(span.clone())
                 .await;
-            match step {
-                Step::Continue => span.record("outcome", "continue"),
-                Step::Done(outcome) => {
-                    span.record("outcome", outcome.label());
-                    return outcome;
-                }
-            };
+            metrics::get().turn_took(self.skill.name(), started.elapsed());
+            if let Step::Done(outcome) = step {
+                return outcome;
+            }
         }
         Outcome::with_last_output(
             ErrorCode::SkillError,
@@ -268,8 +288,8 @@ impl TurnLoop<'_> {
                 deadline: self.deadline,
                 cancel: self.cancel,
                 events: self.events,
-                skill: self.skill.name(),
                 turn,
+                capture_content: self.capture_content,
             };
             messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;
@@ -340,7 +360,10 @@ impl TurnLoop<'_> {
                 self.events.artifact(&artifact, "text/plain", delta, false);
             }
         };
+        let provider = &self.provider.provider;
+        let provider_name = provider.kind().as_str();
         let observer = |notice: &RetryNotice| {
+            metrics::get().provider_retried(provider_name, notice.error_kind.as_str());
             self.events
                 .log("warn", format!("provider {label}: {notice}"));
         };
@@ -351,12 +374,8 @@ impl TurnLoop<'_> {
         if self.stream {
             options = options.with_stream(&sink);
         }
-        let provider = &self.provider.provider;
-        let span = spans::provider_request(
-            provider.kind().as_str(),
-            provider.model(),
-            request.tools.len(),
-        );
+        let model = provider.model();
+        let span = spans::chat(provider_name, model, turn);
         let result = provider
             .chat(request, options)
             .instrument(span.clone())
@@ -368,18 +387,48 @@ impl TurnLoop<'_> {
             Ok(response) => {
                 let usage = response.usage;
                 self.state
-                    .add_usage(usage.input_tokens, usage.output_tokens);
-                span.record("outcome", "ok");
-                span.record("input_tokens", usage.input_tokens);
-                span.record("output_tokens", usage.output_tokens);
-                span.record("tool_calls", response.tool_calls.len());
+                    .add_usage(turn, model, usage.input_tokens, usage.output_tokens);
+                metrics::get().tokens_used(model, usage.input_tokens, usage.output_tokens);
+                // The normalized response does not carry the provider's model echo: the model
+                // that answered is the one requested.
+                span.record("gen_ai.response.model", model);
+                if let Some(id) = &response.request_id {
+                    span.record("gen_ai.response.id", id.as_str());
+                }
+                span.record("gen_ai.usage.input_tokens", spans::int(usage.input_tokens));
+                span.record(
+                    "gen_ai.usage.output_tokens",
+                    spans::int(usage.output_tokens),
+                );
+                span.record(
+                    "skillet.tool_calls",
+                    spans::int(response.tool_calls.len() as u64),
+                );
+                spans::record_finish_reason(&span, finish_reason_name(response.finish_reason));
+                spans::record_content(
+                    &span,
+                    self.capture_content,
+                    "gen_ai.output.messages",
+                    &response.text,
+                );
                 Ok(response)
             }
             Err(error) => {
-                span.record("outcome", error.kind.as_str());
                 let (code, message) = provider_failure(&error, self.deadline, label);
+                spans::record_error(&span, code.as_str());
                 Err(Outcome::failure(code, message, turn))
             }
         }
+    }
+}
+
+/// The semconv spelling of a finish reason.
+fn finish_reason_name(reason: FinishReason) -> &'static str {
+    match reason {
+        FinishReason::Stop => "stop",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::Length => "length",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Other => "other",
     }
 }

@@ -39,10 +39,11 @@ use crate::events::{EventEmitter, EventSink};
 use crate::files::InputFile;
 use crate::handler::HandlerContext;
 use crate::protocol::{
-    ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult,
-    SkillStatus,
+    CostEstimate, ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse,
+    SkillResult, SkillStatus, TokenUsage, TurnUsage,
 };
 use crate::skill::{Implementation, RegisteredSkill};
+use crate::telemetry::{Pricing, metrics, propagation};
 
 /// What preflight established for a call that will run.
 struct Prepared {
@@ -65,11 +66,15 @@ impl ExecutorInner {
         cancel: CancellationToken,
     ) -> SkillCallResponse {
         let started = Instant::now();
-        let span = spans::call(&request.name, &request.id, &request.correlation_id);
+        let span = spans::invoke_agent(&request.name, &request.id, &request.correlation_id);
+        propagation::continue_trace(&span, &request.metadata);
+        let _in_flight = InFlight::enter();
         async {
             let response = match self.preflight(&request) {
                 Err(error) => {
-                    tracing::Span::current().record("outcome", error.code.as_str());
+                    let span = tracing::Span::current();
+                    span.record("skillet.outcome", error.code.as_str());
+                    spans::record_error(&span, error.code.as_str());
                     SkillCallResponse::rejected(&request.id, &request.name, error)
                 }
                 Ok(prepared) => {
@@ -79,6 +84,7 @@ impl ExecutorInner {
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
             };
+            count_answer(&request.name, &response);
             let outcome = match (&response.data, &response.error) {
                 (Some(result), _) => Some(CallOutcome::Completed(result)),
                 (None, Some(error)) => Some(CallOutcome::Rejected(error)),
@@ -191,6 +197,11 @@ impl ExecutorInner {
             .call_timeout(request.timeout, skill.definition.timeout_seconds);
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
+        if let Some((_, provider)) = &prepared.model {
+            let span = tracing::Span::current();
+            span.record("gen_ai.provider.name", provider.provider.kind().as_str());
+            span.record("gen_ai.request.model", provider.provider.model());
+        }
         if matches!(skill.implementation, Implementation::Manifest) && !skill.toolkits.is_empty() {
             // First-use toolkits connect now, so their tools are offered from the first turn;
             // a toolkit that cannot start leaves the skill without its tools, said in a log.
@@ -253,6 +264,7 @@ impl ExecutorInner {
                         events: &events,
                         stream: request.streaming,
                         state: &state,
+                        capture_content: self.capture_content,
                     }
                     .run()
                     .await
@@ -322,17 +334,37 @@ impl ExecutorInner {
         started: Instant,
     ) -> SkillResult {
         let span = tracing::Span::current();
-        span.record("outcome", outcome.label());
-        span.record("turns", outcome.turns());
+        span.record("skillet.outcome", outcome.label());
+        span.record("skillet.turns", i64::from(outcome.turns()));
+        if let Outcome::Failure { code, .. } = &outcome {
+            spans::record_error(&span, code.as_str());
+        }
         let closing = match &outcome {
             Outcome::Success { .. } => "done".to_owned(),
             Outcome::Failure { code, .. } => format!("failed ({code})"),
         };
         events.progress(100, closing);
+        let mut usage = None;
         if matches!(skill.implementation, Implementation::Manifest) {
             let (input, output) = state.tokens();
-            span.record("input_tokens", input);
-            span.record("output_tokens", output);
+            span.record("gen_ai.usage.input_tokens", spans::int(input));
+            span.record("gen_ai.usage.output_tokens", spans::int(output));
+            let turns = state.take_turn_usage();
+            let cost = estimate_cost(&self.pricing, &turns);
+            if let Some(cost) = &cost {
+                span.record(
+                    "skillet.cost",
+                    format!("{:.6} {}", cost.amount, cost.currency),
+                );
+            }
+            usage = Some(TokenUsage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: None,
+                reasoning_tokens: None,
+                turns,
+                cost,
+            });
             events.log(
                 "info",
                 format!(
@@ -343,13 +375,81 @@ impl ExecutorInner {
                 ),
             );
         }
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let took = started.elapsed();
+        metrics::get().call_took(skill.name(), took);
+        let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         let mut result = outcome.into_result(skill.name(), duration_ms);
+        result.usage = usage;
         let (collected, truncated) = events.take_collected();
         result.events = collected;
         result.truncated = truncated;
         result
     }
+}
+
+/// Holds `skillet_calls_in_flight` up while a call runs, however it ends (a dropped call too).
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        metrics::get().in_flight.inc();
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::get().in_flight.dec();
+    }
+}
+
+/// Counts the answer in `skillet_calls_total`. A name that is not a served skill is labelled
+/// `unknown`, so callers cannot grow the label space.
+fn count_answer(name: &str, response: &SkillCallResponse) {
+    let (skill, outcome) = match (&response.data, &response.error) {
+        (Some(result), _) if result.success => (name, "success"),
+        (Some(result), _) => (
+            name,
+            result
+                .error_code
+                .unwrap_or(ErrorCode::RuntimeError)
+                .as_str(),
+        ),
+        (None, Some(error)) if error.code == ErrorCode::UnknownSkill => {
+            (metrics::UNKNOWN, error.code.as_str())
+        }
+        (None, Some(error)) => (name, error.code.as_str()),
+        (None, None) => return,
+    };
+    metrics::get().call_answered(skill, outcome);
+}
+
+/// The cost of every turn priced by the host; `None` unless every model used has a price.
+fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate> {
+    if pricing.is_empty() || turns.is_empty() {
+        return None;
+    }
+    let mut total: Option<CostEstimate> = None;
+    for turn in turns {
+        let cost = pricing.cost(
+            &turn.model,
+            turn.input_tokens,
+            turn.cached_input_tokens.unwrap_or(0),
+            turn.output_tokens,
+        )?;
+        match &mut total {
+            None => {
+                total = Some(CostEstimate {
+                    amount: cost.amount,
+                    currency: cost.currency,
+                });
+            }
+            // Prices in different currencies do not add up.
+            Some(sum) if sum.currency != cost.currency => return None,
+            Some(sum) => sum.amount += cost.amount,
+        }
+    }
+    total
 }
 
 fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {

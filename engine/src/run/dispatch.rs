@@ -25,10 +25,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::Limits;
 use super::tool_schemas::ToolSchemaCache;
+use super::{Limits, spans};
 use crate::deadline::Deadline;
 use crate::events::EventEmitter;
+use crate::telemetry::metrics;
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolSet};
 
 /// Longest tool argument or result text shown in a `log` event.
@@ -42,8 +43,9 @@ pub(crate) struct DispatchContext<'a> {
     pub deadline: Deadline,
     pub cancel: &'a CancellationToken,
     pub events: &'a EventEmitter,
-    pub skill: &'a str,
     pub turn: u32,
+    /// Record tool arguments and results on spans (`[telemetry] capture_content`).
+    pub capture_content: bool,
 }
 
 /// Runs a turn's tool calls; returns one `ToolResult` message per call, in call order.
@@ -62,12 +64,15 @@ pub(crate) async fn dispatch_turn(
 
 /// Answers one call: checks it, runs it, and turns whatever happened into a tool result.
 async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage {
-    let span = tracing::info_span!(
-        "skill.tool",
-        skill = ctx.skill,
-        turn = ctx.turn,
-        tool = %call.name,
-        outcome = tracing::field::Empty,
+    // A name the skill was not offered is the model's text, not ours: it does not become a
+    // metric label.
+    let known = ctx.tools.lookup(&call.name).is_some();
+    let span = spans::execute_tool(&call.name, &call.id, ctx.turn);
+    spans::record_content(
+        &span,
+        ctx.capture_content,
+        "gen_ai.tool.call.arguments",
+        &call.arguments.to_string(),
     );
     ctx.events.log(
         "info",
@@ -81,7 +86,17 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
         Err(problem) => ("rejected", Err(problem)),
         Ok(tool) => run_tool(ctx, tool, call).instrument(span.clone()).await,
     };
-    span.record("outcome", outcome);
+    span.record("skillet.outcome", outcome);
+    metrics::get().tool_answered(
+        if known { &call.name } else { metrics::UNKNOWN },
+        content.is_err(),
+    );
+    match &content {
+        Ok(text) => {
+            spans::record_content(&span, ctx.capture_content, "gen_ai.tool.call.result", text)
+        }
+        Err(_) => spans::record_error(&span, outcome),
+    }
     match content {
         Ok(text) => {
             let (text, cut) = cut_output(text, ctx.limits.max_tool_output_bytes);

@@ -30,6 +30,7 @@ use crate::protocol::{
 use crate::service::SkillService;
 use crate::skill::Registry;
 use crate::skill::a2a::AgentCard;
+use crate::telemetry::Pricing;
 use crate::tools::ToolRegistry;
 
 /// Runs skill calls. Cheap to clone; see the module docs.
@@ -61,6 +62,8 @@ pub(crate) struct ExecutorInner {
     pub(crate) tool_schemas: ToolSchemaCache,
     pub(crate) card: CardIdentity,
     pub(crate) files: FileSupport,
+    pub(crate) pricing: Pricing,
+    pub(crate) capture_content: bool,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -112,6 +115,8 @@ pub struct ExecutorBuilder {
     hooks: Vec<Arc<dyn TerminalHook>>,
     card: CardIdentity,
     files: FileSupport,
+    pricing: Pricing,
+    capture_content: bool,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -197,6 +202,19 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Prices per model, for the cost estimate in `SkillResult.usage` (default: none, no estimate).
+    pub fn pricing(mut self, pricing: Pricing) -> Self {
+        self.pricing = pricing;
+        self
+    }
+
+    /// Whether spans record message content (model answers, tool arguments and results).
+    /// Off by default.
+    pub fn capture_content(mut self, capture: bool) -> Self {
+        self.capture_content = capture;
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -223,6 +241,8 @@ impl ExecutorBuilder {
                 hooks: self.hooks,
                 card: self.card,
                 files: self.files,
+                pricing: self.pricing,
+                capture_content: self.capture_content,
             }),
         })
     }

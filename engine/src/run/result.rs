@@ -13,7 +13,7 @@
 //! - output never valid: `{"turns_used", "violations": [{instance_path, schema_path,
 //!   message}], "last_output"}` (`last_output` is the model's last raw answer).
 //!
-//! Token usage is not a result field: it goes into the call's last `log` event and tracing.
+//! Token usage (`SkillResult.usage`) is added by the executor after this conversion.
 
 use serde_json::{Value, json};
 

@@ -46,6 +46,17 @@ pub struct GlobalArgs {
     /// Less output on stderr (-q: no progress or notices, -qq: no logs either).
     #[arg(short, long, action = clap::ArgAction::Count, global = true, conflicts_with = "verbose")]
     pub quiet: u8,
+
+    /// Log line format on stderr: text, or one JSON object per line for log shippers.
+    #[arg(
+        long = "log-format",
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t,
+        env = "SKILLET_LOG_FORMAT",
+        global = true
+    )]
+    pub log_format: crate::telemetry::LogFormat,
 }
 
 /// The commands.

@@ -113,7 +113,8 @@ impl Drop for RedactingStderr {
     }
 }
 
-fn redacting_stderr() -> RedactingStderr {
+/// A fresh redacting stderr writer (a `MakeWriter` for the log layer).
+pub fn redacting_stderr() -> RedactingStderr {
     RedactingStderr { buffer: Vec::new() }
 }
 
@@ -150,17 +151,6 @@ fn capped<'a>(level: &'a str, rust_log: Option<&str>, cap: &'a str) -> &'a str {
         None if rank(level) < rank(cap) => level,
         None => cap,
     }
-}
-
-/// Installs the subscriber (stderr, redacted, capped). `RUST_LOG` wins over `-v`/`-q`, never
-/// over the caps.
-pub fn init(console: Console) {
-    let rust_log = std::env::var("RUST_LOG").ok();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter(console, rust_log.as_deref()))
-        .with_writer(redacting_stderr)
-        .with_target(false)
-        .try_init();
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
-//!         [--base-url URL] [-v|-q]... <COMMAND>
+//!         [--base-url URL] [-v|-q]... [--log-format text|json] <COMMAND>
 //!
 //!   run SKILL [--args JSON|@FILE] [--json] [--timeout SECONDS]
 //!   discover [--tag TAG]... [--category CATEGORY]... [--json]
@@ -44,7 +44,6 @@ pub fn main() -> ExitCode {
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
     };
-    logging::init(console);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,7 +54,12 @@ pub fn main() -> ExitCode {
             return Outcome::Setup.into();
         }
     };
+    let export = init_tracing(console, &cli.global, runtime.handle());
     let result = runtime.block_on(dispatch(&cli, console));
+    if let Some(export) = export {
+        // Flushes the spans still queued (bounded by the export timeout).
+        export.shutdown();
+    }
     // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
@@ -77,6 +81,41 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
     }
+}
+
+/// Logs go to stderr (`--log-format`); `RUST_LOG` wins over `-v`/`-q`. Spans also go to an
+/// OTLP collector when `[telemetry]` or `OTEL_EXPORTER_OTLP_ENDPOINT` names one (independent of
+/// the log level). A bad telemetry setting is a warning, never a failed command.
+fn init_tracing(
+    console: Console,
+    global: &args::GlobalArgs,
+    runtime: &tokio::runtime::Handle,
+) -> Option<crate::telemetry::otlp::OtlpExport> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    // The level, `RUST_LOG` and the caps on third-party targets that print raw provider bytes.
+    let filter = logging::filter(console, std::env::var("RUST_LOG").ok().as_deref());
+    let telemetry = setup::load_config(global)
+        .map(|config| config.telemetry)
+        .unwrap_or_default();
+    let (otel, export) = match crate::telemetry::otlp::start(&telemetry, runtime.clone()) {
+        Ok(Some((layer, export))) => (Some(layer), Some(export)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            console.warn(format!("telemetry: {e}; traces are not exported"));
+            (None, None)
+        }
+    };
+    let _ = tracing_subscriber::registry()
+        .with(
+            crate::telemetry::logs::stderr_layer(global.log_format, logging::redacting_stderr)
+                .with_filter(filter),
+        )
+        .with(otel)
+        .try_init();
+    export
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

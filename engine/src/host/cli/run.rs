@@ -186,11 +186,53 @@ fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
             result.duration_ms
         ));
     }
+    if let Some(usage) = &result.usage {
+        console.notice(usage_line(usage));
+    }
+}
+
+/// `tokens: 120 in + 45 out over 3 turns (≈ 0.000412 USD)` for the terminal.
+fn usage_line(usage: &crate::protocol::TokenUsage) -> String {
+    let turns = usage.turns.len();
+    let mut line = format!(
+        "tokens: {} in + {} out over {turns} turn{}",
+        usage.input_tokens,
+        usage.output_tokens,
+        if turns == 1 { "" } else { "s" }
+    );
+    if let Some(cached) = usage.cached_input_tokens {
+        line.push_str(&format!(", {cached} cached"));
+    }
+    if let Some(reasoning) = usage.reasoning_tokens {
+        line.push_str(&format!(", {reasoning} reasoning"));
+    }
+    if let Some(cost) = &usage.cost {
+        line.push_str(&format!(" (≈ {:.6} {})", cost.amount, cost.currency));
+    }
+    line
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_line_shows_totals_turns_and_cost() {
+        let usage = crate::protocol::TokenUsage {
+            input_tokens: 120,
+            output_tokens: 45,
+            turns: vec![Default::default(), Default::default()],
+            cost: Some(crate::protocol::CostEstimate {
+                amount: 0.000412,
+                currency: "USD".into(),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            usage_line(&usage),
+            "tokens: 120 in + 45 out over 2 turns (≈ 0.000412 USD)"
+        );
+    }
 
     #[test]
     fn arguments_must_be_a_json_object() {

@@ -273,7 +273,9 @@ pub fn build_executor(
         .tools(Arc::clone(&parts.tools))
         .limits(parts.config.limits.clone())
         .files(FileSupport::new(parts.config.skills.clone()))
-        .card_identity(identity);
+        .card_identity(identity)
+        .pricing(parts.config.pricing.clone())
+        .capture_content(parts.config.telemetry.capture_content);
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());
     }

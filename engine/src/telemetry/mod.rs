@@ -1,0 +1,42 @@
+//! Telemetry for operators: OpenTelemetry traces exported over OTLP (`otlp`), W3C trace-context
+//! continuation from callers (`propagation`), Prometheus metrics (`metrics`), price tables for
+//! cost estimates (`pricing`) and the log formatter choice (`logs`).
+//!
+//! The spans themselves are opened by the run loop (`run::spans`) following the OpenTelemetry
+//! GenAI semantic conventions; this module only decides where they go. Nothing here runs a call,
+//! and nothing here is needed for one: with telemetry off every function is a cheap no-op.
+//!
+//! Not here: the `[telemetry]`/`[pricing]` file sections as a whole (`config`), the `GET /metrics`
+//! route wiring (`host::http` adds [`metrics::router`]).
+
+pub mod logs;
+pub mod metrics;
+pub mod otlp;
+pub mod pricing;
+pub mod propagation;
+
+use serde::Deserialize;
+
+pub use logs::LogFormat;
+pub use pricing::{ModelPrice, Pricing};
+
+/// The version of the OpenTelemetry GenAI semantic conventions the spans follow.
+pub const GENAI_SEMCONV_VERSION: &str = "1.37.0";
+
+/// `[telemetry]` in `skillet.toml`. Every key is optional; the standard `OTEL_*` variables
+/// fill what the file leaves out (see `docs/OBSERVABILITY.md`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// OTLP/HTTP base endpoint (`http://collector:4318`; `/v1/traces` is appended). When absent,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`; when neither is
+    /// set, no traces are exported.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the exported resource (default: `OTEL_SERVICE_NAME`, else `skillet`).
+    pub service_name: Option<String>,
+    /// Record message content (model answers, tool arguments and results) on spans. Off by
+    /// default: content may be personal or confidential data.
+    pub capture_content: bool,
+    /// Turns exporting off even when the `OTEL_*` variables are set.
+    pub disabled: bool,
+}
