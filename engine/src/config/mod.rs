@@ -15,6 +15,7 @@
 //! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
 //! | `[toolkits.NAME]` | [`ToolkitConfig`] | host-declared toolkits by `kind` (`mcp`) |
 //! | `[plugins.NAME]` | [`crate::sandboxed::PluginConfig`] | out-of-process skill hosts |
+//! | `[nats]` | [`NatsConfig`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -23,6 +24,7 @@
 //! ([`providers::ProviderChoice`]), building the executor (`host::cli`).
 
 pub mod extensions;
+pub mod nats;
 pub mod providers;
 
 use std::collections::BTreeMap;
@@ -36,6 +38,7 @@ use skillet_providers::OverridePolicy;
 use crate::sandboxed::PluginConfig;
 
 pub use extensions::{ToolConfig, ToolkitConfig};
+pub use nats::NatsConfig;
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
 
 use crate::run::{CardIdentity, Limits};
@@ -78,6 +81,9 @@ pub struct Config {
     /// Out-of-process skill hosts (A2E over a sandboxed child's stdio).
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginConfig>,
+    /// NATS JetStream workers and callers.
+    #[serde(default)]
+    pub nats: NatsConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -263,6 +269,7 @@ impl Config {
         for plugin in self.plugins.values_mut() {
             extensions::anchor_plugin(plugin, base);
         }
+        self.nats.credentials_file.as_mut().map(anchor);
     }
 
     /// Cross-field checks serde cannot express.
@@ -310,6 +317,10 @@ impl Config {
                     "expected a positive number of seconds".into(),
                 ));
             }
+        }
+        if let Some(problem) = self.nats.problems().into_iter().next() {
+            let (key, reason) = problem.split_once(": ").unwrap_or(("nats", &problem));
+            return Err(invalid(key.to_owned(), reason.to_owned()));
         }
         if self.server.max_concurrent_calls == 0
             || self.server.max_message_bytes == 0

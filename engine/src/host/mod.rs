@@ -9,6 +9,7 @@
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
+//! - [`nats`] — NATS JetStream workers and their client (`skillet serve --nats`, `skillet call --nats`).
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`embedded`] — mock-llm in-process, the default model when none is configured.
 //! - [`cli`] — the `skillet` binary: commands, progress display, exit codes.
@@ -24,6 +25,7 @@ pub mod embedded;
 pub mod endpoint;
 pub mod http;
 pub mod listener;
+pub mod nats;
 pub mod stdio;
 
 pub use core::{CallScope, HostCore, Refusal};
