@@ -329,6 +329,12 @@ async fn workers_and_client_survive_a_server_restart_and_every_call_is_answered(
         .expect("every call answered after the restart")
         .unwrap();
     assert_eq!(answered.len(), 30);
+    for worker in &workers {
+        assert!(
+            worker.lines().iter().any(|l| l.contains("disconnected")),
+            "the worker saw the restart"
+        );
+    }
     let refs: Vec<&Worker> = workers.iter().collect();
     let stored: HashSet<String> = counts(&refs, "call answered").into_keys().collect();
     for id in &answered {
@@ -390,4 +396,65 @@ async fn discover_over_nats_lists_the_workers_skills() {
         !bad.status.success(),
         "an id with a dot cannot go over NATS"
     );
+}
+
+/// The Python interpreter with the test venv (`$SKILLET_PYTHON`, else `<workspace>/.venv`).
+fn python() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("SKILLET_PYTHON") {
+        return Some(p.into());
+    }
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    venv.exists().then_some(venv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_py_sends_a_raw_a2e_call_and_reads_events_and_answer_from_the_documented_subjects() {
+    let Some(python) = python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no Python found: set SKILLET_PYTHON or create .venv"
+        );
+        eprintln!("\n==== SKIPPED nats-py test: no $SKILLET_PYTHON and no .venv ====\n");
+        return;
+    };
+    let Some(server) = NatsServer::start("nats_py").await else {
+        return;
+    };
+    let skills = echo_skills(50);
+    let worker = Worker::spawn(&server, skills.path(), &nats_toml(&server, ""));
+    worker.ready().await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nats_support/raw_call.py");
+    let output = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::process::Command::new(python)
+            .arg(script)
+            .args([&server.url(), "echo", "py-call-1"])
+            .output(),
+    )
+    .await
+    .expect("the script ends within 90 s")
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["stream"], "SKILLET_CALLS");
+    let answer = &report["answer"];
+    assert_eq!(answer["type"], "skill/call/resp");
+    assert_eq!(answer["req_id"], "py-call-1");
+    assert_eq!(answer["data"]["data"]["echo"], "hello");
+    assert_eq!(
+        report["stored"], *answer,
+        "the stored answer is the published one"
+    );
+    let events = report["events"].as_array().unwrap();
+    assert!(!events.is_empty(), "streamed events");
+    for (seq, event) in events.iter().enumerate() {
+        assert_eq!(event["type"], "skill/event");
+        assert_eq!(event["req_id"], "py-call-1");
+        assert_eq!(event["seq"], seq as u64);
+    }
 }
