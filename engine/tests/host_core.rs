@@ -260,8 +260,8 @@ async fn the_call_limit_refuses_at_once_and_cancel_by_id_stops_only_that_call() 
     assert_eq!(answers.len(), 2);
     let a = answers.iter().find(|r| r.req_id == "a").unwrap();
     let b = answers.iter().find(|r| r.req_id == "b").unwrap();
-    assert_eq!(a.data.as_ref().unwrap().success, false, "a was cancelled");
-    assert_eq!(b.data.as_ref().unwrap().success, true, "b ran to the end");
+    assert!(!a.data.as_ref().unwrap().success, "a was cancelled");
+    assert!(b.data.as_ref().unwrap().success, "b ran to the end");
     assert_eq!(service.cancelled.load(Ordering::SeqCst), 1);
 }
 

@@ -136,9 +136,11 @@ pub async fn discover(
 ) -> Result<Outcome, Failure> {
     let config = nats_config(global, args.nats.as_deref())?;
     let client = NatsClient::connect(&config).await.map_err(Failure::setup)?;
-    let mut request = SkillDiscoverRequest::default();
-    request.filter_tags = args.tags.clone();
-    request.filter_categories = args.categories.clone();
+    let request = SkillDiscoverRequest {
+        filter_tags: args.tags.clone(),
+        filter_categories: args.categories.clone(),
+        ..Default::default()
+    };
     let response = client
         .discover(&request, DISCOVER_WAIT)
         .await
