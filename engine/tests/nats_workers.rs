@@ -458,3 +458,76 @@ async fn nats_py_sends_a_raw_a2e_call_and_reads_events_and_answer_from_the_docum
         assert_eq!(event["seq"], seq as u64);
     }
 }
+
+/// The BENCHMARKS.md figure (prints, asserts nothing about speed):
+/// `cargo test -p skillet-engine --test nats_workers -- --ignored --nocapture throughput`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement for BENCHMARKS.md, not a check"]
+async fn throughput_and_added_latency_nats_vs_stdio() {
+    let Some(server) = NatsServer::start("throughput").await else {
+        return;
+    };
+    let skills = echo_skills(0);
+    let (sequential, parallel) = (50usize, 400usize);
+
+    // stdio: one `serve --stdio` child.
+    let mut stdio = cli_support::StdioChild::spawn(&[skills.path()]);
+    let warm = cli_support::call("warm", "echo", json!({"text": "hi"}));
+    stdio.send(&warm).await;
+    stdio.recv_answers(&["warm"]).await;
+    let started = std::time::Instant::now();
+    for i in 0..sequential {
+        let id = format!("s{i}");
+        stdio
+            .send(&cli_support::call(&id, "echo", json!({"text": "hi"})))
+            .await;
+        stdio.recv_answers(&[&id]).await;
+    }
+    let stdio_latency = started.elapsed() / sequential as u32;
+    let started = std::time::Instant::now();
+    let ids: Vec<String> = (0..parallel).map(|i| format!("p{i}")).collect();
+    for id in &ids {
+        stdio
+            .send(&cli_support::call(id, "echo", json!({"text": "hi"})))
+            .await;
+    }
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    stdio.recv_answers(&refs).await;
+    let stdio_rate = parallel as f64 / started.elapsed().as_secs_f64();
+    stdio.close_stdin();
+
+    // NATS: one worker, same concurrency limit as serve's default.
+    let extra = "concurrency = 64";
+    let worker = Worker::spawn(&server, skills.path(), &nats_toml(&server, extra));
+    worker.ready().await;
+    let client = client(&nats_config(&server, extra)).await;
+    let wait = Duration::from_secs(120);
+    client.call(&echo_call("warm"), None, wait).await.unwrap();
+    let started = std::time::Instant::now();
+    for i in 0..sequential {
+        let mut request = echo_call(&format!("ns{i}"));
+        request.streaming = true;
+        client.call(&request, None, wait).await.unwrap();
+    }
+    let nats_latency = started.elapsed() / sequential as u32;
+    let started = std::time::Instant::now();
+    let answered = futures::stream::iter(0..parallel)
+        .map(|i| {
+            let client = client.clone();
+            async move {
+                let mut request = echo_call(&format!("np{i}"));
+                request.streaming = true;
+                client.call(&request, None, wait).await.unwrap()
+            }
+        })
+        .buffer_unordered(64)
+        .count()
+        .await;
+    let nats_rate = answered as f64 / started.elapsed().as_secs_f64();
+    eprintln!(
+        "stdio: {stdio_latency:?}/call sequential, {stdio_rate:.0} calls/s ({parallel} pipelined)\n\
+         NATS:  {nats_latency:?}/call sequential, {nats_rate:.0} calls/s ({parallel}, 64 at once, 1 worker)\n\
+         added latency per call through NATS: {:?}",
+        nats_latency.saturating_sub(stdio_latency)
+    );
+}
