@@ -531,3 +531,130 @@ async fn throughput_and_added_latency_nats_vs_stdio() {
         nats_latency.saturating_sub(stdio_latency)
     );
 }
+
+/// Publishes raw bytes to a call subject with a reply inbox; returns the answer.
+async fn raw_answer(client: &async_nats::Client, subject: &str, id: &str, payload: &str) -> Value {
+    let inbox = client.new_inbox();
+    let mut answers = client.subscribe(inbox.clone()).await.unwrap();
+    let js = async_nats::jetstream::new(client.clone());
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Skillet-Reply", inbox.as_str());
+    headers.insert("Nats-Msg-Id", id);
+    js.publish_with_headers(subject.to_owned(), headers, payload.to_owned().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let message = tokio::time::timeout(Duration::from_secs(30), answers.next())
+        .await
+        .expect("an answer within 30 s")
+        .unwrap();
+    serde_json::from_slice(&message.payload).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_call_messages_are_answered_and_acked_and_the_worker_keeps_working() {
+    let Some(server) = NatsServer::start("bad_messages").await else {
+        return;
+    };
+    let skills = echo_skills(0);
+    let worker = Worker::spawn(&server, skills.path(), &nats_toml(&server, ""));
+    worker.ready().await;
+    let nats = async_nats::connect(server.url()).await.unwrap();
+    let cases = [
+        ("skillet.call.echo", "m1", "{\"type\": ", "parse_error"),
+        ("skillet.call.echo", "m2", "[1,2]", "invalid_message"),
+        (
+            "skillet.call.echo",
+            "m3",
+            r#"{"type":"skill/call/req","id":"a.b","version":"1.0","name":"echo","arguments":{"text":"x"}}"#,
+            "invalid_message",
+        ),
+        (
+            "skillet.call.other",
+            "m4",
+            r#"{"type":"skill/call/req","id":"m4","version":"1.0","name":"echo","arguments":{"text":"x"}}"#,
+            "invalid_message",
+        ),
+        (
+            "skillet.call.echo",
+            "m5",
+            r#"{"type":"skill/call/req","id":"m5","version":"9.9","name":"echo","arguments":{}}"#,
+            "version_mismatch",
+        ),
+        (
+            "skillet.call.nope",
+            "m6",
+            r#"{"type":"skill/call/req","id":"m6","version":"1.0","name":"nope","arguments":{}}"#,
+            "unknown_skill",
+        ),
+    ];
+    for (subject, msg_id, payload, code) in cases {
+        let answer = raw_answer(&nats, subject, msg_id, payload).await;
+        assert_eq!(answer["type"], "skill/call/resp", "{payload}");
+        assert_eq!(answer["error"]["code"], code, "{payload}: {answer}");
+    }
+    // Still working, and nothing was left unacked for redelivery.
+    let ok = raw_answer(
+        &nats,
+        "skillet.call.echo",
+        "m7",
+        r#"{"type":"skill/call/req","id":"m7","version":"1.0","name":"echo","arguments":{"text":"x"}}"#,
+    )
+    .await;
+    assert_eq!(ok["data"]["data"]["echo"], "hello", "{ok}");
+    let js = async_nats::jetstream::new(nats.clone());
+    let mut stream = js.get_stream("SKILLET_CALLS").await.unwrap();
+    assert_eq!(stream.info().await.unwrap().state.messages, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_pulling_finishes_the_calls_in_flight_answers_acks_and_exits_0() {
+    let Some(server) = NatsServer::start("graceful").await else {
+        return;
+    };
+    let skills = echo_skills(1500);
+    let extra = "concurrency = 3";
+    let mut worker = Worker::spawn(&server, skills.path(), &nats_toml(&server, extra));
+    worker.ready().await;
+    let client = client(&nats_config(&server, extra)).await;
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .call(
+                        &echo_call(&format!("grace-{i}")),
+                        None,
+                        Duration::from_secs(60),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while worker.events("call started").len() < 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            worker.lines()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(worker.terminate().await, 0);
+    for (i, call) in calls.into_iter().enumerate() {
+        let response = call
+            .await
+            .unwrap()
+            .expect("answered before the worker exited");
+        assert_succeeded(&response, &format!("grace-{i}"));
+    }
+    assert_eq!(worker.events("call answered").len(), 3);
+    let js = async_nats::jetstream::new(client.connection().clone());
+    let mut stream = js.get_stream("SKILLET_CALLS").await.unwrap();
+    assert_eq!(
+        stream.info().await.unwrap().state.messages,
+        0,
+        "every call acked before exit"
+    );
+}
