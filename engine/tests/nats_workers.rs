@@ -594,6 +594,36 @@ async fn bad_call_messages_are_answered_and_acked_and_the_worker_keeps_working()
         assert_eq!(answer["type"], "skill/call/resp", "{payload}");
         assert_eq!(answer["error"]["code"], code, "{payload}: {answer}");
     }
+    // A reply subject in a `$` namespace is not published to (here it would overwrite another
+    // call's stored answer): the answer is only stored.
+    let js = async_nats::jetstream::new(nats.clone());
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Skillet-Reply", "$KV.skillet-results.victim");
+    js.publish_with_headers(
+        "skillet.call.echo",
+        headers,
+        r#"{"type":"skill/call/req","id":"m8","version":"1.0","name":"echo","arguments":{"text":"x"}}"#.into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
+    let results = js.get_key_value("skillet-results").await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while results.get("m8").await.unwrap().is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "m8 stored");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut stream = js.get_stream("SKILLET_CALLS").await.unwrap();
+    while stream.info().await.unwrap().state.messages > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "m8 acked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        results.get("victim").await.unwrap().is_none(),
+        "the worker published into the results bucket"
+    );
     // Still working, and nothing was left unacked for redelivery.
     let ok = raw_answer(
         &nats,
@@ -603,8 +633,6 @@ async fn bad_call_messages_are_answered_and_acked_and_the_worker_keeps_working()
     )
     .await;
     assert_eq!(ok["data"]["data"]["echo"], "hello", "{ok}");
-    let js = async_nats::jetstream::new(nats.clone());
-    let mut stream = js.get_stream("SKILLET_CALLS").await.unwrap();
     assert_eq!(stream.info().await.unwrap().state.messages, 0);
 }
 

@@ -76,6 +76,21 @@ pub fn is_valid_token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'='))
 }
 
+/// Whether a caller-given reply subject may be published to: a concrete subject (no wildcards or
+/// whitespace) outside the `$`-namespaces (`$JS.API`, `$KV`, `$SYS`, …), so a caller cannot make
+/// a worker send its answer as a JetStream API request.
+pub fn is_safe_reply(subject: &str) -> bool {
+    !subject.is_empty()
+        && !subject.starts_with('$')
+        && subject.len() <= 512
+        && subject.split('.').all(|token| {
+            !token.is_empty()
+                && token != "*"
+                && token != ">"
+                && !token.chars().any(char::is_whitespace)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +105,23 @@ mod tests {
             Some("code-review")
         );
         assert_eq!(subjects.skill_of("other.call.x"), None);
+    }
+
+    #[test]
+    fn reply_subjects_outside_inboxes_and_app_subjects_are_refused() {
+        assert!(is_safe_reply("_INBOX.abc.def"));
+        assert!(is_safe_reply("app.replies.7"));
+        for bad in [
+            "",
+            "$JS.API.STREAM.DELETE.SKILLET_CALLS",
+            "$KV.x.y",
+            "a.*",
+            "a.>",
+            "a..b",
+            "a b",
+        ] {
+            assert!(!is_safe_reply(bad), "{bad:?}");
+        }
     }
 
     #[test]

@@ -428,13 +428,17 @@ async fn publish_and_ack(
     response: &SkillCallResponse,
 ) {
     if let Some(reply) = reply {
-        let line = protocol::encode(&Message::CallResponse(response.clone()));
-        let mut headers = HeaderMap::new();
-        headers.insert("Skillet-Req-Id", response.req_id.as_str());
-        let _ = shared
-            .client
-            .publish_with_headers(reply, headers, Bytes::from(line))
-            .await;
+        if !subjects::is_safe_reply(&reply) {
+            tracing::warn!(req_id = %response.req_id, "refusing to answer on a $-subject or wildcard; the answer is only stored");
+        } else {
+            let line = protocol::encode(&Message::CallResponse(response.clone()));
+            let mut headers = HeaderMap::new();
+            headers.insert("Skillet-Req-Id", response.req_id.as_str());
+            let _ = shared
+                .client
+                .publish_with_headers(reply, headers, Bytes::from(line))
+                .await;
+        }
     }
     // The answer is stored: an ack lost to a disconnect only costs a redelivery, which replays
     // the stored answer. Retry a little so that is rare.
