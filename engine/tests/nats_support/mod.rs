@@ -12,7 +12,9 @@ use skillet_engine::config::NatsConfig;
 use skillet_engine::host::nats::NatsClient;
 use tokio::process::{Child, Command};
 
-use crate::cli_support::SKILLET;
+use crate::cli_support::{SKILLET, write_skill};
+use serde_json::{Map, json};
+use skillet_engine::protocol::{SkillCallRequest, SkillCallResponse};
 
 /// The `nats-server` binary, if installed. Under `CI` a missing binary fails the test.
 pub fn nats_server_binary(test: &str) -> Option<PathBuf> {
@@ -247,4 +249,28 @@ fn strip_ansi(line: &str) -> String {
 /// A client with `config`.
 pub async fn client(config: &NatsConfig) -> NatsClient {
     NatsClient::connect(config).await.expect("client connects")
+}
+
+/// A skills root with `echo` answering after `latency_ms`.
+pub fn echo_skills(latency_ms: u64) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path(), "echo", latency_ms, "{json: {echo: \"hello\"}}");
+    root
+}
+
+pub fn echo_call(id: &str) -> SkillCallRequest {
+    let mut arguments = Map::new();
+    arguments.insert("text".into(), json!("hello"));
+    let mut request = SkillCallRequest::new("echo", arguments);
+    request.id = id.to_owned();
+    request.streaming = false;
+    request
+}
+
+pub fn assert_succeeded(response: &SkillCallResponse, id: &str) {
+    assert_eq!(response.req_id, id);
+    assert!(response.error.is_none(), "{response:?}");
+    let data = response.data.as_ref().expect("a result");
+    assert!(data.success, "{response:?}");
+    assert_eq!(data.data, Some(json!({"echo": "hello"})));
 }

@@ -72,7 +72,10 @@ pub async fn serve(
         .map_err(Failure::setup)?;
     console.notice(format!(
         "worker {name} pulling calls from {} (stream {}, consumer {}, concurrency {})",
-        config.url, config.stream, config.consumer, config.concurrency
+        nats::connect::redacted_url(&config.url),
+        config.stream,
+        config.consumer,
+        config.concurrency
     ));
     worker
         .run(shutdown_signal())

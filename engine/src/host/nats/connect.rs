@@ -2,6 +2,8 @@
 //! named environment variable (held as a `SecretString`, exposed only to the client library),
 //! and reconnecting forever with the client's backoff, so a restarted server is picked up again.
 //!
+//! Credentials written into the URL (`nats://user:pass@host`) are redacted from every message.
+//!
 //! Not here: what is done over the connection (worker, client, store).
 
 use async_nats::{Client, ConnectOptions};
@@ -35,18 +37,50 @@ pub async fn connect(config: &NatsConfig, name: &str) -> Result<Client, NatsErro
         .connect(config.url.as_str())
         .await
         .map_err(|e| NatsError::Connect {
-            url: config.url.clone(),
+            url: redacted_url(&config.url),
             reason: e.to_string(),
         })?;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     while client.connection_state() != async_nats::connection::State::Connected {
         if tokio::time::Instant::now() >= deadline {
             return Err(NatsError::Connect {
-                url: config.url.clone(),
+                url: redacted_url(&config.url),
                 reason: "no connection within 10 s".into(),
             });
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     Ok(client)
+}
+
+/// `url` without any `user:password@` or `token@` part, for messages.
+pub fn redacted_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = match rest.rsplit_once('@') {
+        Some((_, host)) => format!("[REDACTED]@{host}"),
+        None => rest.to_owned(),
+    };
+    if scheme.is_empty() {
+        rest
+    } else {
+        format!("{scheme}://{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted_url;
+
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        assert_eq!(
+            redacted_url("nats://127.0.0.1:4222"),
+            "nats://127.0.0.1:4222"
+        );
+        assert_eq!(
+            redacted_url("nats://alice:s3cret@nats.internal:4222"),
+            "nats://[REDACTED]@nats.internal:4222"
+        );
+        assert_eq!(redacted_url("tok@host:1"), "[REDACTED]@host:1");
+    }
 }
