@@ -20,6 +20,7 @@
 //! | `[skills.workspace]`, `[skills.scripts]` | [`crate::files::FilesConfig`] | per-call workspaces, file-tool caps, bundled scripts (off by default) |
 //! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
 //! | `[pricing.MODEL]` | [`crate::telemetry::ModelPrice`] | prices per model for cost estimates |
+//! | `[nats]` | [`NatsConfig`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
 //! inline credential. Relative paths are resolved against the directory of the file.
@@ -29,6 +30,7 @@
 
 pub mod a2a;
 pub mod extensions;
+pub mod nats;
 pub mod providers;
 
 use std::collections::BTreeMap;
@@ -44,6 +46,7 @@ use crate::sandboxed::PluginConfig;
 use crate::telemetry::{Pricing, TelemetryConfig};
 
 pub use extensions::{ToolConfig, ToolkitConfig};
+pub use nats::NatsConfig;
 pub use providers::{ProviderChoice, ProviderEntry, ProviderEntryKind, ProviderShortcuts};
 
 use crate::run::{CardIdentity, Limits, SkillProviderPolicy};
@@ -101,6 +104,8 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     /// Prices per model (cost estimates in results).
     pub pricing: Pricing,
+    /// NATS JetStream workers and callers.
+    pub nats: NatsConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -301,6 +306,7 @@ impl Config {
         for plugin in self.plugins.values_mut() {
             extensions::anchor_plugin(plugin, base);
         }
+        self.nats.credentials_file.as_mut().map(anchor);
     }
 
     /// Cross-field checks serde cannot express.
@@ -348,6 +354,10 @@ impl Config {
                     "expected a positive number of seconds".into(),
                 ));
             }
+        }
+        if let Some(problem) = self.nats.problems().into_iter().next() {
+            let (key, reason) = problem.split_once(": ").unwrap_or(("nats", &problem));
+            return Err(invalid(key.to_owned(), reason.to_owned()));
         }
         if self.server.max_concurrent_calls == 0
             || self.server.max_message_bytes == 0

@@ -10,6 +10,7 @@
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
 //! - [`a2a`] — the A2A 1.0 JSON-RPC binding (`POST /a2a`, JSON or SSE) with its task store.
+//! - [`nats`] — NATS JetStream workers and their client (`skillet serve --nats`, `skillet call --nats`).
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`embedded`] — mock-llm in-process, the default model when none is configured.
 //! - [`cli`] — the `skillet` binary: commands, progress display, exit codes.
@@ -31,6 +32,7 @@ pub mod endpoint;
 pub mod http;
 pub mod listener;
 pub mod mcp;
+pub mod nats;
 pub mod stdio;
 
 pub use core::{CallScope, HostCore, Refusal};

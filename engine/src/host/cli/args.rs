@@ -68,8 +68,10 @@ pub enum Command {
     Discover(DiscoverArgs),
     /// Check skill folders and print every problem as file:location: reason.
     Validate(ValidateArgs),
-    /// Serve A2E to agent hosts over stdio or HTTP.
+    /// Serve A2E to agent hosts over stdio or HTTP, or work a NATS JetStream queue.
     Serve(ServeArgs),
+    /// Run one skill on `serve --nats` workers and print its result.
+    Call(CallArgs),
     /// Print the A2A Agent Card of the skills.
     Card(CardArgs),
     /// List the configured toolkits (status, tools) and the tools the host provides.
@@ -112,6 +114,31 @@ pub struct DiscoverArgs {
     /// Print the skill/discover/resp message as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Ask the `serve --nats` workers at URL instead of loading skills here.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+}
+
+/// `skillet call --nats URL`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The skill's name.
+    pub skill: String,
+    /// The NATS server the workers pull from (default: the config's nats.url).
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub nats: Option<String>,
+    /// The arguments: a JSON object, or @FILE to read it from a file (@- for stdin).
+    #[arg(long, value_name = "JSON|@FILE", default_value = "{}")]
+    pub args: String,
+    /// Print the final skill/call/resp message as JSON on stdout (one line).
+    #[arg(long)]
+    pub json: bool,
+    /// The call's id (default: a fresh UUID). Resubmitting an id returns its stored answer.
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Seconds to wait for the answer (also the call's own limit when set).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
 }
 
 /// `skillet validate`.
@@ -127,7 +154,7 @@ pub struct ValidateArgs {
 
 /// `skillet serve`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "mcp", "http"])))]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "mcp", "http", "nats"])))]
 pub struct ServeArgs {
     /// A2E as JSON Lines on stdin/stdout (logs on stderr).
     #[arg(long)]
@@ -139,6 +166,9 @@ pub struct ServeArgs {
     /// (default: the config's server.http_listen, 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub http: Option<String>,
+    /// Work the NATS JetStream call queue at URL (default: the config's nats.url).
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub nats: Option<String>,
 }
 
 impl ServeArgs {

@@ -7,9 +7,10 @@
 //!         [--base-url URL] [-v|-q]... [--log-format text|json] <COMMAND>
 //!
 //!   run SKILL [--args JSON|@FILE] [--json] [--timeout SECONDS]
-//!   discover [--tag TAG]... [--category CATEGORY]... [--json]
+//!   discover [--tag TAG]... [--category CATEGORY]... [--json] [--nats URL]
 //!   validate DIR... [--strict]
-//!   serve (--stdio | --http [ADDR])
+//!   serve (--stdio | --mcp | --http [ADDR] | --nats [URL])
+//!   call SKILL --nats [URL] [--args JSON|@FILE] [--json] [--id ID] [--timeout SECONDS]
 //!   card [--url URL]
 //!   toolkits [--json]
 //! ```
@@ -21,6 +22,7 @@ mod card;
 mod discover;
 pub mod exit;
 pub mod logging;
+mod nats;
 pub mod progress;
 mod run;
 mod serve;
@@ -75,9 +77,15 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     let global = &cli.global;
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
+        Command::Discover(args) if args.nats.is_some() => {
+            nats::discover(global, args, console).await
+        }
         Command::Discover(args) => discover::discover(global, args, console).await,
         Command::Validate(args) => validate::validate(args, global, console),
+        Command::Serve(args) if args.nats.is_some() => nats::serve(global, args, console).await,
         Command::Serve(args) => serve::serve(global, args, console).await,
+        Command::Call(args) => nats::call(global, args, console).await,
+
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
     }

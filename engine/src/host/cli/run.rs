@@ -100,7 +100,7 @@ pub async fn run(
 }
 
 /// `--args`: inline JSON, `@FILE`, or `@-` (stdin); must be a JSON object.
-fn parse_arguments(text: &str) -> Result<Map<String, Value>, Failure> {
+pub(super) fn parse_arguments(text: &str) -> Result<Map<String, Value>, Failure> {
     let (origin, body) = match text.strip_prefix('@') {
         Some("-") => {
             let mut body = String::new();
@@ -137,7 +137,7 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
+pub(super) fn print_response(response: &SkillCallResponse, json: bool, console: Console) {
     let mut stdout = std::io::stdout().lock();
     if json {
         let line = protocol::encode(&Message::CallResponse(response.clone()));

@@ -1,0 +1,54 @@
+//! [`NatsError`]: why talking to NATS failed — connecting, setting up the stream, consumer or
+//! results bucket, publishing, or waiting for an answer. Messages name the server and object,
+//! never a credential.
+
+/// A NATS failure.
+#[derive(Debug, thiserror::Error)]
+pub enum NatsError {
+    /// The configuration cannot be used (a missing token variable, an unreadable creds file).
+    #[error("NATS configuration: {0}")]
+    Config(String),
+    /// The server could not be reached.
+    #[error("cannot connect to NATS at {url}: {reason}")]
+    Connect {
+        /// The server URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// Creating or binding a JetStream object failed.
+    #[error("JetStream {what}: {reason}")]
+    JetStream {
+        /// The stream, consumer or bucket.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// A publish, subscribe or request failed.
+    #[error("NATS {0}")]
+    Io(String),
+    /// No answer came in time.
+    #[error("no answer for call {req_id} within {seconds} s")]
+    Timeout {
+        /// The call.
+        req_id: String,
+        /// The wait.
+        seconds: u64,
+    },
+    /// The request cannot be sent over NATS (e.g. its id is not a valid subject token).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl NatsError {
+    pub(crate) fn jetstream(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        NatsError::JetStream {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub(crate) fn io(what: &str, reason: impl std::fmt::Display) -> Self {
+        NatsError::Io(format!("{what}: {reason}"))
+    }
+}

@@ -1,0 +1,276 @@
+//! Helpers for the NATS worker tests: a real `nats-server -js` on a free 127.0.0.1 port with a
+//! temporary store (skipped with a notice when the binary is missing, a failure under `CI`),
+//! `skillet serve --nats` workers as child processes with their logs in files, and a client.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use skillet_engine::config::NatsConfig;
+use skillet_engine::host::nats::NatsClient;
+use tokio::process::{Child, Command};
+
+use crate::cli_support::{SKILLET, write_skill};
+use serde_json::{Map, json};
+use skillet_engine::protocol::{SkillCallRequest, SkillCallResponse};
+
+/// The `nats-server` binary, if installed. Under `CI` a missing binary fails the test.
+pub fn nats_server_binary(test: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/bin")])
+        .map(|dir| dir.join("nats-server"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but nats-server is missing (apt-get install nats-server)"
+        );
+        eprintln!(
+            "\n==== SKIPPED {test}: nats-server not installed (apt-get install nats-server) ====\n"
+        );
+    }
+    found
+}
+
+/// A running `nats-server -js`; killed on drop.
+pub struct NatsServer {
+    binary: PathBuf,
+    child: Option<Child>,
+    pub port: u16,
+    pub store: tempfile::TempDir,
+}
+
+impl NatsServer {
+    /// Starts a server on a free port, or `None` (skip) when the binary is missing.
+    pub async fn start(test: &str) -> Option<NatsServer> {
+        let binary = nats_server_binary(test)?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut server = NatsServer {
+            binary,
+            child: None,
+            port,
+            store: tempfile::tempdir().unwrap(),
+        };
+        server.launch().await;
+        Some(server)
+    }
+
+    async fn launch(&mut self) {
+        let child = Command::new(&self.binary)
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(self.store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nats-server starts");
+        self.child = Some(child);
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("nats-server did not listen on {} within 10 s", self.port);
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to exit.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().await.unwrap();
+        }
+    }
+
+    /// Starts it again on the same port with the same store.
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        self.launch().await;
+    }
+}
+
+/// `[nats]` text for a test: the server plus `extra` lines.
+pub fn nats_toml(server: &NatsServer, extra: &str) -> String {
+    format!("[nats]\nurl = \"{}\"\n{extra}\n", server.url())
+}
+
+/// The same settings as a typed config (for the client).
+pub fn nats_config(server: &NatsServer, extra: &str) -> NatsConfig {
+    let config: skillet_engine::config::Config = toml::from_str(&nats_toml(server, extra)).unwrap();
+    config.nats
+}
+
+/// A `skillet serve --nats` child whose stderr goes to a log file.
+pub struct Worker {
+    pub child: Child,
+    pub log: PathBuf,
+    pub dir: tempfile::TempDir,
+}
+
+impl Worker {
+    /// Spawns a worker over `skills` with `toml` as its skillet.toml.
+    pub fn spawn(server: &NatsServer, skills: &Path, toml: &str) -> Worker {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("skillet.toml"), toml).unwrap();
+        let log = dir.path().join("worker.log");
+        let child = Command::new(SKILLET)
+            .current_dir(dir.path())
+            .args(["serve", "--nats", &server.url(), "--skills-dir"])
+            .arg(skills)
+            .arg("-v")
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .env_remove("RUST_LOG")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn skillet serve --nats");
+        Worker { child, log, dir }
+    }
+
+    /// Waits until the worker logged that it pulls calls.
+    pub async fn ready(&self) {
+        self.wait_for_line("NATS worker pulling calls", Duration::from_secs(30))
+            .await;
+    }
+
+    /// Waits until a log line contains `needle`.
+    pub async fn wait_for_line(&self, needle: &str, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self.lines().iter().any(|l| l.contains(needle)) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "worker never logged {needle:?}:\n{}",
+                self.lines().join("\n")
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The log, ANSI colours removed.
+    pub fn lines(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines().map(strip_ansi).collect()
+    }
+
+    /// `(req_id, fields)` of every log line with `message`.
+    pub fn events(&self, message: &str) -> Vec<LogEvent> {
+        self.lines()
+            .iter()
+            .filter(|l| l.contains(message))
+            .map(|l| LogEvent::parse(l))
+            .collect()
+    }
+
+    /// SIGKILL.
+    pub async fn kill9(&mut self) {
+        self.child.kill().await.unwrap();
+    }
+
+    /// SIGTERM, then the exit code.
+    pub async fn terminate(&mut self) -> i32 {
+        crate::cli_support::sigterm(self.child.id().unwrap());
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("worker exits within 60 s")
+            .unwrap();
+        status.code().expect("exited normally")
+    }
+}
+
+/// The fields of one worker log line.
+#[derive(Debug, Clone)]
+pub struct LogEvent {
+    pub req_id: String,
+    pub delivery: u64,
+    pub in_flight: Option<u64>,
+}
+
+impl LogEvent {
+    fn parse(line: &str) -> LogEvent {
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                .map(str::to_owned)
+        };
+        LogEvent {
+            req_id: field("req_id").unwrap_or_default(),
+            delivery: field("delivery").and_then(|d| d.parse().ok()).unwrap_or(0),
+            in_flight: field("in_flight").and_then(|d| d.parse().ok()),
+        }
+    }
+}
+
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A client with `config`.
+pub async fn client(config: &NatsConfig) -> NatsClient {
+    NatsClient::connect(config).await.expect("client connects")
+}
+
+/// A skills root with `echo` answering after `latency_ms`.
+pub fn echo_skills(latency_ms: u64) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path(), "echo", latency_ms, "{json: {echo: \"hello\"}}");
+    root
+}
+
+pub fn echo_call(id: &str) -> SkillCallRequest {
+    let mut arguments = Map::new();
+    arguments.insert("text".into(), json!("hello"));
+    let mut request = SkillCallRequest::new("echo", arguments);
+    request.id = id.to_owned();
+    request.streaming = false;
+    request
+}
+
+pub fn assert_succeeded(response: &SkillCallResponse, id: &str) {
+    assert_eq!(response.req_id, id);
+    assert!(response.error.is_none(), "{response:?}");
+    let data = response.data.as_ref().expect("a result");
+    assert!(data.success, "{response:?}");
+    assert_eq!(data.data, Some(json!({"echo": "hello"})));
+}
