@@ -451,14 +451,17 @@ struct BlockDelta {
     delta: Delta,
 }
 
+/// A `content_block_delta`'s delta, by its `type` (`text_delta`, `input_json_delta`).
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Delta {
-    TextDelta {
+    #[serde(rename = "text_delta")]
+    Text {
         #[serde(default)]
         text: String,
     },
-    InputJsonDelta {
+    #[serde(rename = "input_json_delta")]
+    InputJson {
         #[serde(default)]
         partial_json: String,
     },
@@ -552,13 +555,13 @@ impl StreamDecoder for EventDecoder {
             "content_block_delta" => {
                 let delta: BlockDelta = parse(&event)?;
                 match (self.blocks.get_mut(&delta.index), delta.delta) {
-                    (Some(PartialBlock::Text), Delta::TextDelta { text }) => {
+                    (Some(PartialBlock::Text), Delta::Text { text }) => {
                         sink.text(&text);
                         self.text.push_str(&text);
                     }
                     (
                         Some(PartialBlock::ToolUse { name, json, .. }),
-                        Delta::InputJsonDelta { partial_json },
+                        Delta::InputJson { partial_json },
                     ) => {
                         // The structured answer streams like text would on other providers.
                         if name == ANSWER_TOOL && self.answer == AnswerShape::Object {

@@ -126,13 +126,19 @@ pub(crate) async fn read_events(
     let mut on_line = |line: &[u8]| -> Result<Flow, ProviderError> {
         match framing {
             Framing::Ndjson if line.iter().all(u8::is_ascii_whitespace) => Ok(Flow::More),
-            Framing::Ndjson => on_event(StreamEvent { name: "", data: line }),
+            Framing::Ndjson => on_event(StreamEvent {
+                name: "",
+                data: line,
+            }),
             Framing::Sse => sse.line(line, limits.max_event_bytes, &mut on_event),
         }
     };
     while let Some(chunk) = chunks.next().await? {
         lines.push(&chunk);
         while let Some(line) = lines.next_line() {
+            if line.len() > limits.max_event_bytes {
+                return Err(too_large("a stream line", limits.max_event_bytes));
+            }
             if on_line(line)? == Flow::Done {
                 return Ok(Flow::Done);
             }
@@ -171,7 +177,9 @@ impl LineBuffer {
 
     /// The next complete line, without its `\n` (or `\r\n`).
     fn next_line(&mut self) -> Option<&[u8]> {
-        let offset = self.buffer[self.scanned..].iter().position(|b| *b == b'\n')?;
+        let offset = self.buffer[self.scanned..]
+            .iter()
+            .position(|b| *b == b'\n')?;
         let end = self.scanned + offset;
         let line_start = self.start;
         self.start = end + 1;
@@ -254,7 +262,10 @@ mod tests {
         let mut sse = SseEvent::default();
         let mut out = Vec::new();
         let mut record = |e: StreamEvent<'_>| {
-            out.push((e.name.to_owned(), String::from_utf8_lossy(e.data).into_owned()));
+            out.push((
+                e.name.to_owned(),
+                String::from_utf8_lossy(e.data).into_owned(),
+            ));
             Ok(Flow::More)
         };
         for chunk in input {
@@ -286,9 +297,7 @@ mod tests {
     fn an_sse_event_over_the_cap_fails_with_a_clear_error() {
         let mut sse = SseEvent::default();
         let mut ignore = |_: StreamEvent<'_>| Ok(Flow::More);
-        let error = sse
-            .line(b"data: 0123456789", 8, &mut ignore)
-            .unwrap_err();
+        let error = sse.line(b"data: 0123456789", 8, &mut ignore).unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::MalformedResponse);
         assert!(error.message.contains("8-byte limit"), "{error}");
     }

@@ -184,3 +184,116 @@ pub(crate) fn decode_single<D: StreamDecoder>(
     decoder.event(crate::wire::StreamEvent { name: "", data }, &sink)?;
     decoder.finish(&sink)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anthropic::Anthropic;
+    use crate::ollama::Ollama;
+    use crate::openai::OpenAiCompatible;
+
+    async fn server(text: &str) -> mock_llm::MockServer {
+        let yaml = format!("rules:\n  - reply: {{text: \"{text}\"}}\n");
+        let scenario = mock_llm::Scenario::from_yaml_str(&yaml).unwrap();
+        mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
+            .await
+            .unwrap()
+    }
+
+    fn provider<W: Wire>(base: String, limits: BodyLimits) -> HttpProvider<W> {
+        let kind = ProviderKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == W::INFO.name)
+            .unwrap();
+        let mut spec = ProviderSpec::new(kind, "mock-model", Some(&base)).unwrap();
+        spec.api_key = Some(secrecy::SecretString::from("k"));
+        let http = crate::transport::build_http_client().unwrap();
+        HttpProvider::<W>::new(spec, http)
+            .unwrap()
+            .with_limits(limits)
+    }
+
+    async fn error_with<W: Wire>(base: String, limits: BodyLimits, stream: bool) -> ProviderError {
+        let p = provider::<W>(base, limits);
+        let request = ChatRequest {
+            messages: vec![crate::types::ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        let sink = |_: &str| {};
+        let options = if stream {
+            CallOptions::default().with_stream(&sink)
+        } else {
+            CallOptions::default()
+        };
+        p.chat(request, options).await.unwrap_err()
+    }
+
+    /// A server answering 200 with `body` under `content_type` to every request.
+    async fn raw_server(content_type: &'static str, body: String) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut buffer = vec![0u8; 64 * 1024];
+                    let _ = socket.read(&mut buffer).await;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(body.as_bytes()).await;
+                });
+            }
+        });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn an_event_or_line_over_the_cap_fails_the_call_clearly_on_every_framing() {
+        let small = BodyLimits {
+            max_event_bytes: 1024,
+            max_total_bytes: 1 << 20,
+        };
+        let long = "x".repeat(3000);
+        let ndjson = raw_server("application/x-ndjson", format!("{long}\n")).await;
+        let sse_line = raw_server("text/event-stream", format!("data: {long}\n\n")).await;
+        // Many short `data:` lines that add up to one oversized event.
+        let sse_event =
+            raw_server("text/event-stream", "data: xxxxxxxx\n".repeat(200) + "\n").await;
+        for error in [
+            error_with::<Ollama>(ndjson.clone(), small, true).await,
+            error_with::<Ollama>(format!("{ndjson}/"), small, true).await,
+            error_with::<Anthropic>(sse_line, small, true).await,
+            error_with::<OpenAiCompatible>(sse_event, small, true).await,
+        ] {
+            assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{error}");
+            assert!(error.message.contains("1024-byte limit"), "{error}");
+            assert!(!error.retryable);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_total_cap_fails_streamed_or_not() {
+        let many_words = "word ".repeat(400);
+        let server = server(many_words.trim()).await;
+        let small = BodyLimits {
+            max_event_bytes: 1 << 20,
+            max_total_bytes: 1500,
+        };
+        let base = server.base_url();
+        for stream in [true, false] {
+            for error in [
+                error_with::<Ollama>(base.clone(), small, stream).await,
+                error_with::<Anthropic>(base.clone(), small, stream).await,
+                error_with::<OpenAiCompatible>(format!("{base}/v1"), small, stream).await,
+            ] {
+                assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{error}");
+                assert!(error.message.contains("1500-byte limit"), "{error}");
+            }
+        }
+    }
+}

@@ -236,7 +236,9 @@ fn raw_arguments(call: &ToolCall) -> String {
 // Response mapping
 // ---------------------------------------------------------------------------------------------
 
-fn from_wire_response(response: CreateChatCompletionResponse) -> Result<ChatResponse, ProviderError> {
+fn from_wire_response(
+    response: CreateChatCompletionResponse,
+) -> Result<ChatResponse, ProviderError> {
     let choice = response
         .choices
         .into_iter()
@@ -320,7 +322,9 @@ impl StreamDecoder for ChunkDecoder {
             Ok(chunk) => chunk,
             Err(e) => {
                 return Err(match in_band_error(event.data) {
-                    Some(error) => ProviderError::from_stream_error(error.message, sink.delivered()),
+                    Some(error) => {
+                        ProviderError::from_stream_error(error.message, sink.delivered())
+                    }
                     None => ProviderError::malformed(format!("a stream chunk is not valid: {e}")),
                 });
             }

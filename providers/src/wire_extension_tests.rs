@@ -50,9 +50,13 @@ struct Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn event(&mut self, e: StreamEvent<'_>, sink: &TrackingSink<'_>) -> Result<Flow, ProviderError> {
-        let line: Line = serde_json::from_slice(e.data)
-            .map_err(|e| ProviderError::malformed(e.to_string()))?;
+    fn event(
+        &mut self,
+        e: StreamEvent<'_>,
+        sink: &TrackingSink<'_>,
+    ) -> Result<Flow, ProviderError> {
+        let line: Line =
+            serde_json::from_slice(e.data).map_err(|e| ProviderError::malformed(e.to_string()))?;
         if let Some(m) = line.message {
             sink.text(&m.content);
             self.text.push_str(&m.content);
@@ -105,7 +109,14 @@ impl Wire for TextOnly {
             })
             .collect();
         let model = spec.model.clone();
-        (Body { model, messages, stream }, ())
+        (
+            Body {
+                model,
+                messages,
+                stream,
+            },
+            (),
+        )
     }
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
