@@ -146,19 +146,18 @@ impl<W: Wire> Provider for HttpProvider<W> {
         &self.spec.model
     }
 
-    async fn chat(
+    async fn chat_borrowed(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
-        let (body, state) = W::request(&self.spec, &request, options.stream.is_some());
+        let (body, state) = W::request(&self.spec, request, options.stream.is_some());
         let body = Bytes::from(serde_json::to_vec(&body).map_err(|e| {
             ProviderError::new(
                 ProviderErrorKind::BadRequest,
                 format!("the request cannot be encoded: {e}"),
             )
         })?);
-        drop(request);
         let state = &state;
         let options_ref = &options;
         run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
