@@ -11,7 +11,7 @@
 //! |---|---|---|---|
 //! | `model` | string | required | model name as the API knows it |
 //! | `base_url` | string | per kind, see [`ProviderKind::default_base_url`] | `http(s)://host[:port][/path]`; required for `openai-compatible` |
-//! | `connect_timeout_ms` | integer | 10 000 | TCP/TLS connect timeout |
+//! | `connect_timeout_ms` | integer | 10 000 | time allowed to connect; with `read_timeout_ms` it bounds the wait for the response head (per request: all specs share one HTTP client) |
 //! | `read_timeout_ms` | integer | 120 000 | longest silence between two reads of a response (applied per request: every spec shares one HTTP client) |
 //! | `headers` | object of strings | `{}` | extra request headers (values are treated as secrets) |
 //! | `max_attempts` | integer ≥ 1 | 3 | total tries per call, including the first |
@@ -133,7 +133,8 @@ impl fmt::Display for ProviderKind {
 /// [`CallOptions`](crate::CallOptions)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Timeouts {
-    /// TCP + TLS connect timeout.
+    /// Time allowed to connect. Applied per request together with `read`: the response head
+    /// must arrive within `connect + read`.
     pub connect: Duration,
     /// Longest silence between two reads of the response; catches hung servers and stalled
     /// streams without limiting long generations that keep sending.
