@@ -207,7 +207,7 @@ impl Baseline {
             None => (0.0, 0),
         };
         Ok(Baseline {
-            process: measure::process_cpu_seconds(),
+            process: measure::process_cpu_seconds()?,
             mock: mock.cpu_seconds()?,
             server,
             server_rss,
