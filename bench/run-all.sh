@@ -74,15 +74,15 @@ elif [[ -n "${PROFILE:-}" ]] && command -v valgrind >/dev/null; then
   until [[ -s "$OUT/mock.url" ]]; do sleep 0.1; done
   MOCK_URL=$(head -1 "$OUT/mock.url")
   for mode in engine raw; do
-    for n in 50 150; do
+    for n in 100 300; do
       valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind-$mode-$n.out" \
         "$BIN" --one --mode "$mode" -n "$n" -c 4 --mock-url "$MOCK_URL" >/dev/null 2>&1
     done
-    a=$(grep -m1 '^summary:' "$OUT/callgrind-$mode-50.out" | cut -d' ' -f2)
-    b=$(grep -m1 '^summary:' "$OUT/callgrind-$mode-150.out" | cut -d' ' -f2)
-    echo "$mode: $(( (b - a) / 300 )) instructions per turn" | tee -a "$OUT/callgrind.txt"
+    a=$(grep -m1 '^summary:' "$OUT/callgrind-$mode-100.out" | cut -d' ' -f2)
+    b=$(grep -m1 '^summary:' "$OUT/callgrind-$mode-300.out" | cut -d' ' -f2)
+    echo "$mode: $(( (b - a) / 600 )) instructions per turn" | tee -a "$OUT/callgrind.txt"
   done
-  callgrind_annotate --inclusive=yes "$OUT/callgrind-engine-150.out" 2>/dev/null | head -80 \
+  callgrind_annotate --inclusive=yes "$OUT/callgrind-engine-300.out" 2>/dev/null | head -80 \
     > "$OUT/callgrind-engine.txt"
   exec 4>&-
   wait "$MOCK_PID"
