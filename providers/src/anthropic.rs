@@ -5,19 +5,18 @@
 //! text is a top-level field, tool calls are `tool_use` blocks and their results are
 //! `tool_result` blocks inside a `user` message, streamed tool input arrives as
 //! `input_json_delta` fragments, and structured output goes through a forced tool
-//! ([`ANSWER_TOOL`]) whose input is the answer.
-
-use std::collections::BTreeMap;
+//! ([`ANSWER_TOOL`]) whose input is the answer. Streaming is decoded in `anthropic_stream.rs`.
 
 use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::spec::ProviderSpec;
-use crate::transport::{ErrorBody, TrackingSink, parse_error_envelope, secret_header};
+use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
-use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
+use crate::wire::{Framing, KindInfo, Wire};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -71,10 +70,7 @@ impl Wire for Anthropic {
     }
 
     fn decoder(answer: &AnswerShape) -> EventDecoder {
-        EventDecoder {
-            answer: *answer,
-            ..EventDecoder::default()
-        }
+        EventDecoder::new(*answer)
     }
 
     fn parse_error(body: &[u8]) -> ErrorBody {
@@ -305,7 +301,7 @@ struct WireMessage {
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireBlock {
+pub(crate) enum WireBlock {
     Text {
         #[serde(default)]
         text: String,
@@ -323,11 +319,11 @@ enum WireBlock {
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
-struct WireUsage {
+pub(crate) struct WireUsage {
     #[serde(default)]
-    input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     #[serde(default)]
-    output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
@@ -336,7 +332,7 @@ struct WireUsage {
 
 impl WireUsage {
     /// Cached prompt tokens are still prompt tokens.
-    fn input(&self) -> Option<u64> {
+    pub(crate) fn input(&self) -> Option<u64> {
         self.input_tokens.map(|n| {
             n + self.cache_creation_input_tokens.unwrap_or(0)
                 + self.cache_read_input_tokens.unwrap_or(0)
@@ -370,7 +366,7 @@ fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse
 }
 
 /// Builds the response; an answer-tool call becomes the response text.
-fn assemble(
+pub(crate) fn assemble(
     mut text: String,
     calls: Vec<ToolCall>,
     stop_reason: Option<&str>,
@@ -417,224 +413,5 @@ fn assemble(
         finish_reason,
         usage,
         request_id,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Streaming
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Deserialize)]
-struct MessageStart {
-    message: StartedMessage,
-}
-
-#[derive(Deserialize)]
-struct StartedMessage {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    usage: WireUsage,
-}
-
-#[derive(Deserialize)]
-struct BlockStart {
-    #[serde(default)]
-    index: u64,
-    content_block: WireBlock,
-}
-
-#[derive(Deserialize)]
-struct BlockDelta {
-    #[serde(default)]
-    index: u64,
-    delta: Delta,
-}
-
-/// A `content_block_delta`'s delta, by its `type` (`text_delta`, `input_json_delta`).
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Delta {
-    #[serde(rename = "text_delta")]
-    Text {
-        #[serde(default)]
-        text: String,
-    },
-    #[serde(rename = "input_json_delta")]
-    InputJson {
-        #[serde(default)]
-        partial_json: String,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct MessageDelta {
-    #[serde(default)]
-    delta: MessageDeltaBody,
-    #[serde(default)]
-    usage: WireUsage,
-}
-
-#[derive(Deserialize, Default)]
-struct MessageDeltaBody {
-    #[serde(default)]
-    stop_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct StreamError {
-    error: StreamErrorBody,
-}
-
-#[derive(Deserialize)]
-struct StreamErrorBody {
-    #[serde(default, rename = "type")]
-    kind: String,
-    #[serde(default)]
-    message: Option<String>,
-}
-
-/// One content block being assembled from deltas.
-enum PartialBlock {
-    Text,
-    ToolUse {
-        id: String,
-        name: String,
-        json: String,
-    },
-}
-
-/// Assembles a streamed message from its events until `message_stop`.
-#[derive(Default)]
-pub(crate) struct EventDecoder {
-    answer: AnswerShape,
-    text: String,
-    blocks: BTreeMap<u64, PartialBlock>,
-    usage: WireUsage,
-    stop_reason: Option<String>,
-    message_id: Option<String>,
-    stopped: bool,
-}
-
-fn parse<'a, T: Deserialize<'a>>(event: &StreamEvent<'a>) -> Result<T, ProviderError> {
-    serde_json::from_slice(event.data).map_err(|e| {
-        ProviderError::malformed(format!("a `{}` event is not valid: {e}", event.name))
-    })
-}
-
-impl StreamDecoder for EventDecoder {
-    fn event(
-        &mut self,
-        event: StreamEvent<'_>,
-        sink: &TrackingSink<'_>,
-    ) -> Result<Flow, ProviderError> {
-        match event.name {
-            "message_start" => {
-                let start: MessageStart = parse(&event)?;
-                self.message_id = start.message.id;
-                self.usage = start.message.usage;
-            }
-            "content_block_start" => {
-                let start: BlockStart = parse(&event)?;
-                match start.content_block {
-                    WireBlock::Text { text } => {
-                        sink.text(&text);
-                        self.text.push_str(&text);
-                        self.blocks.insert(start.index, PartialBlock::Text);
-                    }
-                    WireBlock::ToolUse { id, name, .. } => {
-                        let json = String::new();
-                        let block = PartialBlock::ToolUse { id, name, json };
-                        self.blocks.insert(start.index, block);
-                    }
-                    WireBlock::Other => {}
-                }
-            }
-            "content_block_delta" => {
-                let delta: BlockDelta = parse(&event)?;
-                match (self.blocks.get_mut(&delta.index), delta.delta) {
-                    (Some(PartialBlock::Text), Delta::Text { text }) => {
-                        sink.text(&text);
-                        self.text.push_str(&text);
-                    }
-                    (
-                        Some(PartialBlock::ToolUse { name, json, .. }),
-                        Delta::InputJson { partial_json },
-                    ) => {
-                        // The structured answer streams like text would on other providers.
-                        if name == ANSWER_TOOL && self.answer == AnswerShape::Object {
-                            sink.text(&partial_json);
-                        }
-                        json.push_str(&partial_json);
-                    }
-                    _ => {}
-                }
-            }
-            "message_delta" => {
-                let delta: MessageDelta = parse(&event)?;
-                if delta.delta.stop_reason.is_some() {
-                    self.stop_reason = delta.delta.stop_reason;
-                }
-                if delta.usage.output_tokens.is_some() {
-                    self.usage.output_tokens = delta.usage.output_tokens;
-                }
-                if delta.usage.input_tokens.is_some() {
-                    self.usage.input_tokens = delta.usage.input_tokens;
-                }
-            }
-            "message_stop" => {
-                self.stopped = true;
-                return Ok(Flow::Done);
-            }
-            "error" => {
-                let error: StreamError = parse(&event)?;
-                let message = error
-                    .error
-                    .message
-                    .unwrap_or_else(|| "stream error".to_owned());
-                return Err(match error.error.kind.as_str() {
-                    "overloaded_error" | "api_error" => {
-                        ProviderError::new(ProviderErrorKind::Unavailable, message)
-                            .with_retryable(!sink.delivered())
-                    }
-                    "rate_limit_error" => ProviderError::new(
-                        ProviderErrorKind::RateLimited { retry_after: None },
-                        message,
-                    )
-                    .with_retryable(!sink.delivered()),
-                    _ => ProviderError::from_stream_error(message, sink.delivered()),
-                });
-            }
-            _ => {} // ping, content_block_stop, and events added later
-        }
-        Ok(Flow::More)
-    }
-
-    fn finish(self, sink: &TrackingSink<'_>) -> Result<ChatResponse, ProviderError> {
-        if !self.stopped {
-            return Err(ProviderError::truncated(
-                "the stream ended before message_stop",
-                sink.delivered(),
-            ));
-        }
-        let mut calls = Vec::new();
-        for block in self.blocks.into_values() {
-            if let PartialBlock::ToolUse { id, name, json } = block {
-                calls.push(ToolCall::from_raw_arguments(id, name, &json));
-            }
-        }
-        Ok(assemble(
-            self.text,
-            calls,
-            self.stop_reason.as_deref(),
-            Usage {
-                input_tokens: self.usage.input().unwrap_or(0),
-                output_tokens: self.usage.output_tokens.unwrap_or(0),
-            },
-            self.message_id,
-            &self.answer,
-        ))
     }
 }

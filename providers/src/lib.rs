@@ -58,6 +58,7 @@
 //! ```
 
 pub mod anthropic;
+mod anthropic_stream;
 mod error;
 mod frames;
 mod http_provider;
