@@ -1,8 +1,10 @@
 //! `skillet-bench`: the bench-calc skill (two calculator calls, then a validated JSON answer)
-//! against mock-llm, N calls at concurrency C, in four modes — `raw` (the same HTTP requests
-//! from a bare client: the floor), `engine` (the executor as a library), `wire`
-//! (`skillet serve --http`) and `stdio` (`skillet serve --stdio`) — reporting calls/s,
-//! turns/s, p50/p99 latency, CPU per turn, peak RSS and the ratios to `raw`.
+//! against mock-llm, N calls at concurrency C, in five modes — `raw` (the same HTTP requests
+//! from a bare client that encodes and parses them with serde_json: the parsing floor),
+//! `replay` (the captured bytes replayed, nothing parsed: the lower floor), `engine` (the
+//! executor as a library), `wire` (`skillet serve --http`) and `stdio` (`skillet serve
+//! --stdio`) — reporting calls/s, turns/s, p50/p99 latency, CPU per turn (nanosecond clocks),
+//! peak RSS and the ratios to both floors.
 //!
 //! Every run happens in a fresh child process (`--one`), so peak RSS is that run's; runs of
 //! different modes are interleaved so that a machine getting busier hurts them all alike.
@@ -62,7 +64,7 @@ struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "raw,engine,wire,stdio"
+        default_value = "raw,replay,engine,wire,stdio"
     )]
     mode: Vec<Mode>,
     /// Calls per run.

@@ -1,10 +1,13 @@
-//! What a run measures and how: CPU time and peak RSS of this process, of a thread (the
-//! in-process mock) and of a child (`skillet serve`, a mock child) read from `/proc`, latency
-//! percentiles, and the [`RunReport`] one run produces.
+//! What a run measures and how: CPU time of this process, of a thread (the in-process mock) and
+//! of a child (`skillet serve`, a mock child) at nanosecond resolution, peak RSS from `/proc`,
+//! latency percentiles, and the [`RunReport`] one run produces.
 //!
-//! `/proc` rather than `getrusage`: it gives the same counters (user + system time in clock
-//! ticks, `VmHWM` = peak resident set) for a single thread and for a child that is still
-//! running, without `unsafe`. Linux only, like the engine's sandbox.
+//! The clock: a thread's CPU time is the kernel's scheduler runtime in nanoseconds
+//! (`/proc/.../schedstat`); a process's (this one, a running child) is that summed over its
+//! live threads. A thread that exits during a run takes its time with it; tokio's workers live
+//! as long as the runtime and its blocking threads idle for 10 s before exiting, so a run loses
+//! nothing that matters. The 10 ms clock ticks
+//! of `/proc/.../stat` were ±10–20 % on a short run. Linux only, like the engine's sandbox.
 //!
 //! Not here: running calls (`modes`), summarising several runs (`summary`).
 
@@ -12,26 +15,36 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// CPU seconds used so far by the task at `/proc/<path>/stat` (`self`, `self/task/TID`, `PID`).
-pub fn cpu_seconds(path: &str) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{path}/stat"))?;
-    // The command name (field 2) may contain spaces and parentheses: fields after it start
-    // after the last ')'. utime and stime are fields 14 and 15, i.e. 11 and 12 after it.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .ok_or_else(|| anyhow::anyhow!("/proc/{path}/stat: unexpected format"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> anyhow::Result<u64> {
-        fields
-            .get(i)
-            .ok_or_else(|| anyhow::anyhow!("/proc/{path}/stat: field missing"))?
-            .parse::<u64>()
-            .map_err(|e| anyhow::anyhow!("/proc/{path}/stat: {e}"))
-    };
-    let total = ticks(11)? + ticks(12)?;
+/// CPU seconds used so far by this process's live threads.
+pub fn process_cpu_seconds() -> anyhow::Result<f64> {
+    child_cpu_seconds(std::process::id())
+}
+
+/// CPU seconds used so far by the task at `/proc/<path>` (`self/task/TID` for a thread), from
+/// its scheduler runtime in nanoseconds.
+pub fn task_cpu_seconds(path: &str) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{path}/schedstat"))?;
+    let ns: u64 = stat
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("/proc/{path}/schedstat: unexpected format"))?;
     #[allow(clippy::cast_precision_loss)]
-    Ok(total as f64 / rustix::param::clock_ticks_per_second() as f64)
+    Ok(ns as f64 / 1e9)
+}
+
+/// CPU seconds used so far by the live threads of process `pid` (a child still running).
+pub fn child_cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let mut total = 0.0;
+    for entry in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let tid = entry?.file_name();
+        let tid = tid.to_string_lossy();
+        // A thread that exits between listing and reading is simply not counted.
+        if let Ok(seconds) = task_cpu_seconds(&format!("{pid}/task/{tid}")) {
+            total += seconds;
+        }
+    }
+    Ok(total)
 }
 
 /// Peak resident set (`VmHWM`, KiB) of the process at `/proc/<path>`.
@@ -161,9 +174,21 @@ mod tests {
     }
 
     #[test]
-    fn own_process_counters_are_readable() {
-        assert!(cpu_seconds("self").unwrap() >= 0.0);
+    fn own_process_counters_are_readable_and_fine_grained() {
+        let before = process_cpu_seconds().unwrap();
+        // Burn ~5 ms of CPU, less than one 10 ms clock tick, which must still register. The
+        // running thread's counter is brought up to date when it is next scheduled: sleep.
+        let started = std::time::Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < Duration::from_millis(5) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        let after = process_cpu_seconds().unwrap();
+        assert!(after > before, "{before} -> {after} ({x})");
+        assert!(task_cpu_seconds("self").unwrap() > 0.0);
+        assert!(child_cpu_seconds(std::process::id()).unwrap() > 0.0);
         assert!(peak_rss_kib("self").unwrap() > 0);
-        assert!(cpu_seconds("no-such-process").is_err());
+        assert!(task_cpu_seconds("no-such-process").is_err());
     }
 }

@@ -149,8 +149,8 @@ impl Mock {
     /// CPU seconds the mock has used (0 when external).
     pub fn cpu_seconds(&self) -> anyhow::Result<f64> {
         match self {
-            Mock::InProc { tid, .. } => measure::cpu_seconds(&format!("self/task/{tid}")),
-            Mock::Child { child, .. } => measure::cpu_seconds(&child.id().to_string()),
+            Mock::InProc { tid, .. } => measure::task_cpu_seconds(&format!("self/task/{tid}")),
+            Mock::Child { child, .. } => measure::child_cpu_seconds(child.id()),
             Mock::External { .. } => Ok(0.0),
         }
     }

@@ -1,13 +1,18 @@
 //! The four ways of running the workload, and the driver that runs N calls at concurrency C
 //! through any of them.
 //!
-//! - `raw` — the floor: the exact HTTP requests the engine sends for one call (captured once
-//!   from a mock journal by [`capture`]), replayed in order by a bare `reqwest` client.
+//! - `raw` — the parsing floor, what any minimal client must do: the HTTP requests the engine
+//!   sends for one call (captured once from a mock journal by [`capture`]), each body built
+//!   with `serde_json` from a `Value`, each answer parsed into a `Value`, by a bare `reqwest`
+//!   client.
+//! - `replay` — the lower floor: the same requests replayed as captured bytes, each answer
+//!   read to the end and searched for a substring, nothing encoded or parsed.
 //! - `engine` — `Executor::call` in this process.
 //! - `wire`, `stdio` — through a `skillet serve` child (see `serve`).
 //!
 //! Every call's answer is checked (the engine modes: a successful result equal to
-//! [`workload::expected_output`]; `raw`: three 200 answers, the last carrying the final JSON),
+//! [`workload::expected_output`]; `raw`, `replay`: three 200 answers, the last carrying the
+//! final JSON),
 //! so a fast run of failures cannot pass for a fast run.
 //!
 //! Not here: the `skillet serve` children (`serve`), measurement (`measure`).
@@ -122,6 +127,8 @@ pub struct CapturedRequest {
     pub path: String,
     /// The JSON body, serialized in the order it arrived.
     pub body: String,
+    /// The same body as a JSON value, for the parsing floor to serialize per call.
+    pub value: serde_json::Value,
 }
 
 /// Runs one call through the executor against a fresh mock with a full journal and returns the
@@ -143,6 +150,7 @@ pub async fn capture(files: &SkillFiles) -> anyhow::Result<Vec<CapturedRequest>>
         .map(|entry| CapturedRequest {
             path: entry.path,
             body: entry.body.to_string(),
+            value: entry.body,
         })
         .collect();
     server.shutdown().await;
@@ -162,8 +170,8 @@ pub fn http_client() -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
-/// One raw call: the captured requests in order, each answer read to the end.
-pub async fn raw_call(
+/// One `replay` call: the captured bytes in order, each answer read to the end.
+pub async fn replay_call(
     client: &reqwest::Client,
     base_url: &str,
     requests: &[CapturedRequest],
@@ -190,6 +198,50 @@ pub async fn raw_call(
     // The final answer carries the JSON the engine would validate.
     if !last.contains("42 + 1 = 43") {
         return Err(format!("unexpected final answer: {last}"));
+    }
+    Ok(())
+}
+
+/// One `raw` call, the parsing floor: each request body serialized from its JSON value, each
+/// answer parsed into a `Value`, the final answer's content parsed as the JSON it carries.
+pub async fn raw_call(
+    client: &reqwest::Client,
+    base_url: &str,
+    requests: &[CapturedRequest],
+) -> Result<(), String> {
+    let mut last = serde_json::Value::Null;
+    for request in requests {
+        let body = serde_json::to_vec(&request.value).map_err(|e| format!("encode: {e}"))?;
+        let response = client
+            .post(format!("{base_url}{}", request.path))
+            .header("content-type", "application/json")
+            .bearer_auth("bench-key")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("read body: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        last = serde_json::from_slice(&bytes).map_err(|e| format!("parse answer: {e}"))?;
+    }
+    // The final answer's content is the JSON the engine would validate.
+    let content = last
+        .pointer("/choices/0/message/content")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| format!("final answer has no content: {last}"))?;
+    let answer: serde_json::Value =
+        serde_json::from_str(content).map_err(|e| format!("final content: {e}"))?;
+    if answer != workload::expected_output() {
+        return Err(format!("unexpected final answer: {answer}"));
     }
     Ok(())
 }

@@ -22,8 +22,11 @@ use crate::workload::{self, SkillFiles};
 /// How calls reach the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
-    /// The engine's HTTP requests from a bare reqwest client: the floor.
+    /// The engine's HTTP requests from a bare reqwest client, bodies encoded and answers
+    /// parsed with serde_json: the parsing floor.
     Raw,
+    /// The same requests replayed as captured bytes, answers only searched: the lower floor.
+    Replay,
     /// `Executor::call` in this process.
     Engine,
     /// `skillet serve --http` child, JSON over loopback.
@@ -37,6 +40,7 @@ impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Raw => "raw",
+            Mode::Replay => "replay",
             Mode::Engine => "engine",
             Mode::Wire => "wire",
             Mode::Stdio => "stdio",
@@ -92,16 +96,23 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     // handle goes, its stdin closes and the child finishes and exits.
     let mut stdio_input: Option<serve::StdioClient> = None;
     let (driven, start) = match spec.mode {
-        Mode::Raw => {
+        Mode::Raw | Mode::Replay => {
             let requests = Arc::new(modes::capture(&files).await?);
             let client = modes::http_client()?;
-            modes::raw_call(&client, &url, &requests)
+            let parse = spec.mode == Mode::Raw;
+            let one = move |client: reqwest::Client, url: String, requests: Arc<Vec<_>>| async move {
+                if parse {
+                    modes::raw_call(&client, &url, &requests).await
+                } else {
+                    modes::replay_call(&client, &url, &requests).await
+                }
+            };
+            one(client.clone(), url.clone(), requests.clone())
                 .await
                 .map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
             let start = Baseline::take(&mock, None)?;
             let driven = modes::drive(calls, concurrency, move |_| {
-                let (client, url, requests) = (client.clone(), url.clone(), requests.clone());
-                async move { modes::raw_call(&client, &url, &requests).await }
+                one(client.clone(), url.clone(), requests.clone())
             })
             .await;
             (driven, start)
@@ -196,7 +207,7 @@ impl Baseline {
             None => (0.0, 0),
         };
         Ok(Baseline {
-            process: measure::cpu_seconds("self")?,
+            process: measure::process_cpu_seconds()?,
             mock: mock.cpu_seconds()?,
             server,
             server_rss,
@@ -269,7 +280,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn engine_and_raw_runs_complete_every_call_with_three_turns_each() {
-        for mode in [Mode::Engine, Mode::Raw] {
+        for mode in [Mode::Engine, Mode::Raw, Mode::Replay] {
             let report = run(&spec(mode, None)).await.unwrap();
             assert_eq!(report.failures, 0, "{mode:?}: {:?}", report.first_failure);
             assert_eq!(report.turns, 12);

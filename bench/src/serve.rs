@@ -78,9 +78,11 @@ impl ServeChild {
         let pid = self
             .child
             .id()
-            .ok_or_else(|| anyhow::anyhow!("skillet child already exited"))?
-            .to_string();
-        Ok((measure::cpu_seconds(&pid)?, measure::peak_rss_kib(&pid)?))
+            .ok_or_else(|| anyhow::anyhow!("skillet child already exited"))?;
+        Ok((
+            measure::child_cpu_seconds(pid)?,
+            measure::peak_rss_kib(&pid.to_string())?,
+        ))
     }
 
     /// The last stderr lines, for error messages.

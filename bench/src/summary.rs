@@ -48,10 +48,13 @@ pub struct ModeMedians {
     pub wall_s: f64,
 }
 
-/// A mode compared with `raw`: >1 means the mode costs more (CPU, latency) or does less
-/// (throughput: raw calls/s over the mode's).
+/// A mode compared with a floor (`raw`, the parsing floor, or `replay`, the byte replay): >1
+/// means the mode costs more (CPU, latency) or does less (throughput: floor calls/s over the
+/// mode's).
 #[derive(Debug, Clone, Serialize)]
 pub struct Ratios {
+    /// The floor compared with.
+    pub floor: String,
     /// The mode.
     pub mode: String,
     /// CPU per turn, mode / raw.
@@ -69,7 +72,7 @@ pub struct Summary {
     pub runs: Vec<RunReport>,
     /// Medians per mode.
     pub medians: Vec<ModeMedians>,
-    /// Ratios to `raw` (when `raw` was run).
+    /// Ratios to each floor that was run (`raw`, then `replay`).
     pub ratios: Vec<Ratios>,
 }
 
@@ -105,19 +108,25 @@ impl Summary {
                 }
             })
             .collect();
-        let ratios = match medians.iter().find(|m| m.mode == "raw") {
-            Some(raw) => medians
-                .iter()
-                .filter(|m| m.mode != "raw")
-                .map(|m| Ratios {
-                    mode: m.mode.clone(),
-                    cpu_per_turn: m.cpu_us_per_turn / raw.cpu_us_per_turn,
-                    p50: m.p50_ms / raw.p50_ms,
-                    throughput: raw.calls_per_s / m.calls_per_s,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        let floors = ["raw", "replay"];
+        let ratios = floors
+            .iter()
+            .filter_map(|floor| medians.iter().find(|m| m.mode == *floor))
+            .flat_map(|floor| {
+                medians
+                    .iter()
+                    .filter(|m| !floors.contains(&m.mode.as_str()) || m.mode == "raw")
+                    .filter(|m| m.mode != floor.mode)
+                    .map(|m| Ratios {
+                        floor: floor.mode.clone(),
+                        mode: m.mode.clone(),
+                        cpu_per_turn: m.cpu_us_per_turn / floor.cpu_us_per_turn,
+                        p50: m.p50_ms / floor.p50_ms,
+                        throughput: floor.calls_per_s / m.calls_per_s,
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         Summary {
             runs,
             medians,
@@ -145,14 +154,18 @@ impl Summary {
                 m.failures
             ));
         }
-        if !self.ratios.is_empty() {
-            out.push_str("\nratio to raw   cpu/turn   p50   throughput (raw/mode)\n");
-            for r in &self.ratios {
+        let mut floor = "";
+        for r in &self.ratios {
+            if r.floor != floor {
+                floor = &r.floor;
                 out.push_str(&format!(
-                    "{:<14} {:>8.2} {:>5.2} {:>8.2}\n",
-                    r.mode, r.cpu_per_turn, r.p50, r.throughput
+                    "\nratio to {floor:<7} cpu/turn   p50   throughput ({floor}/mode)\n"
                 ));
             }
+            out.push_str(&format!(
+                "{:<16} {:>8.2} {:>5.2} {:>8.2}\n",
+                r.mode, r.cpu_per_turn, r.p50, r.throughput
+            ));
         }
         out
     }
@@ -167,5 +180,51 @@ mod tests {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(&mut []), 0.0);
+    }
+
+    fn report(mode: &str, cpu: f64) -> RunReport {
+        RunReport {
+            mode: mode.into(),
+            calls: 1,
+            concurrency: 1,
+            latency_ms: 0,
+            mock: "inproc".into(),
+            failures: 0,
+            first_failure: None,
+            turns: 3,
+            wall_s: 1.0,
+            calls_per_s: 1.0,
+            turns_per_s: 3.0,
+            p50_ms: 1.0,
+            p99_ms: 1.0,
+            max_ms: 1.0,
+            client_cpu_s: 0.0,
+            server_cpu_s: 0.0,
+            mock_cpu_s: 0.0,
+            cpu_us_per_turn: cpu,
+            peak_rss_kib: 1,
+            server_peak_rss_kib: 0,
+            load_avg: None,
+        }
+    }
+
+    #[test]
+    fn ratios_are_given_to_both_floors() {
+        let summary = Summary::of(vec![
+            report("raw", 50.0),
+            report("replay", 25.0),
+            report("engine", 100.0),
+        ]);
+        let find = |floor: &str, mode: &str| {
+            summary
+                .ratios
+                .iter()
+                .find(|r| r.floor == floor && r.mode == mode)
+                .map(|r| r.cpu_per_turn)
+        };
+        assert_eq!(find("raw", "engine"), Some(2.0));
+        assert_eq!(find("replay", "engine"), Some(4.0));
+        assert_eq!(find("replay", "raw"), Some(2.0));
+        assert_eq!(find("raw", "replay"), None);
     }
 }

@@ -1,28 +1,22 @@
-//! Anthropic Messages (`POST {base}/v1/messages`, SSE when streaming), on `reqwest` +
-//! `eventsource-stream`.
+//! Anthropic Messages (`POST {base}/v1/messages`, SSE when streaming): the [`Wire`] for the
+//! `anthropic` kind.
 //!
-//! Same shape as `openai.rs` and `ollama.rs`: client, request mapping, response mapping,
-//! streaming. Anthropic specifics: `max_tokens` is required (default [`DEFAULT_MAX_TOKENS`]),
-//! the system text is a top-level field, tool calls are `tool_use` blocks and their results are
+//! Anthropic specifics: `max_tokens` is required (default [`DEFAULT_MAX_TOKENS`]), the system
+//! text is a top-level field, tool calls are `tool_use` blocks and their results are
 //! `tool_result` blocks inside a `user` message, streamed tool input arrives as
 //! `input_json_delta` fragments, and structured output goes through a forced tool
-//! ([`ANSWER_TOOL`]) whose input is the answer.
+//! ([`ANSWER_TOOL`]) whose input is the answer. Streaming is decoded in `anthropic_stream.rs`.
 
-use std::collections::BTreeMap;
+use http::HeaderMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use async_trait::async_trait;
-use eventsource_stream::{EventStreamError, Eventsource};
-use futures::StreamExt;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
-
+use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::openai::merged_hints;
-use crate::provider::{CallOptions, Provider};
-use crate::retry::run_with_retries;
-use crate::spec::{ProviderKind, ProviderSpec};
-use crate::transport::{ErrorBody, TrackingSink, lossy_text, secret_header, send};
+use crate::spec::ProviderSpec;
+use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
+use crate::wire::{Framing, KindInfo, Wire};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -31,22 +25,25 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// returned as the response text, and it never appears in [`ChatResponse::tool_calls`].
 pub const ANSWER_TOOL: &str = "skillet_final_answer";
 
-// ---------------------------------------------------------------------------------------------
-// Client
-// ---------------------------------------------------------------------------------------------
+/// Anthropic Messages.
+pub(crate) struct Anthropic;
 
-/// A provider speaking Anthropic Messages.
-pub struct AnthropicProvider {
-    spec: ProviderSpec,
-    http: reqwest::Client,
-    url: String,
-    headers: http::HeaderMap,
-}
+impl Wire for Anthropic {
+    const INFO: KindInfo = KindInfo {
+        name: "anthropic",
+        default_base_url: Some("https://api.anthropic.com"),
+        requires_key: true,
+        conventional_key_env: Some("ANTHROPIC_API_KEY"),
+    };
+    const FRAMING: Framing = Framing::Sse;
+    const PATH: &'static str = "/v1/messages";
 
-impl AnthropicProvider {
-    /// Builds the provider on a shared HTTP client; the key goes in `x-api-key`.
-    pub fn new(spec: ProviderSpec, http: reqwest::Client) -> Result<Self, ProviderError> {
-        let mut headers = spec.header_map();
+    type Body = WireRequest;
+    type CallState = AnswerShape;
+    type Decoder = EventDecoder;
+
+    /// The key goes in `x-api-key`, the API version in `anthropic-version`.
+    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError> {
         if let Some(key) = &spec.api_key {
             headers.insert("x-api-key", secret_header("", key)?);
         }
@@ -54,68 +51,30 @@ impl AnthropicProvider {
             ProviderError::new(ProviderErrorKind::Config, "bad anthropic_version value")
         })?;
         headers.insert("anthropic-version", version);
-        Ok(AnthropicProvider {
-            url: format!("{}/v1/messages", spec.base_url),
-            spec,
-            http,
-            headers,
-        })
-    }
-}
-
-#[async_trait]
-impl Provider for AnthropicProvider {
-    fn kind(&self) -> ProviderKind {
-        ProviderKind::Anthropic
+        Ok(())
     }
 
-    fn model(&self) -> &str {
-        &self.spec.model
+    fn request(
+        spec: &ProviderSpec,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> (WireRequest, AnswerShape) {
+        to_wire_request(spec, request, stream)
     }
 
-    async fn chat(
-        &self,
-        request: ChatRequest,
-        options: CallOptions<'_>,
-    ) -> Result<ChatResponse, ProviderError> {
-        let (body, answer) = to_wire_request(&self.spec, &request, options.stream.is_some());
-        let spec = &self.spec;
-        let answer = &answer;
-        run_with_retries(ProviderKind::Anthropic, &self.spec.retry, &options, |_| {
-            let builder = self
-                .http
-                .post(&self.url)
-                .headers(self.headers.clone())
-                .json(&body);
-            async move {
-                let sink = TrackingSink::new(options.stream);
-                let result = async {
-                    let response = send(builder, parse_error).await?;
-                    let request_id = crate::error::request_id(response.headers());
-                    let mut reply = if options.stream.is_some() {
-                        read_stream(response, &sink, answer).await?
-                    } else {
-                        let bytes = response
-                            .bytes()
-                            .await
-                            .map_err(|e| ProviderError::from_transport(&e))?;
-                        let message: WireMessage = serde_json::from_slice(&bytes).map_err(|e| {
-                            ProviderError::malformed(format!(
-                                "the body is not an Anthropic message: {e}"
-                            ))
-                        })?;
-                        from_wire_message(message, answer)
-                    };
-                    if request_id.is_some() {
-                        reply.request_id = request_id;
-                    }
-                    Ok(reply)
-                }
-                .await;
-                result.map_err(|e: ProviderError| e.redact(spec.secrets()))
-            }
-        })
-        .await
+    fn decode_whole(body: &[u8], answer: &AnswerShape) -> Result<ChatResponse, ProviderError> {
+        let message: WireMessage = serde_json::from_slice(body).map_err(|e| {
+            ProviderError::malformed(format!("the body is not an Anthropic message: {e}"))
+        })?;
+        Ok(from_wire_message(message, answer))
+    }
+
+    fn decoder(answer: &AnswerShape) -> EventDecoder {
+        EventDecoder::new(*answer)
+    }
+
+    fn parse_error(body: &[u8]) -> ErrorBody {
+        parse_error_envelope(body)
     }
 }
 
@@ -125,89 +84,168 @@ impl Provider for AnthropicProvider {
 
 /// How the answer tool's input maps back to the answer: the schema is used as `input_schema`
 /// directly when it describes an object; otherwise it is wrapped as `{"value": schema}`.
-#[derive(Debug, Clone, PartialEq)]
-enum AnswerShape {
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) enum AnswerShape {
+    #[default]
     None,
     Object,
     Wrapped,
+}
+
+/// The `/v1/messages` request body.
+#[derive(Serialize)]
+pub(crate) struct WireRequest {
+    model: String,
+    max_tokens: u32,
+    messages: Vec<WireTurn>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoice>,
+}
+
+#[derive(Serialize)]
+struct WireTurn {
+    role: &'static str,
+    content: Vec<WireRequestBlock>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireRequestBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct WireTool {
+    name: String,
+    description: String,
+    input_schema: InputSchema,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum InputSchema {
+    Given(Value),
+    /// `{"type": "object", "properties": {"value": schema}, "required": ["value"]}`.
+    Wrapped {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        properties: WrappedValue,
+        required: [&'static str; 1],
+    },
+}
+
+#[derive(Serialize)]
+struct WrappedValue {
+    value: Value,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ToolChoice {
+    Tool { name: &'static str },
+    Any,
 }
 
 fn to_wire_request(
     spec: &ProviderSpec,
     request: &ChatRequest,
     stream: bool,
-) -> (Value, AnswerShape) {
-    let hints = merged_hints(&request.hints, &spec.default_hints);
-    let mut body = json!({
-        "model": spec.model,
-        "max_tokens": hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": to_wire_messages(&request.messages),
-    });
-    if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
-        body["system"] = json!(system);
-    }
-    if let Some(t) = hints.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(p) = hints.top_p {
-        body["top_p"] = json!(p);
-    }
-    if stream {
-        body["stream"] = json!(true);
-    }
-    let mut tools: Vec<Value> = request
+) -> (WireRequest, AnswerShape) {
+    let hints = request.hints.or(&spec.default_hints);
+    let mut tools: Vec<WireTool> = request
         .tools
         .iter()
-        .map(
-            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
-        )
+        .map(|t| WireTool {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            input_schema: InputSchema::Given(t.parameters.clone()),
+        })
         .collect();
     let mut shape = AnswerShape::None;
+    let mut tool_choice = None;
     if let Some(schema) = &request.response_schema {
         let is_object = schema.schema.get("type").and_then(Value::as_str) == Some("object");
         let input_schema = if is_object {
             shape = AnswerShape::Object;
-            schema.schema.clone()
+            InputSchema::Given(schema.schema.clone())
         } else {
             shape = AnswerShape::Wrapped;
-            json!({"type": "object", "properties": {"value": schema.schema}, "required": ["value"]})
+            InputSchema::Wrapped {
+                kind: "object",
+                properties: WrappedValue {
+                    value: schema.schema.clone(),
+                },
+                required: ["value"],
+            }
         };
-        tools.push(json!({
-            "name": ANSWER_TOOL,
-            "description": "Give your final answer by calling this tool; its input is the answer.",
-            "input_schema": input_schema,
-        }));
+        tools.push(WireTool {
+            name: ANSWER_TOOL.to_owned(),
+            description: "Give your final answer by calling this tool; its input is the answer."
+                .to_owned(),
+            input_schema,
+        });
         // Without other tools the answer tool is forced; with them the model must call some
         // tool, so it can still use the real ones before answering.
-        body["tool_choice"] = if request.tools.is_empty() {
-            json!({"type": "tool", "name": ANSWER_TOOL})
+        tool_choice = Some(if request.tools.is_empty() {
+            ToolChoice::Tool { name: ANSWER_TOOL }
         } else {
-            json!({"type": "any"})
-        };
+            ToolChoice::Any
+        });
     }
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
-    }
+    let body = WireRequest {
+        model: spec.model.clone(),
+        max_tokens: hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        messages: to_wire_messages(&request.messages),
+        system: request.system.clone().filter(|s| !s.is_empty()),
+        temperature: hints.temperature,
+        top_p: hints.top_p,
+        stream,
+        tools,
+        tool_choice,
+    };
     (body, shape)
 }
 
 /// Maps messages to alternating user/assistant turns: consecutive messages of the same role
 /// merge (several tool results become one user message, as the API requires).
-fn to_wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn> {
+    let mut turns: Vec<WireTurn> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
             ChatMessage::User { text } => ("user", text_block(text).into_iter().collect()),
             ChatMessage::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<Value> = text_block(text).into_iter().collect();
-                blocks.extend(tool_calls.iter().map(|c| {
+                let mut blocks: Vec<WireRequestBlock> = text_block(text).into_iter().collect();
+                blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
                     // The API only accepts object input; invalid arguments go back empty.
-                    let input = if c.arguments.is_object() {
+                    input: if c.arguments.is_object() {
                         c.arguments.clone()
                     } else {
                         Value::Object(Map::new())
-                    };
-                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
+                    },
                 }));
                 ("assistant", blocks)
             }
@@ -218,29 +256,32 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 ..
             } => (
                 "user",
-                vec![json!({
-                    "type": "tool_result", "tool_use_id": call_id,
-                    "content": content, "is_error": is_error,
-                })],
+                vec![WireRequestBlock::ToolResult {
+                    tool_use_id: call_id.clone(),
+                    content: content.clone(),
+                    is_error: *is_error,
+                }],
             ),
         };
         if blocks.is_empty() {
             continue;
         }
         match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => turns.push((role, blocks)),
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => turns.push(WireTurn {
+                role,
+                content: blocks,
+            }),
         }
     }
     turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
 }
 
 /// The API rejects empty text blocks, so empty text adds none.
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+fn text_block(text: &str) -> Option<WireRequestBlock> {
+    (!text.is_empty()).then(|| WireRequestBlock::Text {
+        text: text.to_owned(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,12 +301,15 @@ struct WireMessage {
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireBlock {
+pub(crate) enum WireBlock {
     Text {
+        #[serde(default)]
         text: String,
     },
     ToolUse {
+        #[serde(default)]
         id: String,
+        #[serde(default)]
         name: String,
         #[serde(default)]
         input: Value,
@@ -275,11 +319,11 @@ enum WireBlock {
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
-struct WireUsage {
+pub(crate) struct WireUsage {
     #[serde(default)]
-    input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     #[serde(default)]
-    output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
@@ -288,7 +332,7 @@ struct WireUsage {
 
 impl WireUsage {
     /// Cached prompt tokens are still prompt tokens.
-    fn input(&self) -> Option<u64> {
+    pub(crate) fn input(&self) -> Option<u64> {
         self.input_tokens.map(|n| {
             n + self.cache_creation_input_tokens.unwrap_or(0)
                 + self.cache_read_input_tokens.unwrap_or(0)
@@ -322,7 +366,7 @@ fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse
 }
 
 /// Builds the response; an answer-tool call becomes the response text.
-fn assemble(
+pub(crate) fn assemble(
     mut text: String,
     calls: Vec<ToolCall>,
     stop_reason: Option<&str>,
@@ -370,188 +414,4 @@ fn assemble(
         usage,
         request_id,
     }
-}
-
-fn parse_error(body: &[u8]) -> ErrorBody {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(v) if v.get("error").is_some() => {
-            let error = &v["error"];
-            ErrorBody {
-                codes: error
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .map(|t| vec![t.to_owned()])
-                    .unwrap_or_default(),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-            }
-        }
-        _ => ErrorBody {
-            codes: Vec::new(),
-            message: lossy_text(body),
-        },
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Streaming
-// ---------------------------------------------------------------------------------------------
-
-/// One content block being assembled from deltas.
-enum PartialBlock {
-    Text,
-    ToolUse {
-        id: String,
-        name: String,
-        json: String,
-    },
-}
-
-/// Reads SSE frames until `message_stop`; the connection ending first is a truncation.
-async fn read_stream(
-    response: reqwest::Response,
-    sink: &TrackingSink<'_>,
-    answer: &AnswerShape,
-) -> Result<ChatResponse, ProviderError> {
-    let mut events = response.bytes_stream().eventsource();
-    let mut text = String::new();
-    let mut blocks: BTreeMap<u64, PartialBlock> = BTreeMap::new();
-    let mut usage = WireUsage::default();
-    let mut stop_reason: Option<String> = None;
-    let mut message_id = None;
-    let malformed = |what: &str, e: serde_json::Error| {
-        ProviderError::malformed(format!("a `{what}` event is not valid: {e}"))
-    };
-
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|e| match e {
-            EventStreamError::Transport(e) => {
-                let error = ProviderError::from_transport(&e);
-                if error.kind == ProviderErrorKind::Timeout {
-                    error.with_retryable(!sink.delivered())
-                } else {
-                    ProviderError::truncated(
-                        format!("the stream broke: {}", error.message),
-                        sink.delivered(),
-                    )
-                }
-            }
-            other => {
-                ProviderError::malformed(format!("the event stream is not valid SSE: {other}"))
-            }
-        })?;
-        let data: Value = if event.data.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&event.data).map_err(|e| malformed(&event.event, e))?
-        };
-        match event.event.as_str() {
-            "message_start" => {
-                let message = &data["message"];
-                message_id = message["id"].as_str().map(str::to_owned);
-                usage = WireUsage::deserialize(&message["usage"]).unwrap_or_default();
-            }
-            "content_block_start" => {
-                let index = data["index"].as_u64().unwrap_or(0);
-                let block = &data["content_block"];
-                match block["type"].as_str() {
-                    Some("text") => {
-                        let initial = block["text"].as_str().unwrap_or("");
-                        sink.text(initial);
-                        text.push_str(initial);
-                        blocks.insert(index, PartialBlock::Text);
-                    }
-                    Some("tool_use") => {
-                        blocks.insert(
-                            index,
-                            PartialBlock::ToolUse {
-                                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                                name: block["name"].as_str().unwrap_or_default().to_owned(),
-                                json: String::new(),
-                            },
-                        );
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_delta" => {
-                let index = data["index"].as_u64().unwrap_or(0);
-                let delta = &data["delta"];
-                match (blocks.get_mut(&index), delta["type"].as_str()) {
-                    (Some(PartialBlock::Text), Some("text_delta")) => {
-                        let piece = delta["text"].as_str().unwrap_or("");
-                        sink.text(piece);
-                        text.push_str(piece);
-                    }
-                    (Some(PartialBlock::ToolUse { name, json, .. }), Some("input_json_delta")) => {
-                        let piece = delta["partial_json"].as_str().unwrap_or("");
-                        // The structured answer streams like text would on other providers.
-                        if name == ANSWER_TOOL && *answer == AnswerShape::Object {
-                            sink.text(piece);
-                        }
-                        json.push_str(piece);
-                    }
-                    _ => {}
-                }
-            }
-            "message_delta" => {
-                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
-                    stop_reason = Some(reason.to_owned());
-                }
-                if let Some(out) = data["usage"]["output_tokens"].as_u64() {
-                    usage.output_tokens = Some(out);
-                }
-                if let Some(input) = data["usage"]["input_tokens"].as_u64() {
-                    usage.input_tokens = Some(input);
-                }
-            }
-            "message_stop" => {
-                let mut calls = Vec::new();
-                for block in blocks.into_values() {
-                    if let PartialBlock::ToolUse { id, name, json } = block {
-                        calls.push(ToolCall::from_raw_arguments(id, name, &json));
-                    }
-                }
-                return Ok(assemble(
-                    text,
-                    calls,
-                    stop_reason.as_deref(),
-                    Usage {
-                        input_tokens: usage.input().unwrap_or(0),
-                        output_tokens: usage.output_tokens.unwrap_or(0),
-                    },
-                    message_id,
-                    answer,
-                ));
-            }
-            "error" => {
-                let error = &data["error"];
-                let message = error["message"]
-                    .as_str()
-                    .unwrap_or("stream error")
-                    .to_owned();
-                let kind = error["type"].as_str().unwrap_or("");
-                return Err(match kind {
-                    "overloaded_error" | "api_error" => {
-                        ProviderError::new(ProviderErrorKind::Unavailable, message)
-                            .with_retryable(!sink.delivered())
-                    }
-                    "rate_limit_error" => ProviderError::new(
-                        ProviderErrorKind::RateLimited { retry_after: None },
-                        message,
-                    )
-                    .with_retryable(!sink.delivered()),
-                    _ => ProviderError::from_stream_error(message, sink.delivered()),
-                });
-            }
-            _ => {} // ping, content_block_stop, and events added later
-        }
-    }
-    Err(ProviderError::truncated(
-        "the stream ended before message_stop",
-        sink.delivered(),
-    ))
 }

@@ -10,8 +10,9 @@
 //! - [`ProviderSpec`] — which API, model, base URL, credential ([`secrecy::SecretString`]),
 //!   timeouts, extra headers, retry settings. Built with [`ProviderSpec::from_llm_config`] from an
 //!   A2E `LLMConfig`'s `provider_name`, `provider_config` and `provider_credentials`.
-//! - [`ProviderPool`] — turns a spec into an `Arc<dyn Provider>`; equal specs share a provider and
-//!   equal timeouts share one pooled HTTP client.
+//! - [`ProviderPool`] — turns a spec into an `Arc<dyn Provider>`; equal specs share a provider,
+//!   at most [`ProviderPool::DEFAULT_CAPACITY`] providers are cached (least recently used goes
+//!   first), and every provider shares the pool's one HTTP client (timeouts apply per request).
 //! - [`Provider::chat`] — [`ChatRequest`] (system, [`ChatMessage`]s, [`ToolSpec`]s, optional
 //!   [`ResponseSchema`], [`Hints`]) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
 //!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
@@ -30,6 +31,17 @@
 //! - Structured output on Anthropic goes through a forced tool ([`anthropic::ANSWER_TOOL`]);
 //!   the answer comes back as `text` like on the other providers.
 //!
+//! # One provider shape
+//!
+//! Every provider is the same generic `HttpProvider<W>` over a crate-private `Wire` (see
+//! `wire.rs`): the wire maps requests to typed serde structs and decodes whole bodies, stream
+//! events and error bodies; the generic provider owns retry, send, stream tracking and size
+//! limits, cancellation, the deadline and redaction. **Adding a provider is one file (a unit
+//! type implementing `Wire`) plus one row in the `provider_kinds!` table in `spec.rs`**, which
+//! declares the [`ProviderKind`] variant and reads its name, default base URL and credential
+//! rule from the wire. The unit test `wire_extension_tests` proves it with a throwaway fourth
+//! wire run through the generic provider against a real server.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use skillet_providers::*;
@@ -46,9 +58,12 @@
 //! ```
 
 pub mod anthropic;
+mod anthropic_stream;
 mod error;
-pub mod ollama;
-pub mod openai;
+mod frames;
+mod http_provider;
+mod ollama;
+mod openai;
 mod policy;
 mod pool;
 mod provider;
@@ -56,6 +71,9 @@ mod retry;
 mod spec;
 mod transport;
 mod types;
+mod wire;
+#[cfg(test)]
+mod wire_extension_tests;
 
 pub use policy::{
     DenialReason, OverridePolicy, OverridePolicyConfig, PolicyConfigError, PolicyDenial,

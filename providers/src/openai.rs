@@ -1,20 +1,16 @@
-//! OpenAI Chat Completions (`POST {base}/chat/completions`) for OpenAI itself and every
-//! OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenRouter, Ollama `/v1`), on
-//! `async-openai`.
+//! OpenAI Chat Completions (`POST {base}/chat/completions`, SSE when streaming) for OpenAI
+//! itself and every OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenRouter, Ollama
+//! `/v1`): the [`Wire`] for both kinds.
 //!
-//! Same shape as `ollama.rs` and `anthropic.rs`: client, request mapping, response mapping,
-//! streaming. async-openai's built-in retry layer is replaced (via `with_http_service`) by a plain
-//! service that also records the status and headers of each response, so our one retry policy
-//! sees `Retry-After` and request ids. A stream that ends without a `finish_reason` is a
-//! truncation error, not a short answer.
+//! The request, response and stream-chunk types are async-openai's typed Chat Completions
+//! model; sending goes through the shared transport like every other wire. Specifics: OpenAI
+//! wants `max_completion_tokens` where compatible servers read `max_tokens`; tool errors go back
+//! as `Error: ...` text (tool messages have no error flag); streamed tool calls arrive as
+//! fragments sharing an `index`; the stream ends with `data: [DONE]`, and a stream that ends
+//! without a `finish_reason` is a truncation, not a short answer.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
-use async_openai::Client;
-use async_openai::config::OpenAIConfig;
-use async_openai::error::OpenAIError;
-use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
@@ -22,214 +18,81 @@ use async_openai::types::chat::{
     ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
     ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionResponse,
-    FinishReason as WireFinish, FunctionCall, FunctionObject, ResponseFormat,
-    ResponseFormatJsonSchema,
+    ChatCompletionTools, CompletionUsage, CreateChatCompletionRequest,
+    CreateChatCompletionResponse, CreateChatCompletionStreamResponse, FinishReason as WireFinish,
+    FunctionCall, FunctionObject, ResponseFormat, ResponseFormatJsonSchema,
 };
-use async_trait::async_trait;
-use futures::StreamExt;
-use futures::future::BoxFuture;
-use http::{HeaderMap, StatusCode};
-use secrecy::{ExposeSecret, SecretString};
+use http::HeaderMap;
 
-use crate::error::{ProviderError, ProviderErrorKind};
-use crate::provider::{CallOptions, Provider};
-use crate::retry::run_with_retries;
+use crate::error::ProviderError;
 use crate::spec::{ProviderKind, ProviderSpec};
-use crate::transport::TrackingSink;
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ToolCall, Usage};
+use crate::transport::{TrackingSink, in_band_error, parse_error_envelope, secret_header};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
+use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
 
-// ---------------------------------------------------------------------------------------------
-// Client
-// ---------------------------------------------------------------------------------------------
+/// Chat Completions; `OFFICIAL` is OpenAI itself (default URL, key required,
+/// `max_completion_tokens`), otherwise any compatible server.
+pub(crate) struct ChatCompletions<const OFFICIAL: bool>;
 
-/// A provider speaking OpenAI Chat Completions.
-pub struct OpenAiProvider {
-    spec: ProviderSpec,
-    http: reqwest::Client,
-    config: OpenAIConfig,
-    /// The spec's secrets, scrubbed from bodies before async-openai (which logs error bodies)
-    /// sees them.
-    secrets: Arc<[SecretString]>,
-}
+/// OpenAI itself.
+pub(crate) type OpenAi = ChatCompletions<true>;
+/// Any OpenAI-compatible server.
+pub(crate) type OpenAiCompatible = ChatCompletions<false>;
 
-impl OpenAiProvider {
-    /// Builds the provider on a shared HTTP client.
-    pub fn new(spec: ProviderSpec, http: reqwest::Client) -> Result<Self, ProviderError> {
-        // Always set the key, even to "": OpenAIConfig otherwise falls back to the process's
-        // OPENAI_API_KEY and would send it to whatever base URL this spec names.
-        let key = spec
-            .api_key
-            .as_ref()
-            .map(|k| k.expose_secret().to_owned())
-            .unwrap_or_default();
-        let mut config = OpenAIConfig::new()
-            .with_api_base(spec.base_url.clone())
-            .with_api_key(key)
-            .with_org_id("")
-            .with_project_id("");
-        for (name, value) in &spec.headers {
-            let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                ProviderError::new(ProviderErrorKind::Config, format!("bad header name {name}"))
-            })?;
-            config = config
-                .with_header(name.clone(), value.expose_secret())
-                .map_err(|_| {
-                    ProviderError::new(ProviderErrorKind::Config, format!("bad header {name}"))
-                })?;
+impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
+    const INFO: KindInfo = if OFFICIAL {
+        KindInfo {
+            name: "openai",
+            default_base_url: Some("https://api.openai.com/v1"),
+            requires_key: true,
+            conventional_key_env: Some("OPENAI_API_KEY"),
         }
-        let secrets = spec.secrets().cloned().collect();
-        Ok(OpenAiProvider {
-            spec,
-            http,
-            config,
-            secrets,
-        })
-    }
-
-    /// An async-openai client for one attempt, whose transport records the response head.
-    fn attempt_client(&self) -> (Client<OpenAIConfig>, ResponseHead) {
-        let head = ResponseHead::default();
-        let service = RecordingService {
-            http: self.http.clone(),
-            head: head.clone(),
-            secrets: self.secrets.clone(),
-        };
-        let client =
-            Client::build(self.http.clone(), self.config.clone()).with_http_service(service);
-        (client, head)
-    }
-}
-
-/// Status and headers of the last response an attempt received.
-#[derive(Clone, Default)]
-struct ResponseHead(Arc<Mutex<Option<(StatusCode, HeaderMap)>>>);
-
-impl ResponseHead {
-    fn get(&self) -> Option<(StatusCode, HeaderMap)> {
-        self.0.lock().ok().and_then(|g| g.clone())
-    }
-}
-
-/// The tower service async-openai sends through: no retries (ours is the only policy), it
-/// keeps the response head for error classification, and it scrubs our secrets from
-/// non-streamed bodies, because async-openai logs error bodies verbatim and a server may echo
-/// a key back.
-#[derive(Clone)]
-struct RecordingService {
-    http: reqwest::Client,
-    head: ResponseHead,
-    secrets: Arc<[SecretString]>,
-}
-
-impl tower::Service<HttpRequestFactory> for RecordingService {
-    type Response = reqwest::Response;
-    type Error = OpenAIError;
-    type Future = BoxFuture<'static, Result<reqwest::Response, OpenAIError>>;
-
-    fn poll_ready(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
-        let http = self.http.clone();
-        let head = self.head.clone();
-        let secrets = self.secrets.clone();
-        Box::pin(async move {
-            let request = factory.build().await?;
-            let response = http.execute(request).await.map_err(OpenAIError::Reqwest)?;
-            if let Ok(mut slot) = head.0.lock() {
-                *slot = Some((response.status(), response.headers().clone()));
-            }
-            let streamed = response
-                .headers()
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/event-stream"));
-            if streamed || secrets.is_empty() {
-                return Ok(response);
-            }
-            scrubbed(response, &secrets).await
-        })
-    }
-}
-
-/// Re-assembles a non-streamed response with every secret in its body replaced.
-async fn scrubbed(
-    response: reqwest::Response,
-    secrets: &[SecretString],
-) -> Result<reqwest::Response, OpenAIError> {
-    let status = response.status();
-    let version = response.version();
-    let mut headers = response.headers().clone();
-    let body = response.bytes().await.map_err(OpenAIError::Reqwest)?;
-    let mut text: Option<String> = None;
-    for secret in secrets {
-        let needle = secret.expose_secret();
-        let current = text.as_deref().map_or(&body[..], str::as_bytes);
-        if !needle.is_empty()
-            && current
-                .windows(needle.len())
-                .any(|w| w == needle.as_bytes())
-        {
-            let replaced = String::from_utf8_lossy(current).replace(needle, "[REDACTED]");
-            text = Some(replaced);
+    } else {
+        KindInfo {
+            name: "openai-compatible",
+            default_base_url: None,
+            requires_key: false,
+            conventional_key_env: None,
         }
-    }
-    let body = match text {
-        Some(text) => {
-            headers.remove(http::header::CONTENT_LENGTH);
-            bytes::Bytes::from(text)
-        }
-        None => body,
     };
-    let mut rebuilt = http::Response::new(reqwest::Body::from(body));
-    *rebuilt.status_mut() = status;
-    *rebuilt.version_mut() = version;
-    *rebuilt.headers_mut() = headers;
-    Ok(reqwest::Response::from(rebuilt))
-}
+    const FRAMING: Framing = Framing::Sse;
+    const PATH: &'static str = "/chat/completions";
 
-#[async_trait]
-impl Provider for OpenAiProvider {
-    fn kind(&self) -> ProviderKind {
-        self.spec.kind
+    type Body = CreateChatCompletionRequest;
+    type CallState = ();
+    type Decoder = ChunkDecoder;
+
+    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        if let Some(key) = &spec.api_key {
+            headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
+        }
+        Ok(())
     }
 
-    fn model(&self) -> &str {
-        &self.spec.model
+    fn request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (Self::Body, ()) {
+        (to_wire_request(spec, request, stream), ())
     }
 
-    async fn chat(
-        &self,
-        request: ChatRequest,
-        options: CallOptions<'_>,
-    ) -> Result<ChatResponse, ProviderError> {
-        let wire = to_wire_request(&self.spec, &request);
-        let spec = &self.spec;
-        run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
-            let wire = wire.clone();
-            async move {
-                let (client, head) = self.attempt_client();
-                let result = match options.stream {
-                    None => client
-                        .chat()
-                        .create(wire)
-                        .await
-                        .map_err(|e| map_error(e, &head, false))
-                        .and_then(|r| from_wire_response(r, &head)),
-                    Some(_) => {
-                        let sink = TrackingSink::new(options.stream);
-                        stream_chat(&client, wire, &head, &sink).await
-                    }
-                };
-                result.map_err(|e| e.redact(spec.secrets()))
+    fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
+        match serde_json::from_slice::<CreateChatCompletionResponse>(body) {
+            Ok(response) => from_wire_response(response),
+            // A 200 carrying an error object instead of a completion.
+            Err(_) if in_band_error(body).is_some() => {
+                let error = in_band_error(body).unwrap_or_default();
+                Err(ProviderError::from_stream_error(error.message, false))
             }
-        })
-        .await
+            Err(e) => Err(ProviderError::malformed(format!(
+                "the body is not a chat completion: {e}"
+            ))),
+        }
+    }
+
+    fn decoder(_: &()) -> ChunkDecoder {
+        ChunkDecoder::default()
+    }
+
+    fn parse_error(body: &[u8]) -> crate::transport::ErrorBody {
+        parse_error_envelope(body)
     }
 }
 
@@ -238,8 +101,12 @@ impl Provider for OpenAiProvider {
 // ---------------------------------------------------------------------------------------------
 
 #[allow(deprecated)] // `max_tokens` and `seed` are deprecated by OpenAI but read by compatibles.
-fn to_wire_request(spec: &ProviderSpec, request: &ChatRequest) -> CreateChatCompletionRequest {
-    let hints = merged_hints(&request.hints, &spec.default_hints);
+fn to_wire_request(
+    spec: &ProviderSpec,
+    request: &ChatRequest,
+    stream: bool,
+) -> CreateChatCompletionRequest {
+    let hints = request.hints.or(&spec.default_hints);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = &request.system {
         messages.push(ChatCompletionRequestMessage::System(
@@ -295,17 +162,14 @@ fn to_wire_request(spec: &ProviderSpec, request: &ChatRequest) -> CreateChatComp
         ProviderKind::Openai => wire.max_completion_tokens = hints.max_tokens,
         _ => wire.max_tokens = hints.max_tokens,
     }
-    wire
-}
-
-/// Request hints win; the spec's defaults fill the gaps.
-pub(crate) fn merged_hints(request: &Hints, defaults: &Hints) -> Hints {
-    Hints {
-        max_tokens: request.max_tokens.or(defaults.max_tokens),
-        temperature: request.temperature.or(defaults.temperature),
-        top_p: request.top_p.or(defaults.top_p),
-        seed: request.seed.or(defaults.seed),
+    if stream {
+        wire.stream = Some(true);
+        wire.stream_options = Some(ChatCompletionStreamOptions {
+            include_usage: Some(true),
+            include_obfuscation: None,
+        });
     }
+    wire
 }
 
 /// Tool errors go back as text: Chat Completions has no error flag on tool messages.
@@ -374,9 +238,7 @@ fn raw_arguments(call: &ToolCall) -> String {
 
 fn from_wire_response(
     response: CreateChatCompletionResponse,
-    head: &ResponseHead,
 ) -> Result<ChatResponse, ProviderError> {
-    let request_id = head_request_id(head).or_else(|| Some(response.id.clone()));
     let choice = response
         .choices
         .into_iter()
@@ -397,20 +259,20 @@ fn from_wire_response(
         })
         .collect();
     let text = message.content.or(message.refusal).unwrap_or_default();
-    let usage = response
-        .usage
-        .map(|u| Usage {
-            input_tokens: u.prompt_tokens.into(),
-            output_tokens: u.completion_tokens.into(),
-        })
-        .unwrap_or_default();
     Ok(ChatResponse {
         finish_reason: finish_reason(choice.finish_reason, !tool_calls.is_empty()),
         text,
         tool_calls,
-        usage,
-        request_id,
+        usage: response.usage.map(usage).unwrap_or_default(),
+        request_id: Some(response.id),
     })
+}
+
+fn usage(u: CompletionUsage) -> Usage {
+    Usage {
+        input_tokens: u.prompt_tokens.into(),
+        output_tokens: u.completion_tokens.into(),
+    }
 }
 
 /// Normalizes the finish reason; tool calls always mean `ToolCalls` (some compatible servers
@@ -425,71 +287,6 @@ fn finish_reason(reason: Option<WireFinish>, has_tool_calls: bool) -> FinishReas
     }
 }
 
-fn head_request_id(head: &ResponseHead) -> Option<String> {
-    head.get()
-        .and_then(|(_, headers)| crate::error::request_id(&headers))
-}
-
-/// Maps an async-openai error, using the recorded response head for status and `Retry-After`.
-fn map_error(error: OpenAIError, head: &ResponseHead, delivered: bool) -> ProviderError {
-    let recorded = head.get().filter(|(status, _)| !status.is_success());
-    match error {
-        OpenAIError::ApiError(api) => {
-            let headers = recorded.map(|(_, h)| h).unwrap_or_default();
-            let codes: Vec<&str> = [
-                api.api_error.r#type.as_deref(),
-                api.api_error.code.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            ProviderError::from_http(api.status_code, &headers, &codes, api.api_error.message)
-        }
-        // A non-2xx body that is not OpenAI's error shape: classify by the status.
-        OpenAIError::JSONDeserialize(_, body) if recorded.is_some() => {
-            let (status, headers) = recorded.unwrap_or_default();
-            ProviderError::from_http(status, &headers, &[], body)
-        }
-        // A 200 stream (or body) carrying an error object instead of a chunk.
-        OpenAIError::JSONDeserialize(_, body) if stream_error_message(&body).is_some() => {
-            let message = stream_error_message(&body).unwrap_or_default();
-            ProviderError::from_stream_error(message, delivered)
-        }
-        OpenAIError::JSONDeserialize(e, _) => {
-            ProviderError::malformed(format!("the body is not a chat completion: {e}"))
-        }
-        OpenAIError::Reqwest(e) => {
-            let error = ProviderError::from_transport(&e);
-            if delivered {
-                error.with_retryable(false)
-            } else {
-                error
-            }
-        }
-        OpenAIError::StreamError(e) => {
-            ProviderError::truncated(format!("the event stream broke: {e}"), delivered)
-        }
-        OpenAIError::InvalidArgument(message) => {
-            ProviderError::new(ProviderErrorKind::BadRequest, message)
-        }
-        other => ProviderError::new(ProviderErrorKind::Unavailable, other.to_string())
-            .with_retryable(!delivered),
-    }
-}
-
-/// The message of an `{"error": {...}}` body, if that is what `body` is.
-fn stream_error_message(body: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(body).ok()?;
-    let error = value.get("error")?;
-    Some(
-        error
-            .get("message")
-            .and_then(|m| m.as_str())
-            .map(str::to_owned)
-            .unwrap_or_else(|| error.to_string()),
-    )
-}
-
 // ---------------------------------------------------------------------------------------------
 // Streaming
 // ---------------------------------------------------------------------------------------------
@@ -502,44 +299,47 @@ struct PartialCall {
     arguments: String,
 }
 
-async fn stream_chat(
-    client: &Client<OpenAIConfig>,
-    mut wire: CreateChatCompletionRequest,
-    head: &ResponseHead,
-    sink: &TrackingSink<'_>,
-) -> Result<ChatResponse, ProviderError> {
-    wire.stream = Some(true);
-    wire.stream_options = Some(ChatCompletionStreamOptions {
-        include_usage: Some(true),
-        include_obfuscation: None,
-    });
-    let mut stream = client
-        .chat()
-        .create_stream(wire)
-        .await
-        .map_err(|e| map_error(e, head, false))?;
+/// Assembles a streamed completion from its chunks.
+#[derive(Default)]
+pub(crate) struct ChunkDecoder {
+    text: String,
+    calls: BTreeMap<u32, PartialCall>,
+    finish: Option<WireFinish>,
+    usage: Usage,
+    response_id: Option<String>,
+}
 
-    let mut text = String::new();
-    let mut calls: BTreeMap<u32, PartialCall> = BTreeMap::new();
-    let mut finish: Option<WireFinish> = None;
-    let mut usage = Usage::default();
-    let mut response_id = None;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| map_error(e, head, sink.delivered()))?;
-        response_id.get_or_insert(chunk.id);
+impl StreamDecoder for ChunkDecoder {
+    fn event(
+        &mut self,
+        event: StreamEvent<'_>,
+        sink: &TrackingSink<'_>,
+    ) -> Result<Flow, ProviderError> {
+        if event.data == b"[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let chunk: CreateChatCompletionStreamResponse = match serde_json::from_slice(event.data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                return Err(match in_band_error(event.data) {
+                    Some(error) => {
+                        ProviderError::from_stream_error(error.message, sink.delivered())
+                    }
+                    None => ProviderError::malformed(format!("a stream chunk is not valid: {e}")),
+                });
+            }
+        };
+        self.response_id.get_or_insert(chunk.id);
         if let Some(u) = chunk.usage {
-            usage = Usage {
-                input_tokens: u.prompt_tokens.into(),
-                output_tokens: u.completion_tokens.into(),
-            };
+            self.usage = usage(u);
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta.content {
                 sink.text(&delta);
-                text.push_str(&delta);
+                self.text.push_str(&delta);
             }
             for fragment in choice.delta.tool_calls.unwrap_or_default() {
-                let call = calls.entry(fragment.index).or_default();
+                let call = self.calls.entry(fragment.index).or_default();
                 if let Some(id) = fragment.id {
                     call.id = id;
                 }
@@ -553,32 +353,37 @@ async fn stream_chat(
                 }
             }
             if choice.finish_reason.is_some() {
-                finish = choice.finish_reason;
+                self.finish = choice.finish_reason;
             }
         }
+        Ok(Flow::More)
     }
-    if finish.is_none() {
-        return Err(ProviderError::truncated(
-            "the stream ended before the model finished (no finish_reason)",
-            sink.delivered(),
-        ));
-    }
-    let tool_calls: Vec<ToolCall> = calls
-        .into_iter()
-        .map(|(index, c)| {
-            let id = if c.id.is_empty() {
-                format!("call_{index}")
-            } else {
-                c.id
-            };
-            ToolCall::from_raw_arguments(id, c.name, &c.arguments)
+
+    fn finish(self, sink: &TrackingSink<'_>) -> Result<ChatResponse, ProviderError> {
+        if self.finish.is_none() {
+            return Err(ProviderError::truncated(
+                "the stream ended before the model finished (no finish_reason)",
+                sink.delivered(),
+            ));
+        }
+        let tool_calls: Vec<ToolCall> = self
+            .calls
+            .into_iter()
+            .map(|(index, c)| {
+                let id = if c.id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    c.id
+                };
+                ToolCall::from_raw_arguments(id, c.name, &c.arguments)
+            })
+            .collect();
+        Ok(ChatResponse {
+            finish_reason: finish_reason(self.finish, !tool_calls.is_empty()),
+            text: self.text,
+            tool_calls,
+            usage: self.usage,
+            request_id: self.response_id,
         })
-        .collect();
-    Ok(ChatResponse {
-        finish_reason: finish_reason(finish, !tool_calls.is_empty()),
-        text,
-        tool_calls,
-        usage,
-        request_id: head_request_id(head).or(response_id),
-    })
+    }
 }

@@ -1,35 +1,39 @@
-//! [`ProviderPool`]: turns a [`ProviderSpec`] into an `Arc<dyn Provider>`, reusing what it can.
+//! [`ProviderPool`]: turns a [`ProviderSpec`] into an `Arc<dyn Provider>`, reusing what it can,
+//! within a fixed memory bound.
 //!
-//! Equal specs get the same provider; specs with equal timeouts share one `reqwest` client (and
-//! so its connection pool: credentials travel per request, not per client). The cache key
-//! holds a keyed hash of the secrets, never their text, and a hit is confirmed by comparing the
-//! secrets themselves so a hash collision can never hand out another caller's credential.
+//! Every provider of a pool sends through ONE pooled `reqwest` client, created once: timeouts
+//! are applied per request, credentials travel per request, so nothing in a spec needs a
+//! client of its own. Providers are cached by spec in a least-recently-used cache capped at
+//! [`ProviderPool::DEFAULT_CAPACITY`] entries, so request-supplied overrides (each a distinct
+//! spec) cannot grow the process without bound. The cache key holds a keyed hash of the
+//! secrets, never their text, and a hit is confirmed by comparing the secrets themselves so a
+//! hash collision can never hand out another caller's credential.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::anthropic::AnthropicProvider;
 use crate::error::ProviderError;
-use crate::ollama::OllamaProvider;
-use crate::openai::OpenAiProvider;
 use crate::provider::Provider;
-use crate::spec::{ProviderKind, ProviderSpec, Timeouts};
+use crate::spec::ProviderSpec;
 use crate::transport::build_http_client;
 
 /// Builds and caches providers. Cheap to share behind an `Arc`; all methods take `&self`.
-#[derive(Default)]
 pub struct ProviderPool {
     /// Random per pool, so secret hashes mean nothing outside this process.
     hasher: RandomState,
-    clients: Mutex<HashMap<Timeouts, reqwest::Client>>,
-    providers: Mutex<HashMap<CacheKey, Vec<Cached>>>,
+    /// The one HTTP client, built on first use.
+    http: Mutex<Option<reqwest::Client>>,
+    /// How many HTTP clients this pool ever built (1 after first use, forever).
+    clients_built: AtomicUsize,
+    cache: Mutex<Lru>,
 }
 
 /// Everything that distinguishes specs, with secrets reduced to a keyed hash.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash, Clone)]
 struct CacheKey {
     /// The spec serialized with secrets redacted: covers every non-secret field.
     public: String,
@@ -39,68 +43,150 @@ struct CacheKey {
 struct Cached {
     spec: ProviderSpec,
     provider: Arc<dyn Provider>,
+    /// When it was last handed out, in lookups since the pool was made.
+    last_used: u64,
+}
+
+/// Providers by key; several entries under one key only on a secret-hash collision.
+struct Lru {
+    capacity: usize,
+    entries: HashMap<CacheKey, Vec<Cached>>,
+    len: usize,
+    clock: u64,
+}
+
+impl Lru {
+    fn get(&mut self, key: &CacheKey, spec: &ProviderSpec) -> Option<Arc<dyn Provider>> {
+        self.clock += 1;
+        let now = self.clock;
+        let found = self
+            .entries
+            .get_mut(key)?
+            .iter_mut()
+            .find(|c| same_secrets(&c.spec, spec))?;
+        found.last_used = now;
+        Some(found.provider.clone())
+    }
+
+    fn insert(&mut self, key: CacheKey, spec: ProviderSpec, provider: Arc<dyn Provider>) {
+        if self.len >= self.capacity {
+            self.evict_oldest();
+        }
+        self.clock += 1;
+        self.entries.entry(key).or_default().push(Cached {
+            spec,
+            provider,
+            last_used: self.clock,
+        });
+        self.len += 1;
+    }
+
+    /// Drops the least recently used entry. Linear in the cache size, and only on an insert
+    /// into a full cache; calls in flight keep their `Arc` to an evicted provider.
+    fn evict_oldest(&mut self) {
+        let oldest = self
+            .entries
+            .iter()
+            .flat_map(|(k, v)| v.iter().enumerate().map(move |(i, c)| (c.last_used, k, i)))
+            .min_by_key(|(used, _, _)| *used)
+            .map(|(_, k, i)| (k.clone(), i));
+        if let Some((key, index)) = oldest
+            && let Some(list) = self.entries.get_mut(&key)
+        {
+            list.swap_remove(index);
+            if list.is_empty() {
+                self.entries.remove(&key);
+            }
+            self.len -= 1;
+        }
+    }
+}
+
+impl Default for ProviderPool {
+    fn default() -> Self {
+        Self::with_capacity(Self::DEFAULT_CAPACITY)
+    }
 }
 
 impl std::fmt::Debug for ProviderPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let clients = self.clients.lock().map(|c| c.len()).unwrap_or(0);
-        let providers = self
-            .providers
-            .lock()
-            .map(|p| p.values().map(Vec::len).sum::<usize>())
-            .unwrap_or(0);
         f.debug_struct("ProviderPool")
-            .field("http_clients", &clients)
-            .field("providers", &providers)
+            .field("http_clients", &self.http_clients_built())
+            .field("providers", &self.cached_providers())
+            .field("capacity", &self.capacity())
             .finish()
     }
 }
 
 impl ProviderPool {
-    /// An empty pool.
+    /// How many providers a pool keeps by default.
+    pub const DEFAULT_CAPACITY: usize = 256;
+
+    /// An empty pool with the default capacity.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty pool keeping at most `capacity` providers (at least 1).
+    pub fn with_capacity(capacity: usize) -> Self {
+        ProviderPool {
+            hasher: RandomState::new(),
+            http: Mutex::new(None),
+            clients_built: AtomicUsize::new(0),
+            cache: Mutex::new(Lru {
+                capacity: capacity.max(1),
+                entries: HashMap::new(),
+                len: 0,
+                clock: 0,
+            }),
+        }
     }
 
     /// The provider for `spec`, built on first use.
     pub fn provider(&self, spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
         let key = self.cache_key(spec);
-        if let Some(found) = self.lookup(&key, spec) {
+        if let Some(found) = self.lock_cache().get(&key, spec) {
             return Ok(found);
         }
-        let http = self.http_client(&spec.timeouts)?;
-        let provider = build_provider(spec.clone(), http)?;
-        let mut providers = self.providers.lock().unwrap_or_else(|p| p.into_inner());
-        let entries = providers.entry(key).or_default();
+        let provider = spec.kind.build(spec.clone(), self.http_client()?)?;
+        let mut cache = self.lock_cache();
         // Another task may have built it meanwhile; keep the first so callers share one.
-        if let Some(existing) = entries.iter().find(|c| same_secrets(&c.spec, spec)) {
-            return Ok(existing.provider.clone());
+        if let Some(existing) = cache.get(&key, spec) {
+            return Ok(existing);
         }
-        entries.push(Cached {
-            spec: spec.clone(),
-            provider: provider.clone(),
-        });
+        cache.insert(key, spec.clone(), provider.clone());
         Ok(provider)
     }
 
-    /// The shared HTTP client for these timeouts.
-    pub fn http_client(&self, timeouts: &Timeouts) -> Result<reqwest::Client, ProviderError> {
-        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(client) = clients.get(timeouts) {
+    /// The pool's one HTTP client, built on first use.
+    pub fn http_client(&self) -> Result<reqwest::Client, ProviderError> {
+        let mut slot = self.http.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let client = build_http_client(timeouts)?;
-        clients.insert(*timeouts, client.clone());
+        let client = build_http_client()?;
+        self.clients_built.fetch_add(1, Ordering::Relaxed);
+        *slot = Some(client.clone());
         Ok(client)
     }
 
-    fn lookup(&self, key: &CacheKey, spec: &ProviderSpec) -> Option<Arc<dyn Provider>> {
-        let providers = self.providers.lock().unwrap_or_else(|p| p.into_inner());
-        providers
-            .get(key)?
-            .iter()
-            .find(|c| same_secrets(&c.spec, spec))
-            .map(|c| c.provider.clone())
+    /// How many providers are cached now (never more than the capacity).
+    pub fn cached_providers(&self) -> usize {
+        self.lock_cache().len
+    }
+
+    /// The most providers this pool keeps.
+    pub fn capacity(&self) -> usize {
+        self.lock_cache().capacity
+    }
+
+    /// How many HTTP clients this pool has built: 0 before first use, then 1 for its life.
+    pub fn http_clients_built(&self) -> usize {
+        self.clients_built.load(Ordering::Relaxed)
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Lru> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn cache_key(&self, spec: &ProviderSpec) -> CacheKey {
@@ -131,18 +217,15 @@ pub fn build_provider(
     spec: ProviderSpec,
     http: reqwest::Client,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
-    Ok(match spec.kind {
-        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-            Arc::new(OpenAiProvider::new(spec, http)?)
-        }
-        ProviderKind::Ollama => Arc::new(OllamaProvider::new(spec, http)?),
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(spec, http)?),
-    })
+    spec.kind.build(spec, http)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::spec::ProviderKind;
 
     fn spec(key: &str) -> ProviderSpec {
         ProviderSpec::new(
@@ -168,17 +251,35 @@ mod tests {
         let a = pool.provider(&spec("k1")).unwrap();
         let b = pool.provider(&spec("k2")).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
-        assert_eq!(pool.clients.lock().unwrap().len(), 1);
+        assert_eq!(pool.http_clients_built(), 1);
     }
 
     #[test]
-    fn different_timeouts_get_different_http_clients() {
+    fn different_timeouts_share_the_one_http_client() {
         let pool = ProviderPool::new();
         let mut slow = spec("k1");
-        slow.timeouts.read = std::time::Duration::from_secs(999);
+        slow.timeouts.read = Duration::from_secs(999);
+        slow.timeouts.connect = Duration::from_secs(7);
         pool.provider(&spec("k1")).unwrap();
         pool.provider(&slow).unwrap();
-        assert_eq!(pool.clients.lock().unwrap().len(), 2);
+        assert_eq!(pool.cached_providers(), 2);
+        assert_eq!(pool.http_clients_built(), 1);
+    }
+
+    #[test]
+    fn the_least_recently_used_provider_is_evicted_at_capacity() {
+        let pool = ProviderPool::with_capacity(2);
+        let a = pool.provider(&spec("a")).unwrap();
+        pool.provider(&spec("b")).unwrap();
+        // Touch `a`, so `b` is the oldest when `c` arrives.
+        assert!(Arc::ptr_eq(&a, &pool.provider(&spec("a")).unwrap()));
+        pool.provider(&spec("c")).unwrap();
+        assert_eq!(pool.cached_providers(), 2);
+        assert!(Arc::ptr_eq(&a, &pool.provider(&spec("a")).unwrap()));
+        let b_again = pool.provider(&spec("b")).unwrap();
+        // `b` was rebuilt (a new provider), which evicted `c`, the oldest now.
+        assert_eq!(pool.cached_providers(), 2);
+        assert!(Arc::ptr_eq(&b_again, &pool.provider(&spec("b")).unwrap()));
     }
 
     #[test]

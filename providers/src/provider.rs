@@ -30,6 +30,16 @@ pub trait Provider: Send + Sync {
         &self,
         request: ChatRequest,
         options: CallOptions<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
+        self.chat_borrowed(&request, options).await
+    }
+
+    /// Runs one chat turn on a borrowed request, so a caller that keeps one conversation for
+    /// a whole run (appending to its messages each turn) never copies it.
+    async fn chat_borrowed(
+        &self,
+        request: &ChatRequest,
+        options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError>;
 }
 

@@ -11,8 +11,8 @@
 //! |---|---|---|---|
 //! | `model` | string | required | model name as the API knows it |
 //! | `base_url` | string | per kind, see [`ProviderKind::default_base_url`] | `http(s)://host[:port][/path]`; required for `openai-compatible` |
-//! | `connect_timeout_ms` | integer | 10 000 | TCP/TLS connect timeout |
-//! | `read_timeout_ms` | integer | 120 000 | longest silence between two reads of a response |
+//! | `connect_timeout_ms` | integer | 10 000 | time allowed to connect; with `read_timeout_ms` it bounds the wait for the response head (per request: all specs share one HTTP client) |
+//! | `read_timeout_ms` | integer | 120 000 | longest silence between two reads of a response (applied per request: every spec shares one HTTP client) |
 //! | `headers` | object of strings | `{}` | extra request headers (values are treated as secrets) |
 //! | `max_attempts` | integer ≥ 1 | 3 | total tries per call, including the first |
 //! | `initial_backoff_ms` | integer | 500 | first backoff wait (exponential, jittered) |
@@ -38,57 +38,88 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::error::ProviderError;
+use crate::http_provider::HttpProvider;
+use crate::provider::Provider;
 use crate::types::Hints;
+use crate::wire::{KindInfo, Wire};
 
-/// Which wire API a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProviderKind {
-    /// OpenAI itself (`https://api.openai.com/v1`), via async-openai.
-    Openai,
+/// Declares [`ProviderKind`] from one table of `Variant => WireType` rows: the enum, its
+/// `provider_name` spellings, defaults and credential rules (read from each wire's
+/// [`KindInfo`]) and the constructor dispatch. Adding a provider is one wire file plus one row.
+macro_rules! provider_kinds {
+    ($($(#[$doc:meta])* $variant:ident => $wire:ty,)*) => {
+        /// Which wire API a provider speaks.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum ProviderKind {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ProviderKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [ProviderKind] = &[$(ProviderKind::$variant,)*];
+
+            fn info(self) -> &'static KindInfo {
+                match self {
+                    $(ProviderKind::$variant => &<$wire as Wire>::INFO,)*
+                }
+            }
+
+            /// A provider of this kind for `spec` on the shared HTTP client.
+            pub(crate) fn build(
+                self,
+                spec: ProviderSpec,
+                http: reqwest::Client,
+            ) -> Result<std::sync::Arc<dyn Provider>, ProviderError> {
+                Ok(match self {
+                    $(ProviderKind::$variant => {
+                        std::sync::Arc::new(HttpProvider::<$wire>::new(spec, http)?)
+                    })*
+                })
+            }
+        }
+    };
+}
+
+provider_kinds! {
+    /// OpenAI itself (`https://api.openai.com/v1`), Chat Completions.
+    Openai => crate::openai::OpenAi,
     /// Any server speaking OpenAI Chat Completions (vLLM, llama.cpp, LM Studio, OpenRouter,
-    /// Ollama `/v1`), via async-openai. Needs a `base_url`.
-    OpenaiCompatible,
+    /// Ollama `/v1`). Needs a `base_url`.
+    OpenaiCompatible => crate::openai::OpenAiCompatible,
     /// Ollama's native `/api/chat` (NDJSON).
-    Ollama,
+    Ollama => crate::ollama::Ollama,
     /// Anthropic Messages `/v1/messages` (SSE).
-    Anthropic,
+    Anthropic => crate::anthropic::Anthropic,
 }
 
 impl ProviderKind {
     /// The `provider_name` spelling.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::OpenaiCompatible => "openai-compatible",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::Anthropic => "anthropic",
-        }
+        self.info().name
     }
 
     /// Parses a `provider_name` (case-insensitive; `_` accepted for `-`).
     pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "openai" => Some(ProviderKind::Openai),
-            "openai-compatible" => Some(ProviderKind::OpenaiCompatible),
-            "ollama" => Some(ProviderKind::Ollama),
-            "anthropic" => Some(ProviderKind::Anthropic),
-            _ => None,
-        }
+        let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL.iter().copied().find(|k| k.as_str() == wanted)
     }
 
     /// The base URL used when the config names none (`None`: the kind needs one).
     pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::Openai => Some("https://api.openai.com/v1"),
-            ProviderKind::OpenaiCompatible => None,
-            ProviderKind::Ollama => Some("http://127.0.0.1:11434"),
-            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
-        }
+        self.info().default_base_url
     }
 
-    fn requires_credential(self) -> bool {
-        matches!(self, ProviderKind::Openai | ProviderKind::Anthropic)
+    /// Whether a spec of this kind needs an API key.
+    pub fn requires_credential(self) -> bool {
+        self.info().requires_key
+    }
+
+    /// The environment variable an ad-hoc provider of this kind conventionally reads its key
+    /// from (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), if any.
+    pub fn conventional_key_env(self) -> Option<&'static str> {
+        self.info().conventional_key_env
     }
 }
 
@@ -102,7 +133,8 @@ impl fmt::Display for ProviderKind {
 /// [`CallOptions`](crate::CallOptions)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Timeouts {
-    /// TCP + TLS connect timeout.
+    /// Time allowed to connect. Applied per request together with `read`: the response head
+    /// must arrive within `connect + read`.
     pub connect: Duration,
     /// Longest silence between two reads of the response; catches hung servers and stalled
     /// streams without limiting long generations that keep sending.
@@ -188,7 +220,7 @@ pub struct ProviderSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// `provider_name` is not one we speak.
-    #[error("unknown provider {0:?}: expected openai, openai-compatible, ollama or anthropic")]
+    #[error("unknown provider {0:?}: expected one of {known}", known = known_kinds())]
     UnknownProvider(String),
     /// A required key is missing.
     #[error("provider_config.{0} is required")]
@@ -210,6 +242,11 @@ pub enum ConfigError {
     /// `api_key_env` names a variable that is not set (or empty).
     #[error("environment variable {0:?} named by api_key_env is not set")]
     MissingCredentialEnv(String),
+}
+
+fn known_kinds() -> String {
+    let names: Vec<&str> = ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
+    names.join(", ")
 }
 
 const KNOWN_KEYS: &[&str] = &[

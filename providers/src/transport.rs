@@ -1,7 +1,7 @@
-//! HTTP plumbing shared by the provider modules: building the pooled `reqwest` client (connect
-//! and read timeouts, no redirects), sending a JSON POST and classifying a non-2xx answer, a
-//! stream sink wrapper that remembers whether anything was delivered, and sensitive header
-//! values.
+//! HTTP plumbing shared by the wires and the generic provider: building the one pooled
+//! `reqwest` client (no redirects, no per-spec timeouts), sensitive header values, a stream sink
+//! wrapper that remembers whether anything was delivered, and the typed error envelope the APIs
+//! share.
 //!
 //! What is not here: any provider's request or response shape.
 
@@ -10,18 +10,18 @@ use std::time::Duration;
 
 use http::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
 
 use crate::error::ProviderError;
 use crate::provider::StreamSink;
-use crate::spec::Timeouts;
 
-/// Builds the HTTP client one or more providers share. Redirects are not followed: an API never
-/// needs them, and following one could steer a request past the override policy's base-URL
+/// Builds the one HTTP client every provider of a pool shares. It carries no timeouts: those
+/// differ per spec and are applied per request (`http_provider.rs`), so distinct timeouts never
+/// mean distinct clients or connection pools. Redirects are not followed: an API never needs
+/// them, and following one could steer a request past the override policy's base-URL
 /// allow-list to an internal host.
-pub(crate) fn build_http_client(timeouts: &Timeouts) -> Result<reqwest::Client, ProviderError> {
+pub(crate) fn build_http_client() -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
-        .connect_timeout(timeouts.connect)
-        .read_timeout(timeouts.read)
         .pool_idle_timeout(Duration::from_secs(90))
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -76,38 +76,78 @@ impl<'a> TrackingSink<'a> {
     }
 }
 
-/// What a provider module extracts from an error body: the error's `type`/`code` strings and
-/// its message.
+/// What a wire extracts from an error body: the error's `type`/`code` strings and its message.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct ErrorBody {
     pub codes: Vec<String>,
     pub message: String,
 }
 
-/// Sends `request`; a non-2xx answer becomes a classified [`ProviderError`] using `parse_error`
-/// to read the body.
-pub(crate) async fn send(
-    request: reqwest::RequestBuilder,
-    parse_error: fn(&[u8]) -> ErrorBody,
-) -> Result<reqwest::Response, ProviderError> {
-    let response = request
-        .send()
-        .await
-        .map_err(|e| ProviderError::from_transport(&e))?;
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
+/// The `{"error": ...}` envelope the three APIs share in some form: OpenAI and Anthropic send
+/// an object with `type`/`code`/`message`, Ollama a plain string.
+#[derive(Deserialize)]
+pub(crate) struct ErrorEnvelope {
+    pub error: ErrorDetail,
+}
+
+/// The inside of an [`ErrorEnvelope`].
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ErrorDetail {
+    Text(String),
+    Object {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+        /// A string on OpenAI, sometimes a number on compatible servers.
+        #[serde(default)]
+        code: Option<serde_json::Value>,
+        #[serde(default)]
+        message: Option<String>,
+    },
+}
+
+impl From<ErrorDetail> for ErrorBody {
+    fn from(detail: ErrorDetail) -> Self {
+        match detail {
+            ErrorDetail::Text(message) => ErrorBody {
+                codes: Vec::new(),
+                message,
+            },
+            ErrorDetail::Object {
+                kind,
+                code,
+                message,
+            } => {
+                let code = code.map(|c| match c {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                });
+                ErrorBody {
+                    codes: kind.into_iter().chain(code).collect(),
+                    message: message.unwrap_or_default(),
+                }
+            }
+        }
     }
-    let headers = response.headers().clone();
-    // A body that cannot be read still leaves the status to classify by.
-    let body = response.bytes().await.unwrap_or_default();
-    let parsed = parse_error(&body);
-    let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
-    Err(ProviderError::from_http(
-        status,
-        &headers,
-        &codes,
-        parsed.message,
-    ))
+}
+
+/// Reads an error body: the envelope when it is one, else the body as text.
+pub(crate) fn parse_error_envelope(body: &[u8]) -> ErrorBody {
+    match serde_json::from_slice::<ErrorEnvelope>(body) {
+        Ok(envelope) => envelope.error.into(),
+        Err(_) => ErrorBody {
+            codes: Vec::new(),
+            message: lossy_text(body),
+        },
+    }
+}
+
+/// The error an API put where an answer or chunk should be (`{"error": ...}` under status
+/// 200), if `body` is one.
+pub(crate) fn in_band_error(body: &[u8]) -> Option<ErrorBody> {
+    serde_json::from_slice::<ErrorEnvelope>(body)
+        .ok()
+        .map(|e| e.error.into())
 }
 
 /// The body as lossy UTF-8, for error bodies that are not the API's JSON shape.

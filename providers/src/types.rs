@@ -130,6 +130,18 @@ pub struct Hints {
     pub seed: Option<i64>,
 }
 
+impl Hints {
+    /// These hints, with `defaults` filling the ones left unset.
+    pub(crate) fn or(&self, defaults: &Hints) -> Hints {
+        Hints {
+            max_tokens: self.max_tokens.or(defaults.max_tokens),
+            temperature: self.temperature.or(defaults.temperature),
+            top_p: self.top_p.or(defaults.top_p),
+            seed: self.seed.or(defaults.seed),
+        }
+    }
+}
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

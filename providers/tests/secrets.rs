@@ -132,3 +132,100 @@ async fn credential_never_appears_in_logs_errors_or_serialized_config() {
         "{texts:#?}"
     );
 }
+
+/// A one-shot HTTP server that answers every request with `status` and a plain-text `body`,
+/// i.e. an error body that is not the API's JSON shape (a proxy's error page).
+async fn plain_error_server(status: u16, body: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let body = body.clone();
+            tokio::spawn(async move {
+                // Read the head and the (small) body; the answer does not depend on them.
+                let mut buffer = vec![0u8; 64 * 1024];
+                let _ = tokio::time::timeout(Duration::from_millis(200), async {
+                    while let Ok(n) = socket.read(&mut buffer).await {
+                        if n == 0 || buffer[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                            break;
+                        }
+                    }
+                })
+                .await;
+                let head = format!(
+                    "HTTP/1.1 {status} Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(body.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    format!("http://{address}")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn keys_echoed_in_error_bodies_and_in_stream_errors_are_redacted() {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(captured.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let mut texts = Vec::new();
+    for kind in [
+        ProviderKind::OpenaiCompatible,
+        ProviderKind::Ollama,
+        ProviderKind::Anthropic,
+    ] {
+        // A non-JSON error body (kept as text in the error message) echoing the key.
+        let base = plain_error_server(400, format!("proxy says: bad key {TEST_KEY}")).await;
+        let config = json!({"model": "m", "base_url": base, "max_attempts": 1});
+        let credentials = |key: &str| (key == "api_key").then(|| SecretString::from(TEST_KEY));
+        let spec = skillet_providers::ProviderSpec::from_llm_config(
+            kind.as_str(),
+            config.as_object(),
+            &credentials,
+        )
+        .unwrap();
+        let provider = ProviderPool::new().provider(&spec).unwrap();
+        let error = provider
+            .chat(ask("hi"), CallOptions::default())
+            .await
+            .expect_err("a 400 fails");
+        assert!(
+            error.to_string().contains("bad key [REDACTED]"),
+            "{kind}: {error}"
+        );
+        texts.push(format!("{error} {error:?}"));
+
+        // An in-stream error event echoing the key, after some text was delivered.
+        let server = server("rules:\n  - reply: {text: \"a b c d e f g h\"}\n").await;
+        server.push_fault(
+            Fault::stream_error_after(2, 529).message(format!("overloaded, key {TEST_KEY}")),
+        );
+        let provider = ProviderPool::new()
+            .provider(&spec_for(kind, &server))
+            .unwrap();
+        let deltas = Deltas::default();
+        let error = provider
+            .chat(ask("hi"), CallOptions::default().with_stream(&deltas))
+            .await
+            .expect_err("the in-stream error fails the call");
+        texts.push(format!("{error} {error:?}"));
+        assert!(error.to_string().contains("[REDACTED]"), "{kind}: {error}");
+    }
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(!logs.contains(TEST_KEY), "key leaked into logs: {logs}");
+    for text in texts {
+        assert!(!text.contains(TEST_KEY), "key leaked: {text}");
+    }
+}
+
+fn spec_for(kind: ProviderKind, server: &mock_llm::MockServer) -> skillet_providers::ProviderSpec {
+    spec(kind, server, json!({"max_attempts": 1}))
+}

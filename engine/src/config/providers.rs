@@ -21,22 +21,17 @@ use std::path::PathBuf;
 use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use skillet_providers::ProviderKind;
 
 use super::{Config, ConfigError};
 use crate::protocol::{Credentials, LLMConfig};
 
-/// Which API a configured provider speaks; `mock` is the embedded mock-llm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// What a configured provider is: a real provider kind (every kind `skillet_providers` speaks,
+/// read from its table, so a new provider needs no change here) or the embedded mock-llm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderEntryKind {
-    /// OpenAI (`https://api.openai.com/v1`).
-    Openai,
-    /// Any OpenAI Chat Completions server (vLLM, llama.cpp, LM Studio, Ollama `/v1`, ...).
-    OpenaiCompatible,
-    /// Ollama's native API.
-    Ollama,
-    /// Anthropic Messages.
-    Anthropic,
+    /// A real API.
+    Real(ProviderKind),
     /// mock-llm started in-process (offline, deterministic).
     Mock,
 }
@@ -45,33 +40,44 @@ impl ProviderEntryKind {
     /// The spelling in config files and `--provider`.
     pub fn as_str(self) -> &'static str {
         match self {
-            ProviderEntryKind::Openai => "openai",
-            ProviderEntryKind::OpenaiCompatible => "openai-compatible",
-            ProviderEntryKind::Ollama => "ollama",
-            ProviderEntryKind::Anthropic => "anthropic",
+            ProviderEntryKind::Real(kind) => kind.as_str(),
             ProviderEntryKind::Mock => "mock",
         }
     }
 
     /// Parses a kind name (`_` accepted for `-`, any case).
     pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "openai" => Some(ProviderEntryKind::Openai),
-            "openai-compatible" => Some(ProviderEntryKind::OpenaiCompatible),
-            "ollama" => Some(ProviderEntryKind::Ollama),
-            "anthropic" => Some(ProviderEntryKind::Anthropic),
-            "mock" | "mock-llm" => Some(ProviderEntryKind::Mock),
-            _ => None,
+        match name.trim().to_ascii_lowercase().as_str() {
+            "mock" | "mock-llm" | "mock_llm" => Some(ProviderEntryKind::Mock),
+            _ => ProviderKind::parse(name).map(ProviderEntryKind::Real),
         }
+    }
+
+    /// Every accepted spelling, for messages.
+    pub fn names() -> String {
+        let mut names: Vec<&str> = ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.push("mock");
+        names.join(", ")
     }
 
     /// The environment variable an ad-hoc provider of this kind reads its key from.
     pub fn conventional_key_env(self) -> Option<&'static str> {
         match self {
-            ProviderEntryKind::Openai => Some("OPENAI_API_KEY"),
-            ProviderEntryKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-            _ => None,
+            ProviderEntryKind::Real(kind) => kind.conventional_key_env(),
+            ProviderEntryKind::Mock => None,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderEntryKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ProviderEntryKind::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown provider kind {name:?}, expected one of {}",
+                ProviderEntryKind::names()
+            ))
+        })
     }
 }
 
@@ -232,8 +238,9 @@ impl ProviderChoice {
                             "--provider",
                             format!(
                                 "{name:?} is neither a [providers.NAME] of {} nor a kind \
-                                 (openai, openai-compatible, ollama, anthropic, mock)",
-                                config.origin()
+                                 ({})",
+                                config.origin(),
+                                ProviderEntryKind::names()
                             ),
                         )
                     })?;
@@ -313,5 +320,35 @@ impl ProviderChoice {
             }
             ProviderChoice::EmbeddedMock { .. } => "embedded mock-llm".to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_provider_kind_and_the_mock_parse_from_their_spelling() {
+        for kind in ProviderKind::ALL {
+            let parsed = ProviderEntryKind::parse(kind.as_str());
+            assert_eq!(parsed, Some(ProviderEntryKind::Real(*kind)));
+        }
+        assert_eq!(
+            ProviderEntryKind::parse("Mock_LLM"),
+            Some(ProviderEntryKind::Mock)
+        );
+        assert_eq!(ProviderEntryKind::parse("gemini"), None);
+    }
+
+    #[test]
+    fn an_unknown_kind_in_the_file_names_the_known_ones() {
+        let error = serde_json::from_value::<ProviderEntry>(serde_json::json!({"kind": "gemini"}))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("\"gemini\""), "{error}");
+        assert!(
+            error.contains("openai-compatible") && error.contains("mock"),
+            "{error}"
+        );
     }
 }

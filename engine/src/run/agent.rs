@@ -142,14 +142,6 @@ enum Step {
     Done(Outcome),
 }
 
-/// The fixed parts of every request of a run.
-struct RequestParts {
-    system: String,
-    tools: Vec<ToolSpec>,
-    response_schema: Option<ResponseSchema>,
-    hints: Hints,
-}
-
 impl TurnLoop<'_> {
     /// Runs turns until an outcome.
     pub(crate) async fn run(self) -> Outcome {
@@ -158,8 +150,11 @@ impl TurnLoop<'_> {
             .output_schema
             .as_ref()
             .filter(|s| !s.is_unconstrained());
-        let parts = RequestParts {
-            system: self.system.clone(),
+        // One request for the whole run: each turn appends to its messages and lends it to the
+        // provider, so the conversation and the tool schemas are never copied per turn.
+        let mut request = ChatRequest {
+            system: Some(self.system.clone()),
+            messages: vec![ChatMessage::user(self.first_message.clone())],
             tools: self
                 .tools
                 .tools()
@@ -181,7 +176,6 @@ impl TurnLoop<'_> {
                 seed: None,
             },
         };
-        let mut messages = vec![ChatMessage::user(self.first_message.clone())];
         let mut repeats = RepeatTracker::default();
         let mut last_output = String::new();
         for turn in 1..=self.max_turns {
@@ -212,9 +206,8 @@ impl TurnLoop<'_> {
             let step = self
                 .turn(
                     turn,
-                    &parts,
+                    &mut request,
                     output_schema,
-                    &mut messages,
                     &mut repeats,
                     &mut last_output,
                 )
@@ -238,24 +231,17 @@ impl TurnLoop<'_> {
     async fn turn(
         &self,
         turn: u32,
-        parts: &RequestParts,
+        request: &mut ChatRequest,
         output_schema: Option<&CompiledSchema>,
-        messages: &mut Vec<ChatMessage>,
         repeats: &mut RepeatTracker,
         last_output: &mut String,
     ) -> Step {
-        let request = ChatRequest {
-            system: Some(parts.system.clone()),
-            messages: messages.clone(),
-            tools: parts.tools.clone(),
-            response_schema: parts.response_schema.clone(),
-            hints: parts.hints.clone(),
-        };
         self.state.set_phase(Phase::Provider);
         let response = match self.request(turn, request).await {
             Ok(response) => response,
             Err(outcome) => return Step::Done(outcome),
         };
+        let messages = &mut request.messages;
         last_output.clone_from(&response.text);
 
         if !response.tool_calls.is_empty() {
@@ -350,7 +336,7 @@ impl TurnLoop<'_> {
     }
 
     /// One provider request, with streaming, retries reported and usage recorded.
-    async fn request(&self, turn: u32, request: ChatRequest) -> Result<ChatResponse, Outcome> {
+    async fn request(&self, turn: u32, request: &ChatRequest) -> Result<ChatResponse, Outcome> {
         let label = &self.provider.label;
         let artifact = format!("turn-{turn}");
         let streamed = AtomicBool::new(false);
@@ -377,7 +363,7 @@ impl TurnLoop<'_> {
         let model = provider.model();
         let span = spans::chat(provider_name, model, turn);
         let result = provider
-            .chat(request, options)
+            .chat_borrowed(request, options)
             .instrument(span.clone())
             .await;
         if streamed.load(Ordering::Relaxed) {

@@ -17,10 +17,11 @@ use serde_json::Value;
 
 use crate::tools::{ResolvedTool, ToolRegistry, ToolSource};
 
-/// A compiled tool schema, or why the tool's schema does not compile.
+/// A compiled tool schema, or why the tool's schema does not compile. Cloning is two reference
+/// counts: a lookup per tool call copies no schema.
 #[derive(Clone)]
 pub(crate) struct ToolSchema {
-    source: Value,
+    source: Arc<Value>,
     validator: Result<Arc<Validator>, String>,
 }
 
@@ -32,7 +33,7 @@ impl ToolSchema {
             .map(Arc::new)
             .map_err(|e| e.to_string());
         ToolSchema {
-            source: source.clone(),
+            source: Arc::new(source.clone()),
             validator,
         }
     }
@@ -90,7 +91,7 @@ impl ToolSchemaCache {
         let kit = match &tool.source {
             ToolSource::Direct => {
                 if let Some(cached) = self.registered.get(tool.tool.name())
-                    && cached.source == *schema
+                    && *cached.source == *schema
                 {
                     return cached.clone();
                 }
@@ -104,7 +105,7 @@ impl ToolSchemaCache {
         {
             let map = self.toolkit.read().unwrap_or_else(|p| p.into_inner());
             if let Some(cached) = map.get(&key)
-                && cached.source == *schema
+                && *cached.source == *schema
             {
                 return cached.clone();
             }

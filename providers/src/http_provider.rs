@@ -1,0 +1,298 @@
+//! [`HttpProvider`]: the one [`Provider`] implementation, generic over a [`Wire`]. It owns what
+//! every chat API shares: the request built once per call (URL parsed and headers built once
+//! per provider, body serialized once per call), the one retry policy, sending through the
+//! shared pooled HTTP client with per-request timeouts, reading streams under size limits with
+//! delivery tracking, cancellation and the deadline (via `retry.rs`), and redaction of errors.
+//!
+//! Successful bodies are never scrubbed: they go to the caller, not to a log. Error messages,
+//! which can reach logs and clients, are redacted of every secret of the spec.
+//!
+//! What is not here: anything about one API's JSON (the wires).
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+
+use crate::error::{ProviderError, ProviderErrorKind};
+use crate::frames::{BodyLimits, read_events, read_whole};
+use crate::provider::{CallOptions, Provider};
+use crate::retry::run_with_retries;
+use crate::spec::{ProviderKind, ProviderSpec};
+use crate::transport::TrackingSink;
+use crate::types::{ChatRequest, ChatResponse};
+use crate::wire::{StreamDecoder, Wire};
+
+/// A provider speaking wire `W` over the shared HTTP client.
+pub(crate) struct HttpProvider<W: Wire> {
+    spec: ProviderSpec,
+    http: reqwest::Client,
+    url: reqwest::Url,
+    headers: HeaderMap,
+    limits: BodyLimits,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W: Wire> HttpProvider<W> {
+    /// Builds the provider: parses the endpoint URL and builds the headers once.
+    pub(crate) fn new(spec: ProviderSpec, http: reqwest::Client) -> Result<Self, ProviderError> {
+        let url = reqwest::Url::parse(&format!("{}{}", spec.base_url, W::PATH)).map_err(|_| {
+            ProviderError::new(ProviderErrorKind::Config, "the base URL is not usable")
+        })?;
+        let mut headers = spec.header_map();
+        W::auth_headers(&spec, &mut headers)?;
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Ok(HttpProvider {
+            spec,
+            http,
+            url,
+            headers,
+            limits: BodyLimits::default(),
+            wire: PhantomData,
+        })
+    }
+
+    /// Replaces the body size limits (tests use small ones).
+    #[cfg(test)]
+    pub(crate) fn with_limits(mut self, limits: BodyLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// One attempt: send, classify the status, read the answer.
+    async fn attempt(
+        &self,
+        body: Bytes,
+        state: &W::CallState,
+        options: &CallOptions<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let timeouts = &self.spec.timeouts;
+        let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+        *request.headers_mut() = self.headers.clone();
+        *request.body_mut() = Some(body.into());
+        // The wait for the response head covers connecting and the server's first bytes.
+        let head_wait = timeouts.connect + timeouts.read;
+        let response = match tokio::time::timeout(head_wait, self.http.execute(request)).await {
+            Ok(sent) => sent.map_err(|e| ProviderError::from_transport(&e))?,
+            Err(_) => return Err(no_answer(head_wait)),
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            // A body that cannot be read still leaves the status to classify by.
+            let body = read_whole(response, timeouts.read, self.limits)
+                .await
+                .unwrap_or_default();
+            let parsed = W::parse_error(&body);
+            let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
+            return Err(ProviderError::from_http(
+                status,
+                &headers,
+                &codes,
+                parsed.message,
+            ));
+        }
+        let header_id = crate::error::request_id(response.headers());
+        let mut reply = match options.stream {
+            None => {
+                let body = read_whole(response, timeouts.read, self.limits).await?;
+                W::decode_whole(&body, state)?
+            }
+            Some(_) => {
+                let sink = TrackingSink::new(options.stream);
+                let mut decoder = W::decoder(state);
+                read_events(
+                    response,
+                    timeouts.read,
+                    self.limits,
+                    W::FRAMING,
+                    &sink,
+                    |event| decoder.event(event, &sink),
+                )
+                .await?;
+                decoder.finish(&sink)?
+            }
+        };
+        if header_id.is_some() {
+            reply.request_id = header_id;
+        }
+        Ok(reply)
+    }
+}
+
+fn no_answer(waited: Duration) -> ProviderError {
+    ProviderError::new(
+        ProviderErrorKind::Timeout,
+        format!(
+            "no response from the server within {} ms (connect_timeout_ms + read_timeout_ms)",
+            waited.as_millis()
+        ),
+    )
+    .with_retryable(true)
+}
+
+#[async_trait]
+impl<W: Wire> Provider for HttpProvider<W> {
+    fn kind(&self) -> ProviderKind {
+        self.spec.kind
+    }
+
+    fn model(&self) -> &str {
+        &self.spec.model
+    }
+
+    async fn chat_borrowed(
+        &self,
+        request: &ChatRequest,
+        options: CallOptions<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let (body, state) = W::request(&self.spec, request, options.stream.is_some());
+        let body = Bytes::from(serde_json::to_vec(&body).map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::BadRequest,
+                format!("the request cannot be encoded: {e}"),
+            )
+        })?);
+        let state = &state;
+        let options_ref = &options;
+        run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
+            let body = body.clone();
+            async move {
+                self.attempt(body, state, options_ref)
+                    .await
+                    .map_err(|e| e.redact(self.spec.secrets()))
+            }
+        })
+        .await
+    }
+}
+
+/// Runs a decoder over already-received events; shared by wires whose whole body is one event
+/// (Ollama's non-streamed answer is its `done` line).
+pub(crate) fn decode_single<D: StreamDecoder>(
+    mut decoder: D,
+    data: &[u8],
+) -> Result<ChatResponse, ProviderError> {
+    let sink = TrackingSink::new(None);
+    // When this was not the end marker, `finish` reports the truncation.
+    decoder.event(crate::wire::StreamEvent { name: "", data }, &sink)?;
+    decoder.finish(&sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anthropic::Anthropic;
+    use crate::ollama::Ollama;
+    use crate::openai::OpenAiCompatible;
+
+    async fn server(text: &str) -> mock_llm::MockServer {
+        let yaml = format!("rules:\n  - reply: {{text: \"{text}\"}}\n");
+        let scenario = mock_llm::Scenario::from_yaml_str(&yaml).unwrap();
+        mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
+            .await
+            .unwrap()
+    }
+
+    fn provider<W: Wire>(base: String, limits: BodyLimits) -> HttpProvider<W> {
+        let kind = ProviderKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == W::INFO.name)
+            .unwrap();
+        let mut spec = ProviderSpec::new(kind, "mock-model", Some(&base)).unwrap();
+        spec.api_key = Some(secrecy::SecretString::from("k"));
+        let http = crate::transport::build_http_client().unwrap();
+        HttpProvider::<W>::new(spec, http)
+            .unwrap()
+            .with_limits(limits)
+    }
+
+    async fn error_with<W: Wire>(base: String, limits: BodyLimits, stream: bool) -> ProviderError {
+        let p = provider::<W>(base, limits);
+        let request = ChatRequest {
+            messages: vec![crate::types::ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        let sink = |_: &str| {};
+        let options = if stream {
+            CallOptions::default().with_stream(&sink)
+        } else {
+            CallOptions::default()
+        };
+        p.chat(request, options).await.unwrap_err()
+    }
+
+    /// A server answering 200 with `body` under `content_type` to every request.
+    async fn raw_server(content_type: &'static str, body: String) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut buffer = vec![0u8; 64 * 1024];
+                    let _ = socket.read(&mut buffer).await;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(body.as_bytes()).await;
+                });
+            }
+        });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn an_event_or_line_over_the_cap_fails_the_call_clearly_on_every_framing() {
+        let small = BodyLimits {
+            max_event_bytes: 1024,
+            max_total_bytes: 1 << 20,
+        };
+        let long = "x".repeat(3000);
+        let ndjson = raw_server("application/x-ndjson", format!("{long}\n")).await;
+        let sse_line = raw_server("text/event-stream", format!("data: {long}\n\n")).await;
+        // Many short `data:` lines that add up to one oversized event.
+        let sse_event =
+            raw_server("text/event-stream", "data: xxxxxxxx\n".repeat(200) + "\n").await;
+        for error in [
+            error_with::<Ollama>(ndjson.clone(), small, true).await,
+            error_with::<Ollama>(format!("{ndjson}/"), small, true).await,
+            error_with::<Anthropic>(sse_line, small, true).await,
+            error_with::<OpenAiCompatible>(sse_event, small, true).await,
+        ] {
+            assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{error}");
+            assert!(error.message.contains("1024-byte limit"), "{error}");
+            assert!(!error.retryable);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_total_cap_fails_streamed_or_not() {
+        let many_words = "word ".repeat(400);
+        let server = server(many_words.trim()).await;
+        let small = BodyLimits {
+            max_event_bytes: 1 << 20,
+            max_total_bytes: 1500,
+        };
+        let base = server.base_url();
+        for stream in [true, false] {
+            for error in [
+                error_with::<Ollama>(base.clone(), small, stream).await,
+                error_with::<Anthropic>(base.clone(), small, stream).await,
+                error_with::<OpenAiCompatible>(format!("{base}/v1"), small, stream).await,
+            ] {
+                assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{error}");
+                assert!(error.message.contains("1500-byte limit"), "{error}");
+            }
+        }
+    }
+}

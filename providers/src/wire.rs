@@ -1,0 +1,111 @@
+//! The crate-private [`Wire`] trait: everything that differs between two chat APIs, and nothing
+//! else. One implementation per API lives in its own file (`openai.rs`, `ollama.rs`,
+//! `anthropic.rs`); the generic `HttpProvider` (`http_provider.rs`) runs every one of them with
+//! the same retry, send, streaming, cancellation, deadline and redaction code.
+//!
+//! A wire maps a [`ChatRequest`] to its **typed** request body (serde structs, never `json!`),
+//! decodes a whole response body, decodes a stream event by event, and reads its error bodies.
+//! It does no I/O.
+//!
+//! What is not here: HTTP, retries, framing of streams into lines or SSE events (`frames.rs`).
+
+use http::HeaderMap;
+use serde::Serialize;
+
+use crate::error::ProviderError;
+use crate::spec::ProviderSpec;
+use crate::transport::{ErrorBody, TrackingSink};
+use crate::types::{ChatRequest, ChatResponse};
+
+/// Static facts about one provider kind; [`ProviderKind`](crate::ProviderKind)'s tables read
+/// them, so they are written once, next to the wire code.
+#[derive(Debug)]
+pub(crate) struct KindInfo {
+    /// The `provider_name` spelling (kebab-case, as serde spells the enum variant).
+    pub name: &'static str,
+    /// The base URL used when a config names none (`None`: the kind needs one).
+    pub default_base_url: Option<&'static str>,
+    /// Whether a spec without an API key is refused.
+    pub requires_key: bool,
+    /// The environment variable an ad-hoc provider of this kind conventionally reads its key
+    /// from (e.g. `OPENAI_API_KEY`).
+    pub conventional_key_env: Option<&'static str>,
+}
+
+/// How a streamed response is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events: `event:`/`data:` lines, an empty line ends an event.
+    Sse,
+    /// One JSON document per line.
+    Ndjson,
+}
+
+/// Whether a decoder wants more events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Keep reading.
+    More,
+    /// The response is complete; stop reading.
+    Done,
+}
+
+/// One event of a stream: the SSE event name (empty for NDJSON and unnamed SSE events) and its
+/// data (the SSE `data:` lines joined, or one NDJSON line).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamEvent<'a> {
+    pub name: &'a str,
+    pub data: &'a [u8],
+}
+
+/// Assembles one streamed response.
+pub(crate) trait StreamDecoder: Send {
+    /// Takes in one event; text deltas go to `sink` as they arrive. An in-stream error event
+    /// fails the attempt.
+    fn event(
+        &mut self,
+        event: StreamEvent<'_>,
+        sink: &TrackingSink<'_>,
+    ) -> Result<Flow, ProviderError>;
+
+    /// The response, once the stream ended (after [`Flow::Done`] or at end of body). A stream
+    /// that ended before the API's end marker is a truncation error.
+    fn finish(self, sink: &TrackingSink<'_>) -> Result<ChatResponse, ProviderError>;
+}
+
+/// One chat API. Implementations are unit types; every method is a pure mapping.
+pub(crate) trait Wire: Send + Sync + 'static {
+    /// Name, default base URL and credential rule of the kind.
+    const INFO: KindInfo;
+    /// How streamed responses are framed.
+    const FRAMING: Framing;
+    /// The path appended to the base URL (e.g. `/chat/completions`).
+    const PATH: &'static str;
+
+    /// The typed request body.
+    type Body: Serialize + Send + Sync;
+    /// What decoding needs to know about the request it answers (e.g. an answer-tool shape).
+    type CallState: Send + Sync;
+    /// The stream decoder.
+    type Decoder: StreamDecoder;
+
+    /// Adds the credential and API-version headers (the spec's extra headers are added by the
+    /// provider). Header values built from secrets must be marked sensitive.
+    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError>;
+
+    /// Maps the request to the API's body.
+    fn request(
+        spec: &ProviderSpec,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> (Self::Body, Self::CallState);
+
+    /// Decodes a whole (non-streamed) 2xx body.
+    fn decode_whole(body: &[u8], state: &Self::CallState) -> Result<ChatResponse, ProviderError>;
+
+    /// A decoder for one streamed attempt.
+    fn decoder(state: &Self::CallState) -> Self::Decoder;
+
+    /// Reads a non-2xx body: the error's `type`/`code` strings and its message.
+    fn parse_error(body: &[u8]) -> ErrorBody;
+}
