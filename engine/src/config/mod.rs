@@ -101,10 +101,13 @@ pub struct Config {
     #[serde(default)]
     pub skills: FilesConfig,
     /// OpenTelemetry export.
+    #[serde(default)]
     pub telemetry: TelemetryConfig,
     /// Prices per model (cost estimates in results).
+    #[serde(default)]
     pub pricing: Pricing,
     /// NATS JetStream workers and callers.
+    #[serde(default)]
     pub nats: NatsConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
