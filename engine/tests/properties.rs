@@ -198,16 +198,20 @@ fn skill_result() -> impl Strategy<Value = SkillResult> {
         prop::collection::vec(event(), 0..3),
     )
         .prop_map(
-            |(success, data, summary, truncated, error, error_code, ms, events)| SkillResult {
-                success,
+            |(success, data, summary, truncated, error, error_code, ms, events)| {
                 // `Some(null)` is written as `null` and read back as `None`: not a distinct value.
-                data: data.filter(|v| !v.is_null()),
-                summary: summary.filter(|v| !v.is_null()),
-                truncated,
-                error,
-                error_code,
-                duration_ms: u64::from(ms),
-                events,
+                // Built through the constructor, so fields added later keep their defaults.
+                let mut result = SkillResult::success(
+                    data.filter(|v| !v.is_null()),
+                    summary.filter(|v| !v.is_null()),
+                    u64::from(ms),
+                );
+                result.success = success;
+                result.truncated = truncated;
+                result.error = error;
+                result.error_code = error_code;
+                result.events = events;
+                result
             },
         )
 }
