@@ -12,9 +12,13 @@
 //! - Landlock filesystem rules (read+exec on system paths, read-write on its directory), TCP
 //!   denied and signals/abstract sockets scoped, as far as the kernel's Landlock ABI allows;
 //! - a network namespace with no network when the policy denies the network;
-//! - when the engine is root: an unprivileged uid/gid (root ignores `RLIMIT_NPROC`), and a pids
-//!   cgroup per child where cgroups are writable (a hard process limit that also finds
-//!   descendants that left the process group);
+//! - when the engine is root: an unprivileged uid/gid (root ignores `RLIMIT_NPROC`), and pids and
+//!   memory cgroups per child where cgroups are writable (a hard process limit that also finds
+//!   descendants that left the process group; a memory limit whose OOM kills are reported
+//!   exactly as [`Outcome::OutOfMemory`]);
+//! - a seccomp filter denying syscalls a tool never needs (ptrace, mount, kexec, bpf, modules,
+//!   the keyring, new user namespaces, ...);
+//! - `PR_SET_PDEATHSIG`: the child gets `SIGKILL` when the engine dies;
 //! - a wall-clock timeout and stdout/stderr caps; the whole group is killed when the run ends,
 //!   times out, overflows, or the caller drops the future or handle.
 //!
@@ -48,6 +52,7 @@ mod outcome;
 mod platform;
 mod policy;
 mod process;
+mod seccomp;
 
 pub use backend::{InteractiveOptions, RunResult, SandboxBackend, SandboxCommand};
 pub use capture::CapturedOutput;

@@ -5,13 +5,17 @@
 //! therefore makes raw, async-signal-safe syscalls only: no allocation, no locks, no logging.
 //!
 //! Order matters and is fixed here:
-//! 1. join the pids cgroup (needs root's write access to `cgroup.procs`, and must precede any fork);
+//! 1. join the pids and memory cgroups (needs root's write access to `cgroup.procs`, and must
+//!    precede any fork or allocation);
 //! 2. enter a new network namespace (needs `CAP_SYS_ADMIN`, or a user namespace when not root);
 //! 3. set rlimits;
 //! 4. drop to the unprivileged uid/gid (after which 1–2 would be refused);
-//! 5. `PR_SET_NO_NEW_PRIVS`, then restrict itself with the prepared Landlock ruleset (last, so
+//! 5. ask for `SIGKILL` when the engine dies (`PR_SET_PDEATHSIG`; after the uid drop, which
+//!    clears it), and exit if the engine already died before that;
+//! 6. `PR_SET_NO_NEW_PRIVS`, then restrict itself with the prepared Landlock ruleset (late, so
 //!    the steps above may still touch `/proc` and `/sys`);
-//! 6. mark every inherited descriptor above stderr close-on-exec.
+//! 7. install the seccomp filter (`seccomp.rs`; after the steps that need `unshare`);
+//! 8. mark every inherited descriptor above stderr close-on-exec.
 //!
 //! The process group is set by `Command::process_group(0)` before this runs.
 #![allow(unsafe_code)]
@@ -19,6 +23,8 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
+
+use crate::seccomp::SyscallFilter;
 
 /// One rlimit to set: the resource and its (soft, hard) values.
 #[derive(Debug, Clone, Copy)]
@@ -43,13 +49,19 @@ pub(crate) enum NetworkIsolation {
 /// Everything [`ChildSetup::apply`] needs, prepared in the parent.
 #[derive(Debug)]
 pub(crate) struct ChildSetup {
-    pub(crate) cgroup_procs: Option<CString>,
+    /// The `cgroup.procs` files to join (one per cgroup hierarchy).
+    pub(crate) cgroup_procs: Vec<CString>,
     pub(crate) network: NetworkIsolation,
     pub(crate) rlimits: Vec<Rlimit>,
     /// (uid, gid) to drop to.
     pub(crate) drop_to: Option<(u32, u32)>,
     /// A Landlock ruleset descriptor, kept open by the parent until the spawn returns.
     pub(crate) landlock_ruleset: Option<RawFd>,
+    /// The engine's pid: the child is killed when the engine (precisely, the thread that spawned
+    /// it) dies, and refuses to start if it already has.
+    pub(crate) parent_death: Option<libc::pid_t>,
+    /// The syscall filter to install last.
+    pub(crate) syscall_filter: Option<&'static SyscallFilter>,
 }
 
 // Paths used by the user-namespace setup, as C strings built at compile time.
@@ -65,7 +77,7 @@ impl ChildSetup {
     /// limits); it makes only async-signal-safe syscalls and reads only memory prepared before
     /// the fork.
     pub(crate) unsafe fn apply(&self) -> io::Result<()> {
-        if let Some(procs) = &self.cgroup_procs {
+        for procs in &self.cgroup_procs {
             // SAFETY: `procs` is a NUL-terminated path prepared in the parent.
             unsafe { write_file(procs.as_ptr(), b"0")? };
         }
@@ -102,6 +114,22 @@ impl ChildSetup {
                 check(libc::setuid(uid))?;
             }
         }
+        if let Some(engine) = self.parent_death {
+            // SAFETY: prctl with integer arguments only; getppid cannot fail.
+            unsafe {
+                check(libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ))?;
+                // The engine died between fork and prctl: the signal will never come.
+                if libc::getppid() != engine {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
+        }
         // SAFETY: prctl with integer arguments only.
         check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
         if let Some(fd) = self.landlock_ruleset {
@@ -111,6 +139,9 @@ impl ChildSetup {
             if restricted != 0 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if let Some(filter) = self.syscall_filter {
+            filter.install()?;
         }
         // Best effort: descriptors some library leaked without O_CLOEXEC must not reach the
         // child program. Kernels before 5.11 lack the flag; the std-created ones are CLOEXEC.

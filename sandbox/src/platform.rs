@@ -1,8 +1,9 @@
 //! What this platform can enforce, found by probing once per process, and its one-line report.
 //!
 //! Probes try the real thing rather than reading version numbers: the Landlock ABI comes from the
-//! kernel, and namespace creation and the uid drop are attempted in a short-lived forked child,
-//! because container runtimes and seccomp profiles deny them on kernels that support them.
+//! kernel, and namespace creation, the uid drop and the seccomp filter are attempted in a
+//! short-lived forked child, because container runtimes and seccomp profiles deny them on kernels
+//! that support them.
 //! The policy decisions built on the report live in `process.rs`.
 #![allow(unsafe_code)]
 
@@ -11,8 +12,9 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-use crate::cgroup::PidsCgroupRoot;
+use crate::cgroup::Cgroups;
 use crate::policy::ChildIdentity;
+use crate::seccomp::{SyscallFilter, syscall_filter};
 
 /// Whether one isolation feature works here, and why (not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,6 +72,15 @@ pub struct PlatformReport {
     /// Each child gets its own pids cgroup (hard process limit, and leftovers are found and
     /// killed even when they left the process group).
     pub cgroup_pids: Capability,
+    /// Each child gets its own memory cgroup: a limit on the resident memory of the child and
+    /// all its descendants, and an exact out-of-memory verdict (the kernel's OOM-kill counter).
+    /// Without it, out-of-memory is recognised from stderr (see [`crate::Outcome`]).
+    pub cgroup_memory: Capability,
+    /// The seccomp filter denying syscalls a tool never needs (ptrace, mount, kexec, bpf, keyring,
+    /// new user namespaces, ...).
+    pub seccomp: Capability,
+    /// Children get `SIGKILL` when the engine dies (`PR_SET_PDEATHSIG`): always on Linux.
+    pub parent_death_signal: bool,
 }
 
 impl PlatformReport {
@@ -89,7 +100,7 @@ impl fmt::Display for PlatformReport {
         write!(
             f,
             "sandbox platform: backend={} root={} rlimits={} landlock={} netns={} uid_drop={} \
-             cgroup_pids={} process_limit={}",
+             cgroup_pids={} cgroup_memory={} seccomp={} pdeathsig={} process_limit={}",
             self.backend,
             if self.running_as_root { "yes" } else { "no" },
             if self.rlimits { "yes" } else { "no" },
@@ -97,6 +108,13 @@ impl fmt::Display for PlatformReport {
             self.network_namespace.short(),
             self.uid_drop.short(),
             self.cgroup_pids.short(),
+            self.cgroup_memory.short(),
+            self.seccomp.short(),
+            if self.parent_death_signal {
+                "yes"
+            } else {
+                "no"
+            },
             if self.process_limit_enforced() {
                 "enforced"
             } else {
@@ -110,7 +128,9 @@ impl fmt::Display for PlatformReport {
 #[derive(Debug)]
 pub(crate) struct Platform {
     pub(crate) report: PlatformReport,
-    pub(crate) cgroup_root: Option<PidsCgroupRoot>,
+    pub(crate) cgroups: Cgroups,
+    /// The syscall filter children install, when this platform accepts it.
+    pub(crate) syscall_filter: Option<&'static SyscallFilter>,
 }
 
 /// Probes the platform once per process (the probes fork; the answer does not change).
@@ -154,14 +174,27 @@ fn probe() -> Platform {
             reason: "not root".into(),
         }
     };
-    let (cgroup_pids, cgroup_root) = match PidsCgroupRoot::detect() {
-        Ok(root) => (
-            Capability::Available {
-                detail: root.describe(),
+    let detection = Cgroups::detect();
+    let as_capability = |found: Result<String, String>| match found {
+        Ok(detail) => Capability::Available { detail },
+        Err(reason) => Capability::Unavailable { reason },
+    };
+    let (seccomp, filter) = match syscall_filter() {
+        Ok(filter) => match probe_in_child(child_probe_seccomp) {
+            Ok(()) => (
+                Capability::Available {
+                    detail: format!("{} syscalls denied", filter.denied_count()),
+                },
+                Some(filter),
+            ),
+            Err(reason) => (Capability::Unavailable { reason }, None),
+        },
+        Err(reason) => (
+            Capability::Unavailable {
+                reason: reason.to_owned(),
             },
-            Some(root),
+            None,
         ),
-        Err(reason) => (Capability::Unavailable { reason }, None),
     };
     Platform {
         report: PlatformReport {
@@ -171,9 +204,13 @@ fn probe() -> Platform {
             landlock_abi: landlock_abi(),
             network_namespace,
             uid_drop,
-            cgroup_pids,
+            cgroup_pids: as_capability(detection.pids),
+            cgroup_memory: as_capability(detection.memory),
+            seccomp,
+            parent_death_signal: true,
         },
-        cgroup_root,
+        cgroups: detection.cgroups,
+        syscall_filter: filter,
     }
 }
 
@@ -252,6 +289,32 @@ fn child_probe_netns_via_userns() -> libc::c_int {
     }
 }
 
+/// Installs the filter (built in the parent before the fork) and checks a denied call fails.
+fn child_probe_seccomp() -> libc::c_int {
+    const KEYCTL_GET_KEYRING_ID: libc::c_long = 0;
+    const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+    let Ok(filter) = syscall_filter() else {
+        return libc::ENOSYS;
+    };
+    if let Err(e) = filter.install() {
+        return e.raw_os_error().unwrap_or(libc::EINVAL);
+    }
+    // SAFETY: keyctl with integer arguments only; the filter must answer EPERM.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_GET_KEYRING_ID,
+            KEY_SPEC_SESSION_KEYRING,
+            0,
+        )
+    };
+    if result == -1 && last_errno() == libc::EPERM {
+        0
+    } else {
+        libc::ENOTRECOVERABLE
+    }
+}
+
 fn child_probe_uid_drop() -> libc::c_int {
     let id = ChildIdentity::default();
     // SAFETY: plain syscalls on the calling (forked, single-threaded) process; setgroups gets an
@@ -284,6 +347,9 @@ mod tests {
             "netns=",
             "uid_drop=",
             "cgroup_pids=",
+            "cgroup_memory=",
+            "seccomp=",
+            "pdeathsig=",
             "process_limit=",
         ] {
             assert!(line.contains(key), "{key} missing in {line}");

@@ -70,10 +70,14 @@ impl SandboxPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResourceLimits {
-    /// `RLIMIT_AS`: virtual address space in bytes. Hitting it makes allocations fail, which is how
-    /// [`crate::Outcome::OutOfMemory`] is detected. Runtimes that reserve large virtual ranges up
-    /// front (JVM, Go, V8) need a generous value.
+    /// `RLIMIT_AS`: virtual address space in bytes, per process. Hitting it makes allocations
+    /// fail, and [`crate::Outcome::OutOfMemory`] is then recognised from stderr. Runtimes that
+    /// reserve large virtual ranges up front (JVM, Go, V8) need a generous value.
     pub address_space_bytes: Option<u64>,
+    /// Resident memory (RAM, and swap) of the child and all its descendants together, in bytes.
+    /// Enforced by a per-child memory cgroup when available: the kernel OOM-kills a child over
+    /// it, reported exactly as [`crate::Outcome::OutOfMemory`]. Ignored without memory cgroups.
+    pub memory_bytes: Option<u64>,
     /// `RLIMIT_CPU`: CPU seconds across all threads.
     pub cpu_seconds: Option<u64>,
     /// `RLIMIT_NOFILE`: open file descriptors.
@@ -89,6 +93,7 @@ impl Default for ResourceLimits {
     fn default() -> Self {
         Self {
             address_space_bytes: Some(1024 * 1024 * 1024),
+            memory_bytes: Some(1024 * 1024 * 1024),
             cpu_seconds: Some(60),
             open_files: Some(256),
             processes: Some(64),

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 
 use crate::backend::{InteractiveOptions, RunResult, SandboxBackend, SandboxCommand};
 use crate::capture::{CapturedOutput, capture_head, capture_tail};
-use crate::cgroup::ChildCgroup;
+use crate::cgroup::{CgroupLimits, ChildCgroups};
 use crate::error::SandboxError;
 use crate::interactive::{ExitReport, InteractiveChild};
 use crate::landlock::FilesystemRules;
@@ -46,7 +46,7 @@ impl Default for LinuxProcessBackend {
 /// A command ready to spawn, and what must live until it has.
 struct Prepared {
     command: Command,
-    cgroup: Option<ChildCgroup>,
+    cgroups: Option<ChildCgroups>,
     /// The Landlock ruleset descriptor the child restricts itself with; closed after spawn.
     _ruleset: Option<OwnedFd>,
 }
@@ -98,28 +98,38 @@ impl LinuxProcessBackend {
             },
         };
 
-        let cgroup = match &self.platform.cgroup_root {
-            Some(root) => match root.create_child(policy.limits.processes) {
-                Ok(cgroup) => Some(cgroup),
+        let cgroups = if self.platform.cgroups.is_empty() {
+            None
+        } else {
+            let limits = CgroupLimits {
+                max_pids: policy.limits.processes,
+                max_memory_bytes: policy.limits.memory_bytes,
+            };
+            match self.platform.cgroups.create_child(limits) {
+                Ok(cgroups) => Some(cgroups),
                 Err(e) if policy.enforcement == Enforcement::Strict => {
                     return Err(SandboxError::Cgroup {
                         detail: e.to_string(),
                     });
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "sandbox child runs without its pids cgroup");
+                    tracing::warn!(error = %e, "sandbox child runs without its cgroups");
                     None
                 }
-            },
-            None => None,
+            }
         };
 
         let setup = ChildSetup {
-            cgroup_procs: cgroup.as_ref().map(|c| c.procs_file().to_owned()),
+            cgroup_procs: cgroups
+                .as_ref()
+                .map(ChildCgroups::procs_files)
+                .unwrap_or_default(),
             network,
             rlimits: rlimits_for(&policy.limits),
             drop_to,
             landlock_ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+            parent_death: Some(std::process::id() as libc::pid_t),
+            syscall_filter: self.platform.syscall_filter,
         };
 
         let mut command = Command::new(&program);
@@ -141,7 +151,7 @@ impl LinuxProcessBackend {
         }
         Ok(Prepared {
             command,
-            cgroup,
+            cgroups,
             _ruleset: ruleset,
         })
     }
@@ -153,13 +163,13 @@ impl LinuxProcessBackend {
     ) -> Result<(Child, ProcessGroupGuard), SandboxError> {
         let Prepared {
             mut command,
-            cgroup,
+            cgroups,
             _ruleset,
         } = self.prepare(request, policy)?;
         let child = command.spawn().map_err(SandboxError::Spawn)?;
         let guard = ProcessGroupGuard {
             pgid: child.id(),
-            cgroup,
+            cgroups,
         };
         Ok((child, guard))
     }
@@ -193,8 +203,11 @@ impl SandboxBackend for LinuxProcessBackend {
             RunEnd::Exited(status) => Some(status),
             _ => child.wait().await.ok(),
         };
+        let oom_killed = guard.oom_killed();
         drop(guard);
         let outcome = match ended {
+            // The kernel's verdict is exact; it wins over how the death looked from outside.
+            _ if oom_killed => Outcome::OutOfMemory,
             RunEnd::TimedOut => Outcome::TimedOut,
             RunEnd::OverLimit(stream) => Outcome::OutputLimitExceeded { stream },
             RunEnd::Exited(_) | RunEnd::WaitFailed => match status {
@@ -350,9 +363,11 @@ async fn supervise_interactive(
         End::Exited(status) => status,
         End::Killed | End::TimedOut => child.wait().await,
     };
+    let oom_killed = guard.oom_killed();
     drop(guard);
     let stderr_tail = stderr_task.await.unwrap_or_default();
     let outcome = match status {
+        _ if oom_killed => Outcome::OutOfMemory,
         _ if timed_out => Outcome::TimedOut,
         Ok(status) => Outcome::classify(status, &stderr_tail.bytes),
         Err(_) => Outcome::Signaled {
@@ -365,12 +380,12 @@ async fn supervise_interactive(
     }
 }
 
-/// Owns the child's process group (and cgroup): kills all of it on [`Self::kill`] and on drop,
+/// Owns the child's process group (and cgroups): kills all of it on [`Self::kill`] and on drop,
 /// so cancellation (dropping a `run` future) leaves nothing running.
 #[derive(Debug)]
 struct ProcessGroupGuard {
     pgid: Option<u32>,
-    cgroup: Option<ChildCgroup>,
+    cgroups: Option<ChildCgroups>,
 }
 
 impl ProcessGroupGuard {
@@ -382,9 +397,14 @@ impl ProcessGroupGuard {
             // ESRCH (group already empty) is the normal case after a clean exit.
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
-        if let Some(cgroup) = &self.cgroup {
-            cgroup.kill_all();
+        if let Some(cgroups) = &self.cgroups {
+            cgroups.kill_all();
         }
+    }
+
+    /// True when the memory cgroup saw the kernel OOM-kill one of the child's processes.
+    fn oom_killed(&self) -> bool {
+        self.cgroups.as_ref().is_some_and(ChildCgroups::oom_killed)
     }
 }
 
@@ -406,6 +426,9 @@ fn check_strict(report: &PlatformReport, deny_network: bool) -> Result<(), Sandb
     }
     if deny_network && !report.network_namespace.is_available() {
         gaps.push("network namespace");
+    }
+    if !report.seccomp.is_available() {
+        gaps.push("seccomp");
     }
     if gaps.is_empty() {
         Ok(())
@@ -499,9 +522,16 @@ mod tests {
             cgroup_pids: Capability::Unavailable {
                 reason: "read-only".into(),
             },
+            cgroup_memory: Capability::Unavailable {
+                reason: "read-only".into(),
+            },
+            seccomp: Capability::Unavailable {
+                reason: "EINVAL".into(),
+            },
+            parent_death_signal: true,
         };
         let err = check_strict(&report, true).unwrap_err().to_string();
-        for gap in ["process limit", "landlock", "network namespace"] {
+        for gap in ["process limit", "landlock", "network namespace", "seccomp"] {
             assert!(err.contains(gap), "{gap} missing from: {err}");
         }
     }

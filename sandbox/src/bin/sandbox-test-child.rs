@@ -49,6 +49,8 @@ fn main() {
             0
         }
         "spawn-grandchild" => spawn_grandchild(),
+        "try-syscall" => try_syscall(arg.unwrap_or("")),
+        "touch-memory" => touch_memory(arg.and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => {
             eprintln!("unknown mode {mode:?}");
             2
@@ -214,4 +216,46 @@ fn spawn_grandchild() -> i32 {
             1
         }
     }
+}
+
+/// Makes one syscall a tool never needs, with harmless arguments that succeed for an
+/// unprivileged process when nothing filters them; prints and exits like [`report`].
+fn try_syscall(name: &str) -> i32 {
+    const KEYCTL_GET_KEYRING_ID: libc::c_long = 0;
+    const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+    // SAFETY: each call takes integer arguments only and changes nothing the test relies on
+    // (being traced by our parent that never traces, a keyring lookup, a new user namespace for
+    // this short-lived process).
+    let result = unsafe {
+        match name {
+            "ptrace" => libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0),
+            "keyctl" => libc::syscall(
+                libc::SYS_keyctl,
+                KEYCTL_GET_KEYRING_ID,
+                KEY_SPEC_SESSION_KEYRING,
+                0,
+            ),
+            "unshare-user" => libc::unshare(libc::CLONE_NEWUSER).into(),
+            _ => {
+                eprintln!("unknown syscall {name:?}");
+                return 2;
+            }
+        }
+    };
+    report(if result == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    })
+}
+
+/// Allocates and writes every page of `mib` MiB, 4 MiB at a time, so the memory is resident.
+/// Prints nothing on the way: a memory-cgroup kill leaves no stderr for the heuristic to read.
+fn touch_memory(mib: usize) -> i32 {
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..mib / 4 {
+        chunks.push(vec![1u8; 4 << 20]);
+    }
+    println!("touched {} MiB without hitting a limit", chunks.len() * 4);
+    0
 }
