@@ -54,6 +54,13 @@ use crate::run::{CardIdentity, Limits, SkillProviderPolicy};
 /// The file name looked for in the working directory when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "skillet.toml";
 
+/// Default number of calls one host runs at once (`[server] max_concurrent_calls`). The host
+/// layer takes its defaults from here: configuration sits below the transports, never above.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
+
+/// Default largest A2E message, in bytes (`[server] max_message_bytes`).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024;
+
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -145,8 +152,8 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-            max_concurrent_calls: crate::host::endpoint::DEFAULT_MAX_CONCURRENT_CALLS,
-            max_message_bytes: crate::host::http::DEFAULT_MAX_BODY_BYTES,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace_seconds: 10.0,
             http_listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_connections: 1024,

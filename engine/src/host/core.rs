@@ -32,7 +32,7 @@ use crate::protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallRespo
 use crate::service::SkillService;
 
 /// Default number of calls one host runs at once.
-pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = crate::config::DEFAULT_MAX_CONCURRENT_CALLS;
 
 /// How long cancelled calls get to answer before they are abandoned (and answered for).
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);

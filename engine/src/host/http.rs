@@ -40,7 +40,7 @@ use super::listener::{ConnectionLimits, serve_connections};
 use crate::protocol::{self, ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Default largest request body, in bytes.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_MAX_BODY_BYTES: usize = crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone, Copy)]

@@ -22,7 +22,7 @@ use super::endpoint::Endpoint;
 use crate::protocol::{self, Message};
 
 /// Default longest input line, in bytes.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_MAX_LINE_BYTES: usize = crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Settings of the stdio transport.
 #[derive(Debug, Clone, Copy)]
