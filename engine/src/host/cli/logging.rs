@@ -23,7 +23,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::Directive;
 
-use super::setup::Console;
+use super::console::Console;
 
 /// Third-party targets and the most they may log: at these levels they print no request or
 /// response bytes.

@@ -19,6 +19,7 @@
 
 pub mod args;
 mod card;
+pub mod console;
 mod discover;
 pub mod exit;
 pub mod logging;

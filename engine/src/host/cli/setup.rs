@@ -2,7 +2,6 @@
 //! the model (a configured provider or the embedded mock) and the executor. Shared by `run`,
 //! `discover`, `serve` and `card`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,37 +20,7 @@ use crate::toolkits::mcp;
 use crate::tools::{ToolRegistry, builtin};
 use skillet_providers::ProviderKind;
 
-/// Where human-facing notices go (stderr), and whether they are wanted.
-#[derive(Debug, Clone, Copy)]
-pub struct Console {
-    /// `-q` count.
-    pub quiet: u8,
-    /// `-v` count.
-    pub verbose: u8,
-}
-
-impl Console {
-    /// Prints `skillet: MESSAGE` on stderr unless `-q`.
-    pub fn notice(&self, message: impl std::fmt::Display) {
-        if self.quiet == 0 {
-            let _ = writeln!(std::io::stderr().lock(), "skillet: {message}");
-        }
-    }
-
-    /// Prints `skillet: error: MESSAGE` on stderr unless `-qq`.
-    pub fn error(&self, message: impl std::fmt::Display) {
-        if self.quiet < 2 {
-            let _ = writeln!(std::io::stderr().lock(), "skillet: error: {message}");
-        }
-    }
-
-    /// Prints `skillet: warning: MESSAGE` on stderr unless `-qq`.
-    pub fn warn(&self, message: impl std::fmt::Display) {
-        if self.quiet < 2 {
-            let _ = writeln!(std::io::stderr().lock(), "skillet: warning: {message}");
-        }
-    }
-}
+pub use super::console::Console;
 
 /// Configuration, skills and tools, before a model is chosen.
 #[derive(Debug)]
