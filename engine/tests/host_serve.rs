@@ -4,14 +4,14 @@
 //! embedded mock-llm (no provider configured), scripted per skill by `mock-scenario.yaml`.
 
 mod cli_support;
+mod serve_support;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
+use serve_support::{HttpServer, ServeHttp};
 
 #[tokio::test]
 async fn stdio_answers_the_seed_discover_and_call_examples_for_a_bundled_skill() {
@@ -224,55 +224,22 @@ async fn stdio_sigterm_with_calls_in_flight_answers_them_and_exits_0() {
 
 // ---------------------------------------------------------------- HTTP
 
-struct HttpChild {
-    child: tokio::process::Child,
-    base: String,
-    _cwd: tempfile::TempDir,
-}
-
-async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpChild {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = tokio::process::Command::new(SKILLET);
-    command
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0"]);
+/// `skillet serve --http` with these skill roots; asserts the embedded-mock warning.
+async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpServer {
+    let mut builder = ServeHttp::new(SKILLET);
     for dir in skill_dirs {
-        command.arg("--skills-dir").arg(dir);
+        builder = builder.skills_dir(dir);
     }
-    let mut child = command
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut warned_mock = false;
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        warned_mock |= line.contains("warning") && line.contains("embedded mock-llm");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
+    let server = builder.spawn().await;
+    let warned_mock = server
+        .startup_lines
+        .iter()
+        .any(|line| line.contains("warning") && line.contains("embedded mock-llm"));
     assert!(
         warned_mock,
         "serve without a provider warns about the embedded mock"
     );
-    // Keep draining stderr so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    HttpChild {
-        child,
-        base,
-        _cwd: cwd,
-    }
+    server
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@
 //! (`log_redaction.rs`).
 
 mod cli_support;
+mod serve_support;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
+use serve_support::{HttpServer, ServeHttp};
 
 /// Lines a proxy and Skillet could read differently; each must be refused as `invalid_message`.
 const NOT_A_MESSAGE: [&str; 5] = [
@@ -56,48 +58,13 @@ async fn stdio_refuses_arrays_and_duplicated_envelope_keys_as_invalid_message() 
     assert_eq!(server.wait().await, 0);
 }
 
-struct HttpChild {
-    _child: tokio::process::Child,
-    base: String,
-    _cwd: tempfile::TempDir,
-}
-
-async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpChild {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = tokio::process::Command::new(SKILLET);
-    command
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0"]);
+/// `skillet serve --http` with these skill roots.
+async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpServer {
+    let mut builder = ServeHttp::new(SKILLET);
     for dir in skill_dirs {
-        command.arg("--skills-dir").arg(dir);
+        builder = builder.skills_dir(dir);
     }
-    let mut child = command
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    HttpChild {
-        _child: child,
-        base,
-        _cwd: cwd,
-    }
+    builder.spawn().await
 }
 
 #[tokio::test]
