@@ -9,12 +9,16 @@
 //! `mock-llm/tests/python/requirements.txt` installed. Without it (or without `mcp`) the test
 //! fails when `CI` is set and is skipped loudly otherwise. The `Origin` check needs no Python.
 
+// Shared with the engine's tests: the `skillet serve --http` builder.
+#[path = "../../engine/tests/serve_support/mod.rs"]
+mod serve_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use serve_support::ServeHttp;
 use skillet_tests::{MockLlmProcess, binaries, repo_root};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 fn python() -> Option<PathBuf> {
@@ -149,33 +153,12 @@ fn tail(text: &str, lines: usize) -> String {
 
 /// `skillet ... serve --http 127.0.0.1:0` as a child; returns it and `http://ADDR`.
 async fn spawn_http(args: &[String]) -> (tokio::process::Child, String) {
-    let mut child = Command::new(&binaries().0)
-        .args(args)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .current_dir(std::env::temp_dir())
-        .env_remove("SKILLET_CONFIG")
-        .env_remove("SKILLET_PROVIDER")
+    let server = ServeHttp::new(&binaries().0)
+        .global_args(args)
         .env("OPENAI_API_KEY", "sk-test-not-a-secret")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    (child, base)
+        .await;
+    (server.child, server.base)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -44,9 +44,9 @@ pub struct HttpServer {
 
 impl ServeHttp {
     /// Serves with the `skillet` binary at `program`.
-    pub fn new(program: impl Into<PathBuf>) -> Self {
+    pub fn new(program: impl AsRef<Path>) -> Self {
         ServeHttp {
-            program: program.into(),
+            program: program.as_ref().to_owned(),
             shell_prefix: None,
             global_args: Vec::new(),
             skill_dirs: Vec::new(),
