@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use cli_support::*;
-use serve_support::ServeHttp;
+use serve_support::{ServeHttp, get_json, post_json};
 
 /// [`write_skill`] with instructions and a scenario rule of its own, so several such skills
 /// in one server each get their own answers (and journal entries named after them).
@@ -192,24 +192,18 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{answer}"
     );
-    let discover: Value = client
-        .post(format!("{}/a2e", server.base))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discover = post_json(
+        &client,
+        format!("{}/a2e", server.base),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(discover["type"], "skill/discover/resp");
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
     assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
     assert_eq!(card["capabilities"]["pushNotifications"], false);
@@ -271,14 +265,11 @@ async fn a_full_task_store_refuses_while_all_run_then_evicts_the_oldest_finished
 async fn with_jsonrpc_off_only_a2e_is_served_and_listed() {
     let server = spawn_server("jsonrpc = false").await;
     let client = reqwest::Client::new();
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
     assert_eq!(interfaces.len(), 1, "{card}");
     assert_eq!(interfaces[0]["protocolBinding"], "A2E");

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use cli_support::{SKILLET, bundled_skills};
 use host_support::echo_service;
-use serve_support::ServeHttp;
+use serve_support::{ServeHttp, get_json, post_json};
 
 fn call(id: &str, delay_ms: u64) -> String {
     json!({"type": "skill/call/req", "id": id, "name": "echo",
@@ -103,29 +103,11 @@ async fn http_refuses_a_call_whose_id_is_in_flight() {
     let slow = {
         let client = client.clone();
         let url = format!("{base}/a2e");
-        tokio::spawn(async move {
-            let answer: Value = client
-                .post(url)
-                .body(call("same", 600))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            answer
-        })
+        tokio::spawn(async move { post_json(&client, url, call("same", 600)).await })
     };
     // Poll until the slow call is in flight, then send its duplicate.
     for _ in 0..100 {
-        let health: Value = client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let health = get_json(&client, format!("{base}/healthz")).await;
         if health["in_flight"] == 1 {
             break;
         }
@@ -328,15 +310,12 @@ async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_li
     .expect("served within 30 s despite 260 idle sockets")
     .unwrap();
     assert_eq!(health.status(), 200);
-    let answer: Value = client
-        .post(format!("{base}/a2e"))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = post_json(
+        &client,
+        format!("{base}/a2e"),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
     drop(idle);
     let _ = server.child.start_kill();

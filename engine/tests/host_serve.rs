@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use cli_support::*;
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::{HttpServer, ServeHttp, get_json, post_json};
 
 #[tokio::test]
 async fn stdio_answers_the_seed_discover_and_call_examples_for_a_bundled_skill() {
@@ -249,15 +249,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
     let client = reqwest::Client::new();
     let a2e = format!("{}/a2e", server.base);
 
-    let discover: Value = client
-        .post(&a2e)
-        .body(r#"{"type":"skill/discover/req","id":"sd1","version":"1.0","ts":1716123456.789,"filter_tags":["coding"],"filter_categories":[]}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discover = post_json(&client, &a2e, r#"{"type":"skill/discover/req","id":"sd1","version":"1.0","ts":1716123456.789,"filter_tags":["coding"],"filter_categories":[]}"#).await;
     assert_eq!(discover["req_id"], "sd1");
     assert_eq!(discover["skills"][0]["name"], "code-review");
 
@@ -266,15 +258,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
         "code-review",
         json!({"code": "def add(a, b): return a + b"}),
     );
-    let json_answer: Value = client
-        .post(&a2e)
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let json_answer = post_json(&client, &a2e, body.clone()).await;
     assert_eq!(json_answer["type"], "skill/call/resp");
     assert_eq!(json_answer["data"]["success"], true, "{json_answer}");
     assert!(!json_answer["data"]["events"].as_array().unwrap().is_empty());
@@ -301,25 +285,14 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
     assert_events_then_response(&messages, "sc1");
     assert_eq!(messages.last().unwrap()["type"], "skill/call/resp");
 
-    let bad: Value = client
-        .post(&a2e)
-        .body("{oops")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bad = post_json(&client, &a2e, "{oops").await;
     assert_eq!(bad["error"]["code"], "parse_error");
 
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     let skills = card["skills"].as_array().unwrap();
     assert!(!skills.is_empty());
     for skill in skills {
@@ -336,14 +309,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
             .starts_with(&server.base)
     );
 
-    let health: Value = client
-        .get(format!("{}/healthz", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = get_json(&client, format!("{}/healthz", server.base)).await;
     assert_eq!(health["status"], "ok");
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::{HttpServer, ServeHttp, post_json};
 
 /// Lines a proxy and Skillet could read differently; each must be refused as `invalid_message`.
 const NOT_A_MESSAGE: [&str; 5] = [
@@ -80,15 +80,12 @@ async fn http_refuses_arrays_and_duplicated_envelope_keys_as_invalid_message() {
         let answer: Value = response.json().await.unwrap();
         assert_refused_as_invalid(line, &answer);
     }
-    let answer: Value = client
-        .post(&a2e)
-        .body(json!({"type": "skill/discover/req", "id": "after"}).to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = post_json(
+        &client,
+        &a2e,
+        json!({"type": "skill/discover/req", "id": "after"}).to_string(),
+    )
+    .await;
     assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
 }
 

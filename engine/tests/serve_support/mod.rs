@@ -4,6 +4,8 @@
 //! reads stderr until the "serving A2E on http://ADDR/a2e" notice, and returns the running
 //! [`HttpServer`] with its base URL (and the embedded mock-llm URL when one was announced).
 //! Stderr keeps being drained afterwards so the child never blocks on a full pipe.
+//! [`get_json`] and [`post_json`] are the one-line "request, expect a JSON answer" calls the
+//! tests make against such a server.
 //!
 //! It holds no assertions about the server and knows no skill or config content: tests write
 //! their own `skillet.toml` into [`ServeHttp::cwd`]. The binary path is an argument because
@@ -171,4 +173,27 @@ impl ServeHttp {
             _cwd: temp_cwd,
         }
     }
+}
+
+/// GETs `url` and returns its JSON body (panics on a transport error or a non-JSON body).
+pub async fn get_json(client: &reqwest::Client, url: impl reqwest::IntoUrl) -> serde_json::Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// POSTs `body` to `url` and returns the JSON answer (panics on a transport error or a
+/// non-JSON body).
+pub async fn post_json(
+    client: &reqwest::Client,
+    url: impl reqwest::IntoUrl,
+    body: impl Into<reqwest::Body>,
+) -> serde_json::Value {
+    client
+        .post(url)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
