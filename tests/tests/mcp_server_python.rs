@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serve_support::ServeHttp;
+use serve_support::{ServeHttp, post_json};
 use skillet_tests::{MockLlmProcess, binaries, repo_root};
 use tokio::process::Command;
 
@@ -207,15 +207,12 @@ async fn the_official_mcp_python_sdk_drives_skillet_over_stdio_and_streamable_ht
         mock.url.clone(),
     ];
     run_script(&python, &args).await;
-    let a2e: serde_json::Value = reqwest::Client::new()
-        .post(format!("{base}/a2e"))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let a2e = post_json(
+        &reqwest::Client::new(),
+        format!("{base}/a2e"),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(
         a2e["type"], "skill/discover/resp",
         "the same process still serves A2E"

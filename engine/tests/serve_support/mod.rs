@@ -5,7 +5,7 @@
 //! [`HttpServer`] with its base URL (and the embedded mock-llm URL when one was announced).
 //! Stderr keeps being drained afterwards so the child never blocks on a full pipe.
 //! [`get_json`] and [`post_json`] are the one-line "request, expect a JSON answer" calls the
-//! tests make against such a server.
+//! tests make against such a server (or an in-process A2E HTTP host).
 //!
 //! It holds no assertions about the server and knows no skill or config content: tests write
 //! their own `skillet.toml` into [`ServeHttp::cwd`]. The binary path is an argument because
