@@ -213,6 +213,16 @@ pub async fn post_call(base: &str, body: Value, traceparent: Option<String>) -> 
     request.send().await.unwrap().json().await.unwrap()
 }
 
+/// The Prometheus text of `{base}/metrics`.
+pub async fn metrics_text(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 pub fn tally_call(id: &str, metadata: Value) -> Value {
     json!({"type": "skill/call/req", "id": id, "name": "tally", "streaming": false,
            "arguments": {"text": format!("{CONTENT_CANARY} two and three")},
