@@ -18,7 +18,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serve_support::{ServeHttp, post_json};
-use skillet_tests::{MockLlmProcess, binaries, repo_root};
+use skillet_tests::{MockLlmProcess, binaries, bundled_scenarios, repo_root};
 use tokio::process::Command;
 
 fn python() -> Option<PathBuf> {
@@ -92,15 +92,7 @@ fn write_test_skills(root: &Path) -> Vec<PathBuf> {
 }
 
 fn scenarios(test_skills: &[PathBuf]) -> Vec<PathBuf> {
-    let mut all: Vec<PathBuf> = ["summarize", "code-review", "expense-report"]
-        .iter()
-        .map(|s| {
-            repo_root()
-                .join("skills")
-                .join(s)
-                .join("mock-scenario.yaml")
-        })
-        .collect();
+    let mut all = bundled_scenarios(&["summarize", "code-review", "expense-report"]);
     all.extend(test_skills.iter().cloned());
     all
 }
