@@ -82,6 +82,15 @@ fn artifacts(result: &SkillResult) -> Vec<(String, String, String, bool)> {
         .collect()
 }
 
+/// The run's answer, which these skills give as text.
+fn answer_text(result: &SkillResult) -> &str {
+    result
+        .data
+        .as_ref()
+        .and_then(Value::as_str)
+        .expect("the answer is text")
+}
+
 fn offered_tools(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
@@ -135,13 +144,7 @@ async fn the_example_reads_its_reference_runs_its_script_and_returns_the_report(
     let result = called.result();
     assert!(result.success, "{result:#?}");
     assert!(
-        result
-            .data
-            .as_ref()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("report.md is attached"),
+        answer_text(result).contains("report.md is attached"),
         "{result:#?}"
     );
 
@@ -223,15 +226,7 @@ async fn with_scripts_disabled_the_script_tool_is_not_offered_and_the_run_still_
         results[1]
     );
     assert!(artifacts(result).is_empty());
-    assert!(
-        result
-            .data
-            .as_ref()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("could not run")
-    );
+    assert!(answer_text(result).contains("could not run"));
     assert_eq!(std::fs::read_dir(workspaces.path()).unwrap().count(), 0);
 }
 
