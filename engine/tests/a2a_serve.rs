@@ -14,15 +14,15 @@
 //! otherwise.
 
 mod cli_support;
+mod serve_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
+use serve_support::{ServeHttp, get_json, post_json};
 
 /// [`write_skill`] with instructions and a scenario rule of its own, so several such skills
 /// in one server each get their own answers (and journal entries named after them).
@@ -76,41 +76,16 @@ async fn spawn_server(extra_config: &str) -> Server {
         ),
     )
     .unwrap();
-    let mut child = tokio::process::Command::new(SKILLET)
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0", "--skills-dir"])
-        .arg(bundled_skills())
-        .arg("--skills-dir")
-        .arg(skills.path())
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
+    let served = ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
+        .skills_dir(bundled_skills())
+        .skills_dir(skills.path())
         .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut base, mut mock) = (None, None);
-    while base.is_none() {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("embedded mock-llm at ").nth(1) {
-            mock = rest.split_whitespace().next().map(str::to_owned);
-        }
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            base = Some(url.trim_end_matches("/a2e").to_owned());
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+        .await;
     Server {
-        child,
-        base: base.unwrap(),
-        mock: mock.expect("the embedded mock-llm URL is announced"),
+        child: served.child,
+        base: served.base,
+        mock: served.mock.expect("the embedded mock-llm URL is announced"),
         _skills: skills,
         _cwd: cwd,
     }
@@ -217,24 +192,18 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{answer}"
     );
-    let discover: Value = client
-        .post(format!("{}/a2e", server.base))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discover = post_json(
+        &client,
+        format!("{}/a2e", server.base),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(discover["type"], "skill/discover/resp");
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
     assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
     assert_eq!(card["capabilities"]["pushNotifications"], false);
@@ -296,14 +265,11 @@ async fn a_full_task_store_refuses_while_all_run_then_evicts_the_oldest_finished
 async fn with_jsonrpc_off_only_a2e_is_served_and_listed() {
     let server = spawn_server("jsonrpc = false").await;
     let client = reqwest::Client::new();
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
     assert_eq!(interfaces.len(), 1, "{card}");
     assert_eq!(interfaces[0]["protocolBinding"], "A2E");

@@ -5,8 +5,8 @@
 
 mod cli_support;
 mod host_support;
+mod serve_support;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use cli_support::{SKILLET, bundled_skills};
 use host_support::echo_service;
+use serve_support::{ServeHttp, get_json, post_json};
 
 fn call(id: &str, delay_ms: u64) -> String {
     json!({"type": "skill/call/req", "id": id, "name": "echo",
@@ -102,29 +103,11 @@ async fn http_refuses_a_call_whose_id_is_in_flight() {
     let slow = {
         let client = client.clone();
         let url = format!("{base}/a2e");
-        tokio::spawn(async move {
-            let answer: Value = client
-                .post(url)
-                .body(call("same", 600))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            answer
-        })
+        tokio::spawn(async move { post_json(&client, url, call("same", 600)).await })
     };
     // Poll until the slow call is in flight, then send its duplicate.
     for _ in 0..100 {
-        let health: Value = client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let health = get_json(&client, format!("{base}/healthz")).await;
         if health["in_flight"] == 1 {
             break;
         }
@@ -307,33 +290,12 @@ async fn idle_sockets_beyond_the_connection_cap_do_not_block_new_clients() {
 
 #[tokio::test]
 async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_limit() {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -n 256 && exec "$0" "$@""#)
-        .arg(SKILLET)
-        .args(["serve", "--http", "127.0.0.1:0", "--skills-dir"])
-        .arg(bundled_skills())
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
+    let mut server = ServeHttp::new(SKILLET)
+        .shell_prefix("ulimit -n 256")
+        .skills_dir(bundled_skills())
         .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+        .await;
+    let base = server.base.clone();
     let addr = base.trim_start_matches("http://").to_owned();
     let mut idle = Vec::new();
     for _ in 0..260 {
@@ -348,18 +310,15 @@ async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_li
     .expect("served within 30 s despite 260 idle sockets")
     .unwrap();
     assert_eq!(health.status(), 200);
-    let answer: Value = client
-        .post(format!("{base}/a2e"))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = post_json(
+        &client,
+        format!("{base}/a2e"),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
     drop(idle);
-    let _ = child.start_kill();
+    let _ = server.child.start_kill();
 }
 
 /// Serves the echo service over HTTP with these connection limits; returns the address and the

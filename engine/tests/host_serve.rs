@@ -4,14 +4,14 @@
 //! embedded mock-llm (no provider configured), scripted per skill by `mock-scenario.yaml`.
 
 mod cli_support;
+mod serve_support;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
+use serve_support::{HttpServer, ServeHttp, get_json, post_json};
 
 #[tokio::test]
 async fn stdio_answers_the_seed_discover_and_call_examples_for_a_bundled_skill() {
@@ -224,55 +224,22 @@ async fn stdio_sigterm_with_calls_in_flight_answers_them_and_exits_0() {
 
 // ---------------------------------------------------------------- HTTP
 
-struct HttpChild {
-    child: tokio::process::Child,
-    base: String,
-    _cwd: tempfile::TempDir,
-}
-
-async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpChild {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = tokio::process::Command::new(SKILLET);
-    command
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0"]);
+/// `skillet serve --http` with these skill roots; asserts the embedded-mock warning.
+async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpServer {
+    let mut builder = ServeHttp::new(SKILLET);
     for dir in skill_dirs {
-        command.arg("--skills-dir").arg(dir);
+        builder = builder.skills_dir(dir);
     }
-    let mut child = command
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut warned_mock = false;
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        warned_mock |= line.contains("warning") && line.contains("embedded mock-llm");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
+    let server = builder.spawn().await;
+    let warned_mock = server
+        .startup_lines
+        .iter()
+        .any(|line| line.contains("warning") && line.contains("embedded mock-llm"));
     assert!(
         warned_mock,
         "serve without a provider warns about the embedded mock"
     );
-    // Keep draining stderr so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    HttpChild {
-        child,
-        base,
-        _cwd: cwd,
-    }
+    server
 }
 
 #[tokio::test]
@@ -282,15 +249,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
     let client = reqwest::Client::new();
     let a2e = format!("{}/a2e", server.base);
 
-    let discover: Value = client
-        .post(&a2e)
-        .body(r#"{"type":"skill/discover/req","id":"sd1","version":"1.0","ts":1716123456.789,"filter_tags":["coding"],"filter_categories":[]}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discover = post_json(&client, &a2e, r#"{"type":"skill/discover/req","id":"sd1","version":"1.0","ts":1716123456.789,"filter_tags":["coding"],"filter_categories":[]}"#).await;
     assert_eq!(discover["req_id"], "sd1");
     assert_eq!(discover["skills"][0]["name"], "code-review");
 
@@ -299,15 +258,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
         "code-review",
         json!({"code": "def add(a, b): return a + b"}),
     );
-    let json_answer: Value = client
-        .post(&a2e)
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let json_answer = post_json(&client, &a2e, body.clone()).await;
     assert_eq!(json_answer["type"], "skill/call/resp");
     assert_eq!(json_answer["data"]["success"], true, "{json_answer}");
     assert!(!json_answer["data"]["events"].as_array().unwrap().is_empty());
@@ -334,25 +285,14 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
     assert_events_then_response(&messages, "sc1");
     assert_eq!(messages.last().unwrap()["type"], "skill/call/resp");
 
-    let bad: Value = client
-        .post(&a2e)
-        .body("{oops")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bad = post_json(&client, &a2e, "{oops").await;
     assert_eq!(bad["error"]["code"], "parse_error");
 
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &client,
+        format!("{}/.well-known/agent-card.json", server.base),
+    )
+    .await;
     let skills = card["skills"].as_array().unwrap();
     assert!(!skills.is_empty());
     for skill in skills {
@@ -369,14 +309,7 @@ async fn http_serves_discover_calls_sse_card_and_health_from_the_binary() {
             .starts_with(&server.base)
     );
 
-    let health: Value = client
-        .get(format!("{}/healthz", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = get_json(&client, format!("{}/healthz", server.base)).await;
     assert_eq!(health["status"], "ok");
 }
 

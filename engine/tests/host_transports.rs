@@ -3,6 +3,7 @@
 //! the concurrent-call limit, and end of input / shutdown with calls in flight.
 
 mod host_support;
+mod serve_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,6 +18,7 @@ use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
 use host_support::{EchoService, echo_service};
+use serve_support::get_json;
 
 /// A stdio server on one end of a socket pair; the test talks on the other end.
 struct StdioPeer {
@@ -484,15 +486,7 @@ async fn http_beyond_the_call_limit_answers_503_with_a_retryable_error() {
     let fast = async {
         // Wait until the slow call holds the only slot.
         loop {
-            let health: Value = peer
-                .client
-                .get(format!("{}/healthz", peer.base))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let health = get_json(&peer.client, format!("{}/healthz", peer.base)).await;
             if health["in_flight"] == 1 {
                 break;
             }
@@ -520,15 +514,11 @@ async fn http_beyond_the_call_limit_answers_503_with_a_retryable_error() {
 #[tokio::test]
 async fn http_serves_the_agent_card_with_its_interface_and_a_health_check() {
     let peer = start_http(echo_service(), 16, HttpOptions::default()).await;
-    let card: Value = peer
-        .client
-        .get(format!("{}/.well-known/agent-card.json", peer.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(
+        &peer.client,
+        format!("{}/.well-known/agent-card.json", peer.base),
+    )
+    .await;
     assert!(
         skillet_engine::host::card::card_problems(&card).is_empty(),
         "{card}"
@@ -537,15 +527,7 @@ async fn http_serves_the_agent_card_with_its_interface_and_a_health_check() {
         card["supportedInterfaces"][0]["url"],
         format!("{}/a2e", peer.base)
     );
-    let health: Value = peer
-        .client
-        .get(format!("{}/healthz", peer.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = get_json(&peer.client, format!("{}/healthz", peer.base)).await;
     assert_eq!(health["status"], "ok");
     assert_eq!(health["max_concurrent_calls"], 16);
 }
@@ -573,14 +555,6 @@ async fn http_shutdown_finishes_calls_in_flight_before_stopping() {
 }
 
 async fn peer_in_flight(peer: &HttpPeer) -> u64 {
-    let health: Value = peer
-        .client
-        .get(format!("{}/healthz", peer.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = get_json(&peer.client, format!("{}/healthz", peer.base)).await;
     health["in_flight"].as_u64().unwrap()
 }

@@ -37,12 +37,7 @@ async fn three_workers_share_300_calls_each_answered_exactly_once() {
     let skills = echo_skills(10);
     let extra = "concurrency = 4\nmax_ack_pending = 12";
     let toml = nats_toml(&server, extra);
-    let mut workers: Vec<Worker> = (0..3)
-        .map(|_| Worker::spawn(&server, skills.path(), &toml))
-        .collect();
-    for worker in &workers {
-        worker.ready().await;
-    }
+    let mut workers = Worker::spawn_ready(3, &server, skills.path(), &toml).await;
     let client = client(&nats_config(&server, extra)).await;
     let ids: Vec<String> = (0..300).map(|i| format!("share-{i}")).collect();
     let responses: Vec<SkillCallResponse> = futures::stream::iter(ids.clone())
@@ -198,13 +193,7 @@ async fn max_ack_pending_and_worker_concurrency_bound_the_calls_in_flight() {
     let skills = echo_skills(250);
     let extra = "concurrency = 3\nmax_ack_pending = 4";
     let toml = nats_toml(&server, extra);
-    let workers = [
-        Worker::spawn(&server, skills.path(), &toml),
-        Worker::spawn(&server, skills.path(), &toml),
-    ];
-    for worker in &workers {
-        worker.ready().await;
-    }
+    let workers = Worker::spawn_ready(2, &server, skills.path(), &toml).await;
     let client = client(&nats_config(&server, extra)).await;
     let js = async_nats::jetstream::new(client.connection().clone());
     let stream = js.get_stream("SKILLET_CALLS").await.unwrap();
@@ -265,13 +254,7 @@ async fn workers_and_client_survive_a_server_restart_and_every_call_is_answered(
     let skills = echo_skills(400);
     let extra = "concurrency = 4\nmax_ack_pending = 8\nack_wait_seconds = 5";
     let toml = nats_toml(&server, extra);
-    let workers = [
-        Worker::spawn(&server, skills.path(), &toml),
-        Worker::spawn(&server, skills.path(), &toml),
-    ];
-    for worker in &workers {
-        worker.ready().await;
-    }
+    let workers = Worker::spawn_ready(2, &server, skills.path(), &toml).await;
     let client = client(&nats_config(&server, extra)).await;
     let calls = tokio::spawn({
         let client = client.clone();

@@ -82,6 +82,15 @@ fn artifacts(result: &SkillResult) -> Vec<(String, String, String, bool)> {
         .collect()
 }
 
+/// The run's answer, which these skills give as text.
+fn answer_text(result: &SkillResult) -> &str {
+    result
+        .data
+        .as_ref()
+        .and_then(Value::as_str)
+        .expect("the answer is text")
+}
+
 fn offered_tools(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
@@ -103,6 +112,21 @@ fn system_of(body: &Value) -> String {
         .to_owned()
 }
 
+/// The bundled `table-report` skill on its own mock scenario, with a fresh workspaces root and
+/// scripts enabled or not.
+async fn table_report_harness(scripts: bool) -> (mock_llm::MockServer, tempfile::TempDir, Harness) {
+    let scenario =
+        std::fs::read_to_string(bundled_dir("table-report").join("mock-scenario.yaml")).unwrap();
+    let server = start_mock(&scenario).await;
+    let workspaces = open_tempdir();
+    let h = harness_for(
+        &server,
+        bundled_skill("table-report"),
+        file_support(workspaces.path(), scripts),
+    );
+    (server, workspaces, h)
+}
+
 fn table_report_call() -> skillet_engine::protocol::SkillCallRequest {
     request(
         "table-report",
@@ -115,26 +139,12 @@ fn table_report_call() -> skillet_engine::protocol::SkillCallRequest {
 
 #[tokio::test]
 async fn the_example_reads_its_reference_runs_its_script_and_returns_the_report() {
-    let scenario =
-        std::fs::read_to_string(bundled_dir("table-report").join("mock-scenario.yaml")).unwrap();
-    let server = start_mock(&scenario).await;
-    let workspaces = open_tempdir();
-    let h = harness_for(
-        &server,
-        bundled_skill("table-report"),
-        file_support(workspaces.path(), true),
-    );
+    let (server, workspaces, h) = table_report_harness(true).await;
     let called = h.call(table_report_call()).await;
     let result = called.result();
     assert!(result.success, "{result:#?}");
     assert!(
-        result
-            .data
-            .as_ref()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("report.md is attached"),
+        answer_text(result).contains("report.md is attached"),
         "{result:#?}"
     );
 
@@ -199,15 +209,7 @@ async fn the_example_reads_its_reference_runs_its_script_and_returns_the_report(
 
 #[tokio::test]
 async fn with_scripts_disabled_the_script_tool_is_not_offered_and_the_run_still_answers() {
-    let scenario =
-        std::fs::read_to_string(bundled_dir("table-report").join("mock-scenario.yaml")).unwrap();
-    let server = start_mock(&scenario).await;
-    let workspaces = open_tempdir();
-    let h = harness_for(
-        &server,
-        bundled_skill("table-report"),
-        file_support(workspaces.path(), false),
-    );
+    let (server, workspaces, h) = table_report_harness(false).await;
     let called = h.call(table_report_call()).await;
     let result = called.result();
     assert!(result.success, "{result:#?}");
@@ -224,15 +226,7 @@ async fn with_scripts_disabled_the_script_tool_is_not_offered_and_the_run_still_
         results[1]
     );
     assert!(artifacts(result).is_empty());
-    assert!(
-        result
-            .data
-            .as_ref()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("could not run")
-    );
+    assert!(answer_text(result).contains("could not run"));
     assert_eq!(std::fs::read_dir(workspaces.path()).unwrap().count(), 0);
 }
 

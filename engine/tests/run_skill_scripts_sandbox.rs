@@ -25,6 +25,29 @@ fn system_python() -> PathBuf {
         .expect("a system python3 (/usr/bin/python3) for the hostile scripts")
 }
 
+/// A workspaces root the sandbox's unprivileged uid can enter.
+fn open_workspaces() -> tempfile::TempDir {
+    let workspaces = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(workspaces.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    workspaces
+}
+
+/// File support with workspaces under `root` and scripts on (python3 only) in `sandbox`.
+fn script_files(root: &Path, sandbox: SandboxPolicy) -> FileSupport {
+    FileSupport::new(FilesConfig {
+        workspace: WorkspaceConfig {
+            root: Some(root.to_owned()),
+            ..WorkspaceConfig::default()
+        },
+        scripts: ScriptsConfig {
+            enabled: true,
+            interpreters: BTreeMap::from([("py".to_owned(), system_python())]),
+            sandbox,
+            ..ScriptsConfig::default()
+        },
+    })
+}
+
 /// A plain skill whose `scripts/` holds the hostile scripts (world-readable, so the sandbox's
 /// unprivileged uid can run them).
 fn hostile_skill(root: &Path) -> CompiledSkill {
@@ -76,25 +99,13 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
     );
     let server = start_mock(&scenario).await;
     let skills = tempfile::tempdir().unwrap();
-    let workspaces = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(workspaces.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let workspaces = open_workspaces();
     let mut sandbox = SandboxPolicy {
         timeout_ms: 3_000,
         ..SandboxPolicy::default()
     };
     sandbox.limits.processes = Some(32);
-    let files = FileSupport::new(FilesConfig {
-        workspace: WorkspaceConfig {
-            root: Some(workspaces.path().to_owned()),
-            ..WorkspaceConfig::default()
-        },
-        scripts: ScriptsConfig {
-            enabled: true,
-            interpreters: BTreeMap::from([("py".to_owned(), system_python())]),
-            sandbox,
-            ..ScriptsConfig::default()
-        },
-    });
+    let files = script_files(workspaces.path(), sandbox);
     let limits = Limits {
         tool_concurrency: 6,
         ..Limits::default()
@@ -166,19 +177,8 @@ async fn a_call_whose_deadline_passes_mid_script_still_answers_once_and_removes_
     let scenario = "rules:\n  - when: { turn: 1 }\n    reply:\n      tool_calls: [{ name: run_skill_script, arguments: { path: scripts/sleep.py } }]\n  - when: { turn: 2 }\n    reply: { text: never }\n";
     let server = start_mock(scenario).await;
     let skills = tempfile::tempdir().unwrap();
-    let workspaces = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(workspaces.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let files = FileSupport::new(FilesConfig {
-        workspace: WorkspaceConfig {
-            root: Some(workspaces.path().to_owned()),
-            ..WorkspaceConfig::default()
-        },
-        scripts: ScriptsConfig {
-            enabled: true,
-            interpreters: BTreeMap::from([("py".to_owned(), system_python())]),
-            ..ScriptsConfig::default()
-        },
-    });
+    let workspaces = open_workspaces();
+    let files = script_files(workspaces.path(), SandboxPolicy::default());
     let h = harness_with(
         registry([hostile_skill(skills.path())]),
         ToolRegistry::new(),

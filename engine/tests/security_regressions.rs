@@ -8,14 +8,15 @@
 //! (`log_redaction.rs`).
 
 mod cli_support;
+mod serve_support;
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use cli_support::*;
+use serve_support::{HttpServer, ServeHttp, post_json};
 
 /// Lines a proxy and Skillet could read differently; each must be refused as `invalid_message`.
 const NOT_A_MESSAGE: [&str; 5] = [
@@ -56,48 +57,13 @@ async fn stdio_refuses_arrays_and_duplicated_envelope_keys_as_invalid_message() 
     assert_eq!(server.wait().await, 0);
 }
 
-struct HttpChild {
-    _child: tokio::process::Child,
-    base: String,
-    _cwd: tempfile::TempDir,
-}
-
-async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpChild {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = tokio::process::Command::new(SKILLET);
-    command
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0"]);
+/// `skillet serve --http` with these skill roots.
+async fn spawn_http(skill_dirs: &[&std::path::Path]) -> HttpServer {
+    let mut builder = ServeHttp::new(SKILLET);
     for dir in skill_dirs {
-        command.arg("--skills-dir").arg(dir);
+        builder = builder.skills_dir(dir);
     }
-    let mut child = command
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    HttpChild {
-        _child: child,
-        base,
-        _cwd: cwd,
-    }
+    builder.spawn().await
 }
 
 #[tokio::test]
@@ -113,15 +79,12 @@ async fn http_refuses_arrays_and_duplicated_envelope_keys_as_invalid_message() {
         let answer: Value = response.json().await.unwrap();
         assert_refused_as_invalid(line, &answer);
     }
-    let answer: Value = client
-        .post(&a2e)
-        .body(json!({"type": "skill/discover/req", "id": "after"}).to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = post_json(
+        &client,
+        &a2e,
+        json!({"type": "skill/discover/req", "id": "after"}).to_string(),
+    )
+    .await;
     assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
 }
 
@@ -361,57 +324,36 @@ async fn skillet_run_never_sends_the_hosts_key_or_a_prompt_to_a_skills_url() {
 
 #[tokio::test]
 async fn skillet_serve_stdio_never_sends_the_hosts_key_or_a_prompt_to_a_skills_url() {
-    use tokio::io::AsyncWriteExt;
-
     for case in REDIRECT_CASES {
         let listener = RecordingListener::start().await;
         let root = tempfile::tempdir().unwrap();
         case.write_skill(root.path(), &listener);
         let config = case.write_config(root.path());
-        let mut child = tokio::process::Command::new(SKILLET)
+        let mut command = tokio::process::Command::new(SKILLET);
+        command
             .current_dir(root.path())
             .arg("--config")
             .arg(&config)
             .args(["serve", "--stdio", "--skills-dir"])
             .arg(root.path())
-            .env("CANARY_KEY", CANARY)
-            .env_remove("SKILLET_PROVIDER")
-            .env_remove("SKILLET_CONFIG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let lines = [
-            json!({"type": "skill/discover/req", "id": "d1"}).to_string(),
-            call(
+            .env("CANARY_KEY", CANARY);
+        let mut server = StdioChild::from_command(command);
+        server
+            .send(&json!({"type": "skill/discover/req", "id": "d1"}).to_string())
+            .await;
+        server
+            .send(&call(
                 "c1",
                 "redirect",
                 json!({"text": "the caller's private text"}),
-            ),
-        ];
-        for line in &lines {
-            stdin
-                .write_all(format!("{line}\n").as_bytes())
-                .await
-                .unwrap();
-        }
-        stdin.flush().await.unwrap();
-        let mut answers = Vec::new();
-        while answers.len() < 2 {
-            let line = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
-                .await
-                .expect("an answer within 60 s")
-                .unwrap()
-                .expect("output open");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["type"] != "skill/event" {
-                answers.push(message);
-            }
-        }
+            ))
+            .await;
+        let answers: Vec<Value> = server
+            .recv_answers(&["d1", "c1"])
+            .await
+            .into_iter()
+            .filter(|m| m["type"] != "skill/event")
+            .collect();
         let discover = answers.iter().find(|m| m["req_id"] == "d1").unwrap();
         assert_eq!(
             discover["skills"][0]["status"],
@@ -429,8 +371,8 @@ async fn skillet_serve_stdio_never_sends_the_hosts_key_or_a_prompt_to_a_skills_u
             case.label()
         );
         assert_blocked_for_its_provider(&case.label(), &refused.to_string());
-        drop(stdin);
-        let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+        server.close_stdin();
+        let _ = tokio::time::timeout(Duration::from_secs(30), server.child.wait()).await;
         listener.assert_untouched(&case.label());
     }
 }

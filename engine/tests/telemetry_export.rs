@@ -254,12 +254,7 @@ async fn serve_exports_genai_spans_over_otlp_and_metrics_match_the_calls() {
         assert!(!text.contains("You tally"), "instructions in spans");
     }
 
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&server.base).await;
     let Some(samples) = parse_metrics(&metrics) else {
         return;
     };
@@ -321,12 +316,7 @@ async fn with_the_collector_down_calls_succeed_and_lost_spans_are_counted() {
     }
     let dropped = async {
         loop {
-            let metrics = reqwest::get(format!("{}/metrics", server.base))
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let metrics = metrics_text(&server.base).await;
             let dropped = metrics
                 .lines()
                 .find_map(|l| l.strip_prefix("skillet_otel_spans_dropped_total "))
@@ -371,12 +361,7 @@ async fn a_call_refused_at_the_concurrency_limit_is_counted() {
     assert_eq!(refused["error"]["retryable"], true);
     assert_eq!(first.await.unwrap()["data"]["success"], true);
 
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&server.base).await;
     assert!(
         metrics
             .lines()
@@ -421,12 +406,7 @@ async fn a_provider_failure_marks_the_chat_and_call_spans_and_counts_its_code() 
     assert_eq!(chat.parent_span_id, agent.span_id);
     assert!(spans.iter().all(|s| !s.name.starts_with("execute_tool")));
 
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&server.base).await;
     let line = format!(r#"skillet_calls_total{{skill="tally",outcome="{code}"}} 1"#);
     assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
 }

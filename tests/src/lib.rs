@@ -1,5 +1,6 @@
 //! Helpers shared by the end-to-end tests in `tests/tests/`: locating (and, when stale,
-//! building) the workspace's binaries, and talking JSON lines to a child process.
+//! building) the workspace's binaries, the bundled skills' mock scenarios, and talking JSON
+//! lines to a child process.
 //!
 //! `CARGO_BIN_EXE_*` only exists for binaries of a test's own package, so the binaries of other
 //! packages (`skillet`, `mock-llm`) are built once per test process with the same cargo, target
@@ -22,6 +23,19 @@ pub fn repo_root() -> PathBuf {
         .parent()
         .expect("tests/ sits in the repository root")
         .to_path_buf()
+}
+
+/// The `mock-scenario.yaml` of each bundled skill in `names`.
+pub fn bundled_scenarios(names: &[&str]) -> Vec<PathBuf> {
+    names
+        .iter()
+        .map(|name| {
+            repo_root()
+                .join("skills")
+                .join(name)
+                .join("mock-scenario.yaml")
+        })
+        .collect()
 }
 
 /// Paths of the `skillet` and `mock-llm` binaries, built on first use.

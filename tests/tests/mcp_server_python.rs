@@ -9,12 +9,16 @@
 //! `mock-llm/tests/python/requirements.txt` installed. Without it (or without `mcp`) the test
 //! fails when `CI` is set and is skipped loudly otherwise. The `Origin` check needs no Python.
 
+// Shared with the engine's tests: the `skillet serve --http` builder.
+#[path = "../../engine/tests/serve_support/mod.rs"]
+mod serve_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use skillet_tests::{MockLlmProcess, binaries, repo_root};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use serve_support::{ServeHttp, post_json};
+use skillet_tests::{MockLlmProcess, binaries, bundled_scenarios, repo_root};
 use tokio::process::Command;
 
 fn python() -> Option<PathBuf> {
@@ -88,15 +92,7 @@ fn write_test_skills(root: &Path) -> Vec<PathBuf> {
 }
 
 fn scenarios(test_skills: &[PathBuf]) -> Vec<PathBuf> {
-    let mut all: Vec<PathBuf> = ["summarize", "code-review", "expense-report"]
-        .iter()
-        .map(|s| {
-            repo_root()
-                .join("skills")
-                .join(s)
-                .join("mock-scenario.yaml")
-        })
-        .collect();
+    let mut all = bundled_scenarios(&["summarize", "code-review", "expense-report"]);
     all.extend(test_skills.iter().cloned());
     all
 }
@@ -149,33 +145,12 @@ fn tail(text: &str, lines: usize) -> String {
 
 /// `skillet ... serve --http 127.0.0.1:0` as a child; returns it and `http://ADDR`.
 async fn spawn_http(args: &[String]) -> (tokio::process::Child, String) {
-    let mut child = Command::new(&binaries().0)
-        .args(args)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .current_dir(std::env::temp_dir())
-        .env_remove("SKILLET_CONFIG")
-        .env_remove("SKILLET_PROVIDER")
+    let server = ServeHttp::new(&binaries().0)
+        .global_args(args)
         .env("OPENAI_API_KEY", "sk-test-not-a-secret")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    (child, base)
+        .await;
+    (server.child, server.base)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -224,15 +199,12 @@ async fn the_official_mcp_python_sdk_drives_skillet_over_stdio_and_streamable_ht
         mock.url.clone(),
     ];
     run_script(&python, &args).await;
-    let a2e: serde_json::Value = reqwest::Client::new()
-        .post(format!("{base}/a2e"))
-        .body(r#"{"type":"skill/discover/req","id":"d1"}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let a2e = post_json(
+        &reqwest::Client::new(),
+        format!("{base}/a2e"),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
     assert_eq!(
         a2e["type"], "skill/discover/resp",
         "the same process still serves A2E"

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skillet_tests::{JsonLinesChild, MockLlmProcess, binaries, repo_root};
+use skillet_tests::{JsonLinesChild, MockLlmProcess, binaries, bundled_scenarios, repo_root};
 use tokio::process::Command;
 
 const CANARY: &str = "sk-canary-5d1e0c9b-never-echo";
@@ -32,15 +32,7 @@ fn calls() -> Vec<(&'static str, Value)> {
 }
 
 async fn serve_and_call_every_bundled_skill(provider: &str, endpoint: &str) {
-    let scenarios: Vec<_> = ["expense-report", "code-review", "summarize"]
-        .iter()
-        .map(|s| {
-            repo_root()
-                .join("skills")
-                .join(s)
-                .join("mock-scenario.yaml")
-        })
-        .collect();
+    let scenarios = bundled_scenarios(&["expense-report", "code-review", "summarize"]);
     let mock = MockLlmProcess::start(&scenarios)
         .await
         .expect("mock-llm starts");

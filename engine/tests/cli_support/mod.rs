@@ -64,7 +64,7 @@ pub struct StdioChild {
     pub child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
-    pub cwd: tempfile::TempDir,
+    cwd: Option<tempfile::TempDir>,
 }
 
 impl StdioChild {
@@ -77,6 +77,15 @@ impl StdioChild {
         for dir in skill_dirs {
             command.arg("--skills-dir").arg(dir);
         }
+        let mut server = Self::from_command(command);
+        server.cwd = Some(cwd);
+        server
+    }
+
+    /// Spawns `command` (a `skillet ... serve --stdio` the caller built, with its own cwd and
+    /// arguments) without `SKILLET_PROVIDER`/`SKILLET_CONFIG`, stdin and stdout piped, stderr
+    /// discarded, killed on drop.
+    pub fn from_command(mut command: Command) -> Self {
         let mut child = command
             .env_remove("SKILLET_PROVIDER")
             .env_remove("SKILLET_CONFIG")
@@ -92,7 +101,7 @@ impl StdioChild {
             child,
             stdin,
             stdout,
-            cwd,
+            cwd: None,
         }
     }
 

@@ -153,6 +153,22 @@ impl Worker {
         Worker { child, log, dir }
     }
 
+    /// Spawns `count` workers sharing `skills` and `toml`, then waits until each pulls calls.
+    pub async fn spawn_ready(
+        count: usize,
+        server: &NatsServer,
+        skills: &Path,
+        toml: &str,
+    ) -> Vec<Worker> {
+        let workers: Vec<Worker> = (0..count)
+            .map(|_| Worker::spawn(server, skills, toml))
+            .collect();
+        for worker in &workers {
+            worker.ready().await;
+        }
+        workers
+    }
+
     /// Waits until the worker logged that it pulls calls.
     pub async fn ready(&self) {
         self.wait_for_line("NATS worker pulling calls", Duration::from_secs(30))

@@ -1,11 +1,14 @@
 //! Helpers for the telemetry tests: a real OTLP/HTTP receiver decoding the protobuf with the
 //! official definitions, a 3-turn test skill with two calculator calls scripted in mock-llm,
-//! `skillet serve --http` with telemetry on, and readers for exported span attributes.
+//! `skillet serve --http` with telemetry on (started through `serve_support`), and readers for
+//! exported span attributes.
 
 #![allow(dead_code)]
 
+#[path = "../serve_support/mod.rs"]
+mod serve_support;
+
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,7 +22,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use serve_support::ServeHttp;
 
 /// The binary under test.
 pub const SKILLET: &str = env!("CARGO_BIN_EXE_skillet");
@@ -180,11 +183,8 @@ currency = "EUR"
         ),
     )
     .unwrap();
-    let mut child = tokio::process::Command::new(SKILLET)
-        .current_dir(cwd.path())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_CONFIG")
+    let served = ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env("SKILLET_TEST_CANARY_KEY", CANARY_KEY)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_base)
@@ -193,28 +193,11 @@ currency = "EUR"
             "OTEL_RESOURCE_ATTRIBUTES",
             "deployment.environment.name=test",
         )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
-            .await
-            .expect("startup within 60 s")
-            .unwrap()
-            .expect("stderr open until the server listens");
-        if let Some(rest) = line.split("serving A2E on ").nth(1) {
-            let url = rest.split_whitespace().next().unwrap();
-            break url.trim_end_matches("/a2e").to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+        .await;
     Served {
-        _child: child,
-        base,
+        _child: served.child,
+        base: served.base,
         _cwd: cwd,
         mock,
     }
@@ -228,6 +211,16 @@ pub async fn post_call(base: &str, body: Value, traceparent: Option<String>) -> 
         request = request.header("traceparent", parent);
     }
     request.send().await.unwrap().json().await.unwrap()
+}
+
+/// The Prometheus text of `{base}/metrics`.
+pub async fn metrics_text(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 pub fn tally_call(id: &str, metadata: Value) -> Value {
