@@ -34,10 +34,15 @@ pub fn system_prompt(instructions: &str, output_schema: Option<&Value>) -> Strin
     text
 }
 
+/// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
+/// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default
+/// tool input, an A2A text part) uses this one name.
+pub const PROMPT_ARGUMENT: &str = "prompt";
+
 /// The first user message for `arguments` (see the module docs for the rule).
 pub fn first_user_message(arguments: &Map<String, Value>) -> String {
     if arguments.len() == 1
-        && let Some(Value::String(prompt)) = arguments.get("prompt")
+        && let Some(Value::String(prompt)) = arguments.get(PROMPT_ARGUMENT)
     {
         return prompt.clone();
     }

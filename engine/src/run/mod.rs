@@ -93,6 +93,7 @@ pub use executor::{BuildError, CardIdentity, Executor, ExecutorBuilder};
 pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
 pub use limits::Limits;
+pub use messages::PROMPT_ARGUMENT;
 pub use provider::{HostDefault, ResolvedProvider, spec_from_llm_config};
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,

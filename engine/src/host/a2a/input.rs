@@ -29,8 +29,8 @@ use crate::service::SkillService;
 /// The metadata key that names the skill to run.
 pub const SKILL_ID_KEY: &str = "skillId";
 
-/// The argument a plain Agent Skills skill receives a text message as.
-pub const PROMPT_ARGUMENT: &str = "prompt";
+/// The argument a plain Agent Skills skill receives a text message as (the engine's one name).
+pub use crate::run::PROMPT_ARGUMENT;
 
 /// Where a text part goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

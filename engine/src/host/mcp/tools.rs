@@ -15,15 +15,17 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use crate::protocol::{SkillDefinition, SkillDiscoverRequest, SkillStatus};
+use crate::run::PROMPT_ARGUMENT;
 use crate::service::SkillService;
 
 /// The `inputSchema` of a skill that declares no input schema: one optional free-text
-/// `request`. The engine accepts any arguments for such a skill and hands them to the model.
+/// `prompt` ([`PROMPT_ARGUMENT`], the name A2A text parts use too), which the engine sends to the
+/// model as the user message. The engine accepts any arguments for such a skill.
 pub fn default_input_schema() -> JsonObject {
     match json!({
         "type": "object",
         "properties": {
-            "request": {
+            PROMPT_ARGUMENT: {
                 "type": "string",
                 "description": "What you want the skill to do, in your own words."
             }
