@@ -5,7 +5,6 @@
 //! Not here: the worker and client themselves (`host::nats`).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +16,6 @@ use super::setup::{self, Console};
 use super::shutdown_signal;
 use crate::config::NatsConfig;
 use crate::host::core::HostCore;
-use crate::host::embedded;
 use crate::host::nats::{self, NatsClient, NatsWorker};
 use crate::protocol::{self, Message, SkillCallRequest, SkillDiscoverRequest};
 
@@ -29,11 +27,15 @@ const DISCOVER_WAIT: Duration = Duration::from_secs(10);
 
 /// `[nats]` with the command line's URL (empty: the configured one).
 fn nats_config(global: &GlobalArgs, url: Option<&str>) -> Result<NatsConfig, Failure> {
-    let mut config = setup::load_config(global)?.nats;
+    Ok(with_url(setup::load_config(global)?.nats, url))
+}
+
+/// `config` with the command line's URL, when one was given.
+fn with_url(mut config: NatsConfig, url: Option<&str>) -> NatsConfig {
     if let Some(url) = url.filter(|u| !u.is_empty()) {
         config.url = url.to_owned();
     }
-    Ok(config)
+    config
 }
 
 /// `skillet serve --nats [URL]`: runs until SIGTERM/SIGINT, then finishes, answers and acks
@@ -44,23 +46,11 @@ pub async fn serve(
     console: Console,
 ) -> Result<Outcome, Failure> {
     let parts = setup::load_parts(global, console, None).await?;
-    let mut config = parts.config.nats.clone();
-    if let Some(url) = args.nats.as_deref().filter(|u| !u.is_empty()) {
-        config.url = url.to_owned();
-    }
+    let config = with_url(parts.config.nats.clone(), args.nats.as_deref());
     if parts.skills.is_empty() {
         console.warn("no skills loaded; every call will be answered unknown_skill");
     }
-    let scenarios: Vec<PathBuf> = parts
-        .skills
-        .skills()
-        .iter()
-        .filter_map(|s| s.dir.as_deref().and_then(embedded::scenario_in))
-        .collect();
-    let (default, mock) = setup::start_model(&parts, scenarios).await?;
-    if let Some(mock) = &mock {
-        console.warn(mock.notice());
-    }
+    let (default, mock) = setup::start_serving_model(&parts, console).await?;
     let executor = setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
     let core = HostCore::new(Arc::new(executor), config.concurrency);
     let name = format!("skillet-worker-{}", std::process::id());

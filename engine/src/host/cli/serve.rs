@@ -8,7 +8,6 @@
 //! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
 //! the wire; a configured provider always wins.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::args::{GlobalArgs, ServeArgs};
@@ -17,7 +16,6 @@ use super::setup::{self, Console};
 use super::shutdown_signal;
 use crate::host::a2a;
 use crate::host::core::HostCore;
-use crate::host::embedded;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
 use crate::host::listener::ConnectionLimits;
@@ -36,16 +34,7 @@ pub async fn serve(
     if parts.skills.is_empty() {
         console.warn("no skills loaded; discover will be empty and every call unknown_skill");
     }
-    let scenarios: Vec<PathBuf> = parts
-        .skills
-        .skills()
-        .iter()
-        .filter_map(|s| s.dir.as_deref().and_then(embedded::scenario_in))
-        .collect();
-    let (default, mock) = setup::start_model(&parts, scenarios).await?;
-    if let Some(mock) = &mock {
-        console.warn(mock.notice());
-    }
+    let (default, mock) = setup::start_serving_model(&parts, console).await?;
     let server = parts.config.server.clone();
     match http_addr {
         None if args.mcp => {

@@ -231,6 +231,29 @@ pub async fn start_model(
     }
 }
 
+/// The model a server runs on: [`start_model`] with every loaded skill's `mock-scenario.yaml`
+/// (used only by the embedded mock), warning on stderr when it is the mock.
+pub async fn start_serving_model(
+    parts: &HostParts,
+    console: Console,
+) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    let scenarios: Vec<PathBuf> = parts
+        .skills
+        .skills()
+        .iter()
+        .filter_map(|s| {
+            s.dir
+                .as_deref()
+                .and_then(crate::host::embedded::scenario_in)
+        })
+        .collect();
+    let (default, mock) = start_model(parts, scenarios).await?;
+    if let Some(mock) = &mock {
+        console.warn(mock.notice());
+    }
+    Ok((default, mock))
+}
+
 /// Builds the executor over `parts` with `default` as the host's model.
 pub fn build_executor(
     parts: &HostParts,
