@@ -68,7 +68,8 @@ pub enum Command {
     Discover(DiscoverArgs),
     /// Check skill folders and print every problem as file:location: reason.
     Validate(ValidateArgs),
-    /// Serve A2E to agent hosts over stdio or HTTP, or work a NATS JetStream queue.
+    /// Serve skills to agent hosts: A2E or MCP over stdio, A2E + MCP + A2A over HTTP, or work a
+    /// NATS JetStream queue.
     Serve(ServeArgs),
     /// Run one skill on `serve --nats` workers and print its result.
     Call(CallArgs),
@@ -162,8 +163,8 @@ pub struct ServeArgs {
     /// MCP on stdin/stdout: every published skill is a tool (logs on stderr).
     #[arg(long)]
     pub mcp: bool,
-    /// HTTP on ADDR: A2E at /a2e, MCP (streamable HTTP) at /mcp, the Agent Card
-    /// (default: the config's server.http_listen, 127.0.0.1:8080).
+    /// HTTP on ADDR: A2E at /a2e, MCP (streamable HTTP) at /mcp, A2A JSON-RPC at /a2a, the Agent
+    /// Card, /healthz and /metrics (default: the config's server.http_listen, 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub http: Option<String>,
     /// Work the NATS JetStream call queue at URL (default: the config's nats.url).
