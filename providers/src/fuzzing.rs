@@ -213,6 +213,53 @@ mod tests {
         }
     }
 
+    /// Found by `fuzz/openai_stream` and `fuzz/anthropic_stream`: a stream that ends within
+    /// the body cap, followed by bytes beyond it, failed when the whole body came in one read
+    /// (the cap was checked before the chunk's events) and succeeded when it came in pieces.
+    #[tokio::test]
+    async fn a_stream_complete_within_the_body_cap_succeeds_however_the_bytes_arrive() {
+        for (api, body) in [
+            (Api::OpenAi, OPENAI),
+            (Api::Anthropic, ANTHROPIC),
+            (Api::Ollama, OLLAMA),
+        ] {
+            let caps = Caps {
+                max_event_bytes: 4096,
+                max_total_bytes: body.len() + 8,
+            };
+            let body = format!("{body}{}", "x".repeat(64));
+            let whole = decode_stream(api, Asked::Text, vec![body.clone().into()], caps).await;
+            let pieces: Vec<Vec<u8>> = body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
+            let split = decode_stream(api, Asked::Text, pieces, caps).await;
+            assert_eq!(whole.unwrap().text, "Hello", "{api:?}");
+            assert_eq!(split.unwrap().text, "Hello", "{api:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_unfinished_at_the_body_cap_fails_however_the_bytes_arrive() {
+        for (api, body) in [
+            (Api::OpenAi, OPENAI),
+            (Api::Anthropic, ANTHROPIC),
+            (Api::Ollama, OLLAMA),
+        ] {
+            let caps = Caps {
+                max_event_bytes: 4096,
+                max_total_bytes: body.len() - 20,
+            };
+            for pieces in [
+                vec![body.into()],
+                body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect(),
+            ] {
+                let error = decode_stream(api, Asked::Text, pieces, caps)
+                    .await
+                    .unwrap_err();
+                assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{api:?}");
+                assert!(error.message.contains("body exceeds"), "{api:?}: {error}");
+            }
+        }
+    }
+
     #[tokio::test]
     async fn a_line_over_the_small_cap_fails_as_malformed_on_every_wire() {
         let caps = Caps {
