@@ -154,8 +154,8 @@ const ATTEMPTS: usize = 3;
 const HEALTHY: &str = "rules: []";
 
 /// Ollama's first stream line already carries text that was delivered to the run, so a stream
-/// that breaks after it is not retried (a retry could repeat that text); OpenAI's and
-/// Anthropic's first chunk carries none, so they retry.
+/// that breaks or reports an error after it is not retried (a retry could repeat that text);
+/// OpenAI's and Anthropic's first chunk carries none, so they retry.
 const BROKEN_STREAM: Requests = [Some(ATTEMPTS), Some(ATTEMPTS), Some(1)];
 
 #[rustfmt::skip]
@@ -206,6 +206,11 @@ const ROWS: &[Row] = &[
         scenario: "rules: [{ fault: { kind: truncate, after_chunks: 1 } }]",
         skill: STRICT, model: Model::Mock, send: Send::Call { timeout: TIMEOUT },
         expect: Expect::Failed("skill_error"), evidence: "failed: truncated",
+        requests: BROKEN_STREAM, bound_secs: TIMEOUT + MARGIN },
+    Row { name: "in-stream error (overloaded after the first chunk)",
+        scenario: "rules: [{ fault: { kind: stream_error, after_chunks: 1, status: 529 } }]",
+        skill: STRICT, model: Model::Mock, send: Send::Call { timeout: TIMEOUT },
+        expect: Expect::Failed("skill_error"), evidence: "injected HTTP 529 fault",
         requests: BROKEN_STREAM, bound_secs: TIMEOUT + MARGIN },
     Row { name: "stalled stream (silence until the deadline)",
         scenario: "rules: [{ fault: { kind: stall, after_chunks: 1 } }]",
