@@ -36,12 +36,17 @@ struct Chunks<'a> {
     stall: Duration,
     limits: BodyLimits,
     total: usize,
+    /// The body went past the cap: the bytes up to it were handed out, the next read fails.
+    over: bool,
     sink: &'a TrackingSink<'a>,
 }
 
 impl Chunks<'_> {
     /// The next chunk, `None` at the end of the body.
     async fn next(&mut self) -> Result<Option<bytes::Bytes>, ProviderError> {
+        if self.over {
+            return Err(too_large("the response body", self.limits.max_total_bytes));
+        }
         let chunk = match tokio::time::timeout(self.stall, self.response.chunk()).await {
             Err(_) => {
                 return Err(ProviderError::new(
@@ -66,13 +71,18 @@ impl Chunks<'_> {
             }
             Ok(Ok(chunk)) => chunk,
         };
-        if let Some(chunk) = &chunk {
-            self.total += chunk.len();
-            if self.total > self.limits.max_total_bytes {
-                return Err(too_large("the response body", self.limits.max_total_bytes));
-            }
+        let Some(mut chunk) = chunk else {
+            return Ok(None);
+        };
+        // The bytes up to the cap are handed out first and the read after them fails, so a
+        // stream that ends within the cap succeeds however the body was cut into reads.
+        let room = self.limits.max_total_bytes - self.total;
+        if chunk.len() > room {
+            chunk.truncate(room);
+            self.over = true;
         }
-        Ok(chunk)
+        self.total += chunk.len();
+        Ok(Some(chunk))
     }
 }
 
@@ -95,6 +105,7 @@ pub(crate) async fn read_whole(
         stall,
         limits,
         total: 0,
+        over: false,
         sink: &sink,
     };
     let mut body = Vec::with_capacity(capacity);
@@ -119,6 +130,7 @@ pub(crate) async fn read_events(
         stall,
         limits,
         total: 0,
+        over: false,
         sink,
     };
     let mut lines = LineBuffer::default();

@@ -105,17 +105,7 @@ impl<W: Wire> HttpProvider<W> {
             }
             Some(_) => {
                 let sink = TrackingSink::new(options.stream);
-                let mut decoder = W::decoder(state);
-                read_events(
-                    response,
-                    timeouts.read,
-                    self.limits,
-                    W::FRAMING,
-                    &sink,
-                    |event| decoder.event(event, &sink),
-                )
-                .await?;
-                decoder.finish(&sink)?
+                read_stream::<W>(response, timeouts.read, self.limits, state, &sink).await?
             }
         };
         if header_id.is_some() {
@@ -170,6 +160,23 @@ impl<W: Wire> Provider for HttpProvider<W> {
         })
         .await
     }
+}
+
+/// Reads a streamed 2xx answer through `W`'s framing and decoder under `limits` (also the
+/// fuzzing entry's way in).
+pub(crate) async fn read_stream<W: Wire>(
+    response: reqwest::Response,
+    stall: Duration,
+    limits: BodyLimits,
+    state: &W::CallState,
+    sink: &TrackingSink<'_>,
+) -> Result<ChatResponse, ProviderError> {
+    let mut decoder = W::decoder(state);
+    read_events(response, stall, limits, W::FRAMING, sink, |event| {
+        decoder.event(event, sink)
+    })
+    .await?;
+    decoder.finish(sink)
 }
 
 /// Runs a decoder over already-received events; shared by wires whose whole body is one event

@@ -61,6 +61,8 @@ pub mod anthropic;
 mod anthropic_stream;
 mod error;
 mod frames;
+#[doc(hidden)]
+pub mod fuzzing;
 mod http_provider;
 mod ollama;
 mod openai;

@@ -296,7 +296,7 @@ impl A2aAdapter {
     }
 }
 
-fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+pub(super) fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
     if !params.is_object() {
         return Err(RpcError::new(
             RpcCode::InvalidParams,
@@ -307,7 +307,7 @@ fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
         .map_err(|e| RpcError::new(RpcCode::InvalidParams, format!("invalid params: {e}")))
 }
 
-fn history_length(requested: Option<i64>) -> Result<Option<usize>, RpcError> {
+pub(super) fn history_length(requested: Option<i64>) -> Result<Option<usize>, RpcError> {
     match requested {
         None => Ok(None),
         Some(n) => usize::try_from(n).map(Some).map_err(|_| {

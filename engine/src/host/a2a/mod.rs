@@ -13,6 +13,8 @@
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
 pub mod card;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod input;
 pub mod jsonrpc;

@@ -15,7 +15,7 @@
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
@@ -48,6 +48,18 @@ impl McpHandler {
             peers: peers.clone(),
         }
     }
+}
+
+/// The A2E call an MCP `tools/call` becomes: its id is `mcp-` and the JSON-RPC request id
+/// (unique in the session while in flight), its arguments the tool's (none: `{}`), streamed.
+pub(crate) fn skill_call(id: &RequestId, request: CallToolRequestParams) -> SkillCallRequest {
+    let mut call = SkillCallRequest::new(
+        request.name.to_string(),
+        request.arguments.unwrap_or_default(),
+    );
+    call.id = format!("mcp-{}", serde_json::to_string(id).unwrap_or_default());
+    call.streaming = true;
+    call
 }
 
 impl ServerHandler for McpHandler {
@@ -87,11 +99,8 @@ impl ServerHandler for McpHandler {
                 None,
             ));
         }
-        let call_id = format!(
-            "mcp-{}",
-            serde_json::to_string(&context.id).unwrap_or_default()
-        );
-        let admitted = match self.scope.admit(&call_id) {
+        let call = skill_call(&context.id, request);
+        let admitted = match self.scope.admit(&call.id) {
             Ok(admitted) => admitted,
             Err(refusal @ Refusal::Busy { .. }) => {
                 let error = refusal.to_protocol_error();
@@ -106,12 +115,6 @@ impl ServerHandler for McpHandler {
                 ));
             }
         };
-        let mut call = SkillCallRequest::new(
-            request.name.to_string(),
-            request.arguments.unwrap_or_default(),
-        );
-        call.id = call_id;
-        call.streaming = true;
         let (forwarder, sink) = EventForwarder::start(
             context.peer.clone(),
             context.meta.get_progress_token(),

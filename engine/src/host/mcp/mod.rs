@@ -11,6 +11,8 @@
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handler;
 pub mod list_changed;
 pub mod notify;
