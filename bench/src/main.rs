@@ -14,6 +14,12 @@
 //! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `run` (one
 //! measured run) · `measure` (CPU/RSS from /proc, percentiles, the report) · `summary`
 //! (medians, ratios).
+//!
+//! The global allocator is mimalloc, as in the `skillet` binary, so the `engine` mode and the
+//! floors run on the allocator `skillet serve` ships with (BENCHMARKS.md says what it bought).
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod measure;
 mod mock;
