@@ -64,6 +64,7 @@ mod frames;
 mod http_provider;
 mod ollama;
 mod openai;
+mod openai_request;
 mod policy;
 mod pool;
 mod provider;
