@@ -121,6 +121,9 @@ impl BenchArgs {
 }
 
 fn main() -> std::process::ExitCode {
+    // As in the `skillet` binary (`engine/src/main.rs` says why): THP off, so the floors and
+    // the engine mode run on the memory set-up `skillet serve` ships with.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Some(Sub::Mock { latency_ms }) => runtime()
