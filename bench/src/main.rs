@@ -14,6 +14,12 @@
 //! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `run` (one
 //! measured run) · `measure` (CPU/RSS from /proc, percentiles, the report) · `summary`
 //! (medians, ratios).
+//!
+//! The global allocator is mimalloc, as in the `skillet` binary, so the `engine` mode and the
+//! floors run on the allocator `skillet serve` ships with (BENCHMARKS.md says what it bought).
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod measure;
 mod mock;
@@ -115,6 +121,9 @@ impl BenchArgs {
 }
 
 fn main() -> std::process::ExitCode {
+    // As in the `skillet` binary (`engine/src/main.rs` says why): THP off, so the floors and
+    // the engine mode run on the memory set-up `skillet serve` ships with.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Some(Sub::Mock { latency_ms }) => runtime()

@@ -7,6 +7,8 @@
 //! `input_json_delta` fragments, and structured output goes through a forced tool
 //! ([`ANSWER_TOOL`]) whose input is the answer. Streaming is decoded in `anthropic_stream.rs`.
 
+use std::sync::LazyLock;
+
 use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -38,7 +40,7 @@ impl Wire for Anthropic {
     const FRAMING: Framing = Framing::Sse;
     const PATH: &'static str = "/v1/messages";
 
-    type Body = WireRequest;
+    type Body<'a> = WireRequest<'a>;
     type CallState = AnswerShape;
     type Decoder = EventDecoder;
 
@@ -54,11 +56,11 @@ impl Wire for Anthropic {
         Ok(())
     }
 
-    fn request(
-        spec: &ProviderSpec,
-        request: &ChatRequest,
+    fn request<'a>(
+        spec: &'a ProviderSpec,
+        request: &'a ChatRequest,
         stream: bool,
-    ) -> (WireRequest, AnswerShape) {
+    ) -> (WireRequest<'a>, AnswerShape) {
         to_wire_request(spec, request, stream)
     }
 
@@ -92,14 +94,15 @@ pub(crate) enum AnswerShape {
     Wrapped,
 }
 
-/// The `/v1/messages` request body.
+/// The `/v1/messages` request body. It borrows the conversation, tool schemas and response
+/// schema from the [`ChatRequest`]: the loop re-sends them every turn, and nothing is copied.
 #[derive(Serialize)]
-pub(crate) struct WireRequest {
-    model: String,
+pub(crate) struct WireRequest<'a> {
+    model: &'a str,
     max_tokens: u32,
-    messages: Vec<WireTurn>,
+    messages: Vec<WireTurn<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
+    system: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,58 +110,61 @@ pub(crate) struct WireRequest {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool>,
+    tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<ToolChoice>,
 }
 
 #[derive(Serialize)]
-struct WireTurn {
+struct WireTurn<'a> {
     role: &'static str,
-    content: Vec<WireRequestBlock>,
+    content: Vec<WireRequestBlock<'a>>,
 }
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireRequestBlock {
+enum WireRequestBlock<'a> {
     Text {
-        text: String,
+        text: &'a str,
     },
     ToolUse {
-        id: String,
-        name: String,
-        input: Value,
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
     },
     ToolResult {
-        tool_use_id: String,
-        content: String,
+        tool_use_id: &'a str,
+        content: &'a str,
         is_error: bool,
     },
 }
 
 #[derive(Serialize)]
-struct WireTool {
-    name: String,
-    description: String,
-    input_schema: InputSchema,
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: InputSchema<'a>,
 }
+
+/// The input sent back for a call whose own was not a JSON object.
+static NO_INPUT: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 #[derive(Serialize)]
 #[serde(untagged)]
-enum InputSchema {
-    Given(Value),
+enum InputSchema<'a> {
+    Given(&'a Value),
     /// `{"type": "object", "properties": {"value": schema}, "required": ["value"]}`.
     Wrapped {
         #[serde(rename = "type")]
         kind: &'static str,
-        properties: WrappedValue,
+        properties: WrappedValue<'a>,
         required: [&'static str; 1],
     },
 }
 
 #[derive(Serialize)]
-struct WrappedValue {
-    value: Value,
+struct WrappedValue<'a> {
+    value: &'a Value,
 }
 
 #[derive(Serialize)]
@@ -168,19 +174,19 @@ enum ToolChoice {
     Any,
 }
 
-fn to_wire_request(
-    spec: &ProviderSpec,
-    request: &ChatRequest,
+fn to_wire_request<'a>(
+    spec: &'a ProviderSpec,
+    request: &'a ChatRequest,
     stream: bool,
-) -> (WireRequest, AnswerShape) {
+) -> (WireRequest<'a>, AnswerShape) {
     let hints = request.hints.or(&spec.default_hints);
     let mut tools: Vec<WireTool> = request
         .tools
         .iter()
         .map(|t| WireTool {
-            name: t.name.clone(),
-            description: t.description.clone(),
-            input_schema: InputSchema::Given(t.parameters.clone()),
+            name: &t.name,
+            description: &t.description,
+            input_schema: InputSchema::Given(&t.parameters),
         })
         .collect();
     let mut shape = AnswerShape::None;
@@ -189,21 +195,20 @@ fn to_wire_request(
         let is_object = schema.schema.get("type").and_then(Value::as_str) == Some("object");
         let input_schema = if is_object {
             shape = AnswerShape::Object;
-            InputSchema::Given(schema.schema.clone())
+            InputSchema::Given(&schema.schema)
         } else {
             shape = AnswerShape::Wrapped;
             InputSchema::Wrapped {
                 kind: "object",
                 properties: WrappedValue {
-                    value: schema.schema.clone(),
+                    value: &schema.schema,
                 },
                 required: ["value"],
             }
         };
         tools.push(WireTool {
-            name: ANSWER_TOOL.to_owned(),
-            description: "Give your final answer by calling this tool; its input is the answer."
-                .to_owned(),
+            name: ANSWER_TOOL,
+            description: "Give your final answer by calling this tool; its input is the answer.",
             input_schema,
         });
         // Without other tools the answer tool is forced; with them the model must call some
@@ -215,10 +220,10 @@ fn to_wire_request(
         });
     }
     let body = WireRequest {
-        model: spec.model.clone(),
+        model: &spec.model,
         max_tokens: hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         messages: to_wire_messages(&request.messages),
-        system: request.system.clone().filter(|s| !s.is_empty()),
+        system: request.system.as_deref().filter(|s| !s.is_empty()),
         temperature: hints.temperature,
         top_p: hints.top_p,
         stream,
@@ -230,7 +235,7 @@ fn to_wire_request(
 
 /// Maps messages to alternating user/assistant turns: consecutive messages of the same role
 /// merge (several tool results become one user message, as the API requires).
-fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn> {
+fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
     let mut turns: Vec<WireTurn> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
@@ -238,13 +243,13 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn> {
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut blocks: Vec<WireRequestBlock> = text_block(text).into_iter().collect();
                 blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
+                    id: &c.id,
+                    name: &c.name,
                     // The API only accepts object input; invalid arguments go back empty.
                     input: if c.arguments.is_object() {
-                        c.arguments.clone()
+                        &c.arguments
                     } else {
-                        Value::Object(Map::new())
+                        &NO_INPUT
                     },
                 }));
                 ("assistant", blocks)
@@ -257,8 +262,8 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn> {
             } => (
                 "user",
                 vec![WireRequestBlock::ToolResult {
-                    tool_use_id: call_id.clone(),
-                    content: content.clone(),
+                    tool_use_id: call_id,
+                    content,
                     is_error: *is_error,
                 }],
             ),
@@ -278,10 +283,8 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn> {
 }
 
 /// The API rejects empty text blocks, so empty text adds none.
-fn text_block(text: &str) -> Option<WireRequestBlock> {
-    (!text.is_empty()).then(|| WireRequestBlock::Text {
-        text: text.to_owned(),
-    })
+fn text_block(text: &str) -> Option<WireRequestBlock<'_>> {
+    (!text.is_empty()).then_some(WireRequestBlock::Text { text })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ pub mod fuzzing;
 mod http_provider;
 mod ollama;
 mod openai;
+mod openai_request;
 mod policy;
 mod pool;
 mod provider;

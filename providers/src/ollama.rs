@@ -7,6 +7,9 @@
 //! carry `tool_name`, and a failure mid-stream is an `{"error": ...}` line under status 200. The
 //! non-streamed answer is a single `done` line, decoded by the same decoder.
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
 use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -32,7 +35,7 @@ impl Wire for Ollama {
     const FRAMING: Framing = Framing::Ndjson;
     const PATH: &'static str = "/api/chat";
 
-    type Body = WireRequest;
+    type Body<'a> = WireRequest<'a>;
     type CallState = ();
     type Decoder = LineDecoder;
 
@@ -45,7 +48,11 @@ impl Wire for Ollama {
         Ok(())
     }
 
-    fn request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (WireRequest, ()) {
+    fn request<'a>(
+        spec: &'a ProviderSpec,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> (WireRequest<'a>, ()) {
         (to_wire_request(spec, request, stream), ())
     }
 
@@ -66,54 +73,58 @@ impl Wire for Ollama {
 // Request mapping
 // ---------------------------------------------------------------------------------------------
 
-/// The `/api/chat` request body.
+/// The `/api/chat` request body. It borrows the conversation, tool schemas and response schema
+/// from the [`ChatRequest`]: the loop re-sends them every turn, and nothing is copied to do so.
 #[derive(Serialize)]
-pub(crate) struct WireRequest {
-    model: String,
-    messages: Vec<WireRequestMessage>,
+pub(crate) struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireRequestMessage<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool>,
+    tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    format: Option<Value>,
+    format: Option<&'a Value>,
     #[serde(skip_serializing_if = "WireOptions::is_empty")]
     options: WireOptions,
 }
 
 #[derive(Serialize)]
-struct WireRequestMessage {
+struct WireRequestMessage<'a> {
     role: &'static str,
-    content: String,
+    content: Cow<'a, str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<WireRequestToolCall>,
+    tool_calls: Vec<WireRequestToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_name: Option<String>,
+    tool_name: Option<&'a str>,
 }
 
 #[derive(Serialize)]
-struct WireRequestToolCall {
-    function: WireRequestFunction,
+struct WireRequestToolCall<'a> {
+    function: WireRequestFunction<'a>,
 }
 
 #[derive(Serialize)]
-struct WireRequestFunction {
-    name: String,
-    arguments: Value,
+struct WireRequestFunction<'a> {
+    name: &'a str,
+    arguments: &'a Value,
 }
 
 #[derive(Serialize)]
-struct WireTool {
+struct WireTool<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
-    function: WireToolFunction,
+    function: WireToolFunction<'a>,
 }
 
 #[derive(Serialize)]
-struct WireToolFunction {
-    name: String,
-    description: String,
-    parameters: Value,
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
+
+/// The arguments sent back for a call whose own were not a JSON object.
+static NO_ARGUMENTS: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 #[derive(Serialize, Default)]
 struct WireOptions {
@@ -136,39 +147,43 @@ impl WireOptions {
     }
 }
 
-fn to_wire_request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> WireRequest {
+fn to_wire_request<'a>(
+    spec: &'a ProviderSpec,
+    request: &'a ChatRequest,
+    stream: bool,
+) -> WireRequest<'a> {
     let hints = request.hints.or(&spec.default_hints);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    let message = |role, content: String| WireRequestMessage {
+    let message = |role, content: Cow<'a, str>| WireRequestMessage {
         role,
         content,
         tool_calls: Vec::new(),
         tool_name: None,
     };
     if let Some(system) = &request.system {
-        messages.push(message("system", system.clone()));
+        messages.push(message("system", Cow::Borrowed(system)));
     }
     for m in &request.messages {
         messages.push(match m {
-            ChatMessage::User { text } => message("user", text.clone()),
+            ChatMessage::User { text } => message("user", Cow::Borrowed(text)),
             ChatMessage::Assistant { text, tool_calls } => WireRequestMessage {
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireRequestToolCall {
                         function: WireRequestFunction {
-                            name: c.name.clone(),
+                            name: &c.name,
                             // Ollama only accepts object arguments; a call whose arguments
                             // were invalid goes back with none (the engine answered it with an
                             // error).
                             arguments: if c.arguments.is_object() {
-                                c.arguments.clone()
+                                &c.arguments
                             } else {
-                                Value::Object(Map::new())
+                                &NO_ARGUMENTS
                             },
                         },
                     })
                     .collect(),
-                ..message("assistant", text.clone())
+                ..message("assistant", Cow::Borrowed(text))
             },
             ChatMessage::ToolResult {
                 name,
@@ -176,13 +191,13 @@ fn to_wire_request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> 
                 is_error,
                 ..
             } => WireRequestMessage {
-                tool_name: Some(name.clone()),
+                tool_name: Some(name),
                 ..message("tool", tool_result_text(content, *is_error))
             },
         });
     }
     WireRequest {
-        model: spec.model.clone(),
+        model: &spec.model,
         messages,
         stream,
         tools: request
@@ -191,13 +206,13 @@ fn to_wire_request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> 
             .map(|t| WireTool {
                 kind: "function",
                 function: WireToolFunction {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
                 },
             })
             .collect(),
-        format: request.response_schema.as_ref().map(|s| s.schema.clone()),
+        format: request.response_schema.as_ref().map(|s| &s.schema),
         options: WireOptions {
             temperature: hints.temperature,
             top_p: hints.top_p,

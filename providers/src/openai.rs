@@ -2,32 +2,28 @@
 //! itself and every OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenRouter, Ollama
 //! `/v1`): the [`Wire`] for both kinds.
 //!
-//! The request, response and stream-chunk types are async-openai's typed Chat Completions
-//! model; sending goes through the shared transport like every other wire. Specifics: OpenAI
+//! The response and stream-chunk types are async-openai's typed Chat Completions model; the
+//! request body is our own borrowing mirror of its request type (`openai_request.rs`, tested
+//! against it); sending goes through the shared transport like every other wire. Specifics: OpenAI
 //! wants `max_completion_tokens` where compatible servers read `max_tokens`; tool errors go back
 //! as `Error: ...` text (tool messages have no error flag); streamed tool calls arrive as
 //! fragments sharing an `index`; the stream ends with `data: [DONE]`, and a stream that ends
 //! without a `finish_reason` is a truncation, not a short answer.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use async_openai::types::chat::{
-    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
-    ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
-    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
-    ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CompletionUsage, CreateChatCompletionRequest,
-    CreateChatCompletionResponse, CreateChatCompletionStreamResponse, FinishReason as WireFinish,
-    FunctionCall, FunctionObject, ResponseFormat, ResponseFormatJsonSchema,
+    ChatCompletionMessageToolCalls, CompletionUsage, CreateChatCompletionResponse,
+    CreateChatCompletionStreamResponse, FinishReason as WireFinish,
 };
 use http::HeaderMap;
 
 use crate::error::ProviderError;
-use crate::spec::{ProviderKind, ProviderSpec};
+use crate::openai_request::ChatCompletionBody;
+use crate::spec::ProviderSpec;
 use crate::transport::{TrackingSink, in_band_error, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
+use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
 use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
 
 /// Chat Completions; `OFFICIAL` is OpenAI itself (default URL, key required,
@@ -58,7 +54,7 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
     const FRAMING: Framing = Framing::Sse;
     const PATH: &'static str = "/chat/completions";
 
-    type Body = CreateChatCompletionRequest;
+    type Body<'a> = ChatCompletionBody<'a>;
     type CallState = ();
     type Decoder = ChunkDecoder;
 
@@ -69,8 +65,12 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
         Ok(())
     }
 
-    fn request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (Self::Body, ()) {
-        (to_wire_request(spec, request, stream), ())
+    fn request<'a>(
+        spec: &'a ProviderSpec,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> (ChatCompletionBody<'a>, ()) {
+        (ChatCompletionBody::new(spec, request, stream), ())
     }
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
@@ -100,135 +100,13 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
 // Request mapping
 // ---------------------------------------------------------------------------------------------
 
-#[allow(deprecated)] // `max_tokens` and `seed` are deprecated by OpenAI but read by compatibles.
-fn to_wire_request(
-    spec: &ProviderSpec,
-    request: &ChatRequest,
-    stream: bool,
-) -> CreateChatCompletionRequest {
-    let hints = request.hints.or(&spec.default_hints);
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = &request.system {
-        messages.push(ChatCompletionRequestMessage::System(
-            ChatCompletionRequestSystemMessage {
-                content: ChatCompletionRequestSystemMessageContent::Text(system.clone()),
-                name: None,
-            },
-        ));
-    }
-    messages.extend(request.messages.iter().map(to_wire_message));
-
-    let tools = (!request.tools.is_empty()).then(|| {
-        request
-            .tools
-            .iter()
-            .map(|t| {
-                ChatCompletionTools::Function(ChatCompletionTool {
-                    function: FunctionObject {
-                        name: t.name.clone(),
-                        description: Some(t.description.clone()),
-                        parameters: Some(t.parameters.clone()),
-                        strict: None,
-                    },
-                })
-            })
-            .collect()
-    });
-    let response_format = request
-        .response_schema
-        .as_ref()
-        .map(|s| ResponseFormat::JsonSchema {
-            json_schema: ResponseFormatJsonSchema {
-                description: None,
-                name: s.name.clone(),
-                schema: s.schema.clone(),
-                strict: None,
-            },
-        });
-
-    let mut wire = CreateChatCompletionRequest {
-        model: spec.model.clone(),
-        messages,
-        tools,
-        response_format,
-        temperature: hints.temperature,
-        top_p: hints.top_p,
-        seed: hints.seed,
-        ..Default::default()
-    };
-    // OpenAI wants `max_completion_tokens`; most compatible servers (Ollama /v1 among them)
-    // only read `max_tokens`.
-    match spec.kind {
-        ProviderKind::Openai => wire.max_completion_tokens = hints.max_tokens,
-        _ => wire.max_tokens = hints.max_tokens,
-    }
-    if stream {
-        wire.stream = Some(true);
-        wire.stream_options = Some(ChatCompletionStreamOptions {
-            include_usage: Some(true),
-            include_obfuscation: None,
-        });
-    }
-    wire
-}
-
-/// Tool errors go back as text: Chat Completions has no error flag on tool messages.
-pub(crate) fn tool_result_text(content: &str, is_error: bool) -> String {
+/// Tool errors go back as text: Chat Completions has no error flag on tool messages (Ollama's
+/// tool messages neither). A successful result is borrowed as is.
+pub(crate) fn tool_result_text(content: &str, is_error: bool) -> Cow<'_, str> {
     if is_error {
-        format!("Error: {content}")
+        Cow::Owned(format!("Error: {content}"))
     } else {
-        content.to_owned()
-    }
-}
-
-#[allow(deprecated)] // the struct has a deprecated `function_call` field we leave unset
-fn to_wire_message(message: &ChatMessage) -> ChatCompletionRequestMessage {
-    match message {
-        ChatMessage::User { text } => {
-            ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
-                content: ChatCompletionRequestUserMessageContent::Text(text.clone()),
-                name: None,
-            })
-        }
-        ChatMessage::Assistant { text, tool_calls } => {
-            let calls: Vec<ChatCompletionMessageToolCalls> = tool_calls
-                .iter()
-                .map(|c| {
-                    ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
-                        id: c.id.clone(),
-                        function: FunctionCall {
-                            name: c.name.clone(),
-                            arguments: raw_arguments(c),
-                        },
-                    })
-                })
-                .collect();
-            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
-                content: (!text.is_empty() || calls.is_empty())
-                    .then(|| ChatCompletionRequestAssistantMessageContent::Text(text.clone())),
-                tool_calls: (!calls.is_empty()).then_some(calls),
-                ..Default::default()
-            })
-        }
-        ChatMessage::ToolResult {
-            call_id,
-            content,
-            is_error,
-            ..
-        } => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
-            content: ChatCompletionRequestToolMessageContent::Text(tool_result_text(
-                content, *is_error,
-            )),
-            tool_call_id: call_id.clone(),
-        }),
-    }
-}
-
-/// The argument text to send back: the model's own text when it was invalid JSON.
-fn raw_arguments(call: &ToolCall) -> String {
-    match (&call.invalid_arguments, &call.arguments) {
-        (Some(_), serde_json::Value::String(raw)) => raw.clone(),
-        (_, value) => value.to_string(),
+        Cow::Borrowed(content)
     }
 }
 

@@ -82,8 +82,9 @@ pub(crate) trait Wire: Send + Sync + 'static {
     /// The path appended to the base URL (e.g. `/chat/completions`).
     const PATH: &'static str;
 
-    /// The typed request body.
-    type Body: Serialize + Send + Sync;
+    /// The typed request body; it may borrow from the request it is built from (it is
+    /// serialized at once, never kept).
+    type Body<'a>: Serialize + Send + Sync;
     /// What decoding needs to know about the request it answers (e.g. an answer-tool shape).
     type CallState: Send + Sync;
     /// The stream decoder.
@@ -94,11 +95,11 @@ pub(crate) trait Wire: Send + Sync + 'static {
     fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError>;
 
     /// Maps the request to the API's body.
-    fn request(
-        spec: &ProviderSpec,
-        request: &ChatRequest,
+    fn request<'a>(
+        spec: &'a ProviderSpec,
+        request: &'a ChatRequest,
         stream: bool,
-    ) -> (Self::Body, Self::CallState);
+    ) -> (Self::Body<'a>, Self::CallState);
 
     /// Decodes a whole (non-streamed) 2xx body.
     fn decode_whole(body: &[u8], state: &Self::CallState) -> Result<ChatResponse, ProviderError>;

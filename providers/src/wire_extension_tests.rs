@@ -88,7 +88,7 @@ impl Wire for TextOnly {
     };
     const FRAMING: Framing = Framing::Ndjson;
     const PATH: &'static str = "/api/chat";
-    type Body = Body;
+    type Body<'a> = Body;
     type CallState = ();
     type Decoder = Decoder;
 

@@ -111,16 +111,32 @@ where
     Ok(end)
 }
 
+/// Largest batch of queued messages written with one write and one flush.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut outbound: mpsc::UnboundedReceiver<Message>,
     mut output: W,
 ) -> std::io::Result<()> {
+    let mut batch = Vec::with_capacity(4 * 1024);
     while let Some(message) = outbound.recv().await {
-        let mut line = protocol::encode(&message);
-        line.push('\n');
-        output.write_all(line.as_bytes()).await?;
-        // Flush per message: a host waits on each answer, not on a buffer filling up.
+        batch.clear();
+        protocol::encode_line_into(&message, &mut batch);
+        // Whatever else is already queued goes out with it: one write and one flush for many
+        // messages when calls answer at once, and never a wait for more to arrive.
+        while batch.len() < WRITE_BATCH_BYTES {
+            match outbound.try_recv() {
+                Ok(message) => protocol::encode_line_into(&message, &mut batch),
+                Err(_) => break,
+            }
+        }
+        output.write_all(&batch).await?;
+        // Flush per batch: a host waits on each answer, not on a buffer filling up.
         output.flush().await?;
+        if batch.capacity() > 4 * WRITE_BATCH_BYTES {
+            // One huge message must not pin its buffer for the rest of the connection.
+            batch = Vec::with_capacity(4 * 1024);
+        }
     }
     Ok(())
 }
@@ -195,6 +211,33 @@ mod tests {
     #[tokio::test]
     async fn lines_split_on_newline_and_strip_carriage_returns() {
         assert_eq!(lines(b"ab\r\ncd\nef", 10).await, ["ab", "cd", "ef"]);
+    }
+
+    #[tokio::test]
+    async fn queued_messages_are_written_as_one_line_each_in_order() {
+        let (out, outbound) = mpsc::unbounded_channel();
+        let big = "x".repeat(WRITE_BATCH_BYTES);
+        let ids = ["a", "b", "c", "d"];
+        for (i, id) in ids.iter().enumerate() {
+            // A message larger than a whole batch in the middle still goes out whole.
+            let text = if i == 2 { big.as_str() } else { "ok" };
+            let error = protocol::ProtocolError::new(protocol::ErrorCode::RuntimeError, text);
+            let response = protocol::SkillCallResponse::rejected(*id, "s", error);
+            out.send(Message::CallResponse(response)).unwrap();
+        }
+        drop(out);
+        let mut written = Vec::new();
+        write_lines(outbound, &mut written).await.unwrap();
+        let text = String::from_utf8(written).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), ids.len());
+        assert!(text.ends_with('\n'));
+        for (line, id) in lines.iter().zip(ids) {
+            match protocol::decode(line).unwrap() {
+                Message::CallResponse(response) => assert_eq!(response.req_id, id),
+                other => panic!("unexpected {}", other.type_name()),
+            }
+        }
     }
 
     #[tokio::test]

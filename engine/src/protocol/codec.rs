@@ -360,9 +360,24 @@ fn invalid(
 pub fn encode(message: &Message) -> String {
     // Serializing these plain data types cannot fail: every map key is a string and no
     // Serialize impl here returns an error.
-    serde_json::to_string(message).unwrap_or_else(|e| {
-        format!(r#"{{"type":"skill/call/resp","error":{{"code":"runtime_error","message":"encode failed: {e}","retryable":false}}}}"#)
-    })
+    serde_json::to_string(message).unwrap_or_else(|e| encode_failed(&e))
+}
+
+/// Appends a message as one line of JSON, newline included, to `line`: what a line-framed
+/// transport writes, without an interim `String` per message.
+pub fn encode_line_into(message: &Message, line: &mut Vec<u8>) {
+    let start = line.len();
+    if let Err(e) = serde_json::to_writer(&mut *line, message) {
+        line.truncate(start);
+        line.extend_from_slice(encode_failed(&e).as_bytes());
+    }
+    line.push(b'\n');
+}
+
+fn encode_failed(error: &serde_json::Error) -> String {
+    format!(
+        r#"{{"type":"skill/call/resp","error":{{"code":"runtime_error","message":"encode failed: {error}","retryable":false}}}}"#
+    )
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ mod event;
 mod messages;
 mod result;
 
-pub use codec::{DecodeError, Message, decode, decode_value, encode};
+pub use codec::{DecodeError, Message, decode, decode_value, encode, encode_line_into};
 pub use definition::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
 pub use error::{ErrorCode, ProtocolError, SkillErrorCode};
 pub use event::{EventKind, EventPayload, SkillEvent};

@@ -21,17 +21,23 @@ pub fn system_prompt(instructions: &str, output_schema: Option<&Value>) -> Strin
     let Some(schema) = output_schema else {
         return instructions.to_owned();
     };
-    let mut text = String::with_capacity(instructions.len() + 256);
-    text.push_str(instructions.trim_end());
+    const SECTION: &str = "## Output format\n\nWhen you give your final answer, answer with a \
+         single JSON value that matches this JSON Schema, and nothing else (no prose, no code \
+         fence):\n\n";
+    let instructions = instructions.trim_end();
+    // Built as bytes so the schema is written straight in (no interim string per call).
+    let mut text = Vec::with_capacity(instructions.len() + SECTION.len() + 1024);
+    text.extend_from_slice(instructions.as_bytes());
     if !text.is_empty() {
-        text.push_str("\n\n");
+        text.extend_from_slice(b"\n\n");
     }
-    text.push_str(
-        "## Output format\n\nWhen you give your final answer, answer with a single JSON value \
-         that matches this JSON Schema, and nothing else (no prose, no code fence):\n\n",
-    );
-    text.push_str(&schema.to_string());
-    text
+    text.extend_from_slice(SECTION.as_bytes());
+    let written = serde_json::to_writer(&mut text, schema);
+    // JSON text of a `Value` is always UTF-8, and writing it cannot fail; fall back anyway.
+    match (written, String::from_utf8(text)) {
+        (Ok(()), Ok(text)) => text,
+        _ => format!("{instructions}\n\n{SECTION}{schema}"),
+    }
 }
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
@@ -46,7 +52,9 @@ pub fn first_user_message(arguments: &Map<String, Value>) -> String {
     {
         return prompt.clone();
     }
-    Value::Object(arguments.clone()).to_string()
+    // Serialized from the borrowed map: no copy of the arguments.
+    serde_json::to_string(arguments)
+        .unwrap_or_else(|_| Value::Object(arguments.clone()).to_string())
 }
 
 /// The repair message after a final answer that is not JSON.
@@ -109,6 +117,17 @@ mod tests {
         let with = system_prompt("Do it.", Some(&json!({"type": "object"})));
         assert!(with.starts_with("Do it.\n\n## Output format"));
         assert!(with.ends_with(r#"{"type":"object"}"#));
+        let exact = "Do it.\n\n## Output format\n\nWhen you give your final answer, answer with a \
+                     single JSON value that matches this JSON Schema, and nothing else (no prose, \
+                     no code fence):\n\n{\"type\":\"object\"}";
+        assert_eq!(with, exact);
+        // Trailing blank space of the instructions is trimmed; empty instructions add no gap.
+        assert_eq!(
+            system_prompt("Do it. \n\n", Some(&json!({"type": "object"}))),
+            exact
+        );
+        let bare = system_prompt("", Some(&json!(true)));
+        assert!(bare.starts_with("## Output format") && bare.ends_with("\n\ntrue"));
     }
 
     #[test]
