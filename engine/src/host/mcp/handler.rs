@@ -6,7 +6,7 @@
 //! [`EventForwarder`] as its event sink, and answered through [`answer::tool_result`]. When the
 //! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
 //! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
-//! for it.
+//! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
@@ -26,6 +26,7 @@ use super::notify::{EventForwarder, SessionLogLevel};
 use super::tools;
 use crate::host::core::{CallScope, HostCore, Refusal};
 use crate::protocol::{ErrorCode, SkillCallRequest};
+use crate::telemetry::propagation;
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
 /// via [`McpHandler::new_session`]; all share the core.
@@ -112,6 +113,14 @@ impl ServerHandler for McpHandler {
         );
         call.id = call_id;
         call.streaming = true;
+        // SEP-414: a caller's W3C trace context in `_meta` continues into the call's spans.
+        // rmcp hands the request's `_meta` to handlers as `context.meta`.
+        for meta in [Some(&context.meta), request.meta.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            propagation::adopt_from_meta(meta, &mut call.metadata);
+        }
         let (forwarder, sink) = EventForwarder::start(
             context.peer.clone(),
             context.meta.get_progress_token(),
