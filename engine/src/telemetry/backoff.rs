@@ -5,7 +5,8 @@
 //! for the POST to fail. Profiling `skillet serve` with the collector down (callgrind, see
 //! BENCHMARKS.md) put the encoding alone at ~10 % of the server's instructions.
 //!
-//! So a failed export opens a **pause** ([`ExportPause`]), 1 s after the first failure and
+//! So a failed export (or a refused connection when export starts) opens a **pause**
+//! ([`ExportPause`]), 1 s after the first failure and
 //! doubling per consecutive failure up to 30 s. During the pause
 //! - [`PausingExporter`] drops whole batches **without encoding** them, and
 //! - the span layer's filter ([`ExportPause::admits_call`]) does not create call spans at all,
@@ -78,6 +79,12 @@ impl ExportPause {
 
     fn is_paused_at(&self, now: Instant) -> bool {
         self.millis(now) < self.until_ms.load(Ordering::Relaxed)
+    }
+
+    /// The collector refused a connection outside an export (the startup probe): pause as
+    /// after a failed export.
+    pub fn collector_unreachable(&self) {
+        self.failed_at(Instant::now());
     }
 
     /// An export failed at `now`: pause, longer than last time.

@@ -120,6 +120,7 @@ where
     let failed =
         |e: opentelemetry_otlp::ExporterBuildError| format!("OTLP exporter for {url}: {e}");
     let pause = Arc::new(ExportPause::default());
+    probe_at_startup(&url, pause.clone(), &runtime);
     let processor = match protocol {
         OtlpProtocol::HttpProtobuf => {
             let exporter = opentelemetry_otlp::SpanExporter::builder()
@@ -193,6 +194,27 @@ where
         )
         .boxed();
     Ok(Some((layer, OtlpExport { provider })))
+}
+
+/// Opens a pause right away when the collector does not accept connections, so a collector
+/// that is down at startup costs no spans from the first call on (instead of only after the
+/// first batch failed, 0.5 s later). A reachable collector changes nothing.
+fn probe_at_startup(url: &str, pause: Arc<ExportPause>, runtime: &tokio::runtime::Handle) {
+    let Some((host, port)) = reqwest::Url::parse(url).ok().and_then(|url| {
+        let host = url.host_str()?.trim_matches(['[', ']']).to_owned();
+        Some((host, url.port_or_known_default()?))
+    }) else {
+        return;
+    };
+    runtime.spawn(async move {
+        let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+        if !matches!(
+            tokio::time::timeout(Duration::from_secs(2), connect).await,
+            Ok(Ok(_))
+        ) {
+            pause.collector_unreachable();
+        }
+    });
 }
 
 /// The SDK's batch processor with a bounded queue, exporting every 0.5 s.
@@ -283,5 +305,53 @@ impl HttpClient for ReqwestExporterClient {
         let mut response = Response::builder().status(status).body(body)?;
         *response.headers_mut() = headers;
         Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_names_are_the_standard_ones() {
+        assert_eq!("grpc".parse(), Ok(OtlpProtocol::Grpc));
+        assert_eq!(" http/protobuf ".parse(), Ok(OtlpProtocol::HttpProtobuf));
+        let refused = "http/json".parse::<OtlpProtocol>().unwrap_err();
+        assert!(refused.contains("http/json"), "{refused}");
+    }
+
+    #[test]
+    fn the_file_decides_protocol_and_path() {
+        let config = |protocol| TelemetryConfig {
+            otlp_endpoint: Some("http://collector:4318/".into()),
+            protocol: Some(protocol),
+            ..TelemetryConfig::default()
+        };
+        let http = destination(&config(OtlpProtocol::HttpProtobuf)).unwrap().unwrap();
+        assert_eq!(http.url, "http://collector:4318/v1/traces");
+        let grpc = destination(&config(OtlpProtocol::Grpc)).unwrap().unwrap();
+        assert_eq!(grpc.url, "http://collector:4318/", "gRPC takes the endpoint as is");
+        let off = TelemetryConfig {
+            disabled: true,
+            ..config(OtlpProtocol::Grpc)
+        };
+        assert_eq!(destination(&off), Ok(None));
+    }
+
+    #[tokio::test]
+    async fn a_collector_refusing_connections_at_startup_pauses_export() {
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", listener.local_addr().unwrap())
+        };
+        let pause = Arc::new(ExportPause::default());
+        probe_at_startup(&closed, pause.clone(), &tokio::runtime::Handle::current());
+        for _ in 0..100 {
+            if !pause.admits_call() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the refused connection opened no pause");
     }
 }
