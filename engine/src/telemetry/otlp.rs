@@ -327,10 +327,15 @@ mod tests {
             protocol: Some(protocol),
             ..TelemetryConfig::default()
         };
-        let http = destination(&config(OtlpProtocol::HttpProtobuf)).unwrap().unwrap();
+        let http = destination(&config(OtlpProtocol::HttpProtobuf))
+            .unwrap()
+            .unwrap();
         assert_eq!(http.url, "http://collector:4318/v1/traces");
         let grpc = destination(&config(OtlpProtocol::Grpc)).unwrap().unwrap();
-        assert_eq!(grpc.url, "http://collector:4318/", "gRPC takes the endpoint as is");
+        assert_eq!(
+            grpc.url, "http://collector:4318/",
+            "gRPC takes the endpoint as is"
+        );
         let off = TelemetryConfig {
             disabled: true,
             ..config(OtlpProtocol::Grpc)
