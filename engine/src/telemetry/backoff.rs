@@ -6,8 +6,8 @@
 //! BENCHMARKS.md) put the encoding alone at ~10 % of the server's instructions.
 //!
 //! So a failed export (or a refused connection when export starts) opens a **pause**
-//! ([`ExportPause`]), 1 s after the first failure and
-//! doubling per consecutive failure up to 30 s. During the pause
+//! ([`ExportPause`]): 1 s after the first failure, doubling per consecutive failure up to 30 s.
+//! During the pause
 //! - [`PausingExporter`] drops whole batches **without encoding** them, and
 //! - the span layer's filter ([`ExportPause::admits_call`]) does not create call spans at all,
 //!   so the layer and the queue cost nothing either;
