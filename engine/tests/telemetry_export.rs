@@ -161,6 +161,45 @@ fn parse_metrics(text: &str) -> Option<HashMap<String, f64>> {
     Some(serde_json::from_slice(&output.stdout).unwrap())
 }
 
+/// Calls the tally skill as an MCP tool with the official Python SDK over streamable HTTP,
+/// `_meta` = {traceparent, tracestate}; prints whether the result was an error.
+const MCP_CALL_WITH_META: &str = r#"
+import sys, anyio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+url, traceparent, tracestate, text = sys.argv[1:5]
+async def main():
+    async with streamable_http_client(url) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            result = await session.call_tool("tally", {"text": text},
+                meta={"traceparent": traceparent, "tracestate": tracestate})
+            print("is_error" if result.is_error else "ok", flush=True)
+anyio.run(main)
+"#;
+
+/// A Python that can `import {modules}`, or `None` (a loud skip) outside `CI`.
+fn python_with(modules: &str) -> Option<PathBuf> {
+    let python = python().filter(|p| {
+        std::process::Command::new(p)
+            .args(["-c", &format!("import {modules}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if python.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no Python with `{modules}`: set SKILLET_PYTHON (see .ci/run)"
+        );
+        eprintln!(
+            "\n==== SKIPPED: no Python with `{modules}` \
+             (pip install -r mock-llm/tests/python/requirements.txt) ====\n"
+        );
+    }
+    python
+}
+
 // ---------------------------------------------------------------- tests
 
 #[tokio::test]
@@ -302,26 +341,31 @@ async fn serve_exports_genai_spans_over_otlp_and_metrics_match_the_calls() {
     );
 }
 
+/// `skillet_otel_spans_dropped_total` of `base`.
+async fn spans_dropped(base: &str) -> f64 {
+    metrics_text(base)
+        .await
+        .lines()
+        .find_map(|l| l.strip_prefix("skillet_otel_spans_dropped_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
 #[tokio::test]
-async fn with_the_collector_down_calls_succeed_and_lost_spans_are_counted() {
-    // A port nothing listens on: connections are refused.
-    let closed = {
+async fn with_the_collector_down_calls_succeed_lost_spans_are_counted_and_export_resumes() {
+    // A port nothing listens on yet: connections are refused.
+    let address = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", listener.local_addr().unwrap())
+        listener.local_addr().unwrap().to_string()
     };
-    let server = serve_with_telemetry(&closed, "").await;
+    let server = serve_with_telemetry(&format!("http://{address}"), "").await;
     for id in ["d1", "d2"] {
         let response = post_call(&server.base, tally_call(id, json!({})), None).await;
         assert_eq!(response["data"]["success"], true, "{response}");
     }
     let dropped = async {
         loop {
-            let metrics = metrics_text(&server.base).await;
-            let dropped = metrics
-                .lines()
-                .find_map(|l| l.strip_prefix("skillet_otel_spans_dropped_total "))
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .unwrap_or(0.0);
+            let dropped = spans_dropped(&server.base).await;
             if dropped > 0.0 {
                 return dropped;
             }
@@ -332,6 +376,32 @@ async fn with_the_collector_down_calls_succeed_and_lost_spans_are_counted() {
         .await
         .expect("the failed export is counted");
     assert!(dropped >= 1.0);
+
+    // The collector comes up: after the back-off pause a probe call is traced, its export
+    // succeeds and calls are traced again (pauses so far: 1 s, 2 s, ... — bounded here).
+    let (_, received) = start_collector_on(&address).await;
+    let resumed = async {
+        for n in 0u32.. {
+            let trace = format!("{n:032x}");
+            let metadata = json!({"traceparent": format!("00-{trace}-00f067aa0ba902b7-01")});
+            let response =
+                post_call(&server.base, tally_call(&format!("r{n}"), metadata), None).await;
+            assert_eq!(response["data"]["success"], true, "{response}");
+            if !received.spans().is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), resumed)
+        .await
+        .expect("export resumes once the collector is back");
+    // The first trace that arrived is a whole call's tree.
+    let trace = hex(&received.spans()[0].trace_id);
+    assert_tally_trace(
+        &wait_for_spans(&received, &trace, 6).await,
+        "00f067aa0ba902b7",
+    );
 }
 
 #[tokio::test]
@@ -409,4 +479,58 @@ async fn a_provider_failure_marks_the_chat_and_call_spans_and_counts_its_code() 
     let metrics = metrics_text(&server.base).await;
     let line = format!(r#"skillet_calls_total{{skill="tally",outcome="{code}"}} 1"#);
     assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+}
+
+#[tokio::test]
+async fn an_mcp_tools_call_with_trace_context_in_meta_continues_the_callers_trace() {
+    let Some(python) = python_with("mcp") else {
+        return;
+    };
+    let (otlp, received) = start_collector().await;
+    let server = serve_with_telemetry(&otlp, "").await;
+    let trace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let parent = "a1f067aa0ba902b7";
+    let output = tokio::process::Command::new(python)
+        .args([
+            "-c",
+            MCP_CALL_WITH_META,
+            &format!("{}/mcp", server.base),
+            &format!("00-{trace}-{parent}-01"),
+            "vendor=opaque",
+            &format!("{CONTENT_CANARY} two and three"),
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "ok");
+    let spans = wait_for_spans(&received, trace, 6).await;
+    assert_tally_trace(&spans, parent);
+    assert!(
+        spans.iter().all(|s| s.trace_state == "vendor=opaque"),
+        "the caller's tracestate is carried"
+    );
+}
+
+#[tokio::test]
+async fn serve_exports_the_same_span_tree_over_otlp_grpc() {
+    let Some(python) =
+        python_with("grpc, opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc")
+    else {
+        return;
+    };
+    let (otlp, received, _collector) = start_grpc_collector(&python).await;
+    let server = serve_with_telemetry(&otlp, "[telemetry]\nprotocol = \"grpc\"\n").await;
+    let trace = "8bf92f3577b34da6a3ce929d0e0e4730";
+    let metadata = json!({"traceparent": format!("00-{trace}-{META_PARENT}-01")});
+    let response = post_call(&server.base, tally_call("g1", metadata), None).await;
+    assert_eq!(response["data"]["success"], true, "{response}");
+    assert_tally_trace(&wait_for_spans(&received, trace, 6).await, META_PARENT);
+    let raw = received.raw().concat();
+    assert!(!String::from_utf8_lossy(&raw).contains(CANARY_KEY));
+    assert!(!String::from_utf8_lossy(&raw).contains(CONTENT_CANARY));
 }

@@ -115,6 +115,20 @@ fn blocks(reply: &Reply) -> Vec<Value> {
     out
 }
 
+/// The `usage` object of a message: Anthropic counts cache reads apart from `input_tokens`.
+fn input_usage(reply: &Reply, output_tokens: u32) -> Value {
+    let cached = reply.usage.cached.unwrap_or(0).min(reply.usage.input);
+    let mut usage = json!({
+        "input_tokens": reply.usage.input - cached,
+        "output_tokens": output_tokens,
+    });
+    if reply.usage.cached.is_some() {
+        usage["cache_read_input_tokens"] = json!(cached);
+        usage["cache_creation_input_tokens"] = json!(0);
+    }
+    usage
+}
+
 fn message_id(reply: &Reply) -> String {
     format!("msg_mock_{:04}", reply.seq)
 }
@@ -158,7 +172,7 @@ impl Wire for Anthropic {
             "content": blocks(reply),
             "stop_reason": stop_reason(reply.finish),
             "stop_sequence": null,
-            "usage": { "input_tokens": reply.usage.input, "output_tokens": reply.usage.output },
+            "usage": input_usage(reply, reply.usage.output),
         })
     }
 
@@ -166,7 +180,7 @@ impl Wire for Anthropic {
         let start = json!({ "type": "message_start", "message": {
             "id": message_id(reply), "type": "message", "role": "assistant", "model": reply.model,
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": { "input_tokens": reply.usage.input, "output_tokens": 1 },
+            "usage": input_usage(reply, 1),
         }});
         let mut body = vec![
             sse_event("message_start", &start),

@@ -193,6 +193,8 @@ impl Script {
             usage: Usage {
                 input: req.prompt_tokens(),
                 output: 0,
+                cached: None,
+                reasoning: None,
             },
             created,
         };

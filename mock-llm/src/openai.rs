@@ -110,11 +110,18 @@ fn output_shape(body: &Value, tools: &[ToolSpec]) -> OutputShape {
 }
 
 fn usage(reply: &Reply) -> Value {
-    json!({
+    let mut usage = json!({
         "prompt_tokens": reply.usage.input,
         "completion_tokens": reply.usage.output,
         "total_tokens": reply.usage.input.saturating_add(reply.usage.output),
-    })
+    });
+    if let Some(cached) = reply.usage.cached {
+        usage["prompt_tokens_details"] = json!({ "cached_tokens": cached });
+    }
+    if let Some(reasoning) = reply.usage.reasoning {
+        usage["completion_tokens_details"] = json!({ "reasoning_tokens": reasoning });
+    }
+    usage
 }
 
 impl OpenAi {

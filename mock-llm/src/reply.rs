@@ -69,6 +69,14 @@ pub struct Usage {
     pub input: u32,
     /// Completion tokens.
     pub output: u32,
+    /// Prompt tokens read from the prompt cache (part of `input`), when the scenario sets them:
+    /// OpenAI `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<u32>,
+    /// Reasoning tokens (part of `output`), when the scenario sets them: OpenAI
+    /// `completion_tokens_details.reasoning_tokens` (Anthropic and Ollama report none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u32>,
 }
 
 /// A complete answer, ready to render.

@@ -341,6 +341,17 @@ impl WireUsage {
                 + self.cache_read_input_tokens.unwrap_or(0)
         })
     }
+
+    /// The normalized usage (Anthropic reports no reasoning breakdown).
+    pub(crate) fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.input().unwrap_or(0),
+            output_tokens: self.output_tokens.unwrap_or(0),
+            cached_input_tokens: self.cache_read_input_tokens,
+            cache_creation_input_tokens: self.cache_creation_input_tokens,
+            reasoning_tokens: None,
+        }
+    }
 }
 
 fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse {
@@ -359,10 +370,7 @@ fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse
         text,
         calls,
         message.stop_reason.as_deref(),
-        Usage {
-            input_tokens: message.usage.input().unwrap_or(0),
-            output_tokens: message.usage.output_tokens.unwrap_or(0),
-        },
+        message.usage.usage(),
         message.id,
         answer,
     )

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::anthropic::{ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::transport::TrackingSink;
-use crate::types::{ChatResponse, ToolCall, Usage};
+use crate::types::{ChatResponse, ToolCall};
 use crate::wire::{Flow, StreamDecoder, StreamEvent};
 
 #[derive(Deserialize)]
@@ -228,10 +228,7 @@ impl StreamDecoder for EventDecoder {
             self.text,
             calls,
             self.stop_reason.as_deref(),
-            Usage {
-                input_tokens: self.usage.input().unwrap_or(0),
-                output_tokens: self.usage.output_tokens.unwrap_or(0),
-            },
+            self.usage.usage(),
             self.message_id,
             &self.answer,
         ))

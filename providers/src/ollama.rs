@@ -315,6 +315,8 @@ impl StreamDecoder for LineDecoder {
         self.usage = Usage {
             input_tokens: line.prompt_eval_count.unwrap_or(0),
             output_tokens: line.eval_count.unwrap_or(0),
+            // Ollama reports no cache or reasoning breakdown.
+            ..Usage::default()
         };
         Ok(Flow::Done)
     }

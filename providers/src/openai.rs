@@ -150,6 +150,15 @@ fn usage(u: CompletionUsage) -> Usage {
     Usage {
         input_tokens: u.prompt_tokens.into(),
         output_tokens: u.completion_tokens.into(),
+        cached_input_tokens: u
+            .prompt_tokens_details
+            .and_then(|d| d.cached_tokens)
+            .map(u64::from),
+        cache_creation_input_tokens: None,
+        reasoning_tokens: u
+            .completion_tokens_details
+            .and_then(|d| d.reasoning_tokens)
+            .map(u64::from),
     }
 }
 

@@ -233,13 +233,26 @@ pub enum FinishReason {
     Other,
 }
 
-/// Token counts reported by the provider (zero when it reported none).
+/// Token counts reported by the provider (zero when it reported none; the breakdowns `None`
+/// when the API does not report them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
-    /// Generated tokens.
+    /// Generated tokens, reasoning ones included.
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (part of `input_tokens`): OpenAI
+    /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Prompt tokens written to the prompt cache (part of `input_tokens`): Anthropic
+    /// `cache_creation_input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Reasoning tokens (part of `output_tokens`): OpenAI
+    /// `completion_tokens_details.reasoning_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// The normalized result of one chat call.

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use skillet_providers::{
     CallOptions, ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema,
-    RetryNotice, ToolSpec,
+    RetryNotice, ToolSpec, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -78,16 +78,18 @@ impl RunState {
         )
     }
 
-    fn add_usage(&self, turn: u32, model: &str, input: u64, output: u64) {
-        self.input_tokens.fetch_add(input, Ordering::Relaxed);
-        self.output_tokens.fetch_add(output, Ordering::Relaxed);
+    fn add_usage(&self, turn: u32, model: &str, reported: &Usage) {
+        self.input_tokens
+            .fetch_add(reported.input_tokens, Ordering::Relaxed);
+        self.output_tokens
+            .fetch_add(reported.output_tokens, Ordering::Relaxed);
         let usage = TurnUsage {
             turn,
             model: model.to_owned(),
-            input_tokens: input,
-            output_tokens: output,
-            cached_input_tokens: None,
-            reasoning_tokens: None,
+            input_tokens: reported.input_tokens,
+            output_tokens: reported.output_tokens,
+            cached_input_tokens: reported.cached_input_tokens,
+            reasoning_tokens: reported.reasoning_tokens,
         };
         self.turns
             .lock()
@@ -372,20 +374,15 @@ impl TurnLoop<'_> {
         match result {
             Ok(response) => {
                 let usage = response.usage;
-                self.state
-                    .add_usage(turn, model, usage.input_tokens, usage.output_tokens);
-                metrics::get().tokens_used(model, usage.input_tokens, usage.output_tokens);
+                self.state.add_usage(turn, model, &usage);
+                metrics::get().tokens_used(model, &usage);
                 // The normalized response does not carry the provider's model echo: the model
                 // that answered is the one requested.
                 span.record("gen_ai.response.model", model);
                 if let Some(id) = &response.request_id {
                     span.record("gen_ai.response.id", id.as_str());
                 }
-                span.record("gen_ai.usage.input_tokens", spans::int(usage.input_tokens));
-                span.record(
-                    "gen_ai.usage.output_tokens",
-                    spans::int(usage.output_tokens),
-                );
+                spans::record_usage(&span, &usage);
                 span.record(
                     "skillet.tool_calls",
                     spans::int(response.tool_calls.len() as u64),

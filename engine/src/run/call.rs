@@ -350,6 +350,9 @@ impl ExecutorInner {
             span.record("gen_ai.usage.input_tokens", spans::int(input));
             span.record("gen_ai.usage.output_tokens", spans::int(output));
             let turns = state.take_turn_usage();
+            let cached_input = reported_sum(&turns, |t| t.cached_input_tokens);
+            let reasoning = reported_sum(&turns, |t| t.reasoning_tokens);
+            spans::record_usage_breakdown(&span, cached_input, None, reasoning);
             let cost = estimate_cost(&self.pricing, &turns);
             if let Some(cost) = &cost {
                 span.record(
@@ -360,8 +363,8 @@ impl ExecutorInner {
             usage = Some(TokenUsage {
                 input_tokens: input,
                 output_tokens: output,
-                cached_input_tokens: None,
-                reasoning_tokens: None,
+                cached_input_tokens: cached_input,
+                reasoning_tokens: reasoning,
                 turns,
                 cost,
             });
@@ -422,6 +425,14 @@ fn count_answer(name: &str, response: &SkillCallResponse) {
         (None, None) => return,
     };
     metrics::get().call_answered(skill, outcome);
+}
+
+/// The sum of a figure over the turns that reported it; `None` when none did.
+fn reported_sum(turns: &[TurnUsage], figure: impl Fn(&TurnUsage) -> Option<u64>) -> Option<u64> {
+    turns
+        .iter()
+        .filter_map(figure)
+        .reduce(|a, b| a.saturating_add(b))
 }
 
 /// The cost of every turn priced by the host; `None` unless every model used has a price.

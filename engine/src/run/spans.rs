@@ -14,6 +14,7 @@
 //! Not here: where spans go (`telemetry::otlp`).
 
 use opentelemetry::{Array, StringValue, Value};
+use skillet_providers::Usage;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -32,6 +33,8 @@ pub(crate) fn invoke_agent(skill: &str, req_id: &str, correlation_id: &str) -> S
         gen_ai.request.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.reasoning.output_tokens = Empty,
         error.type = Empty,
         skillet.request.id = req_id,
         skillet.outcome = Empty,
@@ -54,6 +57,9 @@ pub(crate) fn chat(provider: &str, model: &str, turn: u32) -> Span {
         gen_ai.response.id = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
+        gen_ai.usage.reasoning.output_tokens = Empty,
         gen_ai.output.messages = Empty,
         error.type = Empty,
         skillet.turn = i64::from(turn),
@@ -84,6 +90,38 @@ pub(crate) fn execute_tool(tool: &str, call_id: &str, turn: u32) -> Span {
 /// strings).
 pub(crate) fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A provider response's token counts on its `chat` span (the breakdowns only when reported).
+pub(crate) fn record_usage(span: &Span, usage: &Usage) {
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    record_usage_breakdown(
+        span,
+        usage.cached_input_tokens,
+        usage.cache_creation_input_tokens,
+        usage.reasoning_tokens,
+    );
+}
+
+/// The cache and reasoning breakdowns of `gen_ai.usage.*` (current GenAI semconv names), each
+/// only when reported.
+pub(crate) fn record_usage_breakdown(
+    span: &Span,
+    cache_read: Option<u64>,
+    cache_creation: Option<u64>,
+    reasoning: Option<u64>,
+) {
+    let figures = [
+        ("gen_ai.usage.cache_read.input_tokens", cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", cache_creation),
+        ("gen_ai.usage.reasoning.output_tokens", reasoning),
+    ];
+    for (field, n) in figures {
+        if let Some(n) = n {
+            span.record(field, int(n));
+        }
+    }
 }
 
 /// Marks `span` failed with `error_type` (an A2E code or a tool failure kind).

@@ -7,7 +7,7 @@
 //! | `skillet_calls_in_flight` | gauge | — |
 //! | `skillet_call_duration_seconds` | histogram | `skill` |
 //! | `skillet_turn_duration_seconds` | histogram | `skill` |
-//! | `skillet_tokens_total` | counter | `model`, `direction` (`input`, `output`) |
+//! | `skillet_tokens_total` | counter | `model`, `direction` (`input`, `output`; `cached_input`, `reasoning` when reported — parts of `input`, `output`) |
 //! | `skillet_provider_retries_total` | counter | `provider`, `reason` (the provider error kind) |
 //! | `skillet_tool_calls_total` / `skillet_tool_errors_total` | counter | `tool` |
 //! | `skillet_admission_refusals_total` | counter | — |
@@ -32,6 +32,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use skillet_providers::Usage;
 
 /// The label standing for a name that is not the host's own.
 pub const UNKNOWN: &str = "unknown";
@@ -160,8 +161,15 @@ impl Metrics {
     }
 
     /// Adds the tokens of one provider response.
-    pub fn tokens_used(&self, model: &str, input: u64, output: u64) {
-        for (direction, n) in [("input", input), ("output", output)] {
+    pub fn tokens_used(&self, model: &str, usage: &Usage) {
+        let counts = [
+            ("input", Some(usage.input_tokens)),
+            ("output", Some(usage.output_tokens)),
+            ("cached_input", usage.cached_input_tokens),
+            ("reasoning", usage.reasoning_tokens),
+        ];
+        for (direction, n) in counts {
+            let Some(n) = n else { continue };
             self.tokens
                 .get_or_create(&[
                     ("model", model.to_owned()),
@@ -232,7 +240,13 @@ mod tests {
     fn render_names_every_family_with_its_labels() {
         let metrics = Metrics::new();
         metrics.call_answered("s", "success");
-        metrics.tokens_used("m", 3, 4);
+        let usage = Usage {
+            input_tokens: 3,
+            output_tokens: 4,
+            reasoning_tokens: Some(2),
+            ..Usage::default()
+        };
+        metrics.tokens_used("m", &usage);
         metrics.tool_answered("calculator", true);
         let text = metrics.render();
         assert!(
@@ -242,6 +256,14 @@ mod tests {
         assert!(
             text.contains(r#"skillet_tokens_total{model="m",direction="output"} 4"#),
             "{text}"
+        );
+        assert!(
+            text.contains(r#"skillet_tokens_total{model="m",direction="reasoning"} 2"#),
+            "{text}"
+        );
+        assert!(
+            !text.contains(r#"direction="cached_input""#),
+            "not reported, not counted: {text}"
         );
         assert!(
             text.contains(r#"skillet_tool_errors_total{tool="calculator"} 1"#),

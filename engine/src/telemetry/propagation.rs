@@ -2,7 +2,8 @@
 //!
 //! A caller puts `traceparent` (and optionally `tracestate`) in the A2E call's `metadata`
 //! object; over HTTP the same headers on `POST /a2e` are copied there by the transport
-//! ([`TraceHeaders`]) unless the body already carries them. The run loop makes the call's
+//! ([`TraceHeaders`]) unless the body already carries them, and an MCP `tools/call` carries
+//! them in its `_meta` (SEP-414), copied there by [`adopt_from_meta`]. The run loop makes the call's
 //! `invoke_agent` span a child of that context ([`continue_trace`]). A malformed `traceparent`
 //! is ignored (a new trace starts): outside input never fails a call here.
 //!
@@ -47,6 +48,18 @@ impl TraceHeaders {
     }
 }
 
+/// Copies the trace-context keys of an MCP request's `_meta` (string values only) into a
+/// call's `metadata`, where the call's arguments did not set them.
+pub fn adopt_from_meta(meta: &Map<String, Value>, metadata: &mut Map<String, Value>) {
+    for key in TRACE_KEYS {
+        if let Some(value @ Value::String(_)) = meta.get(key)
+            && !metadata.contains_key(key)
+        {
+            metadata.insert(key.to_owned(), value.clone());
+        }
+    }
+}
+
 /// Parents `span` on the caller's trace named in `metadata`, when there is a valid one. Call it
 /// before the span is first entered.
 pub fn continue_trace(span: &tracing::Span, metadata: &Map<String, Value>) {
@@ -81,6 +94,27 @@ mod tests {
         TraceHeaders::from_headers(&headers).adopt_into(&mut metadata);
         assert_eq!(metadata["traceparent"], "from-body");
         assert_eq!(metadata["tracestate"], "k=v");
+    }
+
+    #[test]
+    fn mcp_meta_trace_keys_are_copied_and_nothing_else() {
+        let meta: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "tracestate": 7,
+            "progressToken": "p1"
+        }))
+        .unwrap();
+        let mut metadata = Map::new();
+        adopt_from_meta(&meta, &mut metadata);
+        assert_eq!(
+            metadata["traceparent"],
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        );
+        assert_eq!(
+            metadata.len(),
+            1,
+            "a non-string tracestate and other keys stay out"
+        );
     }
 
     #[test]

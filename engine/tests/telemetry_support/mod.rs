@@ -69,6 +69,11 @@ impl Received {
 }
 
 pub async fn start_collector() -> (String, Received) {
+    start_collector_on("127.0.0.1:0").await
+}
+
+/// [`start_collector`] on `address` (a port an earlier test step left closed, say).
+pub async fn start_collector_on(address: &str) -> (String, Received) {
     let received = Received::default();
     let sink = received.clone();
     let app = axum::Router::new().route(
@@ -86,10 +91,56 @@ pub async fn start_collector() -> (String, Received) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(address).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     (base, received)
+}
+
+/// A running OTLP/gRPC receiver (`tests/python/otlp_grpc_receiver.py`); dropping it stops it.
+pub struct GrpcCollector {
+    _child: tokio::process::Child,
+}
+
+/// Starts the official Python gRPC receiver with `python`; every export it decodes lands in
+/// the returned [`Received`], as with [`start_collector`].
+pub async fn start_grpc_collector(python: &Path) -> (String, Received, GrpcCollector) {
+    use base64::Engine as _;
+    use tokio::io::AsyncBufReadExt;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/otlp_grpc_receiver.py");
+    let mut child = tokio::process::Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the gRPC receiver starts")
+        .unwrap()
+        .expect("the gRPC receiver printed its port");
+    let port = first.strip_prefix("port ").expect("`port N` first");
+    let received = Received::default();
+    let sink = received.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let raw = Bytes::from(
+                base64::engine::general_purpose::STANDARD
+                    .decode(line.trim())
+                    .expect("base64 from the receiver"),
+            );
+            let request = ExportTraceServiceRequest::decode(raw.clone())
+                .expect("the export is a valid OTLP protobuf");
+            sink.0.lock().unwrap().push((raw, request));
+        }
+    });
+    (
+        format!("http://127.0.0.1:{port}"),
+        received,
+        GrpcCollector { _child: child },
+    )
 }
 
 // ---------------------------------------------------------------- the skill and the server
@@ -120,7 +171,13 @@ pub fn write_tally_skill(root: &Path) {
 /// Turn 1 and 2 call the calculator (the second with an expression it rejects), turn 3 answers;
 /// every turn reports fixed token counts.
 pub fn scenario() -> Scenario {
+    scenario_with_usage(["", "", ""])
+}
+
+/// [`scenario`] with `extra[turn - 1]` appended to each turn's usage (`, cached: 40`).
+pub fn scenario_with_usage(extra: [&str; 3]) -> Scenario {
     let [(i1, o1), (i2, o2), (i3, o3)] = TURN_TOKENS;
+    let [e1, e2, e3] = extra;
     Scenario::from_yaml_str(&format!(
         r#"
 rules:
@@ -128,17 +185,17 @@ rules:
     when: {{ system_contains: "You tally", turn: 1 }}
     reply:
       tool_calls: [{{ name: calculator, arguments: {{ expression: "2 + 3" }} }}]
-      usage: {{ input: {i1}, output: {o1} }}
+      usage: {{ input: {i1}, output: {o1}{e1} }}
   - name: second
     when: {{ system_contains: "You tally", turn: 2 }}
     reply:
       tool_calls: [{{ name: calculator, arguments: {{ expression: "2 +* {CONTENT_CANARY}" }} }}]
-      usage: {{ input: {i2}, output: {o2} }}
+      usage: {{ input: {i2}, output: {o2}{e2} }}
   - name: answer
     when: {{ system_contains: "You tally", turn: 3 }}
     reply:
       json: {{ answer: "{CONTENT_CANARY} five" }}
-      usage: {{ input: {i3}, output: {o3} }}
+      usage: {{ input: {i3}, output: {o3}{e3} }}
 "#
     ))
     .unwrap()
@@ -154,9 +211,25 @@ pub struct Served {
 /// `skillet serve --http` on the tally skill, a mock-llm provider whose key is [`CANARY_KEY`],
 /// prices for [`MODEL`], `extra_toml` appended to `skillet.toml`, exporting to `otlp_base`.
 pub async fn serve_with_telemetry(otlp_base: &str, extra_toml: &str) -> Served {
-    let mock = MockServer::start(MockConfig::default().with_scenario(scenario()))
+    serve_with_provider(otlp_base, "openai-compatible", scenario(), extra_toml).await
+}
+
+/// [`serve_with_telemetry`] with a provider of `kind` (`openai-compatible`, `openai`,
+/// `anthropic`) answering from `scenario`.
+pub async fn serve_with_provider(
+    otlp_base: &str,
+    kind: &str,
+    scenario: Scenario,
+    extra_toml: &str,
+) -> Served {
+    let mock = MockServer::start(MockConfig::default().with_scenario(scenario))
         .await
         .unwrap();
+    // Anthropic's base URL is the host; the OpenAI ones include `/v1`.
+    let base_url = match kind {
+        "anthropic" => mock.base_url(),
+        _ => format!("{}/v1", mock.base_url()),
+    };
     let cwd = tempfile::tempdir().unwrap();
     write_tally_skill(cwd.path());
     std::fs::write(
@@ -167,9 +240,9 @@ default_provider = "m"
 skills_dirs = ["."]
 
 [providers.m]
-kind = "openai-compatible"
+kind = "{kind}"
 model = "{MODEL}"
-base_url = "{}/v1"
+base_url = "{base_url}"
 api_key_env = "SKILLET_TEST_CANARY_KEY"
 options = {{ initial_backoff_ms = 5, max_backoff_ms = 20 }}
 
@@ -178,8 +251,7 @@ input_per_million = 1.0
 output_per_million = 2.0
 currency = "EUR"
 {extra_toml}
-"#,
-            mock.base_url()
+"#
         ),
     )
     .unwrap();

@@ -34,10 +34,11 @@ pub fn decode_client_message(bytes: &[u8]) -> Decoded {
     let JsonRpcMessage::Request(request) = message else {
         return Decoded::Other;
     };
-    let progress = request.request.get_meta().get_progress_token().is_some();
+    let meta = request.request.get_meta().clone();
+    let progress = meta.get_progress_token().is_some();
     match request.request {
         ClientRequest::CallToolRequest(call) => Decoded::ToolCall {
-            call: Box::new(handler::skill_call(&request.id, call.params)),
+            call: Box::new(handler::skill_call(&request.id, &meta, call.params)),
             progress,
         },
         _ => Decoded::Other,

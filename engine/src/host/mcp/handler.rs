@@ -6,7 +6,7 @@
 //! [`EventForwarder`] as its event sink, and answered through [`answer::tool_result`]. When the
 //! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
 //! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
-//! for it.
+//! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
@@ -26,6 +26,7 @@ use super::notify::{EventForwarder, SessionLogLevel};
 use super::tools;
 use crate::host::core::{CallScope, HostCore, Refusal};
 use crate::protocol::{ErrorCode, SkillCallRequest};
+use crate::telemetry::propagation;
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
 /// via [`McpHandler::new_session`]; all share the core.
@@ -52,13 +53,28 @@ impl McpHandler {
 
 /// The A2E call an MCP `tools/call` becomes: its id is `mcp-` and the JSON-RPC request id
 /// (unique in the session while in flight), its arguments the tool's (none: `{}`), streamed.
-pub(crate) fn skill_call(id: &RequestId, request: CallToolRequestParams) -> SkillCallRequest {
+pub(crate) fn skill_call(
+    id: &RequestId,
+    context_meta: &serde_json::Map<String, serde_json::Value>,
+    request: CallToolRequestParams,
+) -> SkillCallRequest {
     let mut call = SkillCallRequest::new(
         request.name.to_string(),
         request.arguments.unwrap_or_default(),
     );
     call.id = format!("mcp-{}", serde_json::to_string(id).unwrap_or_default());
     call.streaming = true;
+    // SEP-414: a caller's W3C trace context in `_meta` continues into the call's spans.
+    // rmcp hands the request's `_meta` to handlers as `context.meta`.
+    for meta in [
+        Some(context_meta),
+        request.meta.as_deref().map(|meta| &**meta),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        propagation::adopt_from_meta(meta, &mut call.metadata);
+    }
     call
 }
 
@@ -99,7 +115,7 @@ impl ServerHandler for McpHandler {
                 None,
             ));
         }
-        let call = skill_call(&context.id, request);
+        let call = skill_call(&context.id, &context.meta, request);
         let admitted = match self.scope.admit(&call.id) {
             Ok(admitted) => admitted,
             Err(refusal @ Refusal::Busy { .. }) => {
