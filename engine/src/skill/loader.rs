@@ -15,9 +15,10 @@ use super::compiled::{A2aMetadata, CompiledSkill, ExecutionHints};
 use super::error::ManifestError;
 use super::frontmatter::{self, Entry, Frontmatter};
 use super::keys::{self, DeclaredKeys, TemplateMode};
+use super::parallel;
 use super::resources::{self, AllowedTools, SkillResources};
 use crate::protocol::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
-use crate::schema::CompiledSchema;
+use crate::schema::{CompiledSchema, SchemaCache};
 use crate::template::Template;
 
 /// The outcome of loading a root of skill directories.
@@ -51,6 +52,11 @@ pub const RESERVED_METADATA_KEYS: [&str; 7] = [
 
 /// Loads every immediate subdirectory of `root` that holds a SKILL.md (hidden directories are
 /// skipped; subdirectories without SKILL.md are not skills and are ignored).
+///
+/// The directories load in parallel (one thread per available core) and share one
+/// [`SchemaCache`], so a schema document declared by many skills is compiled once. The report is
+/// the same as loading them one by one in directory-name order: errors in that order, skills
+/// sorted by name.
 pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
     let mut report = LoadReport::default();
     let entries = match std::fs::read_dir(root) {
@@ -75,8 +81,10 @@ pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
         .filter(|p| p.join("SKILL.md").exists() || p.join("SKILL.md").is_symlink())
         .collect();
     dirs.sort();
-    for dir in dirs {
-        match load_skill_dir(&dir, source) {
+    let schemas = SchemaCache::new();
+    let outcomes = parallel::map_in_order(&dirs, |dir| load_with(dir, source, &schemas));
+    for outcome in outcomes {
+        match outcome {
             Ok(skill) => report.skills.push(skill),
             Err(problems) => report.errors.extend(problems),
         }
@@ -88,6 +96,15 @@ pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
 /// Loads and compiles one skill directory. `source` is the A2E origin (`user`, `system` or
 /// `project`). On failure, every problem found (errors and warnings) is returned.
 pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<ManifestError>> {
+    load_with(dir, source, &SchemaCache::new())
+}
+
+/// [`load_skill_dir`], compiling schemas through `schemas`.
+fn load_with(
+    dir: &Path,
+    source: &str,
+    schemas: &SchemaCache,
+) -> Result<CompiledSkill, Vec<ManifestError>> {
     let skill_md = dir.join("SKILL.md");
     let dir_name = dir
         .file_name()
@@ -101,7 +118,15 @@ pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<Man
         return Err(problems);
     };
     let declared = keys::parse(&skill_md, &front.metadata, &mut problems);
-    let built = build(dir, &skill_md, source, front, declared, &mut problems);
+    let built = build(
+        dir,
+        &skill_md,
+        source,
+        front,
+        declared,
+        schemas,
+        &mut problems,
+    );
     if problems.iter().any(ManifestError::is_error) {
         return Err(problems);
     }
@@ -116,6 +141,7 @@ fn build(
     source: &str,
     front: Frontmatter,
     keys: DeclaredKeys,
+    schemas: &SchemaCache,
     problems: &mut Vec<ManifestError>,
 ) -> Option<CompiledSkill> {
     let input_schema = schema_asset(
@@ -123,6 +149,7 @@ fn build(
         skill_md,
         "a2a-input-schema",
         &keys.input_schema,
+        schemas,
         problems,
     );
     let output_schema = schema_asset(
@@ -130,6 +157,7 @@ fn build(
         skill_md,
         "a2a-output-schema",
         &keys.output_schema,
+        schemas,
         problems,
     );
     let provider_config = provider_config_asset(dir, skill_md, &keys, problems);
@@ -395,6 +423,7 @@ fn schema_asset(
     skill_md: &Path,
     key: &str,
     declared: &Option<(String, Entry)>,
+    schemas: &SchemaCache,
     problems: &mut Vec<ManifestError>,
 ) -> Option<CompiledSchema> {
     let (relative, entry) = declared.as_ref()?;
@@ -406,7 +435,7 @@ fn schema_asset(
             return None;
         }
     };
-    match CompiledSchema::compile(&value) {
+    match schemas.compile(&value) {
         Ok(schema) => Some(schema),
         Err(e) => {
             problems.push(ManifestError::error(
