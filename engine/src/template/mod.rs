@@ -300,7 +300,9 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// A JSON value's kind as a noun phrase for messages (`a string`, `an array`, `null`). The one
+/// spelling for the engine: the MCP tool arguments check and the CLI's argument parsing use it.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
