@@ -69,7 +69,8 @@ pub async fn load_parts(
     let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
     redact_configured_secrets(&config, &choice);
     // Before the skills load: the platform probe forks, and a fork is cheaper while the
-    // process is small (with 1,000 skills loaded it cost more than compiling them).
+    // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its
+    // children's wait on top; BENCHMARKS.md, "Loading 1,000 skills").
     let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {
