@@ -88,6 +88,7 @@ mod error;
 mod frontmatter;
 mod keys;
 mod loader;
+mod manifest_assets;
 mod parallel;
 pub mod registry;
 mod resources;
