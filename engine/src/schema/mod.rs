@@ -24,6 +24,10 @@
 //! An empty schema `{}` (or `true`) means "no constraint"; [`CompiledSchema::is_unconstrained`]
 //! tells the run loop it may skip validation (e.g. no JSON repair turn for free-form output).
 //!
+//! [`SchemaCache`] (`cache`) compiles each distinct document once during a load and hands the
+//! same compilation to every skill that declares it; the strict meta-schema is built once per
+//! process.
+//!
 //! Not here: where schemas come from (the manifest's asset files, see `skill`).
 
 use std::sync::LazyLock;
@@ -31,8 +35,11 @@ use std::sync::LazyLock;
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
+mod cache;
 mod cycles;
 mod strict;
+
+pub use cache::SchemaCache;
 
 #[cfg(test)]
 mod tests;
@@ -40,7 +47,7 @@ mod tests;
 /// A schema compiled once, validated many times; `Send + Sync`, share it in an `Arc`.
 #[derive(Debug, Clone)]
 pub struct CompiledSchema {
-    source: Value,
+    source: std::sync::Arc<Value>,
     validator: std::sync::Arc<Validator>,
     unconstrained: bool,
 }
@@ -119,7 +126,7 @@ impl CompiledSchema {
             _ => false,
         };
         Ok(CompiledSchema {
-            source: schema.clone(),
+            source: std::sync::Arc::new(schema.clone()),
             validator: std::sync::Arc::new(validator),
             unconstrained,
         })
@@ -166,5 +173,11 @@ impl CompiledSchema {
     /// The schema document as written.
     pub fn source(&self) -> &Value {
         &self.source
+    }
+
+    /// Whether `self` and `other` are one compilation shared (a [`SchemaCache`] hands out the
+    /// same validator for identical documents), not merely equal documents.
+    pub fn shares_compilation_with(&self, other: &CompiledSchema) -> bool {
+        std::sync::Arc::ptr_eq(&self.validator, &other.validator)
     }
 }

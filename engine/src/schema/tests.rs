@@ -247,3 +247,49 @@ fn recursion_that_descends_into_the_instance_is_a_valid_schema() {
     assert!(tree.is_valid(&json!({"name": "a", "children": [{"name": "b", "children": []}]})));
     assert!(!tree.is_valid(&json!({"name": "a", "children": [{"children": []}]})));
 }
+
+#[test]
+fn cache_compiles_each_distinct_document_once_and_shares_it() {
+    let cache = SchemaCache::new();
+    let doc = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let first = cache.compile(&doc).unwrap();
+    let again = cache.compile(&doc.clone()).unwrap();
+    assert!(first.shares_compilation_with(&again));
+    assert_eq!(cache.len(), 1);
+
+    let other = cache.compile(&json!({"type": "string"})).unwrap();
+    assert!(!first.shares_compilation_with(&other));
+    assert_eq!(cache.len(), 2);
+
+    // Equal documents compiled without a cache are equal, not shared.
+    let uncached = CompiledSchema::compile(&doc).unwrap();
+    assert!(!first.shares_compilation_with(&uncached));
+    assert_eq!(uncached.source(), first.source());
+}
+
+#[test]
+fn cache_returns_the_same_error_for_a_repeated_bad_document() {
+    let cache = SchemaCache::new();
+    let bad = json!({"type": "object", "requried": ["a"]});
+    let first = cache.compile(&bad).unwrap_err();
+    let again = cache.compile(&bad).unwrap_err();
+    assert_eq!(first, again);
+    assert_eq!(first, CompiledSchema::compile(&bad).unwrap_err());
+    assert_eq!(first.pointer, "/requried");
+    assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn cached_schemas_still_validate_and_report_every_violation() {
+    let cache = SchemaCache::new();
+    let doc = json!({
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+        "required": ["n", "s"]
+    });
+    let _warm = cache.compile(&doc).unwrap();
+    let shared = cache.compile(&doc).unwrap();
+    assert!(shared.is_valid(&json!({"n": 1, "s": "x"})));
+    let violations = shared.validate(&json!({"n": "one"})).unwrap_err();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+}

@@ -22,50 +22,91 @@ pub(crate) struct AssetError {
     pub path_problem: bool,
 }
 
-/// Resolves `relative` inside `dir`: relative, no `..`, and — after following symlinks — still
-/// inside `dir`.
-pub(crate) fn resolve(dir: &Path, relative: &str) -> Result<PathBuf, String> {
-    let path = Path::new(relative);
-    if relative.trim().is_empty() {
-        return Err("asset path is empty".to_owned());
+/// A skill directory and its real path (symlinks resolved once per skill, not once per file
+/// the manifest names).
+pub(crate) struct SkillDir<'a> {
+    path: &'a Path,
+    real: Result<PathBuf, String>,
+}
+
+impl<'a> SkillDir<'a> {
+    pub(crate) fn new(path: &'a Path) -> SkillDir<'a> {
+        let real = path
+            .canonicalize()
+            .map_err(|e| format!("cannot resolve the skill directory: {e}"));
+        SkillDir { path, real }
     }
-    if path.is_absolute() || relative.starts_with('/') || relative.starts_with('\\') {
-        return Err(format!(
-            "asset path {relative:?} is absolute; it must be relative to the skill directory"
-        ));
+
+    /// The directory as given.
+    pub(crate) fn path(&self) -> &'a Path {
+        self.path
     }
-    for component in path.components() {
-        match component {
-            Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!(
-                    "asset path {relative:?} contains `..`; it must stay inside the skill directory"
-                ));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
-                    "asset path {relative:?} is absolute; it must be relative to the skill directory"
-                ));
+
+    /// Resolves `relative` inside the directory: relative, no `..`, and — after following
+    /// symlinks — still inside it.
+    pub(crate) fn resolve(&self, relative: &str) -> Result<PathBuf, String> {
+        let path = Path::new(relative);
+        if relative.trim().is_empty() {
+            return Err("asset path is empty".to_owned());
+        }
+        if path.is_absolute() || relative.starts_with('/') || relative.starts_with('\\') {
+            return Err(format!(
+                "asset path {relative:?} is absolute; it must be relative to the skill directory"
+            ));
+        }
+        for component in path.components() {
+            match component {
+                Component::Normal(_) | Component::CurDir => {}
+                Component::ParentDir => {
+                    return Err(format!(
+                        "asset path {relative:?} contains `..`; it must stay inside the skill directory"
+                    ));
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(format!(
+                        "asset path {relative:?} is absolute; it must be relative to the skill directory"
+                    ));
+                }
             }
         }
+        let joined = self.path.join(path);
+        let real_dir = self.real.as_ref().map_err(Clone::clone)?;
+        let real = joined
+            .canonicalize()
+            .map_err(|e| format!("asset {relative:?} cannot be read: {e}"))?;
+        if !real.starts_with(real_dir) {
+            return Err(format!(
+                "asset {relative:?} resolves outside the skill directory (symlink to {})",
+                real.display()
+            ));
+        }
+        if !real.is_file() {
+            return Err(format!("asset {relative:?} is not a regular file"));
+        }
+        Ok(joined)
     }
-    let joined = dir.join(path);
-    let real_dir = dir
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve the skill directory: {e}"))?;
-    let real = joined
-        .canonicalize()
-        .map_err(|e| format!("asset {relative:?} cannot be read: {e}"))?;
-    if !real.starts_with(&real_dir) {
-        return Err(format!(
-            "asset {relative:?} resolves outside the skill directory (symlink to {})",
-            real.display()
-        ));
+
+    /// Reads and parses a JSON asset named by the manifest.
+    pub(crate) fn read_json(&self, relative: &str) -> Result<Value, AssetError> {
+        let path = self.resolve(relative).map_err(|reason| AssetError {
+            file: self.path.join(relative),
+            reason,
+            line: None,
+            path_problem: true,
+        })?;
+        let text = read_capped(&path, MAX_ASSET_BYTES).map_err(|reason| AssetError {
+            file: path.clone(),
+            reason,
+            line: None,
+            path_problem: false,
+        })?;
+        serde_json::from_str(&text).map_err(|e| AssetError {
+            file: path.clone(),
+            reason: format!("invalid JSON: {e}"),
+            line: Some((e.line(), e.column())),
+            path_problem: false,
+        })
     }
-    if !real.is_file() {
-        return Err(format!("asset {relative:?} is not a regular file"));
-    }
-    Ok(joined)
 }
 
 /// Reads a UTF-8 file of at most `cap` bytes.
@@ -80,26 +121,4 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
         return Err(format!("file is larger than the {cap}-byte limit"));
     }
     String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8: {e}"))
-}
-
-/// Reads and parses a JSON asset named by the manifest.
-pub(crate) fn read_json(dir: &Path, relative: &str) -> Result<Value, AssetError> {
-    let path = resolve(dir, relative).map_err(|reason| AssetError {
-        file: dir.join(relative),
-        reason,
-        line: None,
-        path_problem: true,
-    })?;
-    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(|reason| AssetError {
-        file: path.clone(),
-        reason,
-        line: None,
-        path_problem: false,
-    })?;
-    serde_json::from_str(&text).map_err(|e| AssetError {
-        file: path.clone(),
-        reason: format!("invalid JSON: {e}"),
-        line: Some((e.line(), e.column())),
-        path_problem: false,
-    })
 }

@@ -10,15 +10,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::assets::{self, AssetError, MAX_SKILL_MD_BYTES};
+use super::assets::{self, MAX_SKILL_MD_BYTES, SkillDir};
 use super::compiled::{A2aMetadata, CompiledSkill, ExecutionHints};
 use super::error::ManifestError;
-use super::frontmatter::{self, Entry, Frontmatter};
+use super::frontmatter::{self, Frontmatter};
 use super::keys::{self, DeclaredKeys, TemplateMode};
+use super::manifest_assets::{provider_config_asset, schema_asset};
+use super::parallel;
 use super::resources::{self, AllowedTools, SkillResources};
 use crate::protocol::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
-use crate::schema::CompiledSchema;
-use crate::template::Template;
+use crate::schema::{CompiledSchema, SchemaCache};
+use crate::template::{Template, TemplateCache};
 
 /// The outcome of loading a root of skill directories.
 #[derive(Debug, Default)]
@@ -49,8 +51,21 @@ pub const RESERVED_METADATA_KEYS: [&str; 7] = [
     "missing_toolkits",
 ];
 
+/// The compilations the skills of one load share: identical schema documents and identical
+/// bodies are compiled once.
+#[derive(Debug, Default)]
+struct Compilations {
+    schemas: SchemaCache,
+    templates: TemplateCache,
+}
+
 /// Loads every immediate subdirectory of `root` that holds a SKILL.md (hidden directories are
 /// skipped; subdirectories without SKILL.md are not skills and are ignored).
+///
+/// The directories load in parallel (one thread per available core) and share one
+/// [`SchemaCache`] and [`TemplateCache`], so a schema document or a body that many skills
+/// declare is compiled once. The report is the same as loading them one by one in
+/// directory-name order: errors in that order, skills sorted by name.
 pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
     let mut report = LoadReport::default();
     let entries = match std::fs::read_dir(root) {
@@ -75,8 +90,10 @@ pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
         .filter(|p| p.join("SKILL.md").exists() || p.join("SKILL.md").is_symlink())
         .collect();
     dirs.sort();
-    for dir in dirs {
-        match load_skill_dir(&dir, source) {
+    let shared = Compilations::default();
+    let outcomes = parallel::map_in_order(&dirs, |dir| load_with(dir, source, &shared));
+    for outcome in outcomes {
+        match outcome {
             Ok(skill) => report.skills.push(skill),
             Err(problems) => report.errors.extend(problems),
         }
@@ -88,12 +105,23 @@ pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
 /// Loads and compiles one skill directory. `source` is the A2E origin (`user`, `system` or
 /// `project`). On failure, every problem found (errors and warnings) is returned.
 pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<ManifestError>> {
+    load_with(dir, source, &Compilations::default())
+}
+
+/// [`load_skill_dir`], compiling schemas and the body through `shared`.
+fn load_with(
+    dir: &Path,
+    source: &str,
+    shared: &Compilations,
+) -> Result<CompiledSkill, Vec<ManifestError>> {
     let skill_md = dir.join("SKILL.md");
     let dir_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let text = assets::resolve(dir, "SKILL.md")
+    let skill_dir = SkillDir::new(dir);
+    let text = skill_dir
+        .resolve("SKILL.md")
         .and_then(|path| assets::read_capped(&path, MAX_SKILL_MD_BYTES))
         .map_err(|reason| vec![ManifestError::error(&skill_md, "SKILL.md", reason)])?;
     let mut problems = Vec::new();
@@ -101,7 +129,15 @@ pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<Man
         return Err(problems);
     };
     let declared = keys::parse(&skill_md, &front.metadata, &mut problems);
-    let built = build(dir, &skill_md, source, front, declared, &mut problems);
+    let built = build(
+        &skill_dir,
+        &skill_md,
+        source,
+        front,
+        declared,
+        shared,
+        &mut problems,
+    );
     if problems.iter().any(ManifestError::is_error) {
         return Err(problems);
     }
@@ -111,35 +147,46 @@ pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<Man
 }
 
 fn build(
-    dir: &Path,
+    skill_dir: &SkillDir<'_>,
     skill_md: &Path,
     source: &str,
     front: Frontmatter,
     keys: DeclaredKeys,
+    shared: &Compilations,
     problems: &mut Vec<ManifestError>,
 ) -> Option<CompiledSkill> {
+    let dir = skill_dir.path();
     let input_schema = schema_asset(
-        dir,
+        skill_dir,
         skill_md,
         "a2a-input-schema",
         &keys.input_schema,
+        &shared.schemas,
         problems,
     );
     let output_schema = schema_asset(
-        dir,
+        skill_dir,
         skill_md,
         "a2a-output-schema",
         &keys.output_schema,
+        &shared.schemas,
         problems,
     );
-    let provider_config = provider_config_asset(dir, skill_md, &keys, problems);
+    let provider_config = provider_config_asset(skill_dir, skill_md, &keys, problems);
 
     let mode = keys.template.unwrap_or(if keys.any_declared {
         TemplateMode::Strict
     } else {
         TemplateMode::Literal
     });
-    let template = compile_body(skill_md, &front, mode, input_schema.as_ref(), problems)?;
+    let template = compile_body(
+        skill_md,
+        &front,
+        mode,
+        input_schema.as_ref(),
+        &shared.templates,
+        problems,
+    )?;
 
     let tags_reported = problems.iter().any(|p| p.location == "metadata.a2a-tags");
     if keys.any_declared && keys.tags.is_empty() && !tags_reported {
@@ -297,12 +344,13 @@ fn compile_body(
     front: &Frontmatter,
     mode: TemplateMode,
     input_schema: Option<&CompiledSchema>,
+    templates: &TemplateCache,
     problems: &mut Vec<ManifestError>,
 ) -> Option<Template> {
     let absolute_line = |line: usize| front.body_line + line - 1;
     match mode {
         TemplateMode::Literal => {
-            if let Ok(t) = Template::compile(&front.body)
+            if let Ok(t) = templates.compile(&front.body)
                 && let Some(p) = t.placeholders().next()
             {
                 problems.push(
@@ -321,7 +369,7 @@ fn compile_body(
             }
             Some(Template::literal(&front.body))
         }
-        TemplateMode::Strict => match Template::compile(&front.body) {
+        TemplateMode::Strict => match templates.compile(&front.body) {
             Ok(t) => {
                 check_placeholders(skill_md, &t, input_schema, &absolute_line, problems);
                 Some(t)
@@ -375,115 +423,6 @@ fn check_placeholders(
         problems.push(
             ManifestError::warning(skill_md, "body", reason).at(absolute_line(p.line), p.column),
         );
-    }
-}
-
-fn asset_problem(e: AssetError, location: String, skill_md: &Path, entry: &Entry) -> ManifestError {
-    if e.path_problem {
-        // The path itself is the problem: point at the key in SKILL.md.
-        return ManifestError::error(skill_md, location, e.reason).at(entry.line, entry.column);
-    }
-    let problem = ManifestError::error(&e.file, location, e.reason);
-    match e.line {
-        Some((line, column)) => problem.at(line, column),
-        None => problem,
-    }
-}
-
-fn schema_asset(
-    dir: &Path,
-    skill_md: &Path,
-    key: &str,
-    declared: &Option<(String, Entry)>,
-    problems: &mut Vec<ManifestError>,
-) -> Option<CompiledSchema> {
-    let (relative, entry) = declared.as_ref()?;
-    let location = format!("metadata.{key}");
-    let value = match assets::read_json(dir, relative) {
-        Ok(v) => v,
-        Err(e) => {
-            problems.push(asset_problem(e, location, skill_md, entry));
-            return None;
-        }
-    };
-    match CompiledSchema::compile(&value) {
-        Ok(schema) => Some(schema),
-        Err(e) => {
-            problems.push(ManifestError::error(
-                &dir.join(relative),
-                format!("{location}#{}", e.pointer),
-                e.reason,
-            ));
-            None
-        }
-    }
-}
-
-fn provider_config_asset(
-    dir: &Path,
-    skill_md: &Path,
-    keys: &DeclaredKeys,
-    problems: &mut Vec<ManifestError>,
-) -> Option<Map<String, Value>> {
-    let (relative, entry) = keys.provider_config.as_ref()?;
-    let location = "metadata.a2a-provider-config".to_owned();
-    let value = match assets::read_json(dir, relative) {
-        Ok(v) => v,
-        Err(e) => {
-            problems.push(asset_problem(e, location, skill_md, entry));
-            return None;
-        }
-    };
-    let file = dir.join(relative);
-    let Value::Object(config) = value else {
-        problems.push(ManifestError::error(
-            &file,
-            location,
-            "the provider config must be a JSON object",
-        ));
-        return None;
-    };
-    if let Some(pointer) = find_credential(&Value::Object(config.clone()), "") {
-        problems.push(ManifestError::error(
-            &file,
-            format!("{location}#{pointer}"),
-            "credentials do not belong in a skill: configure them on the host (a key naming an \
-             environment variable, ending in `_env`, is fine)",
-        ));
-        return None;
-    }
-    Some(config)
-}
-
-/// The pointer of the first key that looks like a credential value.
-fn find_credential(value: &Value, pointer: &str) -> Option<String> {
-    const MARKERS: [&str; 7] = [
-        "api_key",
-        "apikey",
-        "api-key",
-        "secret",
-        "password",
-        "token",
-        "authorization",
-    ];
-    match value {
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let here = format!("{pointer}/{k}");
-            let lower = k.to_ascii_lowercase();
-            let looks_secret = MARKERS.iter().any(|m| lower.contains(m))
-                && !lower.ends_with("_env")
-                && !lower.contains("max_tokens");
-            if looks_secret {
-                Some(here)
-            } else {
-                find_credential(v, &here)
-            }
-        }),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| find_credential(v, &format!("{pointer}/{i}"))),
-        _ => None,
     }
 }
 

@@ -3,7 +3,8 @@
 //! A skill directory holds a `SKILL.md` (YAML frontmatter + markdown body) and the asset files
 //! its metadata names. [`load_skill_dir`] turns one directory into a [`CompiledSkill`] (or every
 //! [`ManifestError`] it has); [`load_skills_root`] loads a directory of skill directories into a
-//! [`LoadReport`]. The [`Registry`] serves manifest and native skills to discover and call;
+//! [`LoadReport`] — in parallel (`parallel`), with identical schema documents compiled once, and
+//! reporting exactly what a one-by-one load in directory-name order would. The [`Registry`] serves manifest and native skills to discover and call;
 //! [`a2a`] projects them to A2A `AgentSkill`s and an Agent Card.
 //!
 //! Not here: running a skill (`run`), the wire types (`protocol`), template and schema engines
@@ -87,6 +88,8 @@ mod error;
 mod frontmatter;
 mod keys;
 mod loader;
+mod manifest_assets;
+mod parallel;
 pub mod registry;
 mod resources;
 

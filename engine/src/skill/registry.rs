@@ -98,16 +98,22 @@ impl RegisteredSkill {
         self.status == SkillStatus::Published
     }
 
-    fn with_missing(&self, tools: Vec<String>, toolkits: Vec<String>) -> RegisteredSkill {
+    fn with_missing(
+        self: &Arc<Self>,
+        tools: Vec<String>,
+        toolkits: Vec<String>,
+    ) -> Arc<RegisteredSkill> {
         self.with_blockers(tools, toolkits, self.provider_denied.clone())
     }
 
+    /// This skill with these blockers: `self` again (shared, not copied) when they change
+    /// nothing, as for most skills on most resolutions.
     fn with_blockers(
-        &self,
+        self: &Arc<Self>,
         tools: Vec<String>,
         toolkits: Vec<String>,
         provider_denied: Option<String>,
-    ) -> RegisteredSkill {
+    ) -> Arc<RegisteredSkill> {
         let declared = self.compiled.definition.status;
         let blocked = declared == SkillStatus::Published
             && !(tools.is_empty() && toolkits.is_empty() && provider_denied.is_none());
@@ -116,6 +122,18 @@ impl RegisteredSkill {
         } else {
             declared
         };
+        let (tools, toolkits) = if blocked {
+            (tools, toolkits)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        if status == self.status
+            && tools == self.missing_tools
+            && toolkits == self.missing_toolkits
+            && provider_denied == self.provider_denied
+        {
+            return Arc::clone(self);
+        }
         let mut advertised = self.compiled.definition.clone();
         advertised.status = status;
         if blocked {
@@ -138,15 +156,15 @@ impl RegisteredSkill {
                 Value::String(reasons.join("; ")),
             );
         }
-        RegisteredSkill {
+        Arc::new(RegisteredSkill {
             compiled: self.compiled.clone(),
             implementation: self.implementation.clone(),
             status,
-            missing_tools: if blocked { tools } else { Vec::new() },
-            missing_toolkits: if blocked { toolkits } else { Vec::new() },
+            missing_tools: tools,
+            missing_toolkits: toolkits,
             provider_denied,
             advertised,
-        }
+        })
     }
 }
 
@@ -189,15 +207,20 @@ impl Registry {
         self.insert(Arc::new(skill), Implementation::Manifest)
     }
 
-    /// Registers every loaded skill; returns the refusals (duplicates), in order.
+    /// Registers every loaded skill; returns the refusals (duplicates), in order. The skills
+    /// go into one new snapshot (one copy of the map, however many skills).
     pub fn register_all(
         &self,
         skills: impl IntoIterator<Item = CompiledSkill>,
     ) -> Vec<RegistryError> {
-        skills
+        let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = Snapshot::clone(&guard);
+        let refused = skills
             .into_iter()
-            .filter_map(|s| self.register(s).err())
-            .collect()
+            .filter_map(|skill| add_to(&mut next, Arc::new(skill), Implementation::Manifest).err())
+            .collect();
+        *guard = Arc::new(next);
+        refused
     }
 
     /// Registers a programmatic skill: `definition` describes it (its schemas are compiled here)
@@ -218,16 +241,8 @@ impl Registry {
         implementation: Implementation,
     ) -> Result<(), RegistryError> {
         let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
-        let name = skill.name().to_owned();
-        if let Some(existing) = guard.get(&name) {
-            return Err(RegistryError::Duplicate {
-                name,
-                existing: origin(&existing.compiled),
-                refused: origin(&skill),
-            });
-        }
         let mut next = Snapshot::clone(&guard);
-        next.insert(name, Arc::new(RegisteredSkill::new(skill, implementation)));
+        add_to(&mut next, skill, implementation)?;
         *guard = Arc::new(next);
         Ok(())
     }
@@ -321,7 +336,7 @@ impl Registry {
                         .collect();
                     (
                         name.clone(),
-                        Arc::new(skill.with_missing(missing_tools, missing_toolkits)),
+                        skill.with_missing(missing_tools, missing_toolkits),
                     )
                 })
                 .collect();
@@ -351,10 +366,7 @@ impl Registry {
                     };
                     let tools = skill.missing_tools.clone();
                     let toolkits = skill.missing_toolkits.clone();
-                    (
-                        name.clone(),
-                        Arc::new(skill.with_blockers(tools, toolkits, verdict)),
-                    )
+                    (name.clone(), skill.with_blockers(tools, toolkits, verdict))
                 })
                 .collect();
             let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
@@ -364,6 +376,24 @@ impl Registry {
             }
         }
     }
+}
+
+/// Adds `skill` to `snapshot` unless its name is taken.
+fn add_to(
+    snapshot: &mut Snapshot,
+    skill: Arc<CompiledSkill>,
+    implementation: Implementation,
+) -> Result<(), RegistryError> {
+    let name = skill.name().to_owned();
+    if let Some(existing) = snapshot.get(&name) {
+        return Err(RegistryError::Duplicate {
+            name,
+            existing: origin(&existing.compiled),
+            refused: origin(&skill),
+        });
+    }
+    snapshot.insert(name, Arc::new(RegisteredSkill::new(skill, implementation)));
+    Ok(())
 }
 
 fn origin(skill: &CompiledSkill) -> String {

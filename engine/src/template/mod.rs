@@ -21,6 +21,8 @@
 //! render one pass over the segments with no locks and no allocation besides the output
 //! (`Template: Send + Sync`, share it in an `Arc`).
 //!
+//! [`TemplateCache`] (`cache`) compiles each distinct source once during a load of many skills.
+//!
 //! Not here: deciding *whether* a body is a template (that is the manifest's `a2e-template`
 //! key, see `skill`), and argument validation (that is `schema`).
 
@@ -30,8 +32,11 @@ use std::sync::LazyLock;
 use handlebars::template::{Parameter, Template as HbsTemplate, TemplateElement};
 use serde_json::Value;
 
+mod cache;
 #[cfg(test)]
 mod tests;
+
+pub use cache::TemplateCache;
 
 /// A compiled instruction template: text and placeholders, immutable and cheap to render.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,7 +300,9 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// A JSON value's kind as a noun phrase for messages (`a string`, `an array`, `null`). The one
+/// spelling for the engine: the MCP tool arguments check and the CLI's argument parsing use it.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -263,3 +263,25 @@ fn template_is_send_sync_and_shareable() {
     let outputs: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(outputs, ["0", "1", "2", "3"]);
 }
+
+#[test]
+fn cache_compiles_each_distinct_source_once() {
+    let cache = TemplateCache::new();
+    let first = cache.compile("Hi {{ name }}").unwrap();
+    assert_eq!(cache.compile("Hi {{ name }}").unwrap(), first);
+    assert_eq!(cache.len(), 1);
+    let other = cache.compile("Bye {{ name }}").unwrap();
+    assert_ne!(other, first);
+    assert_eq!(cache.len(), 2);
+    assert_eq!(first.render(&json!({"name": "Ada"})).unwrap(), "Hi Ada");
+}
+
+#[test]
+fn cache_repeats_a_compile_error_with_its_position() {
+    let cache = TemplateCache::new();
+    let source = "ok\n{{#each items}}x{{/each}}";
+    let first = cache.compile(source).unwrap_err();
+    assert_eq!(cache.compile(source).unwrap_err(), first);
+    assert_eq!(Template::compile(source).unwrap_err(), first);
+    assert_eq!((first.line, first.column), (2, 1));
+}

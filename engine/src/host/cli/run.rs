@@ -17,6 +17,7 @@ use crate::host::embedded;
 use crate::protocol::{self, Message, SkillCallRequest, SkillCallResponse};
 use crate::service::SkillService;
 use crate::skill;
+use crate::template::json_kind;
 
 /// Runs the command.
 pub async fn run(
@@ -120,20 +121,9 @@ pub(super) fn parse_arguments(text: &str) -> Result<Map<String, Value>, Failure>
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(Failure::usage(format!(
             "{origin}: the arguments must be a JSON object, got {}",
-            kind_of(&other)
+            json_kind(&other)
         ))),
         Err(e) => Err(Failure::usage(format!("{origin}: not valid JSON: {e}"))),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

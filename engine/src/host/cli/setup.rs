@@ -68,6 +68,10 @@ pub async fn load_parts(
     };
     let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
     redact_configured_secrets(&config, &choice);
+    // Before the skills load: the platform probe forks, and a fork is cheaper while the
+    // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its
+    // children's wait on top; BENCHMARKS.md, "Loading 1,000 skills").
+    let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {
         skills.register(skill).map_err(Failure::setup)?;
@@ -77,7 +81,6 @@ pub async fn load_parts(
             load_root(&skills, &root, explicit, console)?;
         }
     }
-    let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
     if !config.tools.is_empty() || !config.plugins.is_empty() || config.skills.scripts.enabled {
         // What isolation the sandboxed programs actually get on this machine.
         tracing::info!("{}", backend.platform_report());

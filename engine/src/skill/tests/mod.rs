@@ -4,6 +4,7 @@ mod a2a_tests;
 mod ecosystem_tests;
 mod loader_error_tests;
 mod loader_tests;
+mod parallel_load_tests;
 mod registry_tests;
 
 use std::path::{Path, PathBuf};

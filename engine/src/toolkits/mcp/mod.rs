@@ -36,6 +36,7 @@
 mod config;
 mod connect;
 mod content;
+mod shared;
 mod tool;
 mod toolkit;
 

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::connect::format_duration;
 use super::content::to_tool_output;
-use super::toolkit::Shared;
+use super::shared::Shared;
+use crate::template::json_kind;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// A tool listed by an MCP server. Its [`Tool::name`] is the MCP name, unchanged (the
@@ -131,17 +132,6 @@ fn service_error(toolkit: &str, tool: &str, error: ServiceError) -> ToolError {
         )),
         ServiceError::Cancelled { .. } => ToolError::Cancelled,
         other => ToolError::Failed(format!("MCP tool {tool} failed: {other}")),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -8,21 +8,22 @@
 //! started is `Failed` with the reason, and still retried, so skills that depend on it become
 //! runnable when it comes up. Calls in flight when a session dies fail with
 //! `ToolError::Unavailable`; calls made while it restarts wait for it, within their deadline.
+//!
+//! The state the toolkit, its tools and the supervisor share is `shared` (below both this module
+//! and `tool`).
 
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{Notify, watch};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::config::McpToolkitConfig;
 use super::connect::{ClientEvents, Session, open_session};
+use super::shared::{Live, Shared, lock, read, write};
 use super::tool::McpTool;
-use crate::deadline::Deadline;
-use crate::tools::{Tool, ToolError, Toolkit, ToolkitError, ToolkitStatus};
+use crate::tools::{Tool, Toolkit, ToolkitError, ToolkitStatus};
 
 /// First delay before restarting a server.
 const FIRST_RESTART_DELAY: Duration = Duration::from_millis(250);
@@ -54,27 +55,6 @@ impl std::fmt::Debug for McpToolkit {
     }
 }
 
-/// State shared by the toolkit handle, its tools and the supervisor.
-pub(crate) struct Shared {
-    pub(crate) name: Arc<str>,
-    pub(crate) config: McpToolkitConfig,
-    status: watch::Sender<ToolkitStatus>,
-    live: RwLock<Live>,
-    tools_changed: Arc<Notify>,
-    shutdown: CancellationToken,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// What the current session offers.
-#[derive(Default)]
-struct Live {
-    /// The session's peer; `None` while no session is up.
-    peer: Option<Peer<RoleClient>>,
-    /// The allowed tools of the last session (kept while restarting, so a run that resolves its
-    /// tools meanwhile still offers them; its calls wait for the restart).
-    tools: Vec<Arc<dyn Tool>>,
-}
-
 impl McpToolkit {
     /// A toolkit named `name` for the server in `config`. Nothing starts until
     /// [`Toolkit::start`] or first use.
@@ -89,6 +69,7 @@ impl McpToolkit {
                 tools_changed: Arc::new(Notify::new()),
                 shutdown: CancellationToken::new(),
                 supervisor: Mutex::new(None),
+                spawn_supervisor: |shared| tokio::spawn(supervise(shared)),
             }),
         })
     }
@@ -171,95 +152,31 @@ impl Toolkit for McpToolkit {
     }
 }
 
-impl Shared {
-    fn error(&self, reason: String) -> ToolkitError {
-        ToolkitError {
-            toolkit: self.name.to_string(),
-            reason,
+/// Publishes the allowed subset of `listed` as the toolkit's tools.
+fn publish_tools(shared: &Arc<Shared>, listed: Vec<rmcp::model::Tool>) {
+    let weak: Weak<Shared> = Arc::downgrade(shared);
+    let mut seen = std::collections::HashSet::new();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    for tool in listed {
+        if !shared.config.allows(&tool.name) {
+            continue;
+        }
+        if !seen.insert(tool.name.to_string()) {
+            tracing::warn!(toolkit = %shared.name, tool = %tool.name, "MCP server lists a tool twice; keeping the first");
+            continue;
+        }
+        tools.push(Arc::new(McpTool::from_mcp(
+            &shared.name,
+            tool,
+            weak.clone(),
+        )));
+    }
+    if let Some(allowed) = &shared.config.available_tools {
+        for missing in allowed.iter().filter(|name| !seen.contains(*name)) {
+            tracing::warn!(toolkit = %shared.name, tool = %missing, "available_tools names a tool the MCP server does not list");
         }
     }
-
-    /// Starts the supervisor unless it runs or the toolkit was shut down.
-    fn ensure_supervisor(self: &Arc<Self>) {
-        let mut supervisor = lock(&self.supervisor);
-        if supervisor.is_some() || self.shutdown.is_cancelled() {
-            return;
-        }
-        self.status.send_replace(ToolkitStatus::Starting);
-        *supervisor = Some(tokio::spawn(supervise(self.clone())));
-    }
-
-    /// The current session's peer, waiting while the server (re)starts; fails at once when the
-    /// toolkit is `Failed` or stopped.
-    pub(crate) async fn ready_peer(
-        self: &Arc<Self>,
-        deadline: Deadline,
-        cancel: &CancellationToken,
-    ) -> Result<Peer<RoleClient>, ToolError> {
-        let mut rx = self.status.subscribe();
-        loop {
-            let status = rx.borrow_and_update().clone();
-            match status {
-                ToolkitStatus::Ready => {
-                    if let Some(peer) = read(&self.live).peer.clone() {
-                        return Ok(peer);
-                    }
-                }
-                ToolkitStatus::Idle => self.ensure_supervisor(),
-                ToolkitStatus::Starting => {}
-                ToolkitStatus::Failed(reason) => {
-                    return Err(ToolError::Unavailable(format!(
-                        "MCP server {} is down: {reason}",
-                        self.name
-                    )));
-                }
-                ToolkitStatus::Stopped => {
-                    return Err(ToolError::Unavailable(format!(
-                        "MCP toolkit {} was shut down",
-                        self.name
-                    )));
-                }
-            }
-            tokio::select! {
-                changed = rx.changed() => {
-                    if changed.is_err() {
-                        return Err(ToolError::Unavailable(format!(
-                            "MCP toolkit {} was shut down", self.name
-                        )));
-                    }
-                }
-                _ = cancel.cancelled() => return Err(ToolError::Cancelled),
-                _ = tokio::time::sleep_until(deadline.instant()) => {
-                    return Err(ToolError::Unavailable(format!(
-                        "MCP server {} did not come up before the call's deadline", self.name
-                    )));
-                }
-            }
-        }
-    }
-
-    /// Publishes the allowed subset of `listed` as the toolkit's tools.
-    fn publish_tools(self: &Arc<Self>, listed: Vec<rmcp::model::Tool>) {
-        let weak: Weak<Shared> = Arc::downgrade(self);
-        let mut seen = std::collections::HashSet::new();
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        for tool in listed {
-            if !self.config.allows(&tool.name) {
-                continue;
-            }
-            if !seen.insert(tool.name.to_string()) {
-                tracing::warn!(toolkit = %self.name, tool = %tool.name, "MCP server lists a tool twice; keeping the first");
-                continue;
-            }
-            tools.push(Arc::new(McpTool::from_mcp(&self.name, tool, weak.clone())));
-        }
-        if let Some(allowed) = &self.config.available_tools {
-            for missing in allowed.iter().filter(|name| !seen.contains(*name)) {
-                tracing::warn!(toolkit = %self.name, tool = %missing, "available_tools names a tool the MCP server does not list");
-            }
-        }
-        write(&self.live).tools = tools;
-    }
+    write(&shared.live).tools = tools;
 }
 
 /// How a session ended.
@@ -319,7 +236,7 @@ async fn supervise(shared: Arc<Shared>) {
 async fn run_session(shared: &Arc<Shared>, session: Session) -> SessionEnd {
     let Session { service, tools } = session;
     let peer = service.peer().clone();
-    shared.publish_tools(tools);
+    publish_tools(shared, tools);
     write(&shared.live).peer = Some(peer.clone());
     shared.status.send_replace(ToolkitStatus::Ready);
 
@@ -346,7 +263,7 @@ async fn run_session(shared: &Arc<Shared>, session: Session) -> SessionEnd {
                 match tokio::time::timeout(RELIST_TIMEOUT, peer.list_all_tools()).await {
                     Ok(Ok(listed)) => {
                         tracing::info!(toolkit = %shared.name, tools = listed.len(), "MCP tool list changed");
-                        shared.publish_tools(listed);
+                        publish_tools(shared, listed);
                     }
                     Ok(Err(e)) => tracing::warn!(toolkit = %shared.name, "re-listing tools failed: {e}"),
                     Err(_) => tracing::warn!(toolkit = %shared.name, "re-listing tools timed out"),
@@ -361,18 +278,6 @@ fn restart_delay(restarts: u32) -> Duration {
     FIRST_RESTART_DELAY
         .saturating_mul(2u32.saturating_pow(restarts.min(16)))
         .min(MAX_RESTART_DELAY)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
