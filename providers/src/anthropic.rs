@@ -15,10 +15,9 @@ use serde_json::{Map, Value};
 
 use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::spec::ProviderSpec;
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
-use crate::wire::{Framing, KindInfo, Wire};
+use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -45,11 +44,11 @@ impl Wire for Anthropic {
     type Decoder = EventDecoder;
 
     /// The key goes in `x-api-key`, the API version in `anthropic-version`.
-    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = &spec.api_key {
+    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        if let Some(key) = spec.api_key {
             headers.insert("x-api-key", secret_header("", key)?);
         }
-        let version = http::HeaderValue::from_str(&spec.anthropic_version).map_err(|_| {
+        let version = http::HeaderValue::from_str(spec.anthropic_version).map_err(|_| {
             ProviderError::new(ProviderErrorKind::Config, "bad anthropic_version value")
         })?;
         headers.insert("anthropic-version", version);
@@ -57,7 +56,7 @@ impl Wire for Anthropic {
     }
 
     fn request<'a>(
-        spec: &'a ProviderSpec,
+        spec: WireSettings<'a>,
         request: &'a ChatRequest,
         stream: bool,
     ) -> (WireRequest<'a>, AnswerShape) {
@@ -175,11 +174,11 @@ enum ToolChoice {
 }
 
 fn to_wire_request<'a>(
-    spec: &'a ProviderSpec,
+    spec: WireSettings<'a>,
     request: &'a ChatRequest,
     stream: bool,
 ) -> (WireRequest<'a>, AnswerShape) {
-    let hints = request.hints.or(&spec.default_hints);
+    let hints = request.hints.or(spec.default_hints);
     let mut tools: Vec<WireTool> = request
         .tools
         .iter()
@@ -220,7 +219,7 @@ fn to_wire_request<'a>(
         });
     }
     let body = WireRequest {
-        model: &spec.model,
+        model: spec.model,
         max_tokens: hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         messages: to_wire_messages(&request.messages),
         system: request.system.as_deref().filter(|s| !s.is_empty()),

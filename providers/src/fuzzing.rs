@@ -17,9 +17,10 @@ use crate::anthropic::Anthropic;
 use crate::error::ProviderError;
 use crate::frames::BodyLimits;
 use crate::http_provider::read_stream;
+use crate::kind::ProviderKind;
 use crate::ollama::Ollama;
 use crate::openai::OpenAiCompatible;
-use crate::spec::{ProviderKind, ProviderSpec};
+use crate::spec::ProviderSpec;
 use crate::transport::TrackingSink;
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, ResponseSchema, ToolSpec};
 use crate::wire::Wire;
@@ -106,7 +107,7 @@ async fn stream<W: Wire>(
     chunks: Vec<Vec<u8>>,
     caps: Caps,
 ) -> Result<ChatResponse, ProviderError> {
-    let (_, state) = W::request(&spec::<W>(), &request(asked), true);
+    let (_, state) = W::request(spec::<W>().wire_settings(), &request(asked), true);
     let chunks = chunks
         .into_iter()
         .map(|chunk| Ok::<_, std::io::Error>(bytes::Bytes::from(chunk)));
@@ -122,7 +123,7 @@ async fn stream<W: Wire>(
 }
 
 fn whole<W: Wire>(asked: Asked, body: &[u8]) -> Result<ChatResponse, ProviderError> {
-    let (_, state) = W::request(&spec::<W>(), &request(asked), false);
+    let (_, state) = W::request(spec::<W>().wire_settings(), &request(asked), false);
     W::decode_whole(body, &state)
 }
 

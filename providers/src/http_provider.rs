@@ -18,9 +18,10 @@ use http::{HeaderMap, HeaderValue};
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::frames::{BodyLimits, read_events, read_whole};
+use crate::kind::{ProviderKind, with_provider_kinds};
 use crate::provider::{CallOptions, Provider};
 use crate::retry::run_with_retries;
-use crate::spec::{ProviderKind, ProviderSpec};
+use crate::spec::ProviderSpec;
 use crate::transport::TrackingSink;
 use crate::types::{ChatRequest, ChatResponse};
 use crate::wire::{StreamDecoder, Wire};
@@ -42,7 +43,7 @@ impl<W: Wire> HttpProvider<W> {
             ProviderError::new(ProviderErrorKind::Config, "the base URL is not usable")
         })?;
         let mut headers = spec.header_map();
-        W::auth_headers(&spec, &mut headers)?;
+        W::auth_headers(spec.wire_settings(), &mut headers)?;
         headers.insert(
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -141,7 +142,8 @@ impl<W: Wire> Provider for HttpProvider<W> {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
-        let (body, state) = W::request(&self.spec, request, options.stream.is_some());
+        let (body, state) =
+            W::request(self.spec.wire_settings(), request, options.stream.is_some());
         let body = Bytes::from(serde_json::to_vec(&body).map_err(|e| {
             ProviderError::new(
                 ProviderErrorKind::BadRequest,
@@ -179,17 +181,27 @@ pub(crate) async fn read_stream<W: Wire>(
     decoder.finish(sink)
 }
 
-/// Runs a decoder over already-received events; shared by wires whose whole body is one event
-/// (Ollama's non-streamed answer is its `done` line).
-pub(crate) fn decode_single<D: StreamDecoder>(
-    mut decoder: D,
-    data: &[u8],
-) -> Result<ChatResponse, ProviderError> {
-    let sink = TrackingSink::new(None);
-    // When this was not the end marker, `finish` reports the truncation.
-    decoder.event(crate::wire::StreamEvent { name: "", data }, &sink)?;
-    decoder.finish(&sink)
+/// The constructor dispatch, from the kind table (`kind.rs`), here because it builds this module's provider: a provider of a kind for `spec`.
+macro_rules! define_provider_build {
+    ($($(#[$doc:meta])* $variant:ident => $wire:ty,)*) => {
+        impl ProviderKind {
+            /// A provider of this kind for `spec` on the shared HTTP client.
+            pub(crate) fn build(
+                self,
+                spec: ProviderSpec,
+                http: reqwest::Client,
+            ) -> Result<std::sync::Arc<dyn Provider>, ProviderError> {
+                Ok(match self {
+                    $(ProviderKind::$variant => {
+                        std::sync::Arc::new(HttpProvider::<$wire>::new(spec, http)?)
+                    })*
+                })
+            }
+        }
+    };
 }
+
+with_provider_kinds!(define_provider_build);
 
 #[cfg(test)]
 mod tests {

@@ -37,7 +37,7 @@
 //! `wire.rs`): the wire maps requests to typed serde structs and decodes whole bodies, stream
 //! events and error bodies; the generic provider owns retry, send, stream tracking and size
 //! limits, cancellation, the deadline and redaction. **Adding a provider is one file (a unit
-//! type implementing `Wire`) plus one row in the `provider_kinds!` table in `spec.rs`**, which
+//! type implementing `Wire`) plus one row in the `with_provider_kinds!` table in `kind.rs`**, which
 //! declares the [`ProviderKind`] variant and reads its name, default base URL and credential
 //! rule from the wire. The unit test `wire_extension_tests` proves it with a throwaway fourth
 //! wire run through the generic provider against a real server.
@@ -64,6 +64,7 @@ mod frames;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http_provider;
+mod kind;
 mod ollama;
 mod openai;
 mod openai_request;
@@ -84,11 +85,10 @@ pub use policy::{
 pub use pool::{ProviderPool, build_provider};
 
 pub use error::{ProviderError, ProviderErrorKind};
-pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver, StreamSink};
-pub use spec::{
-    ConfigError, CredentialSource, ProviderKind, ProviderSpec, RetrySettings, Timeouts,
-};
+pub use kind::ProviderKind;
+pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver};
+pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use types::{
-    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, ToolCall,
-    ToolSpec, Usage,
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,
+    ToolCall, ToolSpec, Usage,
 };

@@ -15,12 +15,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
-use crate::http_provider::decode_single;
 use crate::openai::tool_result_text;
-use crate::spec::ProviderSpec;
 use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
-use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
+use crate::wire::{
+    Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings, decode_single,
+};
 
 /// Ollama's `/api/chat`.
 pub(crate) struct Ollama;
@@ -41,15 +41,15 @@ impl Wire for Ollama {
 
     /// A key, if configured, is sent as a bearer token (for Ollama behind an authenticating
     /// proxy).
-    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = &spec.api_key {
+    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        if let Some(key) = spec.api_key {
             headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
         }
         Ok(())
     }
 
     fn request<'a>(
-        spec: &'a ProviderSpec,
+        spec: WireSettings<'a>,
         request: &'a ChatRequest,
         stream: bool,
     ) -> (WireRequest<'a>, ()) {
@@ -148,11 +148,11 @@ impl WireOptions {
 }
 
 fn to_wire_request<'a>(
-    spec: &'a ProviderSpec,
+    spec: WireSettings<'a>,
     request: &'a ChatRequest,
     stream: bool,
 ) -> WireRequest<'a> {
-    let hints = request.hints.or(&spec.default_hints);
+    let hints = request.hints.or(spec.default_hints);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let message = |role, content: Cow<'a, str>| WireRequestMessage {
         role,
@@ -197,7 +197,7 @@ fn to_wire_request<'a>(
         });
     }
     WireRequest {
-        model: &spec.model,
+        model: spec.model,
         messages,
         stream,
         tools: request

@@ -21,10 +21,9 @@ use http::HeaderMap;
 
 use crate::error::ProviderError;
 use crate::openai_request::ChatCompletionBody;
-use crate::spec::ProviderSpec;
 use crate::transport::{TrackingSink, in_band_error, parse_error_envelope, secret_header};
 use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
-use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
+use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings};
 
 /// Chat Completions; `OFFICIAL` is OpenAI itself (default URL, key required,
 /// `max_completion_tokens`), otherwise any compatible server.
@@ -58,15 +57,15 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
     type CallState = ();
     type Decoder = ChunkDecoder;
 
-    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = &spec.api_key {
+    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        if let Some(key) = spec.api_key {
             headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
         }
         Ok(())
     }
 
     fn request<'a>(
-        spec: &'a ProviderSpec,
+        spec: WireSettings<'a>,
         request: &'a ChatRequest,
         stream: bool,
     ) -> (ChatCompletionBody<'a>, ()) {

@@ -16,8 +16,8 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::spec::{ProviderKind, ProviderSpec};
 use crate::types::{ChatMessage, ChatRequest, ResponseSchema, ToolCall, ToolSpec};
+use crate::wire::WireSettings;
 
 /// `POST /chat/completions` body, borrowing everything it sends.
 #[derive(Serialize)]
@@ -47,15 +47,15 @@ pub(crate) struct ChatCompletionBody<'a> {
 impl<'a> ChatCompletionBody<'a> {
     /// The body for `request` to the model of `spec`. OpenAI wants `max_completion_tokens`;
     /// most compatible servers (Ollama `/v1` among them) only read `max_tokens`.
-    pub(crate) fn new(spec: &'a ProviderSpec, request: &'a ChatRequest, stream: bool) -> Self {
-        let hints = request.hints.or(&spec.default_hints);
-        let official = spec.kind == ProviderKind::Openai;
+    pub(crate) fn new(spec: WireSettings<'a>, request: &'a ChatRequest, stream: bool) -> Self {
+        let hints = request.hints.or(spec.default_hints);
+        let official = spec.official_openai;
         ChatCompletionBody {
             messages: Messages {
                 system: request.system.as_deref(),
                 history: &request.messages,
             },
-            model: &spec.model,
+            model: spec.model,
             max_completion_tokens: hints.max_tokens.filter(|_| official),
             response_format: request.response_schema.as_ref().map(ResponseFormat),
             stream: stream.then_some(true),

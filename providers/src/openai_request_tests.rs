@@ -15,7 +15,8 @@ use async_openai::types::chat::{
 use serde_json::{Value, json};
 
 use super::ChatCompletionBody;
-use crate::spec::{ProviderKind, ProviderSpec};
+use crate::kind::ProviderKind;
+use crate::spec::ProviderSpec;
 use crate::types::{ChatMessage, ChatRequest, Hints, ResponseSchema, ToolCall, ToolSpec};
 
 #[allow(deprecated)] // `max_tokens` and `seed` are deprecated by OpenAI but read by compatibles.
@@ -194,7 +195,12 @@ fn spec(kind: ProviderKind) -> ProviderSpec {
 }
 
 fn both(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (Value, Value) {
-    let ours = serde_json::to_vec(&ChatCompletionBody::new(spec, request, stream)).unwrap();
+    let ours = serde_json::to_vec(&ChatCompletionBody::new(
+        spec.wire_settings(),
+        request,
+        stream,
+    ))
+    .unwrap();
     let reference = serde_json::to_vec(&async_openai_request(spec, request, stream)).unwrap();
     (
         serde_json::from_slice(&ours).unwrap(),

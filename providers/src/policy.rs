@@ -24,7 +24,8 @@ use std::fmt;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{CredentialSource, ProviderKind, ProviderSpec};
+use crate::kind::ProviderKind;
+use crate::spec::{CredentialSource, ProviderSpec};
 
 /// The host's rules for request-supplied provider configs. Build it by deserializing an
 /// [`OverridePolicyConfig`] (or with [`OverridePolicy::from_config`]).

@@ -225,7 +225,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::spec::ProviderKind;
+    use crate::kind::ProviderKind;
 
     fn spec(key: &str) -> ProviderSpec {
         ProviderSpec::new(

@@ -11,7 +11,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::spec::ProviderKind;
+use crate::kind::ProviderKind;
+use crate::types::StreamSink;
 use crate::types::{ChatRequest, ChatResponse};
 
 /// One chat model behind one API. Implementations retry internally with the one retry policy,
@@ -41,19 +42,6 @@ pub trait Provider: Send + Sync {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError>;
-}
-
-/// Receives text as the model produces it. Called only when the call streams (a sink is set).
-/// Must not block: hand the text to a channel or buffer.
-pub trait StreamSink: Send + Sync {
-    /// A piece of the model's text, in order.
-    fn text_delta(&self, delta: &str);
-}
-
-impl<F: Fn(&str) + Send + Sync> StreamSink for F {
-    fn text_delta(&self, delta: &str) {
-        self(delta)
-    }
 }
 
 /// What the retry policy tells an observer before it waits and tries again.

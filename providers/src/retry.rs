@@ -17,8 +17,9 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use tokio::time::Instant;
 
 use crate::error::ProviderError;
+use crate::kind::ProviderKind;
 use crate::provider::{CallOptions, RetryNotice};
-use crate::spec::{ProviderKind, RetrySettings};
+use crate::spec::RetrySettings;
 
 /// Runs `attempt` (given the 1-based attempt number) until it succeeds, fails with a
 /// non-retryable error, runs out of attempts, hits the deadline or is cancelled.

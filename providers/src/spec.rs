@@ -35,99 +35,12 @@ use std::time::Duration;
 use http::{HeaderName, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde::ser::SerializeStruct;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::error::ProviderError;
-use crate::http_provider::HttpProvider;
-use crate::provider::Provider;
+use crate::kind::ProviderKind;
 use crate::types::Hints;
-use crate::wire::{KindInfo, Wire};
-
-/// Declares [`ProviderKind`] from one table of `Variant => WireType` rows: the enum, its
-/// `provider_name` spellings, defaults and credential rules (read from each wire's
-/// [`KindInfo`]) and the constructor dispatch. Adding a provider is one wire file plus one row.
-macro_rules! provider_kinds {
-    ($($(#[$doc:meta])* $variant:ident => $wire:ty,)*) => {
-        /// Which wire API a provider speaks.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(rename_all = "kebab-case")]
-        pub enum ProviderKind {
-            $($(#[$doc])* $variant,)*
-        }
-
-        impl ProviderKind {
-            /// Every kind, in declaration order.
-            pub const ALL: &'static [ProviderKind] = &[$(ProviderKind::$variant,)*];
-
-            fn info(self) -> &'static KindInfo {
-                match self {
-                    $(ProviderKind::$variant => &<$wire as Wire>::INFO,)*
-                }
-            }
-
-            /// A provider of this kind for `spec` on the shared HTTP client.
-            pub(crate) fn build(
-                self,
-                spec: ProviderSpec,
-                http: reqwest::Client,
-            ) -> Result<std::sync::Arc<dyn Provider>, ProviderError> {
-                Ok(match self {
-                    $(ProviderKind::$variant => {
-                        std::sync::Arc::new(HttpProvider::<$wire>::new(spec, http)?)
-                    })*
-                })
-            }
-        }
-    };
-}
-
-provider_kinds! {
-    /// OpenAI itself (`https://api.openai.com/v1`), Chat Completions.
-    Openai => crate::openai::OpenAi,
-    /// Any server speaking OpenAI Chat Completions (vLLM, llama.cpp, LM Studio, OpenRouter,
-    /// Ollama `/v1`). Needs a `base_url`.
-    OpenaiCompatible => crate::openai::OpenAiCompatible,
-    /// Ollama's native `/api/chat` (NDJSON).
-    Ollama => crate::ollama::Ollama,
-    /// Anthropic Messages `/v1/messages` (SSE).
-    Anthropic => crate::anthropic::Anthropic,
-}
-
-impl ProviderKind {
-    /// The `provider_name` spelling.
-    pub fn as_str(self) -> &'static str {
-        self.info().name
-    }
-
-    /// Parses a `provider_name` (case-insensitive; `_` accepted for `-`).
-    pub fn parse(name: &str) -> Option<Self> {
-        let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
-        Self::ALL.iter().copied().find(|k| k.as_str() == wanted)
-    }
-
-    /// The base URL used when the config names none (`None`: the kind needs one).
-    pub fn default_base_url(self) -> Option<&'static str> {
-        self.info().default_base_url
-    }
-
-    /// Whether a spec of this kind needs an API key.
-    pub fn requires_credential(self) -> bool {
-        self.info().requires_key
-    }
-
-    /// The environment variable an ad-hoc provider of this kind conventionally reads its key
-    /// from (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), if any.
-    pub fn conventional_key_env(self) -> Option<&'static str> {
-        self.info().conventional_key_env
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::wire::WireSettings;
 
 /// HTTP timeouts. The call's overall deadline is separate (per call, in
 /// [`CallOptions`](crate::CallOptions)).
@@ -276,6 +189,17 @@ const FORBIDDEN_HEADERS: &[&str] = &[
 ];
 
 impl ProviderSpec {
+    /// The view of these settings a wire reads when it builds headers and bodies.
+    pub(crate) fn wire_settings(&self) -> WireSettings<'_> {
+        WireSettings {
+            model: &self.model,
+            api_key: self.api_key.as_ref(),
+            default_hints: &self.default_hints,
+            anthropic_version: &self.anthropic_version,
+            official_openai: self.kind == ProviderKind::Openai,
+        }
+    }
+
     /// A spec with defaults for everything but kind, model and base URL. `base_url: None` takes
     /// the kind's default.
     pub fn new(

@@ -13,7 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 use crate::error::ProviderError;
-use crate::provider::StreamSink;
+use crate::types::StreamSink;
 
 /// Builds the one HTTP client every provider of a pool shares. It carries no timeouts: those
 /// differ per spec and are applied per request (`http_provider.rs`), so distinct timeouts never

@@ -269,3 +269,16 @@ pub struct ChatResponse {
     /// The provider's id for this request/response, for support tickets and logs.
     pub request_id: Option<String>,
 }
+
+/// Receives text as the model produces it. Called only when the call streams (a sink is set).
+/// Must not block: hand the text to a channel or buffer.
+pub trait StreamSink: Send + Sync {
+    /// A piece of the model's text, in order.
+    fn text_delta(&self, delta: &str);
+}
+
+impl<F: Fn(&str) + Send + Sync> StreamSink for F {
+    fn text_delta(&self, delta: &str) {
+        self(delta)
+    }
+}

@@ -10,16 +10,32 @@
 //! What is not here: HTTP, retries, framing of streams into lines or SSE events (`frames.rs`).
 
 use http::HeaderMap;
+use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ProviderError;
-use crate::spec::ProviderSpec;
 use crate::transport::{ErrorBody, TrackingSink};
-use crate::types::{ChatRequest, ChatResponse};
+use crate::types::{ChatRequest, ChatResponse, Hints};
 
 /// Static facts about one provider kind; [`ProviderKind`](crate::ProviderKind)'s tables read
 /// them, so they are written once, next to the wire code.
 #[derive(Debug)]
+/// The part of a provider's settings a wire reads. A view narrower than `ProviderSpec`, so the
+/// wires do not depend on the spec module, whose kind table is built from the wires.
+#[derive(Clone, Copy)]
+pub(crate) struct WireSettings<'a> {
+    /// The model to ask for.
+    pub(crate) model: &'a str,
+    /// The API key, when the endpoint takes one.
+    pub(crate) api_key: Option<&'a SecretString>,
+    /// Sampling hints a request leaves unset.
+    pub(crate) default_hints: &'a Hints,
+    /// Anthropic's `anthropic-version` header value.
+    pub(crate) anthropic_version: &'a str,
+    /// The endpoint is OpenAI's own API, not an OpenAI-compatible server.
+    pub(crate) official_openai: bool,
+}
+
 pub(crate) struct KindInfo {
     /// The `provider_name` spelling (kebab-case, as serde spells the enum variant).
     pub name: &'static str,
@@ -92,11 +108,14 @@ pub(crate) trait Wire: Send + Sync + 'static {
 
     /// Adds the credential and API-version headers (the spec's extra headers are added by the
     /// provider). Header values built from secrets must be marked sensitive.
-    fn auth_headers(spec: &ProviderSpec, headers: &mut HeaderMap) -> Result<(), ProviderError>;
+    fn auth_headers(
+        settings: WireSettings<'_>,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ProviderError>;
 
     /// Maps the request to the API's body.
     fn request<'a>(
-        spec: &'a ProviderSpec,
+        settings: WireSettings<'a>,
         request: &'a ChatRequest,
         stream: bool,
     ) -> (Self::Body<'a>, Self::CallState);
@@ -109,4 +128,16 @@ pub(crate) trait Wire: Send + Sync + 'static {
 
     /// Reads a non-2xx body: the error's `type`/`code` strings and its message.
     fn parse_error(body: &[u8]) -> ErrorBody;
+}
+
+/// Runs a decoder over already-received events; shared by wires whose whole body is one event
+/// (Ollama's non-streamed answer is its `done` line).
+pub(crate) fn decode_single<D: StreamDecoder>(
+    mut decoder: D,
+    data: &[u8],
+) -> Result<ChatResponse, ProviderError> {
+    let sink = TrackingSink::new(None);
+    // When this was not the end marker, `finish` reports the truncation.
+    decoder.event(StreamEvent { name: "", data }, &sink)?;
+    decoder.finish(&sink)
 }

@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
 use crate::http_provider::HttpProvider;
+use crate::kind::ProviderKind;
 use crate::provider::{CallOptions, Provider};
-use crate::spec::{ProviderKind, ProviderSpec};
+use crate::spec::ProviderSpec;
 use crate::transport::{ErrorBody, TrackingSink, parse_error_envelope};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, Usage};
-use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire};
+use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings};
 
 struct TextOnly;
 
@@ -92,11 +93,11 @@ impl Wire for TextOnly {
     type CallState = ();
     type Decoder = Decoder;
 
-    fn auth_headers(_: &ProviderSpec, _: &mut HeaderMap) -> Result<(), ProviderError> {
+    fn auth_headers(_: WireSettings<'_>, _: &mut HeaderMap) -> Result<(), ProviderError> {
         Ok(())
     }
 
-    fn request(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (Body, ()) {
+    fn request(spec: WireSettings<'_>, request: &ChatRequest, stream: bool) -> (Body, ()) {
         let messages = request
             .messages
             .iter()
@@ -108,7 +109,7 @@ impl Wire for TextOnly {
                 _ => None,
             })
             .collect();
-        let model = spec.model.clone();
+        let model = spec.model.to_owned();
         (
             Body {
                 model,
@@ -120,7 +121,7 @@ impl Wire for TextOnly {
     }
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
-        crate::http_provider::decode_single(Decoder::default(), body)
+        crate::wire::decode_single(Decoder::default(), body)
     }
 
     fn decoder(_: &()) -> Decoder {
