@@ -5,26 +5,25 @@
 //! text is a top-level field, tool calls are `tool_use` blocks and their results are
 //! `tool_result` blocks inside a `user` message, streamed tool input arrives as
 //! `input_json_delta` fragments, and structured output goes through a forced tool
-//! ([`ANSWER_TOOL`]) whose input is the answer. Streaming is decoded in `anthropic_stream.rs`.
+//! ([`ANSWER_TOOL`]) whose input is the answer. Answers are mapped in `anthropic_response.rs`,
+//! streamed events in `anthropic_stream.rs`.
 
 use std::sync::LazyLock;
 
 use http::HeaderMap;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::anthropic_response::ANSWER_TOOL;
+use crate::anthropic_response::{AnswerShape, WireMessage, from_wire_message};
 use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-
-/// Name of the tool the model is made to call when a response schema is given; its input is
-/// returned as the response text, and it never appears in [`ChatResponse::tool_calls`].
-pub const ANSWER_TOOL: &str = "skillet_final_answer";
 
 /// Anthropic Messages.
 pub(crate) struct Anthropic;
@@ -82,16 +81,6 @@ impl Wire for Anthropic {
 // ---------------------------------------------------------------------------------------------
 // Request mapping
 // ---------------------------------------------------------------------------------------------
-
-/// How the answer tool's input maps back to the answer: the schema is used as `input_schema`
-/// directly when it describes an object; otherwise it is wrapped as `{"value": schema}`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) enum AnswerShape {
-    #[default]
-    None,
-    Object,
-    Wrapped,
-}
 
 /// The `/v1/messages` request body. It borrows the conversation, tool schemas and response
 /// schema from the [`ChatRequest`]: the loop re-sends them every turn, and nothing is copied.
@@ -284,144 +273,4 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
 /// The API rejects empty text blocks, so empty text adds none.
 fn text_block(text: &str) -> Option<WireRequestBlock<'_>> {
     (!text.is_empty()).then_some(WireRequestBlock::Text { text })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Response mapping
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Deserialize)]
-struct WireMessage {
-    #[serde(default)]
-    id: Option<String>,
-    content: Vec<WireBlock>,
-    #[serde(default)]
-    stop_reason: Option<String>,
-    #[serde(default)]
-    usage: WireUsage,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub(crate) enum WireBlock {
-    Text {
-        #[serde(default)]
-        text: String,
-    },
-    ToolUse {
-        #[serde(default)]
-        id: String,
-        #[serde(default)]
-        name: String,
-        #[serde(default)]
-        input: Value,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize, Default, Clone, Copy)]
-pub(crate) struct WireUsage {
-    #[serde(default)]
-    pub(crate) input_tokens: Option<u64>,
-    #[serde(default)]
-    pub(crate) output_tokens: Option<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    /// Cached prompt tokens are still prompt tokens.
-    pub(crate) fn input(&self) -> Option<u64> {
-        self.input_tokens.map(|n| {
-            n + self.cache_creation_input_tokens.unwrap_or(0)
-                + self.cache_read_input_tokens.unwrap_or(0)
-        })
-    }
-
-    /// The normalized usage (Anthropic reports no reasoning breakdown).
-    pub(crate) fn usage(&self) -> Usage {
-        Usage {
-            input_tokens: self.input().unwrap_or(0),
-            output_tokens: self.output_tokens.unwrap_or(0),
-            cached_input_tokens: self.cache_read_input_tokens,
-            cache_creation_input_tokens: self.cache_creation_input_tokens,
-            reasoning_tokens: None,
-        }
-    }
-}
-
-fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse {
-    let mut text = String::new();
-    let mut calls = Vec::new();
-    for block in message.content {
-        match block {
-            WireBlock::Text { text: t } => text.push_str(&t),
-            WireBlock::ToolUse { id, name, input } => {
-                calls.push(ToolCall::from_value(id, name, input))
-            }
-            WireBlock::Other => {}
-        }
-    }
-    assemble(
-        text,
-        calls,
-        message.stop_reason.as_deref(),
-        message.usage.usage(),
-        message.id,
-        answer,
-    )
-}
-
-/// Builds the response; an answer-tool call becomes the response text.
-pub(crate) fn assemble(
-    mut text: String,
-    calls: Vec<ToolCall>,
-    stop_reason: Option<&str>,
-    usage: Usage,
-    request_id: Option<String>,
-    answer: &AnswerShape,
-) -> ChatResponse {
-    let mut tool_calls = Vec::new();
-    let mut answered = false;
-    for call in calls {
-        if call.name == ANSWER_TOOL && *answer != AnswerShape::None {
-            text = match (answer, call.arguments) {
-                // Invalid JSON from the model: hand its raw text on; output validation will
-                // report it as the answer's problem.
-                (_, Value::String(raw)) if call.invalid_arguments.is_some() => raw,
-                (AnswerShape::Wrapped, input) => input
-                    .get("value")
-                    .cloned()
-                    .unwrap_or(Value::Null)
-                    .to_string(),
-                (_, input) => input.to_string(),
-            };
-            answered = true;
-        } else {
-            tool_calls.push(call);
-        }
-    }
-    let finish_reason = if !tool_calls.is_empty() {
-        FinishReason::ToolCalls
-    } else if answered {
-        FinishReason::Stop
-    } else {
-        match stop_reason {
-            Some("end_turn") | Some("stop_sequence") | None => FinishReason::Stop,
-            Some("max_tokens") => FinishReason::Length,
-            Some("tool_use") => FinishReason::ToolCalls,
-            Some("refusal") => FinishReason::ContentFilter,
-            Some(_) => FinishReason::Other,
-        }
-    };
-    ChatResponse {
-        text,
-        tool_calls,
-        finish_reason,
-        usage,
-        request_id,
-    }
 }

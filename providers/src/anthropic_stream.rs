@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::anthropic::{ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble};
+use crate::anthropic_response::{ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::transport::TrackingSink;
 use crate::types::{ChatResponse, ToolCall};

@@ -58,6 +58,7 @@
 //! ```
 
 pub mod anthropic;
+mod anthropic_response;
 mod anthropic_stream;
 mod error;
 mod frames;

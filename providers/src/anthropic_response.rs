@@ -1,0 +1,165 @@
+//! Anthropic Messages answers: the whole-body message, its content blocks and usage, and the
+//! assembly of a [`ChatResponse`] (an answer-tool call becomes the response text), shared by the
+//! whole-body decode (`anthropic.rs`) and the event decoder (`anthropic_stream.rs`).
+//!
+//! What is not here: the request body and the `Wire` impl (`anthropic.rs`), stream events
+//! (`anthropic_stream.rs`).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::types::{ChatResponse, FinishReason, ToolCall, Usage};
+
+/// Name of the tool the model is made to call when a response schema is given; its input is
+/// returned as the response text, and it never appears in [`ChatResponse::tool_calls`].
+pub const ANSWER_TOOL: &str = "skillet_final_answer";
+
+/// How the answer tool's input maps back to the answer: the schema is used as `input_schema`
+/// directly when it describes an object; otherwise it is wrapped as `{"value": schema}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) enum AnswerShape {
+    #[default]
+    None,
+    Object,
+    Wrapped,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response mapping
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+pub(crate) struct WireMessage {
+    #[serde(default)]
+    id: Option<String>,
+    content: Vec<WireBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: WireUsage,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum WireBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    pub(crate) input_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// Cached prompt tokens are still prompt tokens.
+    pub(crate) fn input(&self) -> Option<u64> {
+        self.input_tokens.map(|n| {
+            n + self.cache_creation_input_tokens.unwrap_or(0)
+                + self.cache_read_input_tokens.unwrap_or(0)
+        })
+    }
+
+    /// The normalized usage (Anthropic reports no reasoning breakdown).
+    pub(crate) fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.input().unwrap_or(0),
+            output_tokens: self.output_tokens.unwrap_or(0),
+            cached_input_tokens: self.cache_read_input_tokens,
+            cache_creation_input_tokens: self.cache_creation_input_tokens,
+            reasoning_tokens: None,
+        }
+    }
+}
+
+pub(crate) fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for block in message.content {
+        match block {
+            WireBlock::Text { text: t } => text.push_str(&t),
+            WireBlock::ToolUse { id, name, input } => {
+                calls.push(ToolCall::from_value(id, name, input))
+            }
+            WireBlock::Other => {}
+        }
+    }
+    assemble(
+        text,
+        calls,
+        message.stop_reason.as_deref(),
+        message.usage.usage(),
+        message.id,
+        answer,
+    )
+}
+
+/// Builds the response; an answer-tool call becomes the response text.
+pub(crate) fn assemble(
+    mut text: String,
+    calls: Vec<ToolCall>,
+    stop_reason: Option<&str>,
+    usage: Usage,
+    request_id: Option<String>,
+    answer: &AnswerShape,
+) -> ChatResponse {
+    let mut tool_calls = Vec::new();
+    let mut answered = false;
+    for call in calls {
+        if call.name == ANSWER_TOOL && *answer != AnswerShape::None {
+            text = match (answer, call.arguments) {
+                // Invalid JSON from the model: hand its raw text on; output validation will
+                // report it as the answer's problem.
+                (_, Value::String(raw)) if call.invalid_arguments.is_some() => raw,
+                (AnswerShape::Wrapped, input) => input
+                    .get("value")
+                    .cloned()
+                    .unwrap_or(Value::Null)
+                    .to_string(),
+                (_, input) => input.to_string(),
+            };
+            answered = true;
+        } else {
+            tool_calls.push(call);
+        }
+    }
+    let finish_reason = if !tool_calls.is_empty() {
+        FinishReason::ToolCalls
+    } else if answered {
+        FinishReason::Stop
+    } else {
+        match stop_reason {
+            Some("end_turn") | Some("stop_sequence") | None => FinishReason::Stop,
+            Some("max_tokens") => FinishReason::Length,
+            Some("tool_use") => FinishReason::ToolCalls,
+            Some("refusal") => FinishReason::ContentFilter,
+            Some(_) => FinishReason::Other,
+        }
+    };
+    ChatResponse {
+        text,
+        tool_calls,
+        finish_reason,
+        usage,
+        request_id,
+    }
+}
