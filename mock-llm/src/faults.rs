@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::scenario::{Match, MatchSpec, ScenarioError};
+use crate::matching::{Match, MatchSpec};
+use crate::scenario_error::ScenarioError;
 
 /// What goes wrong.
 #[derive(Debug, Clone, PartialEq)]

@@ -37,6 +37,7 @@ mod pattern;
 mod reply;
 mod request;
 mod scenario;
+mod scenario_error;
 mod server;
 mod synth;
 mod wire;

@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use crate::request::ChatRequest;
-use crate::scenario::ScenarioError;
+use crate::scenario_error::ScenarioError;
 
 /// Conditions on a request; every condition that is set must hold. The empty match matches all.
 #[derive(Debug, Clone, Default)]

@@ -14,29 +14,7 @@ use crate::faults::Fault;
 use crate::reply::{Finish, Usage};
 
 pub use crate::matching::Match;
-pub(crate) use crate::matching::MatchSpec;
-
-/// Error loading or building a scenario (or a fault description).
-#[derive(Debug, thiserror::Error)]
-pub enum ScenarioError {
-    /// YAML syntax or shape error.
-    #[error("scenario YAML: {0}")]
-    Yaml(String),
-    /// JSON syntax or shape error.
-    #[error("scenario JSON: {0}")]
-    Json(String),
-    /// The file could not be read.
-    #[error("scenario file {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// Well-formed but meaningless (unknown fault kind, bad regex, rule without an answer...).
-    #[error("{0}")]
-    Invalid(String),
-}
+pub use crate::scenario_error::ScenarioError;
 
 /// A whole scenario: rules tried in order, the answer when none applies, and settings.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
