@@ -200,8 +200,11 @@ impl LineBuffer {
         Some(line.strip_suffix(b"\r").unwrap_or(line))
     }
 
+    /// Bytes of the unfinished line, not counting a last `\r` (the line loses it if `\n`
+    /// follows), so the line cap does not depend on where the body was cut into reads.
     fn pending(&self) -> usize {
-        self.buffer.len() - self.start
+        let rest = &self.buffer[self.start..];
+        rest.len() - usize::from(rest.last() == Some(&b'\r'))
     }
 
     fn rest(&mut self) -> &[u8] {

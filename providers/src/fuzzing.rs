@@ -279,4 +279,28 @@ mod tests {
             assert!(error.message.contains("32-byte limit"), "{api:?}: {error}");
         }
     }
+
+    /// Found by `fuzz/anthropic_stream` (10-minute run): a line exactly at the line cap that ends
+    /// in `\r\n` passed when it arrived whole and failed when its `\r` arrived before its `\n`
+    /// (the pending-bytes check counted the `\r` the line loses). Now both pass.
+    #[tokio::test]
+    async fn a_line_exactly_at_the_cap_ending_in_crlf_passes_however_the_bytes_arrive() {
+        let caps = Caps {
+            max_event_bytes: 4096,
+            max_total_bytes: 1 << 20,
+        };
+        for (api, body) in [
+            (Api::OpenAi, OPENAI),
+            (Api::Anthropic, ANTHROPIC),
+            (Api::Ollama, OLLAMA),
+        ] {
+            // A blank line of spaces: an unknown SSE field, a skipped NDJSON line.
+            let body = format!("{}\r\n{body}", " ".repeat(caps.max_event_bytes));
+            let whole = decode_stream(api, Asked::Text, vec![body.clone().into()], caps).await;
+            let pieces: Vec<Vec<u8>> = body.as_bytes().chunks(1).map(<[u8]>::to_vec).collect();
+            let split = decode_stream(api, Asked::Text, pieces, caps).await;
+            assert_eq!(whole.unwrap().text, "Hello", "{api:?}");
+            assert_eq!(split.unwrap().text, "Hello", "{api:?}");
+        }
+    }
 }
