@@ -196,13 +196,30 @@ mod tests {
         "\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n"
     );
 
+    /// Each wire with its well-formed stream body (text `Hello`).
+    const EVERY_WIRE: [(Api, &str); 3] = [
+        (Api::OpenAi, OPENAI),
+        (Api::Anthropic, ANTHROPIC),
+        (Api::Ollama, OLLAMA),
+    ];
+
+    /// `body` decoded as one read and as reads of `size` bytes.
+    async fn whole_and_cut(
+        api: Api,
+        body: &str,
+        size: usize,
+        caps: Caps,
+    ) -> [Result<ChatResponse, ProviderError>; 2] {
+        let pieces = body.as_bytes().chunks(size).map(<[u8]>::to_vec).collect();
+        [
+            decode_stream(api, Asked::Text, vec![body.into()], caps).await,
+            decode_stream(api, Asked::Text, pieces, caps).await,
+        ]
+    }
+
     #[tokio::test]
     async fn a_stream_decodes_the_same_in_one_chunk_and_byte_by_byte_on_every_wire() {
-        for (api, body) in [
-            (Api::OpenAi, OPENAI),
-            (Api::Anthropic, ANTHROPIC),
-            (Api::Ollama, OLLAMA),
-        ] {
+        for (api, body) in EVERY_WIRE {
             let whole = decode_stream(api, Asked::Text, vec![body.into()], Caps::default())
                 .await
                 .unwrap_or_else(|e| panic!("{api:?}: {e}"));
@@ -219,42 +236,27 @@ mod tests {
     /// (the cap was checked before the chunk's events) and succeeded when it came in pieces.
     #[tokio::test]
     async fn a_stream_complete_within_the_body_cap_succeeds_however_the_bytes_arrive() {
-        for (api, body) in [
-            (Api::OpenAi, OPENAI),
-            (Api::Anthropic, ANTHROPIC),
-            (Api::Ollama, OLLAMA),
-        ] {
+        for (api, body) in EVERY_WIRE {
             let caps = Caps {
                 max_event_bytes: 4096,
                 max_total_bytes: body.len() + 8,
             };
             let body = format!("{body}{}", "x".repeat(64));
-            let whole = decode_stream(api, Asked::Text, vec![body.clone().into()], caps).await;
-            let pieces: Vec<Vec<u8>> = body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
-            let split = decode_stream(api, Asked::Text, pieces, caps).await;
-            assert_eq!(whole.unwrap().text, "Hello", "{api:?}");
-            assert_eq!(split.unwrap().text, "Hello", "{api:?}");
+            for answer in whole_and_cut(api, &body, 7, caps).await {
+                assert_eq!(answer.unwrap().text, "Hello", "{api:?}");
+            }
         }
     }
 
     #[tokio::test]
     async fn a_stream_unfinished_at_the_body_cap_fails_however_the_bytes_arrive() {
-        for (api, body) in [
-            (Api::OpenAi, OPENAI),
-            (Api::Anthropic, ANTHROPIC),
-            (Api::Ollama, OLLAMA),
-        ] {
+        for (api, body) in EVERY_WIRE {
             let caps = Caps {
                 max_event_bytes: 4096,
                 max_total_bytes: body.len() - 20,
             };
-            for pieces in [
-                vec![body.into()],
-                body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect(),
-            ] {
-                let error = decode_stream(api, Asked::Text, pieces, caps)
-                    .await
-                    .unwrap_err();
+            for outcome in whole_and_cut(api, body, 7, caps).await {
+                let error = outcome.unwrap_err();
                 assert_eq!(error.kind, ProviderErrorKind::MalformedResponse, "{api:?}");
                 assert!(error.message.contains("body exceeds"), "{api:?}: {error}");
             }
@@ -267,11 +269,7 @@ mod tests {
             max_event_bytes: 32,
             max_total_bytes: 1024,
         };
-        for (api, body) in [
-            (Api::OpenAi, OPENAI),
-            (Api::Anthropic, ANTHROPIC),
-            (Api::Ollama, OLLAMA),
-        ] {
+        for (api, body) in EVERY_WIRE {
             let error = decode_stream(api, Asked::Text, vec![body.into()], caps)
                 .await
                 .unwrap_err();
@@ -289,18 +287,12 @@ mod tests {
             max_event_bytes: 4096,
             max_total_bytes: 1 << 20,
         };
-        for (api, body) in [
-            (Api::OpenAi, OPENAI),
-            (Api::Anthropic, ANTHROPIC),
-            (Api::Ollama, OLLAMA),
-        ] {
+        for (api, body) in EVERY_WIRE {
             // A blank line of spaces: an unknown SSE field, a skipped NDJSON line.
             let body = format!("{}\r\n{body}", " ".repeat(caps.max_event_bytes));
-            let whole = decode_stream(api, Asked::Text, vec![body.clone().into()], caps).await;
-            let pieces: Vec<Vec<u8>> = body.as_bytes().chunks(1).map(<[u8]>::to_vec).collect();
-            let split = decode_stream(api, Asked::Text, pieces, caps).await;
-            assert_eq!(whole.unwrap().text, "Hello", "{api:?}");
-            assert_eq!(split.unwrap().text, "Hello", "{api:?}");
+            for answer in whole_and_cut(api, &body, 1, caps).await {
+                assert_eq!(answer.unwrap().text, "Hello", "{api:?}");
+            }
         }
     }
 }
