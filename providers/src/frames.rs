@@ -41,7 +41,23 @@ struct Chunks<'a> {
     sink: &'a TrackingSink<'a>,
 }
 
-impl Chunks<'_> {
+impl<'a> Chunks<'a> {
+    fn new(
+        response: reqwest::Response,
+        stall: Duration,
+        limits: BodyLimits,
+        sink: &'a TrackingSink<'a>,
+    ) -> Self {
+        Chunks {
+            response,
+            stall,
+            limits,
+            total: 0,
+            over: false,
+            sink,
+        }
+    }
+
     /// The next chunk, `None` at the end of the body.
     async fn next(&mut self) -> Result<Option<bytes::Bytes>, ProviderError> {
         if self.over {
@@ -100,14 +116,7 @@ pub(crate) async fn read_whole(
     let capacity = response
         .content_length()
         .map_or(0, |n| (n as usize).min(limits.max_total_bytes));
-    let mut chunks = Chunks {
-        response,
-        stall,
-        limits,
-        total: 0,
-        over: false,
-        sink: &sink,
-    };
+    let mut chunks = Chunks::new(response, stall, limits, &sink);
     let mut body = Vec::with_capacity(capacity);
     while let Some(chunk) = chunks.next().await? {
         body.extend_from_slice(&chunk);
@@ -125,14 +134,7 @@ pub(crate) async fn read_events(
     sink: &TrackingSink<'_>,
     mut on_event: impl FnMut(StreamEvent<'_>) -> Result<Flow, ProviderError>,
 ) -> Result<Flow, ProviderError> {
-    let mut chunks = Chunks {
-        response,
-        stall,
-        limits,
-        total: 0,
-        over: false,
-        sink,
-    };
+    let mut chunks = Chunks::new(response, stall, limits, sink);
     let mut lines = LineBuffer::default();
     let mut sse = SseEvent::default();
     let mut on_line = |line: &[u8]| -> Result<Flow, ProviderError> {

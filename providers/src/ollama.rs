@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
 use crate::openai::tool_result_text;
-use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope, secret_header};
+use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, bearer_auth, parse_error_envelope};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
 use crate::wire::{
     Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings, decode_single,
@@ -42,10 +42,7 @@ impl Wire for Ollama {
     /// A key, if configured, is sent as a bearer token (for Ollama behind an authenticating
     /// proxy).
     fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = spec.api_key {
-            headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
-        }
-        Ok(())
+        bearer_auth(spec.api_key, headers)
     }
 
     fn request<'a>(

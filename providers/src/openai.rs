@@ -21,7 +21,7 @@ use http::HeaderMap;
 
 use crate::error::ProviderError;
 use crate::openai_request::ChatCompletionBody;
-use crate::transport::{TrackingSink, in_band_error, parse_error_envelope, secret_header};
+use crate::transport::{TrackingSink, bearer_auth, in_band_error, parse_error_envelope};
 use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
 use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings};
 
@@ -58,10 +58,7 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
     type Decoder = ChunkDecoder;
 
     fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = spec.api_key {
-            headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
-        }
-        Ok(())
+        bearer_auth(spec.api_key, headers)
     }
 
     fn request<'a>(

@@ -28,6 +28,18 @@ pub(crate) fn build_http_client() -> Result<reqwest::Client, ProviderError> {
         .map_err(|e| ProviderError::from_transport(&e))
 }
 
+/// Adds `Authorization: Bearer <key>` (marked sensitive) when a key is configured: the
+/// credential of the OpenAI-style APIs and of Ollama behind an authenticating proxy.
+pub(crate) fn bearer_auth(
+    key: Option<&SecretString>,
+    headers: &mut http::HeaderMap,
+) -> Result<(), ProviderError> {
+    if let Some(key) = key {
+        headers.insert(http::header::AUTHORIZATION, secret_header("Bearer ", key)?);
+    }
+    Ok(())
+}
+
 /// A header value built from a secret, marked sensitive. The error names no value.
 pub(crate) fn secret_header(
     prefix: &str,
