@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillet_engine::protocol::{ErrorCode, EventKind};
 use skillet_engine::run::Limits;
-use skillet_engine::tools::{ToolError, ToolOutput, ToolRegistry, tool_fn};
+use skillet_engine::tools::{
+    Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, inline_tool_fn, tool_fn,
+};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -245,22 +247,60 @@ async fn failing_tool_is_answered_as_an_error_and_the_run_goes_on() {
 }
 
 #[tokio::test]
-async fn panicking_tool_becomes_a_tool_error() {
-    let panicking = tool_fn("boom", "x", json!({"type": "object"}), |_, _| async {
+async fn panicking_tool_becomes_a_tool_error_in_its_own_task_and_inline() {
+    let body = |_: Value, _: ToolContext| async {
         if true {
             panic!("tool bug");
         }
         Ok(ToolOutput::text("unreachable"))
+    };
+    for (panicking, inline) in [
+        (tool_fn("boom", "x", json!({"type": "object"}), body), false),
+        (
+            inline_tool_fn("boom", "x", json!({"type": "object"}), body),
+            true,
+        ),
+    ] {
+        assert_eq!(panicking.runs_inline(), inline);
+        let (called, results) = run_calc(
+            &["boom"],
+            tools_with(vec![panicking]),
+            r#"[{ name: boom, arguments: {} }]"#,
+            Limits::default(),
+        )
+        .await;
+        assert_succeeded_in_two_turns(&called);
+        assert!(results[0].contains("tool `boom` panicked"), "{results:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_inline_tool_runs_on_the_calls_own_task_and_is_still_bounded_by_its_timeout() {
+    let seen: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
+    let slot = seen.clone();
+    let slow = inline_tool_fn("slow", "x", json!({"type": "object"}), move |_, ctx| {
+        *slot.lock().unwrap() = Some(ctx.cancel.clone());
+        async move {
+            tokio::time::sleep(Duration::from_secs(600)).await;
+            Ok(ToolOutput::text("late"))
+        }
     });
+    assert!(slow.runs_inline());
+    let limits = Limits {
+        tool_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
     let (called, results) = run_calc(
-        &["boom"],
-        tools_with(vec![panicking]),
-        r#"[{ name: boom, arguments: {} }]"#,
-        Limits::default(),
+        &["slow"],
+        tools_with(vec![slow]),
+        r#"[{ name: slow, arguments: {} }]"#,
+        limits,
     )
     .await;
     assert_succeeded_in_two_turns(&called);
-    assert!(results[0].contains("tool `boom` panicked"), "{results:?}");
+    assert!(results[0].contains("did not finish within"), "{results:?}");
+    let token = seen.lock().unwrap().clone().expect("the tool ran");
+    assert!(token.is_cancelled(), "the timed-out tool's token fired");
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 //! - a name the skill was not offered → a tool error listing what it can call (never executed);
 //! - arguments that are not JSON, or fail the tool's input schema → a tool error listing every
 //!   problem (the tool does not run);
-//! - a tool that fails, panics (it runs in its own task; the `JoinError` is caught), or runs past
-//!   its timeout (the earlier of [`Limits::tool_timeout`] and the call's deadline) → a tool error;
+//! - a tool that fails, panics (caught, whether it runs in its own task or, when it
+//!   [runs inline](crate::tools::Tool::runs_inline), on the call's), or runs past its timeout (the earlier of [`Limits::tool_timeout`] and the call's deadline) → a tool error;
 //! - output longer than [`Limits::max_tool_output_bytes`] is cut at a character boundary and ends
 //!   with a marker saying how much was kept.
 //!
@@ -16,9 +16,10 @@
 //!
 //! Not here: deciding to stop on repeated calls ([`RepeatTracker`] is used by the turn loop).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use skillet_providers::{ChatMessage, ToolCall};
 use tokio::task::JoinHandle;
@@ -30,7 +31,7 @@ use super::{Limits, spans};
 use crate::deadline::Deadline;
 use crate::events::EventEmitter;
 use crate::telemetry::metrics;
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolSet};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 
 /// Longest tool argument or result text shown in a `log` event.
 const LOG_PREVIEW_CHARS: usize = 200;
@@ -176,8 +177,37 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Runs `tool` in its own task, bounded by its timeout and the call's cancellation. Returns the
-/// span outcome and the text for the model (`Err` = tool error).
+/// How a tool's run ended, whichever task it ran on.
+enum Finished {
+    Output(Result<ToolOutput, ToolError>),
+    Panicked,
+    Cancelled,
+}
+
+/// Runs `tool` to its end: on the call's own task when the tool [runs inline](Tool::runs_inline)
+/// (a panic is caught), else in a task of its own that is aborted if this future is dropped.
+async fn run_to_end(tool: Arc<dyn Tool>, arguments: Value, tool_ctx: ToolContext) -> Finished {
+    if tool.runs_inline() {
+        return match AssertUnwindSafe(tool.call(arguments, tool_ctx))
+            .catch_unwind()
+            .await
+        {
+            Ok(output) => Finished::Output(output),
+            Err(_) => Finished::Panicked,
+        };
+    }
+    let task = tokio::spawn(
+        async move { tool.call(arguments, tool_ctx).await }.instrument(tracing::Span::current()),
+    );
+    match AbortOnDrop(task).join().await {
+        Ok(output) => Finished::Output(output),
+        Err(join_error) if join_error.is_panic() => Finished::Panicked,
+        Err(_) => Finished::Cancelled,
+    }
+}
+
+/// Runs `tool`, bounded by its timeout and the call's cancellation. Returns the span outcome
+/// and the text for the model (`Err` = tool error).
 async fn run_tool(
     ctx: &DispatchContext<'_>,
     tool: Arc<dyn Tool>,
@@ -193,20 +223,19 @@ async fn run_tool(
         events: ctx.events.clone(),
         call_id: call.id.clone(),
     };
-    let arguments = call.arguments.clone();
-    let task = tokio::spawn(
-        async move { tool.call(arguments, tool_ctx).await }.instrument(tracing::Span::current()),
-    );
-    let mut task = AbortOnDrop(task);
     tokio::select! {
-        joined = &mut task.0 => match joined {
-            Ok(Ok(output)) => tool_output(output),
-            Ok(Err(error)) => ("error", Err(format!("tool `{}` failed: {error}", call.name))),
-            Err(join_error) if join_error.is_panic() => (
+        finished = run_to_end(tool, call.arguments.clone(), tool_ctx) => match finished {
+            Finished::Output(Ok(output)) => tool_output(output),
+            Finished::Output(Err(error)) => {
+                ("error", Err(format!("tool `{}` failed: {error}", call.name)))
+            }
+            Finished::Panicked => (
                 "panic",
                 Err(format!("tool `{}` panicked; its work was discarded", call.name)),
             ),
-            Err(_) => ("cancelled", Err(format!("tool `{}` was cancelled", call.name))),
+            Finished::Cancelled => {
+                ("cancelled", Err(format!("tool `{}` was cancelled", call.name)))
+            }
         },
         () = tokio::time::sleep_until(deadline.instant()) => {
             tool_cancel.cancel();

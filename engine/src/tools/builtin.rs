@@ -1,14 +1,15 @@
 //! Small deterministic tools the `skillet` binary registers so the bundled skills run out of the
 //! box: `calculator` (arithmetic on an expression) and `word_count`.
 //!
-//! They are ordinary [`Tool`](super::Tool)s built with [`tool_fn`](super::tool_fn), and double
-//! as examples of writing one.
+//! They are ordinary [`Tool`](super::Tool)s built with
+//! [`inline_tool_fn`](super::inline_tool_fn) (pure computation: they run on the call's own task),
+//! and double as examples of writing one.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Tool, ToolError, ToolOutput, tool_fn};
+use super::{Tool, ToolError, ToolOutput, inline_tool_fn};
 
 /// All built-in tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
@@ -17,7 +18,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 
 /// `calculator`: evaluates `+ - * / % ^`, parentheses, unary minus and decimal numbers.
 pub fn calculator() -> Arc<dyn Tool> {
-    tool_fn(
+    inline_tool_fn(
         "calculator",
         "Evaluates an arithmetic expression (+ - * / % ^, parentheses) and returns the number.",
         json!({
@@ -38,7 +39,7 @@ pub fn calculator() -> Arc<dyn Tool> {
 
 /// `word_count`: counts the words, lines and characters of a text.
 pub fn word_count() -> Arc<dyn Tool> {
-    tool_fn(
+    inline_tool_fn(
         "word_count",
         "Counts the words, lines and characters of a text.",
         json!({

@@ -1,7 +1,8 @@
 //! Tools and toolkits a skill may use, as the host provides them.
 //!
 //! - [`Tool`]: one callable with a name, a description and a JSON Schema for its input.
-//!   [`tool_fn`] makes one from an async closure in one line.
+//!   [`tool_fn`] makes one from an async closure in one line ([`inline_tool_fn`] for short,
+//!   non-blocking work that runs on the call's own task).
 //! - [`Toolkit`]: a named group of tools with a lifecycle (start, shutdown) whose tool list may
 //!   change while it runs (MCP servers are toolkits).
 //! - [`ToolRegistry`]: what the host registered; resolves a skill's declared tools and toolkits
@@ -18,5 +19,5 @@ mod tool;
 mod toolkit;
 
 pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
-pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolOutput, tool_fn};
+pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolOutput, inline_tool_fn, tool_fn};
 pub use toolkit::{Toolkit, ToolkitError, ToolkitStatus};

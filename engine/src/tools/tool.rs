@@ -95,6 +95,13 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> &Value;
     /// Runs the tool. Arguments were already validated against [`Tool::input_schema`].
     async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Whether the tool's work is short and never blocks, so it may run on the call's own task
+    /// instead of a task of its own (no spawn, no cross-thread wake-up). A panic is still caught
+    /// and answered as a tool error either way. Default `false`: a tool that blocks its thread
+    /// in its own task cannot hold up the call's timeout, and one on the call's task can.
+    fn runs_inline(&self) -> bool {
+        false
+    }
 }
 
 type BoxedToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
@@ -105,6 +112,7 @@ pub struct FnTool {
     name: String,
     description: String,
     schema: Value,
+    inline: bool,
     run: Box<ToolFnBox>,
 }
 
@@ -137,12 +145,44 @@ where
     F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
-    Arc::new(FnTool {
-        name: name.into(),
-        description: description.into(),
-        schema: input_schema,
-        run: Box::new(move |args, ctx| Box::pin(run(args, ctx))),
-    })
+    Arc::new(FnTool::new(name, description, input_schema, false, run))
+}
+
+/// Like [`tool_fn`], for a closure whose work is short and never blocks (pure computation on
+/// its arguments): it runs on the call's own task ([`Tool::runs_inline`]).
+pub fn inline_tool_fn<F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    input_schema: Value,
+    run: F,
+) -> Arc<FnTool>
+where
+    F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    Arc::new(FnTool::new(name, description, input_schema, true, run))
+}
+
+impl FnTool {
+    fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        inline: bool,
+        run: F,
+    ) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            schema,
+            inline,
+            run: Box::new(move |args, ctx| Box::pin(run(args, ctx))),
+        }
+    }
 }
 
 #[async_trait]
@@ -158,5 +198,8 @@ impl Tool for FnTool {
     }
     async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         (self.run)(arguments, ctx).await
+    }
+    fn runs_inline(&self) -> bool {
+        self.inline
     }
 }
