@@ -92,6 +92,11 @@ struct BenchArgs {
     /// Use a running mock-llm serving bench/skills/bench-calc/mock-scenario.yaml instead.
     #[arg(long, value_name = "URL")]
     mock_url: Option<String>,
+    /// Speak HTTP/2 by prior knowledge (`h2c`) to the mock in every mode: the floors' client,
+    /// the engine's provider and the serve child's provider each multiplex all calls over one
+    /// connection (`http2_prior_knowledge`), as clients of HTTPS APIs do after ALPN.
+    #[arg(long)]
+    http2: bool,
     /// The skillet binary for wire and stdio (default: next to this binary).
     #[arg(long, value_name = "PATH")]
     skillet: Option<PathBuf>,
@@ -116,6 +121,7 @@ impl BenchArgs {
             mock: self.mock,
             mock_url: self.mock_url.clone(),
             skillet: self.skillet.clone(),
+            http2: self.http2,
         }
     }
 }
@@ -234,6 +240,9 @@ fn spawn_one(exe: &std::path::Path, args: &BenchArgs, mode: Mode) -> anyhow::Res
     }
     if let Some(skillet) = &args.skillet {
         command.arg("--skillet").arg(skillet);
+    }
+    if args.http2 {
+        command.arg("--http2");
     }
     let output = command.stderr(Stdio::inherit()).output()?;
     anyhow::ensure!(

@@ -138,7 +138,11 @@ pub async fn capture(files: &SkillFiles) -> anyhow::Result<Vec<CapturedRequest>>
         MockConfig::default().with_scenario(Scenario::from_yaml_str(workload::SCENARIO)?),
     )
     .await?;
-    let executor = workload::executor(files, &server.base_url())?;
+    let model = workload::ModelEndpoint {
+        url: server.base_url(),
+        http2: false,
+    };
+    let executor = workload::executor(files, &model)?;
     let response = executor
         .call(workload::request(), None, CancellationToken::new())
         .await;
@@ -163,11 +167,34 @@ pub async fn capture(files: &SkillFiles) -> anyhow::Result<Vec<CapturedRequest>>
     Ok(requests)
 }
 
-/// A bare client with a connection pool as large as the concurrency, like the engine's.
-pub fn http_client() -> anyhow::Result<reqwest::Client> {
-    Ok(reqwest::Client::builder()
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()?)
+/// A bare client with a connection pool as large as the concurrency, like the engine's; with
+/// `http2`, one HTTP/2 connection (prior knowledge) carrying every call, as the engine's
+/// provider does with `http2_prior_knowledge`.
+pub fn http_client(http2: bool) -> anyhow::Result<reqwest::Client> {
+    let builder = reqwest::Client::builder().pool_idle_timeout(Duration::from_secs(90));
+    let builder = if http2 {
+        // The engine's windows (`skillet_providers` transport): room for every answer at once.
+        builder
+            .http2_prior_knowledge()
+            .http2_initial_connection_window_size(64 << 20)
+            .http2_initial_stream_window_size(4 << 20)
+    } else {
+        builder
+    };
+    Ok(builder.build()?)
+}
+
+/// An error with its chain of causes (`reqwest` puts the reason — a reset stream, a closed
+/// connection — in the sources).
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// One `replay` call: the captured bytes in order, each answer read to the end.
@@ -185,12 +212,12 @@ pub async fn replay_call(
             .body(request.body.clone())
             .send()
             .await
-            .map_err(|e| format!("send: {e}"))?;
+            .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
         let status = response.status();
         last = response
             .text()
             .await
-            .map_err(|e| format!("read body: {e}"))?;
+            .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
         if !status.is_success() {
             return Err(format!("HTTP {status}: {last}"));
         }
@@ -219,12 +246,12 @@ pub async fn raw_call(
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("send: {e}"))?;
+            .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
         let status = response.status();
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| format!("read body: {e}"))?;
+            .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
         if !status.is_success() {
             return Err(format!(
                 "HTTP {status}: {}",

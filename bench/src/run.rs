@@ -17,7 +17,7 @@ use crate::measure::{self, RunReport};
 use crate::mock::Mock;
 use crate::modes::{self, Driven};
 use crate::serve::{self, ServeChild};
-use crate::workload::{self, SkillFiles};
+use crate::workload::{self, ModelEndpoint, SkillFiles};
 
 /// How calls reach the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,6 +74,8 @@ pub struct RunSpec {
     pub mock_url: Option<String>,
     /// The `skillet` binary for `wire` and `stdio`.
     pub skillet: Option<PathBuf>,
+    /// Model requests over HTTP/2 by prior knowledge (every mode alike).
+    pub http2: bool,
 }
 
 /// Runs `spec` and measures it.
@@ -87,6 +89,10 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         (None, MockPlacement::Child) => Mock::start_child(spec.latency)?,
     };
     let url = mock.url().to_owned();
+    let model = ModelEndpoint {
+        url: url.clone(),
+        http2: spec.http2,
+    };
     // `serve` answers calls beyond its limit with an error instead of queueing them.
     let max_calls = usize::try_from(spec.concurrency)?.max(64);
     let (calls, concurrency) = (spec.calls, spec.concurrency);
@@ -98,7 +104,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     let (driven, start) = match spec.mode {
         Mode::Raw | Mode::Replay => {
             let requests = Arc::new(modes::capture(&files).await?);
-            let client = modes::http_client()?;
+            let client = modes::http_client(spec.http2)?;
             let parse = spec.mode == Mode::Raw;
             let one = move |client: reqwest::Client, url: String, requests: Arc<Vec<_>>| async move {
                 if parse {
@@ -118,7 +124,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
             (driven, start)
         }
         Mode::Engine => {
-            let executor = workload::executor(&files, &url)?;
+            let executor = workload::executor(&files, &model)?;
             let warm = executor
                 .call(workload::request(), None, CancellationToken::new())
                 .await;
@@ -138,8 +144,9 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         }
         Mode::Wire => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
-            let (child, a2e) = serve::start_http(&skillet, &files, &url, max_calls).await?;
-            let client = modes::http_client()?;
+            let (child, a2e) = serve::start_http(&skillet, &files, &model, max_calls).await?;
+            // The bench's own requests to `serve --http`: HTTP/1.1, as hosts send them.
+            let client = modes::http_client(false)?;
             let warm = serve::wire_call(&client, &a2e).await;
             let child = warmed(child, warm).await?;
             let start = Baseline::take(&mock, Some(&child))?;
@@ -153,7 +160,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         }
         Mode::Stdio => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
-            let (child, client) = serve::start_stdio(&skillet, &files, &url, max_calls)?;
+            let (child, client) = serve::start_stdio(&skillet, &files, &model, max_calls)?;
             let warm = client.call().await;
             let child = warmed(child, warm).await?;
             let start = Baseline::take(&mock, Some(&child))?;
@@ -275,6 +282,7 @@ mod tests {
             mock: MockPlacement::Inproc,
             mock_url,
             skillet: None,
+            http2: false,
         }
     }
 
@@ -288,6 +296,28 @@ mod tests {
             assert!(report.p50_ms <= report.p99_ms);
             assert!(report.peak_rss_kib > 0);
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn http2_runs_complete_every_call_over_one_connection_to_the_mock() {
+        let server = MockServer::start(
+            MockConfig::default()
+                .with_scenario(Scenario::from_yaml_str(workload::SCENARIO).unwrap()),
+        )
+        .await
+        .unwrap();
+        for mode in [Mode::Engine, Mode::Raw] {
+            let mut spec = spec(mode, Some(server.base_url()));
+            spec.http2 = true;
+            let report = run(&spec).await.unwrap();
+            assert_eq!(report.failures, 0, "{mode:?}: {:?}", report.first_failure);
+            assert_eq!(report.turns, 12);
+        }
+        let journal = server.journal();
+        assert!(journal.iter().all(|e| e.http_version == "HTTP/2.0"), "{journal:?}");
+        // The raw mode's capture uses its own mock; here one connection per mode's client.
+        assert_eq!(server.connections_accepted(), 2);
+        server.shutdown().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

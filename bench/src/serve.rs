@@ -19,7 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::measure;
-use crate::workload::{self, SkillFiles};
+use crate::workload::{self, ModelEndpoint, SkillFiles};
 
 /// Finds the `skillet` binary: `explicit`, else next to the running executable.
 pub fn find_skillet(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
@@ -50,11 +50,11 @@ impl ServeChild {
     fn spawn(
         skillet: &Path,
         files: &SkillFiles,
-        mock_url: &str,
+        model: &ModelEndpoint,
         max_calls: usize,
         transport: &[&str],
     ) -> anyhow::Result<Command> {
-        let config = files.write_config(mock_url, max_calls)?;
+        let config = files.write_config(model, max_calls)?;
         let mut command = Command::new(skillet);
         command
             .arg("--config")
@@ -140,13 +140,13 @@ fn into_std_stderr(child: &mut Child) -> anyhow::Result<std::process::ChildStder
 pub async fn start_http(
     skillet: &Path,
     files: &SkillFiles,
-    mock_url: &str,
+    model: &ModelEndpoint,
     max_calls: usize,
 ) -> anyhow::Result<(ServeChild, String)> {
     let mut child = ServeChild::spawn(
         skillet,
         files,
-        mock_url,
+        model,
         max_calls,
         &["--http", "127.0.0.1:0"],
     )?
@@ -184,12 +184,12 @@ pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("send: {e}"))?;
+        .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
     let status = response.status();
     let text = response
         .text()
         .await
-        .map_err(|e| format!("read body: {e}"))?;
+        .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
     if !status.is_success() {
         return Err(format!("HTTP {status}: {text}"));
     }
@@ -214,11 +214,10 @@ pub struct StdioClient {
 pub fn start_stdio(
     skillet: &Path,
     files: &SkillFiles,
-    mock_url: &str,
+    model: &ModelEndpoint,
     max_calls: usize,
 ) -> anyhow::Result<(ServeChild, StdioClient)> {
-    let mut child =
-        ServeChild::spawn(skillet, files, mock_url, max_calls, &["--stdio"])?.spawn()?;
+    let mut child = ServeChild::spawn(skillet, files, model, max_calls, &["--stdio"])?.spawn()?;
     let tail = Arc::new(Mutex::new(Vec::new()));
     let _ = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |_| false);
     let mut stdin = child

@@ -52,6 +52,15 @@ pub fn request() -> SkillCallRequest {
     request
 }
 
+/// Where the model (mock-llm) is and how to speak to it.
+#[derive(Debug, Clone)]
+pub struct ModelEndpoint {
+    /// The mock's base URL, no trailing slash.
+    pub url: String,
+    /// HTTP/2 by prior knowledge (`h2c`): every call multiplexes over one connection.
+    pub http2: bool,
+}
+
 /// The skill written into a temp dir (kept alive by this value).
 #[derive(Debug)]
 pub struct SkillFiles {
@@ -79,14 +88,17 @@ impl SkillFiles {
     /// as the only provider (its key read from [`API_KEY_ENV`]), this skill root, and a
     /// concurrent-call limit of `max_calls` (the default, 64, would answer the rest of a large
     /// run with `runtime_error` instead of queueing them).
-    pub fn write_config(&self, mock_url: &str, max_calls: usize) -> anyhow::Result<PathBuf> {
+    pub fn write_config(&self, model: &ModelEndpoint, max_calls: usize) -> anyhow::Result<PathBuf> {
         let path = self.root.path().join("skillet.toml");
         let text = format!(
             "skills_dirs = [{root:?}]\ndefault_provider = \"bench\"\n\n\
              [providers.bench]\nkind = \"openai-compatible\"\nmodel = \"{MODEL}\"\n\
-             base_url = \"{mock_url}/v1\"\napi_key_env = \"{API_KEY_ENV}\"\n\n\
+             base_url = \"{url}/v1\"\napi_key_env = \"{API_KEY_ENV}\"\n\
+             options = {{ http2_prior_knowledge = {http2} }}\n\n\
              [server]\nmax_concurrent_calls = {max_calls}\nmax_message_bytes = 1048576\n",
             root = self.root.path().display().to_string(),
+            url = model.url,
+            http2 = model.http2,
         );
         std::fs::write(&path, text)?;
         Ok(path)
@@ -97,17 +109,21 @@ impl SkillFiles {
 pub const API_KEY_ENV: &str = "SKILLET_BENCH_API_KEY";
 
 /// The host's model: OpenAI-compatible chat at the mock.
-pub fn llm_config(mock_url: &str) -> anyhow::Result<LLMConfig> {
+pub fn llm_config(model: &ModelEndpoint) -> anyhow::Result<LLMConfig> {
     Ok(serde_json::from_value(json!({
         "provider_name": "openai-compatible",
         "provider_credentials": {"api_key": "bench-key"},
-        "provider_config": {"model": MODEL, "base_url": format!("{mock_url}/v1")}
+        "provider_config": {
+            "model": MODEL,
+            "base_url": format!("{}/v1", model.url),
+            "http2_prior_knowledge": model.http2,
+        }
     }))?)
 }
 
 /// An executor serving the skill with the built-in tools, the mock as its model and default
 /// limits: what `skillet serve` builds, minus the transport.
-pub fn executor(files: &SkillFiles, mock_url: &str) -> anyhow::Result<Executor> {
+pub fn executor(files: &SkillFiles, model: &ModelEndpoint) -> anyhow::Result<Executor> {
     let report = load_skills_root(files.root(), "project");
     anyhow::ensure!(
         report.errors.is_empty(),
@@ -128,7 +144,7 @@ pub fn executor(files: &SkillFiles, mock_url: &str) -> anyhow::Result<Executor> 
     Ok(Executor::builder()
         .skills(Arc::new(skills))
         .tools(tools)
-        .default_llm(llm_config(mock_url)?)
+        .default_llm(llm_config(model)?)
         .limits(Limits::default())
         .build()?)
 }

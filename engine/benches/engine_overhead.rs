@@ -92,7 +92,7 @@ async fn fixture(server: &MockServer, root: &std::path::Path) -> Fixture {
     let tool_spec = ToolSpec {
         name: "echo".into(),
         description: "Echoes its input".into(),
-        parameters: echo.input_schema().clone(),
+        parameters: echo.input_schema().clone().into(),
     };
     let mut tools = ToolRegistry::new();
     tools.register_tool(echo).unwrap();
@@ -156,7 +156,7 @@ async fn direct_calls(f: &Fixture, turns: usize) {
             },
             response_schema: Some(ResponseSchema {
                 name: "bench".into(),
-                schema: f.schema.clone(),
+                schema: f.schema.clone().into(),
             }),
             hints: Default::default(),
         };

@@ -90,7 +90,7 @@ impl EventEmitter {
 
     /// Emits one event and returns its `seq`. A `progress` below the last one is raised to it.
     pub fn emit(&self, mut payload: EventPayload) -> u64 {
-        let event = {
+        let (seq, for_sink) = {
             let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
             if state.closed {
                 // The call has answered; a straggler (e.g. an aborted tool task) must not
@@ -104,19 +104,31 @@ impl EventEmitter {
             let seq = state.next_seq;
             state.next_seq += 1;
             let event = SkillEvent::new(self.inner.req_id.clone(), seq, payload);
-            if state.collected.len() < self.inner.collect_cap {
-                state.collected.push(event.clone());
-            } else {
+            let collect = state.collected.len() < self.inner.collect_cap;
+            if !collect {
                 state.dropped += 1;
             }
-            event
+            // Collected as is unless a live sink needs the event too: then the copy is kept.
+            let for_sink = match (self.inner.live.is_some(), collect) {
+                (true, true) => {
+                    state.collected.push(event.clone());
+                    Some(event)
+                }
+                (true, false) => Some(event),
+                (false, true) => {
+                    state.collected.push(event);
+                    None
+                }
+                (false, false) => None,
+            };
+            (seq, for_sink)
         };
         // Delivered outside the lock; sinks never block, so order across clones follows `seq`
         // closely, and a transport that needs strict order sorts by it.
-        if let Some(live) = &self.inner.live {
+        if let (Some(live), Some(event)) = (&self.inner.live, for_sink) {
             live.emit(&event);
         }
-        event.seq
+        seq
     }
 
     /// Emits a `status` event.

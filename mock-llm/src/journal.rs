@@ -27,6 +27,8 @@ pub struct JournalEntry {
     pub endpoint: String,
     /// HTTP method.
     pub method: String,
+    /// The protocol the request came over: `HTTP/1.1`, or `HTTP/2.0` (prior knowledge, `h2c`).
+    pub http_version: String,
     /// Request path.
     pub path: String,
     /// Headers (lowercase names, arrival order), credentials replaced by `[REDACTED]`.

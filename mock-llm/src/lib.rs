@@ -18,12 +18,14 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Crate map: `server` (router, state, control API), `dispatch` (which answer), `scenario` and
+//! Crate map: `server` (router, state, control API), `accept` (HTTP/1.1 and HTTP/2 `h2c` on
+//! one port, graceful stop), `dispatch` (which answer), `scenario` and
 //! `matching` (the script), `synth` and `pattern` (schema → instance), `faults`, `journal`,
 //! `delivery` (timing, cut streams), `wire` + `openai` / `ollama` / `anthropic` (wire formats),
 //! `request` / `reply` (the neutral forms between them), `config` (settings and clock).
 //! This crate depends on nothing else in the workspace.
 
+mod accept;
 mod anthropic;
 mod config;
 mod delivery;
@@ -48,5 +50,6 @@ pub use journal::{JournalEntry, REDACTED};
 pub use reply::{Finish, Usage};
 pub use request::Endpoint;
 pub use scenario::{Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec};
+pub use accept::MAX_HTTP2_STREAMS;
 pub use server::{MockServer, StartError};
 pub use synth::synthesize;

@@ -3,12 +3,13 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, Version};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http::HeaderValue;
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     config: MockConfig,
     state: Mutex<Mutable>,
     shutdown: CancellationToken,
+    /// TCP connections accepted so far.
+    connections: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -117,15 +120,16 @@ impl MockServer {
                 journaled: 0,
             }),
             shutdown: CancellationToken::new(),
+            connections: Arc::new(AtomicU64::new(0)),
         });
         let app = router(shared.clone());
         let token = shared.shutdown.clone();
-        let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(token.cancelled_owned());
-            if let Err(e) = serve.await {
-                tracing::error!(error = %e, "mock-llm server stopped with an error");
-            }
-        });
+        let task = tokio::spawn(crate::accept::serve(
+            listener,
+            app,
+            Arc::clone(&shared.connections),
+            token,
+        ));
         tracing::info!(%addr, "mock-llm listening");
         Ok(MockServer {
             addr,
@@ -142,6 +146,12 @@ impl MockServer {
     /// `http://127.0.0.1:PORT`, no trailing slash. OpenAI clients use `base_url() + "/v1"`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// TCP connections accepted so far (one per call in flight over HTTP/1.1; one for all of
+    /// a client's calls over HTTP/2).
+    pub fn connections_accepted(&self) -> u64 {
+        self.shared.connections.load(Ordering::Relaxed)
     }
 
     /// Every request received so far, in order.
@@ -226,6 +236,7 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 fn entry(
     endpoint: Endpoint,
     method: &Method,
+    version: Version,
     uri: &Uri,
     headers: &[(String, String)],
     body: Value,
@@ -234,6 +245,7 @@ fn entry(
         seq: 0,
         endpoint: endpoint.as_str().to_owned(),
         method: method.to_string(),
+        http_version: format!("{version:?}"),
         path: uri.path().to_owned(),
         headers: redact(headers),
         body,
@@ -251,6 +263,7 @@ fn has_credential(headers: &[(String, String)]) -> bool {
 async fn chat<W: Wire>(
     State(shared): State<Arc<Shared>>,
     method: Method,
+    version: Version,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
@@ -261,7 +274,7 @@ async fn chat<W: Wire>(
         Ok(v) => v.clone(),
         Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
     };
-    let mut record = entry(W::ENDPOINT, &method, &uri, &headers, journal_body);
+    let mut record = entry(W::ENDPOINT, &method, version, &uri, &headers, journal_body);
     if shared.config.require_auth && !has_credential(&headers) {
         let mut state = shared.lock();
         shared.record(&mut state, record);
@@ -403,6 +416,7 @@ fn record_plain(
     shared: &Shared,
     endpoint: Endpoint,
     method: &Method,
+    version: Version,
     uri: &Uri,
     headers: &HeaderMap,
 ) {
@@ -410,17 +424,18 @@ fn record_plain(
     let mut state = shared.lock();
     shared.record(
         &mut state,
-        entry(endpoint, method, uri, &headers, Value::Null),
+        entry(endpoint, method, version, uri, &headers, Value::Null),
     );
 }
 
 async fn openai_models(
     State(shared): State<Arc<Shared>>,
     method: Method,
+    version: Version,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OpenAiModels, &method, &uri, &headers);
+    record_plain(&shared, Endpoint::OpenAiModels, &method, version, &uri, &headers);
     json_response(
         StatusCode::OK,
         &openai::models(&shared.models(), shared.config.clock.now_secs()),
@@ -430,10 +445,11 @@ async fn openai_models(
 async fn ollama_tags(
     State(shared): State<Arc<Shared>>,
     method: Method,
+    version: Version,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OllamaTags, &method, &uri, &headers);
+    record_plain(&shared, Endpoint::OllamaTags, &method, version, &uri, &headers);
     json_response(
         StatusCode::OK,
         &ollama::tags(&shared.models(), shared.config.clock.now_secs()),
@@ -443,10 +459,11 @@ async fn ollama_tags(
 async fn ollama_version(
     State(shared): State<Arc<Shared>>,
     method: Method,
+    version: Version,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OllamaVersion, &method, &uri, &headers);
+    record_plain(&shared, Endpoint::OllamaVersion, &method, version, &uri, &headers);
     json_response(StatusCode::OK, &ollama::version())
 }
 

@@ -137,7 +137,7 @@ fn request(asked: Asked) -> ChatRequest {
     let schema = |schema: Value| {
         Some(ResponseSchema {
             name: "answer".to_owned(),
-            schema,
+            schema: schema.into(),
         })
     };
     let (tools, response_schema) = match asked {
@@ -145,7 +145,7 @@ fn request(asked: Asked) -> ChatRequest {
             vec![ToolSpec {
                 name: "lookup".to_owned(),
                 description: "Looks a word up.".to_owned(),
-                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}).into(),
             }],
             None,
         ),

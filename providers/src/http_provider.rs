@@ -226,7 +226,7 @@ mod tests {
             .unwrap();
         let mut spec = ProviderSpec::new(kind, "mock-model", Some(&base)).unwrap();
         spec.api_key = Some(secrecy::SecretString::from("k"));
-        let http = crate::transport::build_http_client().unwrap();
+        let http = crate::transport::build_http_client(false).unwrap();
         HttpProvider::<W>::new(spec, http)
             .unwrap()
             .with_limits(limits)

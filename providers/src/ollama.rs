@@ -209,7 +209,7 @@ fn to_wire_request<'a>(
                 },
             })
             .collect(),
-        format: request.response_schema.as_ref().map(|s| &s.schema),
+        format: request.response_schema.as_ref().map(|s| &*s.schema),
         options: WireOptions {
             temperature: hints.temperature,
             top_p: hints.top_p,

@@ -46,7 +46,7 @@ fn async_openai_request(
                     function: FunctionObject {
                         name: t.name.clone(),
                         description: Some(t.description.clone()),
-                        parameters: Some(t.parameters.clone()),
+                        parameters: Some((*t.parameters).clone()),
                         strict: None,
                     },
                 })
@@ -60,7 +60,7 @@ fn async_openai_request(
             json_schema: ResponseFormatJsonSchema {
                 description: None,
                 name: s.name.clone(),
-                schema: s.schema.clone(),
+                schema: (*s.schema).clone(),
                 strict: None,
             },
         });
@@ -169,17 +169,18 @@ fn rich_request() -> ChatRequest {
                 name: "calc".into(),
                 description: "Does \"math\".".into(),
                 parameters: json!({"type": "object", "properties": {"a": {"type": "number"}},
-                    "required": ["a"], "additionalProperties": false}),
+                    "required": ["a"], "additionalProperties": false})
+                .into(),
             },
             ToolSpec {
                 name: "empty".into(),
                 description: String::new(),
-                parameters: json!({}),
+                parameters: json!({}).into(),
             },
         ],
         response_schema: Some(ResponseSchema {
             name: "bench-calc".into(),
-            schema: json!({"type": "object", "properties": {"result": {"type": "integer"}}}),
+            schema: json!({"type": "object", "properties": {"result": {"type": "integer"}}}).into(),
         }),
         hints: Hints {
             max_tokens: Some(256),

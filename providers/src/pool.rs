@@ -3,7 +3,8 @@
 //!
 //! Every provider of a pool sends through ONE pooled `reqwest` client, created once: timeouts
 //! are applied per request, credentials travel per request, so nothing in a spec needs a
-//! client of its own. Providers are cached by spec in a least-recently-used cache capped at
+//! client of its own. The one exception is the protocol: specs with `http2_prior_knowledge`
+//! share a second client that speaks HTTP/2 from the first byte (at most two, ever). Providers are cached by spec in a least-recently-used cache capped at
 //! [`ProviderPool::DEFAULT_CAPACITY`] entries, so request-supplied overrides (each a distinct
 //! spec) cannot grow the process without bound. The cache key holds a keyed hash of the
 //! secrets, never their text, and a hit is confirmed by comparing the secrets themselves so a
@@ -25,9 +26,9 @@ use crate::transport::build_http_client;
 pub struct ProviderPool {
     /// Random per pool, so secret hashes mean nothing outside this process.
     hasher: RandomState,
-    /// The one HTTP client, built on first use.
-    http: Mutex<Option<reqwest::Client>>,
-    /// How many HTTP clients this pool ever built (1 after first use, forever).
+    /// The HTTP clients, built on first use: `[negotiating, HTTP/2 prior knowledge]`.
+    http: Mutex<[Option<reqwest::Client>; 2]>,
+    /// How many HTTP clients this pool ever built (one per protocol choice in use, forever).
     clients_built: AtomicUsize,
     cache: Mutex<Lru>,
 }
@@ -131,7 +132,7 @@ impl ProviderPool {
     pub fn with_capacity(capacity: usize) -> Self {
         ProviderPool {
             hasher: RandomState::new(),
-            http: Mutex::new(None),
+            http: Mutex::new([None, None]),
             clients_built: AtomicUsize::new(0),
             cache: Mutex::new(Lru {
                 capacity: capacity.max(1),
@@ -148,7 +149,8 @@ impl ProviderPool {
         if let Some(found) = self.lock_cache().get(&key, spec) {
             return Ok(found);
         }
-        let provider = spec.kind.build(spec.clone(), self.http_client()?)?;
+        let http = self.http_client_for(spec.http2_prior_knowledge)?;
+        let provider = spec.kind.build(spec.clone(), http)?;
         let mut cache = self.lock_cache();
         // Another task may have built it meanwhile; keep the first so callers share one.
         if let Some(existing) = cache.get(&key, spec) {
@@ -158,13 +160,19 @@ impl ProviderPool {
         Ok(provider)
     }
 
-    /// The pool's one HTTP client, built on first use.
+    /// The pool's HTTP client negotiating the protocol, built on first use.
     pub fn http_client(&self) -> Result<reqwest::Client, ProviderError> {
-        let mut slot = self.http.lock().unwrap_or_else(|p| p.into_inner());
+        self.http_client_for(false)
+    }
+
+    /// The pool's client for specs with or without `http2_prior_knowledge`, built on first use.
+    fn http_client_for(&self, http2_prior_knowledge: bool) -> Result<reqwest::Client, ProviderError> {
+        let mut clients = self.http.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = &mut clients[usize::from(http2_prior_knowledge)];
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let client = build_http_client()?;
+        let client = build_http_client(http2_prior_knowledge)?;
         self.clients_built.fetch_add(1, Ordering::Relaxed);
         *slot = Some(client.clone());
         Ok(client)
@@ -180,7 +188,8 @@ impl ProviderPool {
         self.lock_cache().capacity
     }
 
-    /// How many HTTP clients this pool has built: 0 before first use, then 1 for its life.
+    /// How many HTTP clients this pool has built: 0 before first use, then 1 for its life (2
+    /// once a spec with `http2_prior_knowledge` was used too).
     pub fn http_clients_built(&self) -> usize {
         self.clients_built.load(Ordering::Relaxed)
     }
@@ -264,6 +273,21 @@ mod tests {
         pool.provider(&slow).unwrap();
         assert_eq!(pool.cached_providers(), 2);
         assert_eq!(pool.http_clients_built(), 1);
+    }
+
+    #[test]
+    fn http2_prior_knowledge_specs_share_a_second_client_and_get_their_own_providers() {
+        let pool = ProviderPool::new();
+        let plain = pool.provider(&spec("k1")).unwrap();
+        let mut h2 = spec("k1");
+        h2.http2_prior_knowledge = true;
+        let multiplexed = pool.provider(&h2).unwrap();
+        assert!(!Arc::ptr_eq(&plain, &multiplexed));
+        let mut h2_slow = h2.clone();
+        h2_slow.timeouts.read = Duration::from_secs(999);
+        pool.provider(&h2_slow).unwrap();
+        assert_eq!(pool.cached_providers(), 3);
+        assert_eq!(pool.http_clients_built(), 2);
     }
 
     #[test]

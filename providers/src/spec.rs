@@ -20,6 +20,7 @@
 //! | `max_retry_after_ms` | integer | 60 000 | a `Retry-After` longer than this is not waited for |
 //! | `max_tokens`, `temperature`, `top_p`, `seed` | number | unset | default [`Hints`] for requests that set none |
 //! | `anthropic_version` | string | `2023-06-01` | `anthropic-version` header (Anthropic only) |
+//! | `http2_prior_knowledge` | boolean | `false` | speak HTTP/2 from the first byte, without negotiating it (`h2c` on `http://`): every call to the host multiplexes over one connection instead of one connection per call in flight. Only for servers that accept it (mock-llm, vLLM behind an HTTP/2 proxy, gateways); `https://` hosts negotiate HTTP/2 by ALPN without it |
 //!
 //! Unknown keys are rejected, so a typo does not silently fall back to a default.
 //!
@@ -127,6 +128,9 @@ pub struct ProviderSpec {
     pub default_hints: Hints,
     /// `anthropic-version` header value (Anthropic only).
     pub anthropic_version: String,
+    /// Send HTTP/2 without negotiating it (`h2c` on plain `http://`); such specs share the
+    /// pool's second client.
+    pub http2_prior_knowledge: bool,
 }
 
 /// A config that cannot become a [`ProviderSpec`].
@@ -177,6 +181,7 @@ const KNOWN_KEYS: &[&str] = &[
     "top_p",
     "seed",
     "anthropic_version",
+    "http2_prior_knowledge",
 ];
 
 /// Headers a config may not set: they would break framing or re-route the request.
@@ -229,6 +234,7 @@ impl ProviderSpec {
             retry: RetrySettings::default(),
             default_hints: Hints::default(),
             anthropic_version: "2023-06-01".to_owned(),
+            http2_prior_knowledge: false,
         })
     }
 
@@ -290,6 +296,11 @@ impl ProviderSpec {
             HeaderValue::from_str(version)
                 .map_err(|_| invalid("anthropic_version", "not a valid header value"))?;
             spec.anthropic_version = version.to_owned();
+        }
+        if let Some(flag) = config.get("http2_prior_knowledge") {
+            spec.http2_prior_knowledge = flag
+                .as_bool()
+                .ok_or_else(|| invalid("http2_prior_knowledge", "expected true or false"))?;
         }
         if let Some(headers) = config.get("headers") {
             let headers = headers
@@ -390,7 +401,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 9)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 10)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -400,6 +411,7 @@ impl Serialize for ProviderSpec {
         s.serialize_field("headers", &headers)?;
         s.serialize_field("retry", &self.retry)?;
         s.serialize_field("default_hints", &self.default_hints)?;
+        s.serialize_field("http2_prior_knowledge", &self.http2_prior_knowledge)?;
         s.end()
     }
 }

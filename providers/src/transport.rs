@@ -15,17 +15,41 @@ use serde::Deserialize;
 use crate::error::ProviderError;
 use crate::types::StreamSink;
 
-/// Builds the one HTTP client every provider of a pool shares. It carries no timeouts: those
-/// differ per spec and are applied per request (`http_provider.rs`), so distinct timeouts never
-/// mean distinct clients or connection pools. Redirects are not followed: an API never needs
-/// them, and following one could steer a request past the override policy's base-URL
+/// Answer bytes all calls on one HTTP/2 connection may have in flight.
+const HTTP2_CONNECTION_WINDOW: u32 = 64 << 20;
+
+/// Answer bytes one call on an HTTP/2 connection may have in flight.
+const HTTP2_STREAM_WINDOW: u32 = 4 << 20;
+
+/// Builds an HTTP client the providers of a pool share: one negotiating the protocol (HTTP/1.1
+/// on `http://`, HTTP/2 or 1.1 by ALPN on `https://`), and one speaking HTTP/2 from the first
+/// byte when `http2_prior_knowledge` (a pool builds each at most once). It carries no timeouts:
+/// those differ per spec and are applied per request (`http_provider.rs`), so distinct timeouts
+/// never mean distinct clients or connection pools. Redirects are not followed: an API never
+/// needs them, and following one could steer a request past the override policy's base-URL
 /// allow-list to an internal host.
-pub(crate) fn build_http_client() -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
+pub(crate) fn build_http_client(
+    http2_prior_knowledge: bool,
+) -> Result<reqwest::Client, ProviderError> {
+    let builder = reqwest::Client::builder()
         .pool_idle_timeout(Duration::from_secs(90))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| ProviderError::from_transport(&e))
+        .redirect(reqwest::redirect::Policy::none());
+    let builder = if http2_prior_knowledge {
+        // Thousands of calls share one connection, so its receive window must hold all their
+        // answers at once: with a small window the server has to cut them into many small DATA
+        // frames, which h2's flood protection (half the window) counts against the connection
+        // and answers by closing it (ENHANCE_YOUR_CALM). Windows are credit, not buffers: memory
+        // is used only for answer bytes received and not yet read.
+        builder
+            .http2_prior_knowledge()
+            .http2_initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
+            .http2_initial_stream_window_size(HTTP2_STREAM_WINDOW)
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .http2_keep_alive_while_idle(false)
+    } else {
+        builder
+    };
+    builder.build().map_err(|e| ProviderError::from_transport(&e))
 }
 
 /// Adds `Authorization: Bearer <key>` (marked sensitive) when a key is configured: the

@@ -6,6 +6,8 @@
 //! API. Nothing here knows about skills either: the engine translates its turns into
 //! [`ChatMessage`]s.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -104,8 +106,9 @@ pub struct ToolSpec {
     pub name: String,
     /// What the tool does, for the model.
     pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    /// JSON Schema of the arguments object, shared: a run offers the same schemas every turn
+    /// and every call, so each request holds a reference, not a copy.
+    pub parameters: Arc<Value>,
 }
 
 /// The schema the final answer must satisfy (structured output).
@@ -113,8 +116,8 @@ pub struct ToolSpec {
 pub struct ResponseSchema {
     /// A short identifier (`[a-zA-Z0-9_-]`, at most 64 characters) some APIs require.
     pub name: String,
-    /// The JSON Schema.
-    pub schema: Value,
+    /// The JSON Schema (shared, like [`ToolSpec::parameters`]).
+    pub schema: Arc<Value>,
 }
 
 /// Sampling and length hints. `None` leaves the provider's default.

@@ -148,7 +148,7 @@ async fn a_fourth_wire_runs_through_the_generic_provider_streamed_and_not() {
     let mut spec =
         ProviderSpec::new(ProviderKind::Ollama, "mock-model", Some(&server.base_url())).unwrap();
     spec.retry.initial_backoff = std::time::Duration::from_millis(1);
-    let http = crate::transport::build_http_client().unwrap();
+    let http = crate::transport::build_http_client(false).unwrap();
     let provider = HttpProvider::<TextOnly>::new(spec, http).unwrap();
     let ask = || ChatRequest {
         messages: vec![ChatMessage::user("hi")],

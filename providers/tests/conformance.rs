@@ -22,7 +22,8 @@ fn weather_tool() -> ToolSpec {
         name: "get_weather".into(),
         description: "Current weather for a city".into(),
         parameters: json!({"type": "object", "properties": {"city": {"type": "string"}},
-                           "required": ["city"]}),
+                           "required": ["city"]})
+        .into(),
     }
 }
 
@@ -30,7 +31,8 @@ fn answer_schema() -> ResponseSchema {
     ResponseSchema {
         name: "answer".into(),
         schema: json!({"type": "object", "properties": {"answer": {"type": "string"}},
-                       "required": ["answer"], "additionalProperties": false}),
+                       "required": ["answer"], "additionalProperties": false})
+        .into(),
     }
 }
 
@@ -466,6 +468,43 @@ macro_rules! provider_suite {
                 assert!(dropped.is_err(), "the stalled call should still be pending");
                 let r = p.chat(ask("hi"), CallOptions::default()).await.unwrap();
                 assert_eq!(r.text, "fine");
+            }
+
+            #[tokio::test]
+            async fn http2_prior_knowledge_carries_concurrent_calls_over_one_connection() {
+                let mock = server("rules:\n  - reply: {text: \"one two three\"}\n").await;
+                let p = provider(KIND, &mock, json!({"http2_prior_knowledge": true}));
+                let calls = (0..24).map(|i| {
+                    let p = p.clone();
+                    async move {
+                        let deltas = Deltas::default();
+                        let options = if i % 2 == 0 {
+                            CallOptions::default().with_stream(&deltas)
+                        } else {
+                            CallOptions::default()
+                        };
+                        let r = p.chat(ask("count"), options).await.unwrap();
+                        (r.text, deltas.joined(), i % 2 == 0)
+                    }
+                });
+                for (text, streamed, stream) in futures::future::join_all(calls).await {
+                    assert_eq!(text, "one two three");
+                    if stream {
+                        assert_eq!(streamed, "one two three");
+                    }
+                }
+                let sent = chat_requests(&mock);
+                assert_eq!(sent.len(), 24);
+                assert!(sent.iter().all(|e| e.http_version == "HTTP/2.0"), "{sent:?}");
+                assert_eq!(mock.connections_accepted(), 1);
+
+                // Without the setting the same provider kind speaks HTTP/1.1.
+                let plain = server("rules:\n  - reply: {text: \"hi\"}\n").await;
+                provider(KIND, &plain, json!({}))
+                    .chat(ask("hi"), CallOptions::default())
+                    .await
+                    .unwrap();
+                assert_eq!(chat_requests(&plain)[0].http_version, "HTTP/1.1");
             }
 
             #[tokio::test]

@@ -10,7 +10,7 @@
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
 //! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -146,17 +146,18 @@ enum Step {
 
 impl TurnLoop<'_> {
     /// Runs turns until an outcome.
-    pub(crate) async fn run(self) -> Outcome {
+    pub(crate) async fn run(mut self) -> Outcome {
         let output_schema = self
             .skill
             .output_schema
             .as_ref()
             .filter(|s| !s.is_unconstrained());
         // One request for the whole run: each turn appends to its messages and lends it to the
-        // provider, so the conversation and the tool schemas are never copied per turn.
+        // provider, so the conversation is never copied per turn, and the schemas are the
+        // compiled ones' documents, shared by every call (no copy per call either).
         let mut request = ChatRequest {
-            system: Some(self.system.clone()),
-            messages: vec![ChatMessage::user(self.first_message.clone())],
+            system: Some(std::mem::take(&mut self.system)),
+            messages: vec![ChatMessage::user(std::mem::take(&mut self.first_message))],
             tools: self
                 .tools
                 .tools()
@@ -164,12 +165,12 @@ impl TurnLoop<'_> {
                 .map(|t| ToolSpec {
                     name: t.offered_name.clone(),
                     description: t.tool.description().to_owned(),
-                    parameters: t.tool.input_schema().clone(),
+                    parameters: Arc::clone(self.schemas.get(t).source()),
                 })
                 .collect(),
             response_schema: output_schema.map(|s| ResponseSchema {
                 name: names::sanitize(self.skill.name()),
-                schema: s.source().clone(),
+                schema: s.shared_source(),
             }),
             hints: Hints {
                 max_tokens: self.skill.hints.max_tokens,

@@ -183,7 +183,7 @@ impl ExecutorInner {
 
     async fn execute(
         &self,
-        prepared: Prepared,
+        mut prepared: Prepared,
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
@@ -235,8 +235,10 @@ impl ExecutorInner {
             Value::Object(map) => messages::first_user_message(map),
             _ => messages::first_user_message(&request.arguments),
         };
+        // The run owns the system prompt from here: no copy of it is kept beside the request.
+        let model = prepared.model.take();
         let body = async {
-            match (&skill.implementation, &prepared.model) {
+            match (&skill.implementation, model) {
                 (Implementation::Native(handler), _) => {
                     let ctx = HandlerContext {
                         events: events.clone(),
@@ -252,12 +254,12 @@ impl ExecutorInner {
                 (Implementation::Manifest, Some((system, provider))) => {
                     TurnLoop {
                         skill,
-                        provider,
+                        provider: &provider,
                         tools: &tools,
                         schemas: &self.tool_schemas,
                         limits: &self.limits,
-                        system: system.clone(),
-                        first_message: first_message.clone(),
+                        system,
+                        first_message,
                         max_turns: self.limits.max_turns(skill.definition.max_turns),
                         deadline,
                         cancel: &cancel,

@@ -38,6 +38,11 @@ impl ToolSchema {
         }
     }
 
+    /// The schema document, shared with every request that offers the tool.
+    pub(crate) fn source(&self) -> &Arc<Value> {
+        &self.source
+    }
+
     /// Checks `arguments`; `Err` lists every violation as `path: message` lines (or says that
     /// the tool's own schema is broken).
     pub(crate) fn check(&self, arguments: &Value) -> Result<(), Vec<String>> {

@@ -175,6 +175,12 @@ impl CompiledSchema {
         &self.source
     }
 
+    /// The schema document, shared (a reference count, no copy): what a request offering it to
+    /// a model holds.
+    pub fn shared_source(&self) -> std::sync::Arc<Value> {
+        std::sync::Arc::clone(&self.source)
+    }
+
     /// Whether `self` and `other` are one compilation shared (a [`SchemaCache`] hands out the
     /// same validator for identical documents), not merely equal documents.
     pub fn shares_compilation_with(&self, other: &CompiledSchema) -> bool {
