@@ -5,10 +5,16 @@
 //! no gaps, `progress.pct` never decreases, events are pushed live only when the call asked for
 //! streaming, and every event is also collected for `SkillResult.events` up to a cap (past it,
 //! collection stops and `truncated` is reported). State is per call: no global lock.
+//!
+//! Collected events are kept compact until the call answers ([`Collected`]): what a
+//! [`SkillEvent`] adds (the id as text, the protocol version, the request id) is the same for
+//! every event of the call or derived, so it is added once when the events are taken. That is
+//! about half an event's memory, and three allocations fewer per event, for every call in
+//! flight.
 
 use std::sync::{Arc, Mutex};
 
-use crate::protocol::{EventPayload, SkillEvent};
+use crate::protocol::{EventPayload, PROTOCOL_VERSION, SkillEvent, now_ts};
 
 /// Receives the live events of calls. Implementations must not block (a transport typically
 /// forwards into an unbounded channel); they are called on runtime threads.
@@ -46,9 +52,42 @@ struct EmitterInner {
 struct EmitterState {
     next_seq: u64,
     last_pct: u8,
-    collected: Vec<SkillEvent>,
+    collected: Vec<Collected>,
     dropped: usize,
     closed: bool,
+}
+
+/// A collected event until the call answers: a [`SkillEvent`] without what every event of the
+/// call shares.
+struct Collected {
+    id: uuid::Uuid,
+    ts: f64,
+    seq: u64,
+    payload: EventPayload,
+}
+
+impl Collected {
+    fn to_event(&self, req_id: &str) -> SkillEvent {
+        SkillEvent {
+            id: self.id.to_string(),
+            version: PROTOCOL_VERSION.to_owned(),
+            ts: self.ts,
+            req_id: req_id.to_owned(),
+            seq: self.seq,
+            payload: self.payload.clone(),
+        }
+    }
+
+    fn into_event(self, req_id: &str) -> SkillEvent {
+        SkillEvent {
+            id: self.id.to_string(),
+            version: PROTOCOL_VERSION.to_owned(),
+            ts: self.ts,
+            req_id: req_id.to_owned(),
+            seq: self.seq,
+            payload: self.payload,
+        }
+    }
 }
 
 impl std::fmt::Debug for EventEmitter {
@@ -103,18 +142,24 @@ impl EventEmitter {
             }
             let seq = state.next_seq;
             state.next_seq += 1;
-            let event = SkillEvent::new(self.inner.req_id.clone(), seq, payload);
+            let event = Collected {
+                id: uuid::Uuid::new_v4(),
+                ts: now_ts(),
+                seq,
+                payload,
+            };
             let collect = state.collected.len() < self.inner.collect_cap;
             if !collect {
                 state.dropped += 1;
             }
-            // Collected as is unless a live sink needs the event too: then the copy is kept.
+            // The live sink gets a whole event; the collected one stays compact.
             let for_sink = match (self.inner.live.is_some(), collect) {
                 (true, true) => {
-                    state.collected.push(event.clone());
-                    Some(event)
+                    let live = event.to_event(&self.inner.req_id);
+                    state.collected.push(event);
+                    Some(live)
                 }
-                (true, false) => Some(event),
+                (true, false) => Some(event.into_event(&self.inner.req_id)),
                 (false, true) => {
                     state.collected.push(event);
                     None
@@ -170,9 +215,14 @@ impl EventEmitter {
     /// closes the emitter: later emits are dropped, so nothing reaches the sink after the call's
     /// response is assembled.
     pub fn take_collected(&self) -> (Vec<SkillEvent>, bool) {
-        let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.closed = true;
-        (std::mem::take(&mut state.collected), state.dropped > 0)
+        let (collected, dropped) = {
+            let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.closed = true;
+            (std::mem::take(&mut state.collected), state.dropped > 0)
+        };
+        let req_id = &self.inner.req_id;
+        let events = collected.into_iter().map(|c| c.into_event(req_id)).collect();
+        (events, dropped)
     }
 }
 

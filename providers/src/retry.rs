@@ -46,7 +46,10 @@ where
         if options.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(ProviderError::deadline_exceeded(""));
         }
-        let result = bounded(options, attempt(number)).await;
+        // Boxed: a future passed by value to an async fn is stored twice in its state (the
+        // argument and the `select!` that polls it), which would double the largest part of
+        // every call in flight.
+        let result = bounded(options, Box::pin(attempt(number))).await;
         let error = match result {
             Ok(value) => return Ok(value),
             Err(error) => error,

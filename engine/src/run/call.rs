@@ -61,7 +61,7 @@ impl ExecutorInner {
     /// Runs `request` to its one response (see the module docs).
     pub(crate) async fn call(
         &self,
-        request: SkillCallRequest,
+        request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
     ) -> SkillCallResponse {
@@ -70,16 +70,16 @@ impl ExecutorInner {
         propagation::continue_trace(&span, &request.metadata);
         let _in_flight = InFlight::enter();
         async {
-            let response = match self.preflight(&request) {
+            let response = match self.preflight(request) {
                 Err(error) => {
                     let span = tracing::Span::current();
                     span.record("skillet.outcome", error.code.as_str());
                     spans::record_error(&span, error.code.as_str());
                     SkillCallResponse::rejected(&request.id, &request.name, error)
                 }
-                Ok(prepared) => {
+                Ok(mut prepared) => {
                     let result = self
-                        .execute(prepared, &request, sink, cancel, started)
+                        .execute(&mut prepared, request, sink, cancel, started)
                         .await;
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
@@ -183,7 +183,7 @@ impl ExecutorInner {
 
     async fn execute(
         &self,
-        mut prepared: Prepared,
+        prepared: &mut Prepared,
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,

@@ -9,6 +9,8 @@
 //!
 //! Not here: what a call does (`call`), the turn loop (`agent`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -280,31 +282,39 @@ impl SkillService for Executor {
         SkillDiscoverResponse::new(request.id.clone(), skills)
     }
 
-    async fn call(
-        &self,
+    // Written out instead of `async fn`: `async_trait` rebinds every argument inside the
+    // future, which would keep the request twice in the state of every call in flight.
+    fn call<'life0, 'async_trait>(
+        &'life0 self,
         request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
-    ) -> SkillCallResponse {
-        // A bug in the engine must not cost the caller its one response: a panic anywhere in
-        // the call becomes a `runtime_error` answer (tool, handler, gate and hook panics are
-        // already contained closer to their source).
-        let (req_id, name) = (request.id.clone(), request.name.clone());
-        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel));
-        match futures::FutureExt::catch_unwind(call).await {
-            Ok(response) => response,
-            Err(_panic) => {
-                tracing::error!(skill = %name, req_id = %req_id, "internal error: the call panicked");
-                SkillCallResponse::rejected(
-                    req_id,
-                    name,
-                    ProtocolError::new(
-                        ErrorCode::RuntimeError,
-                        "internal error while running the skill",
-                    ),
-                )
+    ) -> Pin<Box<dyn Future<Output = SkillCallResponse> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            // A bug in the engine must not cost the caller its one response: a panic anywhere
+            // in the call becomes a `runtime_error` answer (tool, handler, gate and hook panics
+            // are already contained closer to their source).
+            let call = std::panic::AssertUnwindSafe(self.inner.call(&request, events, cancel));
+            match futures::FutureExt::catch_unwind(call).await {
+                Ok(response) => response,
+                Err(_panic) => {
+                    let (skill, req_id) = (&request.name, &request.id);
+                    tracing::error!(%skill, %req_id, "internal error: the call panicked");
+                    SkillCallResponse::rejected(
+                        req_id,
+                        skill,
+                        ProtocolError::new(
+                            ErrorCode::RuntimeError,
+                            "internal error while running the skill",
+                        ),
+                    )
+                }
             }
-        }
+        })
     }
 
     /// The card of the `Published` skills. A card A2A would reject (no skills, a skill
