@@ -144,18 +144,19 @@ impl<W: Wire> Provider for HttpProvider<W> {
     ) -> Result<ChatResponse, ProviderError> {
         let (body, state) =
             W::request(self.spec.wire_settings(), request, options.stream.is_some());
-        let body = Bytes::from(serde_json::to_vec(&body).map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::BadRequest,
-                format!("the request cannot be encoded: {e}"),
-            )
-        })?);
-        let state = &state;
+        let (body, state) = (&body, &state);
         let options_ref = &options;
         run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
-            let body = body.clone();
+            // Encoded per attempt (the body borrows the request): no copy of the bytes is held
+            // while the call waits for its answer, only in case a retry needs them.
+            let bytes = serde_json::to_vec(body).map(Bytes::from).map_err(|e| {
+                ProviderError::new(
+                    ProviderErrorKind::BadRequest,
+                    format!("the request cannot be encoded: {e}"),
+                )
+            });
             async move {
-                self.attempt(body, state, options_ref)
+                self.attempt(bytes?, state, options_ref)
                     .await
                     .map_err(|e| e.redact(self.spec.secrets()))
             }
