@@ -314,7 +314,10 @@ mod tests {
             assert_eq!(report.turns, 12);
         }
         let journal = server.journal();
-        assert!(journal.iter().all(|e| e.http_version == "HTTP/2.0"), "{journal:?}");
+        assert!(
+            journal.iter().all(|e| e.http_version == "HTTP/2.0"),
+            "{journal:?}"
+        );
         // The raw mode's capture uses its own mock; here one connection per mode's client.
         assert_eq!(server.connections_accepted(), 2);
         server.shutdown().await;

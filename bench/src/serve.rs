@@ -143,14 +143,8 @@ pub async fn start_http(
     model: &ModelEndpoint,
     max_calls: usize,
 ) -> anyhow::Result<(ServeChild, String)> {
-    let mut child = ServeChild::spawn(
-        skillet,
-        files,
-        model,
-        max_calls,
-        &["--http", "127.0.0.1:0"],
-    )?
-    .spawn()?;
+    let mut child =
+        ServeChild::spawn(skillet, files, model, max_calls, &["--http", "127.0.0.1:0"])?.spawn()?;
     let tail = Arc::new(Mutex::new(Vec::new()));
     let found = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |line| {
         line.contains("serving A2E on http://")

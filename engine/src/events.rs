@@ -221,7 +221,10 @@ impl EventEmitter {
             (std::mem::take(&mut state.collected), state.dropped > 0)
         };
         let req_id = &self.inner.req_id;
-        let events = collected.into_iter().map(|c| c.into_event(req_id)).collect();
+        let events = collected
+            .into_iter()
+            .map(|c| c.into_event(req_id))
+            .collect();
         (events, dropped)
     }
 }

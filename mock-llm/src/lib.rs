@@ -44,12 +44,12 @@ mod server;
 mod synth;
 mod wire;
 
+pub use accept::MAX_HTTP2_STREAMS;
 pub use config::{Clock, DEFAULT_EPOCH_SECS, DEFAULT_MAX_BODY_BYTES, MockConfig};
 pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
 pub use journal::{JournalEntry, REDACTED};
 pub use reply::{Finish, Usage};
 pub use request::Endpoint;
 pub use scenario::{Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec};
-pub use accept::MAX_HTTP2_STREAMS;
 pub use server::{MockServer, StartError};
 pub use synth::synthesize;

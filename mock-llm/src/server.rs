@@ -435,7 +435,14 @@ async fn openai_models(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OpenAiModels, &method, version, &uri, &headers);
+    record_plain(
+        &shared,
+        Endpoint::OpenAiModels,
+        &method,
+        version,
+        &uri,
+        &headers,
+    );
     json_response(
         StatusCode::OK,
         &openai::models(&shared.models(), shared.config.clock.now_secs()),
@@ -449,7 +456,14 @@ async fn ollama_tags(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OllamaTags, &method, version, &uri, &headers);
+    record_plain(
+        &shared,
+        Endpoint::OllamaTags,
+        &method,
+        version,
+        &uri,
+        &headers,
+    );
     json_response(
         StatusCode::OK,
         &ollama::tags(&shared.models(), shared.config.clock.now_secs()),
@@ -463,7 +477,14 @@ async fn ollama_version(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    record_plain(&shared, Endpoint::OllamaVersion, &method, version, &uri, &headers);
+    record_plain(
+        &shared,
+        Endpoint::OllamaVersion,
+        &method,
+        version,
+        &uri,
+        &headers,
+    );
     json_response(StatusCode::OK, &ollama::version())
 }
 

@@ -145,7 +145,8 @@ fn request(asked: Asked) -> ChatRequest {
             vec![ToolSpec {
                 name: "lookup".to_owned(),
                 description: "Looks a word up.".to_owned(),
-                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}).into(),
+                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}})
+                    .into(),
             }],
             None,
         ),

@@ -166,7 +166,10 @@ impl ProviderPool {
     }
 
     /// The pool's client for specs with or without `http2_prior_knowledge`, built on first use.
-    fn http_client_for(&self, http2_prior_knowledge: bool) -> Result<reqwest::Client, ProviderError> {
+    fn http_client_for(
+        &self,
+        http2_prior_knowledge: bool,
+    ) -> Result<reqwest::Client, ProviderError> {
         let mut clients = self.http.lock().unwrap_or_else(|p| p.into_inner());
         let slot = &mut clients[usize::from(http2_prior_knowledge)];
         if let Some(client) = slot.as_ref() {

@@ -35,6 +35,24 @@ fn full_config_is_read() {
 }
 
 #[test]
+fn http2_prior_knowledge_is_off_by_default_read_when_set_and_part_of_the_spec_identity() {
+    let plain = parse("ollama", json!({"model": "m"}), None).unwrap();
+    assert!(!plain.http2_prior_knowledge);
+    let h2 = parse(
+        "ollama",
+        json!({"model": "m", "http2_prior_knowledge": true}),
+        None,
+    )
+    .unwrap();
+    assert!(h2.http2_prior_knowledge);
+    // The pool tells specs apart by their serialized form: the setting must be in it.
+    assert_ne!(
+        serde_json::to_string(&plain).unwrap(),
+        serde_json::to_string(&h2).unwrap()
+    );
+}
+
+#[test]
 fn kinds_default_their_base_url() {
     let spec = parse("ollama", json!({"model": "llama3"}), None).unwrap();
     assert_eq!(spec.base_url, "http://127.0.0.1:11434");
@@ -92,6 +110,11 @@ fn bad_configs_are_rejected_with_the_key_named() {
             "openai",
             json!({"model": "m"}),
             "needs provider_credentials",
+        ),
+        (
+            "ollama",
+            json!({"model": "m", "http2_prior_knowledge": "yes"}),
+            "http2_prior_knowledge",
         ),
     ];
     for (name, config, expected) in cases {

@@ -49,7 +49,9 @@ pub(crate) fn build_http_client(
     } else {
         builder
     };
-    builder.build().map_err(|e| ProviderError::from_transport(&e))
+    builder
+        .build()
+        .map_err(|e| ProviderError::from_transport(&e))
 }
 
 /// Adds `Authorization: Bearer <key>` (marked sensitive) when a key is configured: the

@@ -10,8 +10,8 @@
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
 //! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use skillet_providers::{
