@@ -39,6 +39,9 @@ echo "== 2. concurrency: N=$N10K calls all at once, 500 ms mock latency per turn
 # runs at 9,000.
 "$BIN" --mode raw,engine,stdio --mock child -n "$N10K" -c "$C10K" --latency-ms 500 --runs 3 \
   --save "$OUT/concurrency.json" | tee "$OUT/concurrency.txt"
+echo "== 2a. the same over HTTP/2 (prior knowledge): every mode's calls share one connection to the mock"
+"$BIN" --mode raw,engine,stdio --mock child -n "$N10K" -c "$C10K" --latency-ms 500 --runs 3 --http2 \
+  --save "$OUT/concurrency-http2.json" | tee "$OUT/concurrency-http2.txt"
 W=$(( C10K < 9000 ? C10K : 9000 ))
 "$BIN" --mode wire --mock child -n "$W" -c "$W" --latency-ms 500 --runs 3 \
   --save "$OUT/concurrency-wire.json" | tee "$OUT/concurrency-wire.txt"
