@@ -90,6 +90,18 @@ impl Collected {
     }
 }
 
+impl EmitterState {
+    /// Keeps `event`. The list grows by half (at least 4) instead of doubling: it lives as long
+    /// as the call, so its spare room is memory every call in flight holds.
+    fn collect(&mut self, event: Collected) {
+        if self.collected.len() == self.collected.capacity() {
+            self.collected
+                .reserve_exact((self.collected.len() / 2).max(4));
+        }
+        self.collected.push(event);
+    }
+}
+
 impl std::fmt::Debug for EventEmitter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventEmitter")
@@ -156,12 +168,12 @@ impl EventEmitter {
             let for_sink = match (self.inner.live.is_some(), collect) {
                 (true, true) => {
                     let live = event.to_event(&self.inner.req_id);
-                    state.collected.push(event);
+                    state.collect(event);
                     Some(live)
                 }
                 (true, false) => Some(event.into_event(&self.inner.req_id)),
                 (false, true) => {
-                    state.collected.push(event);
+                    state.collect(event);
                     None
                 }
                 (false, false) => None,

@@ -156,7 +156,7 @@ impl ExecutorInner {
                     .output_schema
                     .as_ref()
                     .filter(|s| !s.is_unconstrained())
-                    .map(|s| s.source());
+                    .map(|s| s.text());
                 let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
                     Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
                     None => instructions,

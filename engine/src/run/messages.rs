@@ -16,8 +16,10 @@ use serde_json::{Map, Value};
 
 use crate::schema::Violation;
 
-/// The system prompt: instructions plus, with an output schema, the output-format section.
-pub fn system_prompt(instructions: &str, output_schema: Option<&Value>) -> String {
+/// The system prompt: instructions plus, with an output schema (its compact JSON text, written
+/// once per skill: [`CompiledSchema::text`](crate::schema::CompiledSchema::text)), the
+/// output-format section. Allocated at its exact size: a call in flight holds it for every turn.
+pub fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String {
     let Some(schema) = output_schema else {
         return instructions.to_owned();
     };
@@ -25,19 +27,13 @@ pub fn system_prompt(instructions: &str, output_schema: Option<&Value>) -> Strin
          single JSON value that matches this JSON Schema, and nothing else (no prose, no code \
          fence):\n\n";
     let instructions = instructions.trim_end();
-    // Built as bytes so the schema is written straight in (no interim string per call).
-    let mut text = Vec::with_capacity(instructions.len() + SECTION.len() + 1024);
-    text.extend_from_slice(instructions.as_bytes());
-    if !text.is_empty() {
-        text.extend_from_slice(b"\n\n");
+    let gap = if instructions.is_empty() { "" } else { "\n\n" };
+    let mut text =
+        String::with_capacity(instructions.len() + gap.len() + SECTION.len() + schema.len());
+    for part in [instructions, gap, SECTION, schema] {
+        text.push_str(part);
     }
-    text.extend_from_slice(SECTION.as_bytes());
-    let written = serde_json::to_writer(&mut text, schema);
-    // JSON text of a `Value` is always UTF-8, and writing it cannot fail; fall back anyway.
-    match (written, String::from_utf8(text)) {
-        (Ok(()), Ok(text)) => text,
-        _ => format!("{instructions}\n\n{SECTION}{schema}"),
-    }
+    text
 }
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
@@ -114,7 +110,8 @@ mod tests {
     #[test]
     fn system_prompt_shows_the_schema_only_when_there_is_one() {
         assert_eq!(system_prompt("Do it.", None), "Do it.");
-        let with = system_prompt("Do it.", Some(&json!({"type": "object"})));
+        let schema = json!({"type": "object"}).to_string();
+        let with = system_prompt("Do it.", Some(&schema));
         assert!(with.starts_with("Do it.\n\n## Output format"));
         assert!(with.ends_with(r#"{"type":"object"}"#));
         let exact = "Do it.\n\n## Output format\n\nWhen you give your final answer, answer with a \
@@ -122,11 +119,9 @@ mod tests {
                      no code fence):\n\n{\"type\":\"object\"}";
         assert_eq!(with, exact);
         // Trailing blank space of the instructions is trimmed; empty instructions add no gap.
-        assert_eq!(
-            system_prompt("Do it. \n\n", Some(&json!({"type": "object"}))),
-            exact
-        );
-        let bare = system_prompt("", Some(&json!(true)));
+        assert_eq!(system_prompt("Do it. \n\n", Some(&schema)), exact);
+        let bare = system_prompt("", Some("true"));
+        assert_eq!(bare.capacity(), bare.len(), "allocated at its exact size");
         assert!(bare.starts_with("## Output format") && bare.ends_with("\n\ntrue"));
     }
 

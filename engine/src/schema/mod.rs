@@ -50,6 +50,8 @@ pub struct CompiledSchema {
     source: std::sync::Arc<Value>,
     validator: std::sync::Arc<Validator>,
     unconstrained: bool,
+    /// The document as compact JSON text, written on first use and shared by the clones.
+    text: std::sync::Arc<std::sync::OnceLock<Box<str>>>,
 }
 
 /// Why a schema was rejected at load.
@@ -129,6 +131,7 @@ impl CompiledSchema {
             source: std::sync::Arc::new(schema.clone()),
             validator: std::sync::Arc::new(validator),
             unconstrained,
+            text: std::sync::Arc::default(),
         })
     }
 
@@ -173,6 +176,13 @@ impl CompiledSchema {
     /// The schema document as written.
     pub fn source(&self) -> &Value {
         &self.source
+    }
+
+    /// The document as compact JSON text (written once per compilation, then shared): what a
+    /// prompt showing the schema embeds.
+    pub fn text(&self) -> &str {
+        self.text
+            .get_or_init(|| self.source.to_string().into_boxed_str())
     }
 
     /// The schema document, shared (a reference count, no copy): what a request offering it to
