@@ -67,26 +67,31 @@ struct Collected {
 }
 
 impl Collected {
+    /// The whole event, for a live sink (the collected one stays).
     fn to_event(&self, req_id: &str) -> SkillEvent {
-        SkillEvent {
-            id: self.id.to_string(),
-            version: PROTOCOL_VERSION.to_owned(),
-            ts: self.ts,
-            req_id: req_id.to_owned(),
-            seq: self.seq,
-            payload: self.payload.clone(),
-        }
+        whole_event(self.id, self.ts, self.seq, req_id, self.payload.clone())
     }
 
+    /// The whole event, when the call answers.
     fn into_event(self, req_id: &str) -> SkillEvent {
-        SkillEvent {
-            id: self.id.to_string(),
-            version: PROTOCOL_VERSION.to_owned(),
-            ts: self.ts,
-            req_id: req_id.to_owned(),
-            seq: self.seq,
-            payload: self.payload,
-        }
+        whole_event(self.id, self.ts, self.seq, req_id, self.payload)
+    }
+}
+
+fn whole_event(
+    id: uuid::Uuid,
+    ts: f64,
+    seq: u64,
+    req_id: &str,
+    payload: EventPayload,
+) -> SkillEvent {
+    SkillEvent {
+        id: id.to_string(),
+        version: PROTOCOL_VERSION.to_owned(),
+        ts,
+        req_id: req_id.to_owned(),
+        seq,
+        payload,
     }
 }
 
