@@ -65,6 +65,20 @@ impl<W: Wire> HttpProvider<W> {
         self
     }
 
+    /// A failure to send or to read the head. With `http2_prior_knowledge`, a server that does
+    /// not speak HTTP/2 without negotiation fails every request at the connection (an invalid
+    /// frame, a closed stream), which the transport's words do not make obvious: say so.
+    fn transport_error(&self, error: &reqwest::Error) -> ProviderError {
+        let mut failure = ProviderError::from_transport(error);
+        if self.spec.http2_prior_knowledge && failure.kind == ProviderErrorKind::Unavailable {
+            failure.message.push_str(
+                " (this provider sends HTTP/2 without negotiating it, `http2_prior_knowledge`: \
+                 if the server at its base URL speaks only HTTP/1.1, every request fails so)",
+            );
+        }
+        failure
+    }
+
     /// One attempt: send, classify the status, read the answer.
     async fn attempt(
         &self,
@@ -79,7 +93,7 @@ impl<W: Wire> HttpProvider<W> {
         // The wait for the response head covers connecting and the server's first bytes.
         let head_wait = timeouts.connect + timeouts.read;
         let response = match tokio::time::timeout(head_wait, self.http.execute(request)).await {
-            Ok(sent) => sent.map_err(|e| ProviderError::from_transport(&e))?,
+            Ok(sent) => sent.map_err(|e| self.transport_error(&e))?,
             Err(_) => return Err(no_answer(head_wait)),
         };
         let status = response.status();
@@ -269,6 +283,24 @@ mod tests {
             }
         });
         format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn http2_prior_knowledge_to_an_http1_only_server_says_what_is_likely_wrong() {
+        let base = raw_server("application/json", "{}".to_owned()).await;
+        let kind = ProviderKind::OpenaiCompatible;
+        let mut spec = ProviderSpec::new(kind, "m", Some(&format!("{base}/v1"))).unwrap();
+        spec.http2_prior_knowledge = true;
+        spec.retry.max_attempts = 1;
+        let http = crate::transport::build_http_client(true).unwrap();
+        let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
+        let request = ChatRequest {
+            messages: vec![crate::types::ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        let error = p.chat(request, CallOptions::default()).await.unwrap_err();
+        assert_eq!(error.kind, ProviderErrorKind::Unavailable, "{error}");
+        assert!(error.message.contains("speaks only HTTP/1.1"), "{error}");
     }
 
     #[tokio::test]
