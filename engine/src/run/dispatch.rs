@@ -69,19 +69,17 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
     // metric label.
     let known = ctx.tools.lookup(&call.name).is_some();
     let span = spans::execute_tool(&call.name, &call.id, ctx.turn);
+    // Written once for the span (when content is captured) and the log event's preview.
+    let arguments = call.arguments.to_string();
     spans::record_content(
         &span,
         ctx.capture_content,
         "gen_ai.tool.call.arguments",
-        &call.arguments.to_string(),
+        &arguments,
     );
     ctx.events.log(
         "info",
-        format!(
-            "tool call {}({})",
-            call.name,
-            preview(&call.arguments.to_string())
-        ),
+        format!("tool call {}({})", call.name, preview(&arguments)),
     );
     let (outcome, content) = match prepare(ctx, call) {
         Err(problem) => ("rejected", Err(problem)),
