@@ -28,6 +28,7 @@ pub mod progress;
 mod run;
 mod serve;
 pub mod setup;
+mod std_pipes;
 mod toolkits;
 mod validate;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::args::{GlobalArgs, ServeArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
-use super::shutdown_signal;
+use super::{shutdown_signal, std_pipes};
 use crate::host::a2a;
 use crate::host::core::HostCore;
 use crate::host::endpoint::Endpoint;
@@ -42,15 +42,10 @@ pub async fn serve(
                 setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
             let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
             tracing::info!(skills = parts.skills.len(), "serving MCP on stdio");
-            mcp::serve_stream(
-                core,
-                tokio::io::stdin(),
-                tokio::io::stdout(),
-                server.grace(),
-                shutdown_signal(),
-            )
-            .await
-            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
+            let (input, output, _blocking_again) = std_pipes::open();
+            mcp::serve_stream(core, input, output, server.grace(), shutdown_signal())
+                .await
+                .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
         }
         None => {
             let executor =
@@ -62,15 +57,10 @@ pub async fn serve(
                 grace: server.grace(),
             };
             tracing::info!(skills = parts.skills.len(), "serving A2E on stdio");
-            stdio::serve(
-                endpoint,
-                tokio::io::stdin(),
-                tokio::io::stdout(),
-                options,
-                shutdown_signal(),
-            )
-            .await
-            .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
+            let (input, output, _blocking_again) = std_pipes::open();
+            stdio::serve(endpoint, input, output, options, shutdown_signal())
+                .await
+                .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
         }
         Some(addr) => {
             let addr = addr.unwrap_or(server.http_listen);
