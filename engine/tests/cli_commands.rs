@@ -373,3 +373,115 @@ fn card_prints_a_valid_agent_card_with_tagged_skills() {
         "a card without skills is invalid"
     );
 }
+
+/// `serve --stdio` reads pipes on the event loop and anything else (a file) through tokio's
+/// blocking `stdin`/`stdout`: both paths answer the same messages the same way.
+#[test]
+fn serve_stdio_answers_alike_from_a_pipe_a_file_and_into_a_file() {
+    use skillet_engine::protocol::{Message, SkillCallRequest, encode};
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let cwd = tempfile::tempdir().unwrap();
+    let arguments: serde_json::Map<String, Value> = serde_json::from_str(
+        &std::fs::read_to_string(bundled_skills().join("expense-report/examples/basic.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let mut input = String::new();
+    for id in ["c1", "c2"] {
+        let mut call = SkillCallRequest::new("expense-report", arguments.clone());
+        call.id = id.to_owned();
+        call.streaming = false;
+        input.push_str(&encode(&Message::CallRequest(call)));
+        input.push('\n');
+    }
+    input.push_str("not json\n");
+    let input_file = cwd.path().join("requests.jsonl");
+    std::fs::write(&input_file, &input).unwrap();
+    let command = || {
+        let mut command = Command::new(SKILLET);
+        command
+            .current_dir(cwd.path())
+            .args(["--skills-dir", &bundled(), "serve", "--stdio"])
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_MODEL")
+            .env_remove("SKILLET_CONFIG")
+            .env_remove("RUST_LOG");
+        command
+    };
+    // Answers as (type, req_id or error code), sorted: calls answer in any order.
+    let answers = |text: &str| {
+        let mut seen: Vec<(String, String)> = text
+            .lines()
+            .map(|line| {
+                let message: Value = serde_json::from_str(line).unwrap();
+                let ok = message["data"]["success"] == Value::Bool(true);
+                let tag = match message["req_id"].as_str() {
+                    Some(id) if !id.is_empty() => format!("{id} success={ok}"),
+                    _ => message["error"]["code"].as_str().unwrap_or("?").to_owned(),
+                };
+                (message["type"].as_str().unwrap_or("?").to_owned(), tag)
+            })
+            .collect();
+        seen.sort();
+        seen
+    };
+
+    // stdin a pipe, stdout a pipe: both on the event loop.
+    let mut child = command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    let expected = answers(&stdout(&piped));
+    assert_eq!(expected.len(), 3, "{expected:?}");
+    assert!(
+        expected
+            .iter()
+            .any(|(t, tag)| t == "skill/call/resp" && tag == "c1 success=true")
+    );
+    assert!(
+        expected
+            .iter()
+            .any(|(t, tag)| t == "skill/call/resp" && tag == "c2 success=true")
+    );
+
+    // stdin a regular file: the blocking fallback; stdout still a pipe.
+    let from_file = command()
+        .stdin(std::fs::File::open(&input_file).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    assert_eq!(answers(&stdout(&from_file)), expected);
+
+    // stdout a regular file: the blocking fallback for writing.
+    let output_file = cwd.path().join("answers.jsonl");
+    let mut child = command()
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&output_file).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let into_file = child.wait_with_output().unwrap();
+    assert_eq!(into_file.status.code(), Some(0), "{}", stderr(&into_file));
+    assert_eq!(
+        answers(&std::fs::read_to_string(&output_file).unwrap()),
+        expected
+    );
+}
