@@ -428,20 +428,25 @@ fn serve_stdio_answers_alike_from_a_pipe_a_file_and_into_a_file() {
         seen
     };
 
+    // The requests written into a piped stdin; stdout goes to `output`.
+    let fed_through_a_pipe = |output: Stdio| {
+        let mut child = command()
+            .stdin(Stdio::piped())
+            .stdout(output)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+
     // stdin a pipe, stdout a pipe: both on the event loop.
-    let mut child = command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let piped = child.wait_with_output().unwrap();
+    let piped = fed_through_a_pipe(Stdio::piped());
     assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
     let expected = answers(&stdout(&piped));
     assert_eq!(expected.len(), 3, "{expected:?}");
@@ -466,19 +471,7 @@ fn serve_stdio_answers_alike_from_a_pipe_a_file_and_into_a_file() {
 
     // stdout a regular file: the blocking fallback for writing.
     let output_file = cwd.path().join("answers.jsonl");
-    let mut child = command()
-        .stdin(Stdio::piped())
-        .stdout(std::fs::File::create(&output_file).unwrap())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let into_file = child.wait_with_output().unwrap();
+    let into_file = fed_through_a_pipe(std::fs::File::create(&output_file).unwrap().into());
     assert_eq!(into_file.status.code(), Some(0), "{}", stderr(&into_file));
     assert_eq!(
         answers(&std::fs::read_to_string(&output_file).unwrap()),
