@@ -184,19 +184,6 @@ pub fn http_client(http2: bool) -> anyhow::Result<reqwest::Client> {
     Ok(builder.build()?)
 }
 
-/// An error with its chain of causes (`reqwest` puts the reason — a reset stream, a closed
-/// connection — in the sources).
-pub fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 /// One `replay` call: the captured bytes in order, each answer read to the end.
 pub async fn replay_call(
     client: &reqwest::Client,
@@ -212,12 +199,12 @@ pub async fn replay_call(
             .body(request.body.clone())
             .send()
             .await
-            .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
+            .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
         let status = response.status();
         last = response
             .text()
             .await
-            .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
+            .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
         if !status.is_success() {
             return Err(format!("HTTP {status}: {last}"));
         }
@@ -246,12 +233,12 @@ pub async fn raw_call(
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
+            .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
         let status = response.status();
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
+            .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
         if !status.is_success() {
             return Err(format!(
                 "HTTP {status}: {}",

@@ -178,12 +178,12 @@ pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("send: {}", crate::modes::with_causes(&e)))?;
+        .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
     let status = response.status();
     let text = response
         .text()
         .await
-        .map_err(|e| format!("read body: {}", crate::modes::with_causes(&e)))?;
+        .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
     if !status.is_success() {
         return Err(format!("HTTP {status}: {text}"));
     }
