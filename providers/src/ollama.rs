@@ -10,13 +10,12 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
 use crate::openai::tool_result_text;
-use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, bearer_auth, parse_error_envelope};
+use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
 use crate::wire::{
     Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings, decode_single,
@@ -38,12 +37,6 @@ impl Wire for Ollama {
     type Body<'a> = WireRequest<'a>;
     type CallState = ();
     type Decoder = LineDecoder;
-
-    /// A key, if configured, is sent as a bearer token (for Ollama behind an authenticating
-    /// proxy).
-    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        bearer_auth(spec.api_key, headers)
-    }
 
     fn request<'a>(
         spec: WireSettings<'a>,

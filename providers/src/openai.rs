@@ -17,11 +17,10 @@ use async_openai::types::chat::{
     ChatCompletionMessageToolCalls, CompletionUsage, CreateChatCompletionResponse,
     CreateChatCompletionStreamResponse, FinishReason as WireFinish,
 };
-use http::HeaderMap;
 
 use crate::error::ProviderError;
 use crate::openai_request::ChatCompletionBody;
-use crate::transport::{TrackingSink, bearer_auth, in_band_error, parse_error_envelope};
+use crate::transport::{TrackingSink, in_band_error, parse_error_envelope};
 use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
 use crate::wire::{Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings};
 
@@ -56,10 +55,6 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
     type Body<'a> = ChatCompletionBody<'a>;
     type CallState = ();
     type Decoder = ChunkDecoder;
-
-    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        bearer_auth(spec.api_key, headers)
-    }
 
     fn request<'a>(
         spec: WireSettings<'a>,

@@ -14,7 +14,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ProviderError;
-use crate::transport::{ErrorBody, TrackingSink};
+use crate::transport::{ErrorBody, TrackingSink, bearer_auth};
 use crate::types::{ChatRequest, ChatResponse, Hints};
 
 /// Static facts about one provider kind; [`ProviderKind`](crate::ProviderKind)'s tables read
@@ -107,11 +107,15 @@ pub(crate) trait Wire: Send + Sync + 'static {
     type Decoder: StreamDecoder;
 
     /// Adds the credential and API-version headers (the spec's extra headers are added by the
-    /// provider). Header values built from secrets must be marked sensitive.
+    /// provider). Header values built from secrets must be marked sensitive. Default:
+    /// `Authorization: Bearer <key>` when a key is configured (the OpenAI-style APIs, and Ollama
+    /// behind an authenticating proxy).
     fn auth_headers(
         settings: WireSettings<'_>,
         headers: &mut HeaderMap,
-    ) -> Result<(), ProviderError>;
+    ) -> Result<(), ProviderError> {
+        bearer_auth(settings.api_key, headers)
+    }
 
     /// Maps the request to the API's body.
     fn request<'a>(
