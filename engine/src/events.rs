@@ -14,7 +14,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::protocol::{EventPayload, PROTOCOL_VERSION, SkillEvent, now_ts};
+use crate::protocol::{EventPayload, SkillEvent, default_version, now_ts};
 
 /// Receives the live events of calls. Implementations must not block (a transport typically
 /// forwards into an unbounded channel); they are called on runtime threads.
@@ -87,7 +87,7 @@ fn whole_event(
 ) -> SkillEvent {
     SkillEvent {
         id: id.to_string(),
-        version: PROTOCOL_VERSION.to_owned(),
+        version: default_version(),
         ts,
         req_id: req_id.to_owned(),
         seq,
