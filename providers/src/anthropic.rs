@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use http::HeaderMap;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 pub use crate::anthropic_response::ANSWER_TOOL;
@@ -140,7 +141,7 @@ static NO_INPUT: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 #[derive(Serialize)]
 #[serde(untagged)]
 enum InputSchema<'a> {
-    Given(&'a Value),
+    Given(&'a RawValue),
     /// `{"type": "object", "properties": {"value": schema}, "required": ["value"]}`.
     Wrapped {
         #[serde(rename = "type")]
@@ -152,7 +153,7 @@ enum InputSchema<'a> {
 
 #[derive(Serialize)]
 struct WrappedValue<'a> {
-    value: &'a Value,
+    value: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -174,7 +175,7 @@ fn to_wire_request<'a>(
         .map(|t| WireTool {
             name: &t.name,
             description: &t.description,
-            input_schema: InputSchema::Given(&t.parameters),
+            input_schema: InputSchema::Given(t.parameters.json_text()),
         })
         .collect();
     let mut shape = AnswerShape::None;
@@ -183,13 +184,13 @@ fn to_wire_request<'a>(
         let is_object = schema.schema.get("type").and_then(Value::as_str) == Some("object");
         let input_schema = if is_object {
             shape = AnswerShape::Object;
-            InputSchema::Given(&schema.schema)
+            InputSchema::Given(schema.schema.json_text())
         } else {
             shape = AnswerShape::Wrapped;
             InputSchema::Wrapped {
                 kind: "object",
                 properties: WrappedValue {
-                    value: &schema.schema,
+                    value: schema.schema.json_text(),
                 },
                 required: ["value"],
             }

@@ -14,7 +14,7 @@
 //!   at most [`ProviderPool::DEFAULT_CAPACITY`] providers are cached (least recently used goes
 //!   first), and every provider shares the pool's one HTTP client (timeouts apply per request).
 //! - [`Provider::chat`] — [`ChatRequest`] (system, [`ChatMessage`]s, [`ToolSpec`]s, optional
-//!   [`ResponseSchema`], [`Hints`]) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
+//!   [`ResponseSchema`], [`Hints`]; schemas are [`SharedJson`], written as JSON text once) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
 //!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
 //!   request id) or [`ProviderError`] (a [`ProviderErrorKind`] plus `retryable` and `status`).
 //! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)` → `Ok` or a
@@ -73,6 +73,7 @@ mod policy;
 mod pool;
 mod provider;
 mod retry;
+mod shared_json;
 mod spec;
 mod transport;
 mod types;
@@ -88,6 +89,7 @@ pub use pool::{ProviderPool, build_provider};
 pub use error::{ProviderError, ProviderErrorKind};
 pub use kind::ProviderKind;
 pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver};
+pub use shared_json::SharedJson;
 pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use types::{
     ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,

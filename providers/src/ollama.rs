@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
@@ -73,7 +74,7 @@ pub(crate) struct WireRequest<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    format: Option<&'a Value>,
+    format: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "WireOptions::is_empty")]
     options: WireOptions,
 }
@@ -110,7 +111,7 @@ struct WireTool<'a> {
 struct WireToolFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a RawValue,
 }
 
 /// The arguments sent back for a call whose own were not a JSON object.
@@ -198,11 +199,14 @@ fn to_wire_request<'a>(
                 function: WireToolFunction {
                     name: &t.name,
                     description: &t.description,
-                    parameters: &t.parameters,
+                    parameters: t.parameters.json_text(),
                 },
             })
             .collect(),
-        format: request.response_schema.as_ref().map(|s| &*s.schema),
+        format: request
+            .response_schema
+            .as_ref()
+            .map(|s| s.schema.json_text()),
         options: WireOptions {
             temperature: hints.temperature,
             top_p: hints.top_p,

@@ -15,6 +15,7 @@ use std::fmt;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::types::{ChatMessage, ChatRequest, ResponseSchema, ToolCall, ToolSpec};
 use crate::wire::WireSettings;
@@ -223,7 +224,7 @@ impl Serialize for Tools<'_> {
             function: OfferedFunction {
                 name: &tool.name,
                 description: &tool.description,
-                parameters: &tool.parameters,
+                parameters: tool.parameters.json_text(),
             },
         }))
     }
@@ -233,7 +234,7 @@ impl Serialize for Tools<'_> {
 struct OfferedFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a RawValue,
 }
 
 /// `{"type":"json_schema","json_schema":{"name","schema"}}`.
@@ -244,7 +245,7 @@ impl Serialize for ResponseFormat<'_> {
         #[derive(Serialize)]
         struct JsonSchema<'a> {
             name: &'a str,
-            schema: &'a Value,
+            schema: &'a RawValue,
         }
         let mut map = serializer.serialize_map(Some(2))?;
         map.serialize_entry("type", "json_schema")?;
@@ -252,7 +253,7 @@ impl Serialize for ResponseFormat<'_> {
             "json_schema",
             &JsonSchema {
                 name: &self.0.name,
-                schema: &self.0.schema,
+                schema: self.0.schema.json_text(),
             },
         )?;
         map.end()

@@ -6,10 +6,10 @@
 //! API. Nothing here knows about skills either: the engine translates its turns into
 //! [`ChatMessage`]s.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::shared_json::SharedJson;
 
 /// One chat call: everything a provider needs besides the model, which lives in the
 /// [`ProviderSpec`](crate::ProviderSpec).
@@ -107,8 +107,9 @@ pub struct ToolSpec {
     /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments object, shared: a run offers the same schemas every turn
-    /// and every call, so each request holds a reference, not a copy.
-    pub parameters: Arc<Value>,
+    /// and every call, so each request holds a reference, not a copy, and the schema's JSON
+    /// text is written once, not per request.
+    pub parameters: SharedJson,
 }
 
 /// The schema the final answer must satisfy (structured output).
@@ -117,7 +118,7 @@ pub struct ResponseSchema {
     /// A short identifier (`[a-zA-Z0-9_-]`, at most 64 characters) some APIs require.
     pub name: String,
     /// The JSON Schema (shared, like [`ToolSpec::parameters`]).
-    pub schema: Arc<Value>,
+    pub schema: SharedJson,
 }
 
 /// Sampling and length hints. `None` leaves the provider's default.

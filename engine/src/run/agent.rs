@@ -10,8 +10,8 @@
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
 //! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use skillet_providers::{
@@ -165,7 +165,7 @@ impl TurnLoop<'_> {
                 .map(|t| ToolSpec {
                     name: t.offered_name.clone(),
                     description: t.tool.description().to_owned(),
-                    parameters: Arc::clone(self.schemas.get(t).source()),
+                    parameters: self.schemas.get(t).source().clone(),
                 })
                 .collect(),
             response_schema: output_schema.map(|s| ResponseSchema {

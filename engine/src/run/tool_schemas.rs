@@ -14,6 +14,7 @@ use std::sync::{Arc, RwLock};
 
 use jsonschema::Validator;
 use serde_json::Value;
+use skillet_providers::SharedJson;
 
 use crate::tools::{ResolvedTool, ToolRegistry, ToolSource};
 
@@ -21,7 +22,7 @@ use crate::tools::{ResolvedTool, ToolRegistry, ToolSource};
 /// counts: a lookup per tool call copies no schema.
 #[derive(Clone)]
 pub(crate) struct ToolSchema {
-    source: Arc<Value>,
+    source: SharedJson,
     validator: Result<Arc<Validator>, String>,
 }
 
@@ -33,13 +34,14 @@ impl ToolSchema {
             .map(Arc::new)
             .map_err(|e| e.to_string());
         ToolSchema {
-            source: Arc::new(source.clone()),
+            source: SharedJson::new(source.clone()),
             validator,
         }
     }
 
-    /// The schema document, shared with every request that offers the tool.
-    pub(crate) fn source(&self) -> &Arc<Value> {
+    /// The schema document, shared with every request that offers the tool (its JSON text is
+    /// written once per compilation, not per request).
+    pub(crate) fn source(&self) -> &SharedJson {
         &self.source
     }
 
@@ -96,7 +98,7 @@ impl ToolSchemaCache {
         let kit = match &tool.source {
             ToolSource::Direct => {
                 if let Some(cached) = self.registered.get(tool.tool.name())
-                    && *cached.source == *schema
+                    && *cached.source.value() == *schema
                 {
                     return cached.clone();
                 }
@@ -110,7 +112,7 @@ impl ToolSchemaCache {
         {
             let map = self.toolkit.read().unwrap_or_else(|p| p.into_inner());
             if let Some(cached) = map.get(&key)
-                && *cached.source == *schema
+                && *cached.source.value() == *schema
             {
                 return cached.clone();
             }

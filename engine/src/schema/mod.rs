@@ -34,6 +34,7 @@ use std::sync::LazyLock;
 
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
+use skillet_providers::SharedJson;
 
 mod cache;
 mod cycles;
@@ -47,11 +48,11 @@ mod tests;
 /// A schema compiled once, validated many times; `Send + Sync`, share it in an `Arc`.
 #[derive(Debug, Clone)]
 pub struct CompiledSchema {
-    source: std::sync::Arc<Value>,
+    /// The document, shared with every request offering it, with its compact JSON text written
+    /// once (on first use) and shared by the clones.
+    source: SharedJson,
     validator: std::sync::Arc<Validator>,
     unconstrained: bool,
-    /// The document as compact JSON text, written on first use and shared by the clones.
-    text: std::sync::Arc<std::sync::OnceLock<Box<str>>>,
 }
 
 /// Why a schema was rejected at load.
@@ -128,10 +129,9 @@ impl CompiledSchema {
             _ => false,
         };
         Ok(CompiledSchema {
-            source: std::sync::Arc::new(schema.clone()),
+            source: SharedJson::new(schema.clone()),
             validator: std::sync::Arc::new(validator),
             unconstrained,
-            text: std::sync::Arc::default(),
         })
     }
 
@@ -181,14 +181,13 @@ impl CompiledSchema {
     /// The document as compact JSON text (written once per compilation, then shared): what a
     /// prompt showing the schema embeds.
     pub fn text(&self) -> &str {
-        self.text
-            .get_or_init(|| self.source.to_string().into_boxed_str())
+        self.source.json_text().get()
     }
 
     /// The schema document, shared (a reference count, no copy): what a request offering it to
     /// a model holds.
-    pub fn shared_source(&self) -> std::sync::Arc<Value> {
-        std::sync::Arc::clone(&self.source)
+    pub fn shared_source(&self) -> SharedJson {
+        self.source.clone()
     }
 
     /// Whether `self` and `other` are one compilation shared (a [`SchemaCache`] hands out the
