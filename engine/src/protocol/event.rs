@@ -107,22 +107,20 @@ impl EventPayload {
 }
 
 /// A `skill/event` message (without its `type` tag, which [`super::Message`] adds).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Decoded by hand (`event_decode`), in one pass; the seed's defaults apply to `id`, `version`,
+/// `ts`, `req_id` and `seq`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillEvent {
     /// Message UUID.
-    #[serde(default = "new_id")]
     pub id: String,
     /// Protocol version.
-    #[serde(default = "default_version")]
     pub version: String,
     /// Unix epoch timestamp.
-    #[serde(default = "now_ts")]
     pub ts: f64,
     /// The call this event belongs to (the request's `id`).
-    #[serde(default)]
     pub req_id: String,
     /// Monotonic sequence number within the call, starting at 0, without gaps.
-    #[serde(default)]
     pub seq: u64,
     /// Kind and data.
     #[serde(flatten)]
