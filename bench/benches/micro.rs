@@ -136,5 +136,22 @@ fn decode(c: &mut Criterion) {
     });
 }
 
-criterion_group!(micro, template, schema, events, decode);
+/// The answer of the bench skill's 3-turn call, as `serve --stdio` writes it: 12 events.
+const CALL_RESP_3_TURNS: &str = include_str!("call-resp-3-turns.json");
+
+fn whole_answer(c: &mut Criterion) {
+    let Ok(Message::CallResponse(response)) = protocol::decode(CALL_RESP_3_TURNS) else {
+        panic!("the recorded answer decodes");
+    };
+    assert_eq!(response.data.as_ref().map(|d| d.events.len()), Some(12));
+    let message = Message::CallResponse(response);
+    c.bench_function("a2e_encode_call_resp_12_events", |b| {
+        b.iter(|| protocol::encode(black_box(&message)))
+    });
+    c.bench_function("a2e_decode_call_resp_12_events", |b| {
+        b.iter(|| protocol::decode(black_box(CALL_RESP_3_TURNS)))
+    });
+}
+
+criterion_group!(micro, template, schema, events, decode, whole_answer);
 criterion_main!(micro);

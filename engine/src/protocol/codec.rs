@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::writer;
 use super::{
     ErrorCode, PROTOCOL_VERSION, ProtocolError, SkillCallRequest, SkillCallResponse,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
@@ -357,20 +358,36 @@ fn invalid(
 }
 
 /// Encodes a message as one line of JSON (no trailing newline).
+///
+/// Answers and events are written by hand (`writer`: same bytes, faster escaping); the other
+/// messages by their derived `Serialize`.
 pub fn encode(message: &Message) -> String {
-    // Serializing these plain data types cannot fail: every map key is a string and no
-    // Serialize impl here returns an error.
-    serde_json::to_string(message).unwrap_or_else(|e| encode_failed(&e))
+    let mut text = Vec::new();
+    encode_into(message, &mut text);
+    // Both writers emit UTF-8 only (JSON text of `str`s and serde_json's output).
+    String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn encode_into(message: &Message, out: &mut Vec<u8>) {
+    match message {
+        Message::CallResponse(response) => writer::call_response(out, response),
+        Message::Event(event) => writer::event_message(out, event),
+        _ => {
+            let start = out.len();
+            // Serializing these plain data types cannot fail: every map key is a string and
+            // no Serialize impl here returns an error.
+            if let Err(e) = serde_json::to_writer(&mut *out, message) {
+                out.truncate(start);
+                out.extend_from_slice(encode_failed(&e).as_bytes());
+            }
+        }
+    }
 }
 
 /// Appends a message as one line of JSON, newline included, to `line`: what a line-framed
 /// transport writes, without an interim `String` per message.
 pub fn encode_line_into(message: &Message, line: &mut Vec<u8>) {
-    let start = line.len();
-    if let Err(e) = serde_json::to_writer(&mut *line, message) {
-        line.truncate(start);
-        line.extend_from_slice(encode_failed(&e).as_bytes());
-    }
+    encode_into(message, line);
     line.push(b'\n');
 }
 

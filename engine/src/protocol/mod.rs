@@ -10,8 +10,10 @@ mod codec;
 mod definition;
 mod error;
 mod event;
+mod event_decode;
 mod messages;
 mod result;
+mod writer;
 
 pub use codec::{DecodeError, Message, decode, decode_value, encode, encode_line_into};
 pub use definition::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
