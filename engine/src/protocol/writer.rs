@@ -189,69 +189,72 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// `0x01` in every lane.
 const ONES: u64 = 0x0101_0101_0101_0101;
 
-/// Whether any of the 8 bytes in `lanes` needs escaping: below 0x20, `"` or `\`. Exact as a
-/// yes/no for the whole word (the classic "has a zero byte" test on `lanes ^ c`, and "has a
-/// byte below n" for the controls); which byte it is, the slow path finds out.
-fn needs_escape(lanes: u64) -> bool {
-    let below_space = lanes.wrapping_sub(ONES * 0x20) & !lanes;
-    let quote = lanes ^ (ONES * u64::from(b'"'));
-    let backslash = lanes ^ (ONES * u64::from(b'\\'));
+/// The lanes of `word` (8 bytes, little-endian) that need escaping — below 0x20, `"` or `\` —
+/// as their high bits. These are the classic "has a zero byte" (on `word ^ c`) and "has a byte
+/// below n" tests: a lane above a match may be flagged falsely (the borrow), but the lowest
+/// flagged lane is always a true match, so `trailing_zeros() / 8` is the first byte to escape.
+fn escape_mask(word: u64) -> u64 {
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
     let has_quote = quote.wrapping_sub(ONES) & !quote;
     let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_space | has_quote | has_backslash) & HIGH != 0
+    (below_space | has_quote | has_backslash) & HIGH
+}
+
+/// The offset of the first byte at or after `from` that needs escaping, eight bytes at a time
+/// (the last few padded with spaces, which never do).
+fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while from < bytes.len() {
+        let word = match bytes
+            .get(from..from + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            Some(word) => word,
+            None => {
+                let mut padded = [b' '; 8];
+                padded[..bytes.len() - from].copy_from_slice(&bytes[from..]);
+                padded
+            }
+        };
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask != 0 {
+            return Some(from + (mask.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    None
 }
 
 /// Writes `text` as a JSON string, escaping exactly as `serde_json` does: `\"`, `\\`, the short
 /// forms `\b \t \n \f \r`, and `\u00xx` (lowercase hex) for the other control characters;
-/// everything else, non-ASCII included, as it is.
+/// everything else, non-ASCII included, as it is, copied in runs.
 pub(super) fn string(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut run_start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(word) = bytes.get(i..i + 8) {
-            let mut lanes = [0u8; 8];
-            lanes.copy_from_slice(word);
-            if !needs_escape(u64::from_le_bytes(lanes)) {
-                i += 8;
-                continue;
+    let mut copied = 0;
+    while let Some(at) = next_escape(bytes, copied) {
+        out.extend_from_slice(&bytes[copied..at]);
+        let byte = bytes[at];
+        match byte {
+            b'"' => out.extend_from_slice(br#"\""#),
+            b'\\' => out.extend_from_slice(br"\\"),
+            0x08 => out.extend_from_slice(br"\b"),
+            b'\t' => out.extend_from_slice(br"\t"),
+            b'\n' => out.extend_from_slice(br"\n"),
+            0x0c => out.extend_from_slice(br"\f"),
+            b'\r' => out.extend_from_slice(br"\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(br"\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
             }
         }
-        // Somewhere in the next 8 bytes (or the tail): go byte by byte through them.
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            let byte = bytes[i];
-            let escaped: Option<&[u8]> = match byte {
-                b'"' => Some(br#"\""#),
-                b'\\' => Some(br"\\"),
-                0x08 => Some(br"\b"),
-                b'\t' => Some(br"\t"),
-                b'\n' => Some(br"\n"),
-                0x0c => Some(br"\f"),
-                b'\r' => Some(br"\r"),
-                0x00..=0x1f => None,
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            out.extend_from_slice(&bytes[run_start..i]);
-            match escaped {
-                Some(short) => out.extend_from_slice(short),
-                None => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[usize::from(byte >> 4)]);
-                    out.push(HEX[usize::from(byte & 0xf)]);
-                }
-            }
-            i += 1;
-            run_start = i;
-        }
+        copied = at + 1;
     }
-    out.extend_from_slice(&bytes[run_start..]);
+    out.extend_from_slice(&bytes[copied..]);
     out.push(b'"');
 }
 
