@@ -8,11 +8,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::writer;
 use super::{
     ErrorCode, PROTOCOL_VERSION, ProtocolError, SkillCallRequest, SkillCallResponse,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
 };
+use super::{one_pass, writer};
 
 /// Any message of the skills capability, tagged by its `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,10 +209,16 @@ fn text_of(value: Option<Value>) -> Option<String> {
 
 /// Decodes one message from JSON text.
 ///
-/// The text is read twice, neither time into a generic JSON tree: once for the envelope
-/// (`type`, `id`, `version`, `name`), which classifies the message and recovers its id; then
-/// straight into the message type the envelope names.
+/// A well-formed message whose first key is `type` is read once, straight into its type.
+/// Otherwise the text is read twice, neither time into a generic JSON tree: once for the
+/// envelope (`type`, `id`, `version`, `name`), which classifies the message and recovers its id;
+/// then straight into the message type the envelope names.
 pub fn decode(text: &str) -> Result<Message, DecodeError> {
+    // A well-formed message whose first key is `type` needs one pass (`one_pass`); anything
+    // else, and every error, comes from the two passes below.
+    if let Some(message) = one_pass::decode(text) {
+        return Ok(message);
+    }
     let envelope: Envelope = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(e) if e.is_data() => {

@@ -12,6 +12,7 @@ mod error;
 mod event;
 mod event_decode;
 mod messages;
+mod one_pass;
 mod result;
 mod writer;
 
