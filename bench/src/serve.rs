@@ -180,14 +180,20 @@ pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String
         .await
         .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
     let status = response.status();
-    let text = response
-        .text()
+    // Bytes, then a strict UTF-8 check, as the floors read their answers: `text()` would
+    // decode lossily, a byte at a time.
+    let bytes = response
+        .bytes()
         .await
         .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
     if !status.is_success() {
-        return Err(format!("HTTP {status}: {text}"));
+        return Err(format!(
+            "HTTP {status}: {}",
+            String::from_utf8_lossy(&bytes)
+        ));
     }
-    match protocol::decode(&text) {
+    let text = std::str::from_utf8(&bytes).map_err(|e| format!("answer is not UTF-8: {e}"))?;
+    match protocol::decode(text) {
         Ok(Message::CallResponse(response)) => crate::modes::check_response(&response),
         Ok(other) => Err(format!("unexpected {}", other.type_name())),
         Err(e) => Err(format!("undecodable answer: {e}")),
