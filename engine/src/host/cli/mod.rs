@@ -118,13 +118,18 @@ fn init_tracing(
             (None, None)
         }
     };
-    let _ = tracing_subscriber::registry()
-        .with(
-            crate::telemetry::logs::stderr_layer(global.log_format, logging::redacting_stderr)
-                .with_filter(filter),
-        )
-        .with(otel)
-        .try_init();
+    let logs = crate::telemetry::logs::stderr_layer(global.log_format, logging::redacting_stderr)
+        .with_filter(filter);
+    // Without an exporter the stack is the filtered log layer alone: an absent (`None`) layer
+    // would declare interest in every callsite, so every span and event below the log level
+    // would still be built and then discarded.
+    let _ = match otel {
+        Some(otel) => tracing_subscriber::registry()
+            .with(logs)
+            .with(otel)
+            .try_init(),
+        None => tracing_subscriber::registry().with(logs).try_init(),
+    };
     export
 }
 

@@ -60,10 +60,16 @@ pub async fn serve(
             let (input, output, _blocking_again) = std_pipes::open();
             // On a worker, not on the thread blocked in `main`: a call spawned from a worker
             // starts on that worker's queue, without waking another thread for each line.
-            tokio::spawn(stdio::serve(endpoint, input, output, options, shutdown_signal()))
-                .await
-                .map_err(|e| Failure::setup(format!("stdio transport: {e}")))?
-                .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
+            tokio::spawn(stdio::serve(
+                endpoint,
+                input,
+                output,
+                options,
+                shutdown_signal(),
+            ))
+            .await
+            .map_err(|e| Failure::setup(format!("stdio transport: {e}")))?
+            .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
         }
         Some(addr) => {
             let addr = addr.unwrap_or(server.http_listen);
