@@ -65,6 +65,7 @@ mod frames;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http_provider;
+pub mod json_writer;
 mod kind;
 mod ollama;
 mod openai;

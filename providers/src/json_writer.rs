@@ -1,0 +1,612 @@
+//! A `serde` serializer writing compact JSON into a `Vec<u8>`: byte for byte what
+//! `serde_json::to_vec` writes, with strings escaped eight bytes at a time.
+//!
+//! Why: request bodies are mostly text — the system prompt, the conversation re-sent every
+//! turn, tool results — and `serde_json` escapes a string one byte at a time through a lookup
+//! table, which made escaping the largest single cost of building a body. Here a string is
+//! checked a 64-bit word at a time for what JSON must escape (a control character, `"`, `\`)
+//! and copied in runs. Numbers are still formatted by `serde_json`, and a
+//! `serde_json::value::RawValue` (a [`crate::SharedJson`]'s text) is copied as it is, as
+//! `serde_json` does.
+//!
+//! The tests compare both serializers on every body the wires build and on `Value`s with every
+//! kind of character, number and nesting.
+//!
+//! Not here: what a body contains (the wire modules).
+
+use std::fmt::Display;
+
+use serde::ser::{self, Serialize};
+use serde_json::Error;
+
+/// `value` as compact JSON.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(1024);
+    to_writer(&mut out, value)?;
+    Ok(out)
+}
+
+/// Appends `value` as compact JSON to `out` (on error, `out` may hold part of it).
+pub fn to_writer<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Error> {
+    value.serialize(Writer { out })
+}
+
+/// How `serde_json::value::RawValue` names itself to a serializer (a struct with one field of
+/// this name holding the JSON text); `serde_json` recognises it the same way.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Bytes with the high bit set in every lane.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+/// `0x01` in every lane.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The lanes of `word` (8 bytes, little-endian) that need escaping — below 0x20, `"` or `\` —
+/// as their high bits. These are the classic "has a zero byte" (on `word ^ c`) and "has a byte
+/// below n" tests: a lane above a match may be flagged falsely (the borrow), but the lowest
+/// flagged lane is always a true match, so `trailing_zeros() / 8` is the first byte to escape.
+fn escape_mask(word: u64) -> u64 {
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let has_quote = quote.wrapping_sub(ONES) & !quote;
+    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (below_space | has_quote | has_backslash) & HIGH
+}
+
+/// The offset of the first byte at or after `from` that needs escaping, eight bytes at a time
+/// (the last few padded with spaces, which never do).
+fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while from < bytes.len() {
+        let word = match bytes
+            .get(from..from + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            Some(word) => word,
+            None => {
+                let mut padded = [b' '; 8];
+                padded[..bytes.len() - from].copy_from_slice(&bytes[from..]);
+                padded
+            }
+        };
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask != 0 {
+            return Some(from + (mask.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    None
+}
+
+/// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `\"`, `\\`, the
+/// short forms `\b \t \n \f \r`, and `\u00xx` (lowercase hex) for the other control characters;
+/// everything else, non-ASCII included, as it is, copied in runs.
+pub fn write_str(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    while let Some(at) = next_escape(bytes, copied) {
+        out.extend_from_slice(&bytes[copied..at]);
+        let byte = bytes[at];
+        match byte {
+            b'"' => out.extend_from_slice(br#"\""#),
+            b'\\' => out.extend_from_slice(br"\\"),
+            0x08 => out.extend_from_slice(br"\b"),
+            b'\t' => out.extend_from_slice(br"\t"),
+            b'\n' => out.extend_from_slice(br"\n"),
+            0x0c => out.extend_from_slice(br"\f"),
+            b'\r' => out.extend_from_slice(br"\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(br"\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            }
+        }
+        copied = at + 1;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
+}
+
+/// A number (or anything else scalar) as `serde_json` formats it.
+fn write_scalar<T: Serialize>(out: &mut Vec<u8>, value: T) -> Result<(), Error> {
+    serde_json::to_writer(out, &value)
+}
+
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+/// A sequence, map or struct being written: whether a separator is due, and what closes it.
+struct Compound<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+    /// `]` or `}`, and one more `}` for a variant (`{"Variant":[..]}`).
+    close: &'static [u8],
+    /// The struct is a `RawValue`: its one field is JSON text, copied as it is.
+    raw: bool,
+}
+
+impl Compound<'_> {
+    fn separate(&mut self) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+    }
+
+    fn key(&mut self, key: &str) {
+        self.separate();
+        write_str(self.out, key);
+        self.out.push(b':');
+    }
+
+    fn end(self) {
+        self.out.extend_from_slice(self.close);
+    }
+}
+
+macro_rules! scalars {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method(self, value: $ty) -> Result<(), Error> {
+            write_scalar(self.out, value)
+        }
+    )*};
+}
+
+impl<'a> ser::Serializer for Writer<'a> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    scalars! {
+        serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_i128: i128, serialize_u8: u8, serialize_u16: u16,
+        serialize_u32: u32, serialize_u64: u64, serialize_u128: u128, serialize_f32: f32,
+        serialize_f64: f64,
+    }
+
+    fn serialize_char(self, value: char) -> Result<(), Error> {
+        write_str(self.out, value.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, value: &str) -> Result<(), Error> {
+        write_str(self.out, value);
+        Ok(())
+    }
+
+    fn serialize_bytes(self, value: &[u8]) -> Result<(), Error> {
+        write_scalar(self.out, value)
+    }
+
+    fn serialize_none(self) -> Result<(), Error> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.serialize_none()
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        self.serialize_none()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.out.push(b'{');
+        write_str(self.out, variant);
+        self.out.push(b':');
+        value.serialize(Writer {
+            out: &mut *self.out,
+        })?;
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        self.out.push(b'[');
+        Ok(Compound {
+            out: self.out,
+            first: true,
+            close: b"]",
+            raw: false,
+        })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        write_str(self.out, variant);
+        self.out.extend_from_slice(b":[");
+        Ok(Compound {
+            out: self.out,
+            first: true,
+            close: b"]}",
+            raw: false,
+        })
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        Ok(Compound {
+            out: self.out,
+            first: true,
+            close: b"}",
+            raw: false,
+        })
+    }
+
+    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'a>, Error> {
+        if name == RAW_VALUE_TOKEN {
+            return Ok(Compound {
+                out: self.out,
+                first: true,
+                close: b"",
+                raw: true,
+            });
+        }
+        self.serialize_map(None)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        write_str(self.out, variant);
+        self.out.extend_from_slice(b":{");
+        Ok(Compound {
+            out: self.out,
+            first: true,
+            close: b"}}",
+            raw: false,
+        })
+    }
+
+    fn collect_str<T: Display + ?Sized>(self, value: &T) -> Result<(), Error> {
+        self.serialize_str(&value.to_string())
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.separate();
+        value.serialize(Writer {
+            out: &mut *self.out,
+        })
+    }
+
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self);
+        Ok(())
+    }
+}
+
+macro_rules! like_seq {
+    ($($trait:ident :: $method:ident),* $(,)?) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = Error;
+
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                ser::SerializeSeq::serialize_element(self, value)
+            }
+
+            fn end(self) -> Result<(), Error> {
+                Compound::end(self);
+                Ok(())
+            }
+        }
+    )*};
+}
+
+like_seq! {
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.separate();
+        key.serialize(MapKey {
+            out: &mut *self.out,
+        })?;
+        self.out.push(b':');
+        Ok(())
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        value.serialize(Writer {
+            out: &mut *self.out,
+        })
+    }
+
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        if self.raw {
+            // The field is the JSON text, handed over as a string: taken through
+            // `serde_json`'s value serializer (one copy) and written as it is.
+            return match value.serialize(serde_json::value::Serializer)? {
+                serde_json::Value::String(json) => {
+                    self.out.extend_from_slice(json.as_bytes());
+                    Ok(())
+                }
+                _ => Err(ser::Error::custom("a raw JSON value without its text")),
+            };
+        }
+        self.key(key);
+        value.serialize(Writer {
+            out: &mut *self.out,
+        })
+    }
+
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        ser::SerializeStruct::serialize_field(self, key, value)
+    }
+
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self);
+        Ok(())
+    }
+}
+
+fn key_must_be_a_string() -> Error {
+    ser::Error::custom("key must be a string")
+}
+
+/// A map key: a string as it is, a number or a bool quoted (as `serde_json` does).
+struct MapKey<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+macro_rules! quoted_keys {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method(self, value: $ty) -> Result<(), Error> {
+            self.out.push(b'"');
+            write_scalar(self.out, value)?;
+            self.out.push(b'"');
+            Ok(())
+        }
+    )*};
+}
+
+macro_rules! refused_keys {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method(self, _value: $ty) -> Result<(), Error> {
+            Err(key_must_be_a_string())
+        }
+    )*};
+}
+
+type Refused = ser::Impossible<(), Error>;
+
+impl MapKey<'_> {
+    /// A finite float key, quoted; `serde_json` refuses the others.
+    fn float<T: Serialize>(self, finite: bool, value: T) -> Result<(), Error> {
+        if !finite {
+            return Err(ser::Error::custom("float key must be finite"));
+        }
+        self.out.push(b'"');
+        write_scalar(self.out, value)?;
+        self.out.push(b'"');
+        Ok(())
+    }
+}
+
+impl ser::Serializer for MapKey<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Refused;
+    type SerializeTuple = Refused;
+    type SerializeTupleStruct = Refused;
+    type SerializeTupleVariant = Refused;
+    type SerializeMap = Refused;
+    type SerializeStruct = Refused;
+    type SerializeStructVariant = Refused;
+
+    quoted_keys! {
+        serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_i128: i128, serialize_u8: u8, serialize_u16: u16,
+        serialize_u32: u32, serialize_u64: u64, serialize_u128: u128,
+    }
+
+    refused_keys! { serialize_bytes: &[u8] }
+
+    fn serialize_f32(self, value: f32) -> Result<(), Error> {
+        self.float(value.is_finite(), value)
+    }
+
+    fn serialize_f64(self, value: f64) -> Result<(), Error> {
+        self.float(value.is_finite(), value)
+    }
+
+    fn serialize_char(self, value: char) -> Result<(), Error> {
+        write_str(self.out, value.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, value: &str) -> Result<(), Error> {
+        write_str(self.out, value);
+        Ok(())
+    }
+
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_tuple(self, _len: usize) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Refused, Error> {
+        Err(key_must_be_a_string())
+    }
+
+    fn collect_str<T: Display + ?Sized>(self, value: &T) -> Result<(), Error> {
+        self.serialize_str(&value.to_string())
+    }
+}
+
+#[cfg(test)]
+#[path = "json_writer_tests.rs"]
+mod tests;
