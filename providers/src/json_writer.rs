@@ -37,44 +37,57 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Bytes with the high bit set in every lane.
 const HIGH: u64 = 0x8080_8080_8080_8080;
+/// `0x7f` in every lane.
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 /// `0x01` in every lane.
 const ONES: u64 = 0x0101_0101_0101_0101;
 
-/// The lanes of `word` (8 bytes, little-endian) that need escaping — below 0x20, `"` or `\` —
-/// as their high bits. These are the classic "has a zero byte" (on `word ^ c`) and "has a byte
-/// below n" tests: a lane above a match may be flagged falsely (the borrow), but the lowest
-/// flagged lane is always a true match, so `trailing_zeros() / 8` is the first byte to escape.
-fn escape_mask(word: u64) -> u64 {
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let has_quote = quote.wrapping_sub(ONES) & !quote;
-    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_space | has_quote | has_backslash) & HIGH
+/// The high bit of every lane of `v` that is zero, and of no other: each lane's low seven bits
+/// plus `0x7f` cannot carry into the next lane, so the test is exact lane by lane.
+fn zero_lanes(v: u64) -> u64 {
+    !(((v & LOW7) + LOW7) | v) & HIGH
 }
 
-/// The offset of the first byte at or after `from` that needs escaping, eight bytes at a time
-/// (the last few padded with spaces, which never do).
-fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
-    while from < bytes.len() {
-        let word = match bytes
-            .get(from..from + 8)
-            .and_then(|w| <[u8; 8]>::try_from(w).ok())
-        {
-            Some(word) => word,
-            None => {
-                let mut padded = [b' '; 8];
-                padded[..bytes.len() - from].copy_from_slice(&bytes[from..]);
-                padded
-            }
-        };
-        let mask = escape_mask(u64::from_le_bytes(word));
+/// The lanes of `word` (8 bytes, little-endian) that need escaping — below 0x20, `"` or `\` —
+/// as their high bits, exactly (no lane is flagged because of its neighbour).
+fn escape_mask(word: u64) -> u64 {
+    zero_lanes(word & (ONES * 0xe0))
+        | zero_lanes(word ^ (ONES * u64::from(b'"')))
+        | zero_lanes(word ^ (ONES * u64::from(b'\\')))
+}
+
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// The offset of the first byte at or after `from` that needs escaping: eight bytes at a time,
+/// the last few as the (overlapping) last word of the text, a text under eight bytes byte by
+/// byte.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    let len = bytes.len();
+    let word_at = |at: usize| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(word)
+    };
+    let mut at = from;
+    while at + 8 <= len {
+        let mask = escape_mask(word_at(at));
         if mask != 0 {
-            return Some(from + (mask.trailing_zeros() / 8) as usize);
+            return Some(at + (mask.trailing_zeros() / 8) as usize);
         }
-        from += 8;
+        at += 8;
     }
-    None
+    if at >= len {
+        return None;
+    }
+    if len < 8 {
+        return (at..len).find(|&i| needs_escape(bytes[i]));
+    }
+    // The last word overlaps bytes already checked: its lanes before `at` are masked off.
+    let last = len - 8;
+    let mask = escape_mask(word_at(last)) & (u64::MAX << (8 * (at - last)));
+    (mask != 0).then(|| last + (mask.trailing_zeros() / 8) as usize)
 }
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `\"`, `\\`, the
