@@ -153,5 +153,30 @@ fn whole_answer(c: &mut Criterion) {
     });
 }
 
-criterion_group!(micro, template, schema, events, decode, whole_answer);
+/// The third turn's Chat Completions body of the bench skill, as the mock received it.
+const CHAT_BODY_TURN_3: &str = include_str!("chat-body-turn-3.json");
+
+fn request_body(c: &mut Criterion) {
+    let body: Value = serde_json::from_str(CHAT_BODY_TURN_3).expect("the recorded body parses");
+    assert_eq!(
+        skillet_providers::json_writer::to_vec(&body).unwrap(),
+        serde_json::to_vec(&body).unwrap()
+    );
+    c.bench_function("chat_body_serde_json", |b| {
+        b.iter(|| serde_json::to_vec(black_box(&body)))
+    });
+    c.bench_function("chat_body_json_writer", |b| {
+        b.iter(|| skillet_providers::json_writer::to_vec(black_box(&body)))
+    });
+}
+
+criterion_group!(
+    micro,
+    template,
+    schema,
+    events,
+    decode,
+    whole_answer,
+    request_body
+);
 criterion_main!(micro);

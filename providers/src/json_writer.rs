@@ -44,18 +44,21 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// The high bit of every lane of `v` that is zero, and of no other: each lane's low seven bits
 /// plus `0x7f` cannot carry into the next lane, so the test is exact lane by lane.
+#[inline]
 fn zero_lanes(v: u64) -> u64 {
     !(((v & LOW7) + LOW7) | v) & HIGH
 }
 
 /// The lanes of `word` (8 bytes, little-endian) that need escaping — below 0x20, `"` or `\` —
 /// as their high bits, exactly (no lane is flagged because of its neighbour).
+#[inline]
 fn escape_mask(word: u64) -> u64 {
     zero_lanes(word & (ONES * 0xe0))
         | zero_lanes(word ^ (ONES * u64::from(b'"')))
         | zero_lanes(word ^ (ONES * u64::from(b'\\')))
 }
 
+#[inline]
 fn needs_escape(byte: u8) -> bool {
     byte < 0x20 || byte == b'"' || byte == b'\\'
 }
@@ -63,6 +66,7 @@ fn needs_escape(byte: u8) -> bool {
 /// The offset of the first byte at or after `from` that needs escaping: eight bytes at a time,
 /// the last few as the (overlapping) last word of the text, a text under eight bytes byte by
 /// byte.
+#[inline]
 fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     let len = bytes.len();
     let word_at = |at: usize| {
@@ -93,12 +97,23 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `\"`, `\\`, the
 /// short forms `\b \t \n \f \r`, and `\u00xx` (lowercase hex) for the other control characters;
 /// everything else, non-ASCII included, as it is, copied in runs.
+#[inline]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    match next_escape(bytes, 0) {
+        None => out.extend_from_slice(bytes),
+        Some(first) => write_escaped(out, bytes, first),
+    }
+    out.push(b'"');
+}
+
+/// The string's bytes from the first one to escape (`first`) on, escaped.
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8], first: usize) {
     let mut copied = 0;
-    while let Some(at) = next_escape(bytes, copied) {
+    let mut next = Some(first);
+    while let Some(at) = next {
         out.extend_from_slice(&bytes[copied..at]);
         let byte = bytes[at];
         match byte {
@@ -117,12 +132,13 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
             }
         }
         copied = at + 1;
+        next = next_escape(bytes, copied);
     }
     out.extend_from_slice(&bytes[copied..]);
-    out.push(b'"');
 }
 
 /// A number (or anything else scalar) as `serde_json` formats it.
+#[inline]
 fn write_scalar<T: Serialize>(out: &mut Vec<u8>, value: T) -> Result<(), Error> {
     serde_json::to_writer(out, &value)
 }
@@ -142,6 +158,7 @@ struct Compound<'a> {
 }
 
 impl Compound<'_> {
+    #[inline]
     fn separate(&mut self) {
         if !self.first {
             self.out.push(b',');
@@ -149,12 +166,14 @@ impl Compound<'_> {
         self.first = false;
     }
 
+    #[inline]
     fn key(&mut self, key: &str) {
         self.separate();
         write_str(self.out, key);
         self.out.push(b':');
     }
 
+    #[inline]
     fn end(self) {
         self.out.extend_from_slice(self.close);
     }
@@ -162,6 +181,7 @@ impl Compound<'_> {
 
 macro_rules! scalars {
     ($($method:ident: $ty:ty),* $(,)?) => {$(
+        #[inline]
         fn $method(self, value: $ty) -> Result<(), Error> {
             write_scalar(self.out, value)
         }
@@ -186,37 +206,45 @@ impl<'a> ser::Serializer for Writer<'a> {
         serialize_f64: f64,
     }
 
+    #[inline]
     fn serialize_char(self, value: char) -> Result<(), Error> {
         write_str(self.out, value.encode_utf8(&mut [0; 4]));
         Ok(())
     }
 
+    #[inline]
     fn serialize_str(self, value: &str) -> Result<(), Error> {
         write_str(self.out, value);
         Ok(())
     }
 
+    #[inline]
     fn serialize_bytes(self, value: &[u8]) -> Result<(), Error> {
         write_scalar(self.out, value)
     }
 
+    #[inline]
     fn serialize_none(self) -> Result<(), Error> {
         self.out.extend_from_slice(b"null");
         Ok(())
     }
 
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
         value.serialize(self)
     }
 
+    #[inline]
     fn serialize_unit(self) -> Result<(), Error> {
         self.serialize_none()
     }
 
+    #[inline]
     fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
         self.serialize_none()
     }
 
+    #[inline]
     fn serialize_unit_variant(
         self,
         _name: &'static str,
@@ -226,6 +254,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.serialize_str(variant)
     }
 
+    #[inline]
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
@@ -234,6 +263,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         value.serialize(self)
     }
 
+    #[inline]
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
@@ -251,6 +281,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
         self.out.push(b'[');
         Ok(Compound {
@@ -261,10 +292,12 @@ impl<'a> ser::Serializer for Writer<'a> {
         })
     }
 
+    #[inline]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Error> {
         self.serialize_seq(Some(len))
     }
 
+    #[inline]
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
@@ -273,6 +306,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.serialize_seq(Some(len))
     }
 
+    #[inline]
     fn serialize_tuple_variant(
         self,
         _name: &'static str,
@@ -291,6 +325,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         })
     }
 
+    #[inline]
     fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
         self.out.push(b'{');
         Ok(Compound {
@@ -301,6 +336,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         })
     }
 
+    #[inline]
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'a>, Error> {
         if name == RAW_VALUE_TOKEN {
             return Ok(Compound {
@@ -313,6 +349,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.serialize_map(None)
     }
 
+    #[inline]
     fn serialize_struct_variant(
         self,
         _name: &'static str,
@@ -331,6 +368,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         })
     }
 
+    #[inline]
     fn collect_str<T: Display + ?Sized>(self, value: &T) -> Result<(), Error> {
         self.serialize_str(&value.to_string())
     }
@@ -340,6 +378,7 @@ impl ser::SerializeSeq for Compound<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline]
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         self.separate();
         value.serialize(Writer {
@@ -347,6 +386,7 @@ impl ser::SerializeSeq for Compound<'_> {
         })
     }
 
+    #[inline]
     fn end(self) -> Result<(), Error> {
         Compound::end(self);
         Ok(())
@@ -359,10 +399,12 @@ macro_rules! like_seq {
             type Ok = ();
             type Error = Error;
 
+            #[inline]
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
                 ser::SerializeSeq::serialize_element(self, value)
             }
 
+            #[inline]
             fn end(self) -> Result<(), Error> {
                 Compound::end(self);
                 Ok(())
@@ -381,6 +423,7 @@ impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         self.separate();
         key.serialize(MapKey {
@@ -390,12 +433,14 @@ impl ser::SerializeMap for Compound<'_> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         value.serialize(Writer {
             out: &mut *self.out,
         })
     }
 
+    #[inline]
     fn end(self) -> Result<(), Error> {
         Compound::end(self);
         Ok(())
@@ -406,6 +451,7 @@ impl ser::SerializeStruct for Compound<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -428,6 +474,7 @@ impl ser::SerializeStruct for Compound<'_> {
         })
     }
 
+    #[inline]
     fn end(self) -> Result<(), Error> {
         Compound::end(self);
         Ok(())
@@ -438,6 +485,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
     type Ok = ();
     type Error = Error;
 
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -446,6 +494,7 @@ impl ser::SerializeStructVariant for Compound<'_> {
         ser::SerializeStruct::serialize_field(self, key, value)
     }
 
+    #[inline]
     fn end(self) -> Result<(), Error> {
         Compound::end(self);
         Ok(())
