@@ -86,7 +86,7 @@ fn whole_event(
     payload: EventPayload,
 ) -> SkillEvent {
     SkillEvent {
-        id: id.to_string(),
+        id: crate::protocol::id_text(id),
         version: default_version(),
         ts,
         req_id: req_id.to_owned(),

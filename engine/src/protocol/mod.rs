@@ -31,7 +31,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// A fresh message id (a UUID v4, as the seed's "auto UUID").
 pub fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    id_text(uuid::Uuid::new_v4())
+}
+
+/// A UUID as the seed writes ids (lower-case, hyphenated), without the formatting machinery.
+pub(crate) fn id_text(id: uuid::Uuid) -> String {
+    id.hyphenated()
+        .encode_lower(&mut uuid::Uuid::encode_buffer())
+        .to_owned()
 }
 
 /// The current time as a Unix epoch float (the seed's `ts` and `created_at`).
@@ -44,4 +51,17 @@ pub fn now_ts() -> f64 {
 
 pub(crate) fn default_version() -> String {
     PROTOCOL_VERSION.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_lower_case_hyphenated_v4_uuids_and_differ() {
+        let (a, b) = (super::new_id(), super::new_id());
+        assert_ne!(a, b);
+        let parsed = uuid::Uuid::parse_str(&a).expect("a UUID");
+        assert_eq!(parsed.get_version_num(), 4);
+        assert_eq!(a, parsed.hyphenated().to_string());
+        assert_eq!(a, a.to_lowercase());
+    }
 }
