@@ -32,26 +32,19 @@ pub(super) fn call_response(out: &mut Vec<u8>, response: &SkillCallResponse) {
         error,
         created_at,
     } = response;
-    out.extend_from_slice(br#"{"type":"skill/call/resp","id":"#);
-    string(out, id);
-    out.extend_from_slice(br#","version":"#);
-    string(out, version);
-    out.extend_from_slice(br#","ts":"#);
-    serde_value(out, ts);
-    out.extend_from_slice(br#","req_id":"#);
-    string(out, req_id);
-    out.extend_from_slice(br#","name":"#);
-    string(out, name);
+    text_field(out, br#"{"type":"skill/call/resp","id":"#, id);
+    text_field(out, br#","version":"#, version);
+    value_field(out, br#","ts":"#, ts);
+    text_field(out, br#","req_id":"#, req_id);
+    text_field(out, br#","name":"#, name);
     if let Some(result) = data {
         out.extend_from_slice(br#","data":"#);
         skill_result(out, result);
     }
     if let Some(error) = error {
-        out.extend_from_slice(br#","error":"#);
-        serde_value(out, error);
+        value_field(out, br#","error":"#, error);
     }
-    out.extend_from_slice(br#","created_at":"#);
-    serde_value(out, created_at);
+    value_field(out, br#","created_at":"#, created_at);
     out.push(b'}');
 }
 
@@ -79,26 +72,21 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
         br#"{"success":false"#
     });
     if let Some(data) = data {
-        out.extend_from_slice(br#","data":"#);
-        serde_value(out, data);
+        value_field(out, br#","data":"#, data);
     }
     if let Some(summary) = summary {
-        out.extend_from_slice(br#","summary":"#);
-        serde_value(out, summary);
+        value_field(out, br#","summary":"#, summary);
     }
     if *truncated {
         out.extend_from_slice(br#","truncated":true"#);
     }
     if let Some(error) = error {
-        out.extend_from_slice(br#","error":"#);
-        string(out, error);
+        text_field(out, br#","error":"#, error);
     }
     if let Some(code) = error_code {
-        out.extend_from_slice(br#","error_code":"#);
-        serde_value(out, code);
+        value_field(out, br#","error_code":"#, code);
     }
-    out.extend_from_slice(br#","duration_ms":"#);
-    serde_value(out, duration_ms);
+    value_field(out, br#","duration_ms":"#, duration_ms);
     if !events.is_empty() {
         out.extend_from_slice(br#","events":["#);
         for (i, event) in events.iter().enumerate() {
@@ -111,8 +99,7 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
         out.push(b']');
     }
     if let Some(usage) = usage {
-        out.extend_from_slice(br#","usage":"#);
-        serde_value(out, usage);
+        value_field(out, br#","usage":"#, usage);
     }
     out.push(b'}');
 }
@@ -127,22 +114,15 @@ fn event_fields(out: &mut Vec<u8>, event: &SkillEvent) {
         seq,
         payload,
     } = event;
-    out.extend_from_slice(br#""id":"#);
-    string(out, id);
-    out.extend_from_slice(br#","version":"#);
-    string(out, version);
-    out.extend_from_slice(br#","ts":"#);
-    serde_value(out, ts);
-    out.extend_from_slice(br#","req_id":"#);
-    string(out, req_id);
-    out.extend_from_slice(br#","seq":"#);
-    serde_value(out, seq);
+    text_field(out, br#""id":"#, id);
+    text_field(out, br#","version":"#, version);
+    value_field(out, br#","ts":"#, ts);
+    text_field(out, br#","req_id":"#, req_id);
+    value_field(out, br#","seq":"#, seq);
     match payload {
         EventPayload::Progress { pct, message } => {
-            out.extend_from_slice(br#","kind":"progress","data":{"pct":"#);
-            serde_value(out, pct);
-            out.extend_from_slice(br#","message":"#);
-            string(out, message);
+            value_field(out, br#","kind":"progress","data":{"pct":"#, pct);
+            text_field(out, br#","message":"#, message);
         }
         EventPayload::Artifact {
             name,
@@ -150,12 +130,9 @@ fn event_fields(out: &mut Vec<u8>, event: &SkillEvent) {
             chunk,
             is_final,
         } => {
-            out.extend_from_slice(br#","kind":"artifact","data":{"name":"#);
-            string(out, name);
-            out.extend_from_slice(br#","mime":"#);
-            string(out, mime);
-            out.extend_from_slice(br#","chunk":"#);
-            string(out, chunk);
+            text_field(out, br#","kind":"artifact","data":{"name":"#, name);
+            text_field(out, br#","mime":"#, mime);
+            text_field(out, br#","chunk":"#, chunk);
             out.extend_from_slice(if *is_final {
                 br#","final":true"#
             } else {
@@ -163,17 +140,26 @@ fn event_fields(out: &mut Vec<u8>, event: &SkillEvent) {
             });
         }
         EventPayload::Log { level, message } => {
-            out.extend_from_slice(br#","kind":"log","data":{"level":"#);
-            string(out, level);
-            out.extend_from_slice(br#","message":"#);
-            string(out, message);
+            text_field(out, br#","kind":"log","data":{"level":"#, level);
+            text_field(out, br#","message":"#, message);
         }
         EventPayload::Status { message } => {
-            out.extend_from_slice(br#","kind":"status","data":{"message":"#);
-            string(out, message);
+            text_field(out, br#","kind":"status","data":{"message":"#, message);
         }
     }
     out.extend_from_slice(b"}}");
+}
+
+/// `key` (written with its comma, quotes and colon), then `text` as a JSON string.
+fn text_field(out: &mut Vec<u8>, key: &[u8], text: &str) {
+    out.extend_from_slice(key);
+    string(out, text);
+}
+
+/// `key` (as for [`text_field`]), then `value`.
+fn value_field<T: Serialize + ?Sized>(out: &mut Vec<u8>, key: &[u8], value: &T) {
+    out.extend_from_slice(key);
+    serde_value(out, value);
 }
 
 /// Anything else (numbers, codes, usage, arbitrary values), through the same fast writer.
