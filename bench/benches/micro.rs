@@ -1,6 +1,8 @@
 //! Micro-benchmarks of the engine's per-call and per-turn hot paths (criterion): template
 //! render, output-schema validation of a typical answer, event encoding, A2E message decode,
-//! and encoding a final response. Manifest load + compile is `engine/benches/load_skills.rs`
+//! encoding a final response, the bench skill's recorded 3-turn answer (encode, decode) and its
+//! recorded third-turn chat body (`serde_json` against `skillet_providers::json_writer`).
+//! Manifest load + compile is `engine/benches/load_skills.rs`
 //! (`cargo bench -p skillet-engine --bench load_skills`).
 //!
 //! Run: `cargo bench -p skillet-bench --bench micro` (add `-- --quick` on a busy machine).
@@ -167,6 +169,21 @@ fn request_body(c: &mut Criterion) {
     });
     c.bench_function("chat_body_json_writer", |b| {
         b.iter(|| skillet_providers::json_writer::to_vec(black_box(&body)))
+    });
+    // The same body with a 16 KB prose system prompt (real skills' instructions run to
+    // kilobytes).
+    let mut long = body.clone();
+    let line = "Review the code below for security issues and report at most five findings, \
+                each with its line number, a severity and a one-sentence fix.\n";
+    let prompt = line.repeat(16 * 1024 / line.len());
+    if let Some(system) = long.pointer_mut("/messages/0/content") {
+        *system = Value::String(prompt);
+    }
+    c.bench_function("chat_body_16k_prompt_serde_json", |b| {
+        b.iter(|| serde_json::to_vec(black_box(&long)))
+    });
+    c.bench_function("chat_body_16k_prompt_json_writer", |b| {
+        b.iter(|| skillet_providers::json_writer::to_vec(black_box(&long)))
     });
 }
 

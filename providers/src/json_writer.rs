@@ -116,20 +116,24 @@ fn write_escaped(out: &mut Vec<u8>, bytes: &[u8], first: usize) {
     while let Some(at) = next {
         out.extend_from_slice(&bytes[copied..at]);
         let byte = bytes[at];
-        match byte {
-            b'"' => out.extend_from_slice(br#"\""#),
-            b'\\' => out.extend_from_slice(br"\\"),
-            0x08 => out.extend_from_slice(br"\b"),
-            b'\t' => out.extend_from_slice(br"\t"),
-            b'\n' => out.extend_from_slice(br"\n"),
-            0x0c => out.extend_from_slice(br"\f"),
-            b'\r' => out.extend_from_slice(br"\r"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(br"\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0xf)]);
-            }
+        let short = match byte {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            b'\t' => b't',
+            b'\n' => b'n',
+            0x0c => b'f',
+            b'\r' => b'r',
+            _ => 0,
+        };
+        out.push(b'\\');
+        if short != 0 {
+            out.push(short);
+        } else {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"u00");
+            out.push(HEX[usize::from(byte >> 4)]);
+            out.push(HEX[usize::from(byte & 0xf)]);
         }
         copied = at + 1;
         next = next_escape(bytes, copied);
