@@ -11,15 +11,17 @@ mod definition;
 mod error;
 mod event;
 mod event_decode;
+mod message;
 mod messages;
 mod one_pass;
 mod result;
 mod writer;
 
-pub use codec::{DecodeError, Message, decode, decode_value, encode, encode_line_into};
+pub use codec::{DecodeError, decode, decode_value, encode, encode_line_into};
 pub use definition::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
 pub use error::{ErrorCode, ProtocolError, SkillErrorCode};
 pub use event::{EventKind, EventPayload, SkillEvent};
+pub use message::Message;
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };

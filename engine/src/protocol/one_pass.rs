@@ -21,7 +21,7 @@ use serde::de::value::{CowStrDeserializer, MapAccessDeserializer};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::codec::Message;
+use super::message::Message;
 use super::{
     PROTOCOL_VERSION, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse, SkillEvent,
