@@ -147,6 +147,9 @@ pub struct ServerConfig {
     pub mcp_allowed_hosts: Vec<String>,
     /// `Origin` values `/mcp` accepts besides loopback origins.
     pub mcp_allowed_origins: Vec<String>,
+    /// The async runtime's worker threads (`None` or 0: `TOKIO_WORKER_THREADS` if set, else one
+    /// for the stdio transports and one per CPU otherwise; see `host::cli::runtime`).
+    pub worker_threads: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -162,6 +165,7 @@ impl Default for ServerConfig {
             body_read_timeout_seconds: 30.0,
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
+            worker_threads: None,
         }
     }
 }

@@ -50,6 +50,17 @@ fn an_empty_file_is_the_defaults_and_runs_on_the_embedded_mock() {
 }
 
 #[test]
+fn the_runtime_worker_count_is_a_server_setting() {
+    assert_eq!(parse("").unwrap().server.worker_threads, None);
+    let config = parse("[server]\nworker_threads = 3").unwrap();
+    assert_eq!(config.server.worker_threads, Some(3));
+    let err = parse("[server]\nworker_threads = -1")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("worker_threads"), "{err}");
+}
+
+#[test]
 fn an_inline_api_key_is_rejected_naming_the_key() {
     let err = parse("[providers.x]\nkind = \"openai\"\nmodel = \"m\"\napi_key = \"sk-123\"")
         .unwrap_err()

@@ -26,6 +26,7 @@ pub mod logging;
 mod nats;
 pub mod progress;
 mod run;
+mod runtime;
 mod serve;
 pub mod setup;
 mod std_pipes;
@@ -48,17 +49,19 @@ pub fn main() -> ExitCode {
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // Read here for the runtime's size and the telemetry settings; a config that does not load
+    // is reported by the command itself.
+    let config = setup::load_config(&cli.global).ok();
+    let configured_workers = config.as_ref().and_then(|c| c.server.worker_threads);
+    let runtime = match runtime::build(&cli, configured_workers) {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("skillet: cannot start the async runtime: {e}");
             return Outcome::Setup.into();
         }
     };
-    let export = init_tracing(console, &cli.global, runtime.handle());
+    let telemetry = config.map(|c| c.telemetry).unwrap_or_default();
+    let export = init_tracing(console, &cli.global, &telemetry, runtime.handle());
     let result = runtime.block_on(dispatch(&cli, console));
     if let Some(export) = export {
         // Flushes the spans still queued (bounded by the export timeout).
@@ -99,6 +102,7 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
 fn init_tracing(
     console: Console,
     global: &args::GlobalArgs,
+    telemetry: &crate::telemetry::TelemetryConfig,
     runtime: &tokio::runtime::Handle,
 ) -> Option<crate::telemetry::otlp::OtlpExport> {
     use tracing_subscriber::Layer;
@@ -107,10 +111,7 @@ fn init_tracing(
 
     // The level, `RUST_LOG` and the caps on third-party targets that print raw provider bytes.
     let filter = logging::filter(console, std::env::var("RUST_LOG").ok().as_deref());
-    let telemetry = setup::load_config(global)
-        .map(|config| config.telemetry)
-        .unwrap_or_default();
-    let (otel, export) = match crate::telemetry::otlp::start(&telemetry, runtime.clone()) {
+    let (otel, export) = match crate::telemetry::otlp::start(telemetry, runtime.clone()) {
         Ok(Some((layer, export))) => (Some(layer), Some(export)),
         Ok(None) => (None, None),
         Err(e) => {
