@@ -1,19 +1,20 @@
 //! `skillet-bench`: the bench-calc skill (two calculator calls, then a validated JSON answer)
-//! against mock-llm, N calls at concurrency C, in five modes — `raw` (the same HTTP requests
+//! against mock-llm, N calls at concurrency C, in six modes — `raw` (the same HTTP requests
 //! from a bare client that encodes and parses them with serde_json: the parsing floor),
 //! `replay` (the captured bytes replayed, nothing parsed: the lower floor), `engine` (the
-//! executor as a library), `wire` (`skillet serve --http`) and `stdio` (`skillet serve
-//! --stdio`) — reporting calls/s, turns/s, p50/p99 latency, CPU per turn (nanosecond clocks),
-//! peak RSS and the ratios to both floors.
+//! executor as a library), `wire` (`skillet serve --http`), `stdio` (`skillet serve --stdio`)
+//! and `relay` (the transport floor for `wire`: a minimal A2E-over-HTTP server child making
+//! the `raw` floor's requests) — reporting calls/s, turns/s, p50/p99 latency, CPU per turn
+//! (nanosecond clocks), peak RSS and the ratios to the floors.
 //!
 //! Every run happens in a fresh child process (`--one`), so peak RSS is that run's; runs of
 //! different modes are interleaved so that a machine getting busier hurts them all alike.
 //! See `BENCHMARKS.md` at the repository root.
 //!
 //! Module map: `workload` (skill, scenario, executor) · `mock` (where mock-llm runs) · `modes`
-//! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `run` (one
-//! measured run) · `measure` (CPU/RSS from /proc, percentiles, the report) · `summary`
-//! (medians, ratios).
+//! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `relay` (the
+//! transport floor's server child and its client) · `run` (one measured run) · `measure`
+//! (CPU/RSS from /proc, percentiles, the report) · `summary` (medians, ratios).
 //!
 //! The global allocator is mimalloc, as in the `skillet` binary, so the `engine` mode and the
 //! floors run on the allocator `skillet serve` ships with (BENCHMARKS.md says what it bought).
@@ -24,6 +25,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod measure;
 mod mock;
 mod modes;
+mod relay;
 mod run;
 mod serve;
 mod summary;
@@ -61,6 +63,19 @@ enum Sub {
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
     },
+    /// The `relay` mode's server: a minimal A2E-over-HTTP server for the model at MOCK_URL,
+    /// sending the captured requests in FILE; prints its URL, stops at end of stdin.
+    Relay {
+        /// The model's base URL.
+        #[arg(long, value_name = "MOCK_URL")]
+        mock_url: String,
+        /// The captured model requests, `[[path, body], ...]`.
+        #[arg(long, value_name = "FILE")]
+        requests: PathBuf,
+        /// Model requests over HTTP/2 by prior knowledge.
+        #[arg(long)]
+        http2: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -70,7 +85,7 @@ struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "raw,replay,engine,wire,stdio"
+        default_value = "raw,replay,engine,wire,stdio,relay"
     )]
     mode: Vec<Mode>,
     /// Calls per run.
@@ -134,6 +149,12 @@ fn main() -> std::process::ExitCode {
     let outcome = match &cli.command {
         Some(Sub::Mock { latency_ms }) => runtime()
             .and_then(|rt| rt.block_on(mock::serve_child(Duration::from_millis(*latency_ms)))),
+        Some(Sub::Relay {
+            mock_url,
+            requests,
+            http2,
+        }) => runtime()
+            .and_then(|rt| rt.block_on(relay::serve_child(mock_url.clone(), requests, *http2))),
         None if cli.bench.one => one(&cli.bench),
         None => orchestrate(&cli.bench),
     };

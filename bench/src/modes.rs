@@ -1,4 +1,4 @@
-//! The four ways of running the workload, and the driver that runs N calls at concurrency C
+//! The ways of running the workload, and the driver that runs N calls at concurrency C
 //! through any of them.
 //!
 //! - `raw` — the parsing floor, what any minimal client must do: the HTTP requests the engine
@@ -9,6 +9,8 @@
 //!   read to the end and searched for a substring, nothing encoded or parsed.
 //! - `engine` — `Executor::call` in this process.
 //! - `wire`, `stdio` — through a `skillet serve` child (see `serve`).
+//! - `relay` — the transport floor for `wire`: a minimal A2E-over-HTTP child doing the `raw`
+//!   floor's requests (see `relay`).
 //!
 //! Every call's answer is checked (the engine modes: a successful result equal to
 //! [`workload::expected_output`]; `raw`, `replay`: three 200 answers, the last carrying the
@@ -216,13 +218,28 @@ pub async fn replay_call(
     Ok(())
 }
 
-/// One `raw` call, the parsing floor: each request body serialized from its JSON value, each
-/// answer parsed into a `Value`, the final answer's content parsed as the JSON it carries.
+/// One `raw` call, the parsing floor: the model requests of [`raw_turns`], the final answer's
+/// JSON compared with the expected output.
 pub async fn raw_call(
     client: &reqwest::Client,
     base_url: &str,
     requests: &[CapturedRequest],
 ) -> Result<(), String> {
+    let answer = raw_turns(client, base_url, requests).await?;
+    if answer != workload::expected_output() {
+        return Err(format!("unexpected final answer: {answer}"));
+    }
+    Ok(())
+}
+
+/// The parsing floor's model requests for one call: each request body serialized from its JSON
+/// value, each answer parsed into a `Value`; returns the JSON the final answer's content carries
+/// (what the engine would validate).
+pub async fn raw_turns(
+    client: &reqwest::Client,
+    base_url: &str,
+    requests: &[CapturedRequest],
+) -> Result<serde_json::Value, String> {
     let mut last = serde_json::Value::Null;
     for request in requests {
         let body = serde_json::to_vec(&request.value).map_err(|e| format!("encode: {e}"))?;
@@ -247,15 +264,9 @@ pub async fn raw_call(
         }
         last = serde_json::from_slice(&bytes).map_err(|e| format!("parse answer: {e}"))?;
     }
-    // The final answer's content is the JSON the engine would validate.
     let content = last
         .pointer("/choices/0/message/content")
         .and_then(serde_json::Value::as_str)
         .ok_or_else(|| format!("final answer has no content: {last}"))?;
-    let answer: serde_json::Value =
-        serde_json::from_str(content).map_err(|e| format!("final content: {e}"))?;
-    if answer != workload::expected_output() {
-        return Err(format!("unexpected final answer: {answer}"));
-    }
-    Ok(())
+    serde_json::from_str(content).map_err(|e| format!("final content: {e}"))
 }

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::measure::{self, RunReport};
 use crate::mock::Mock;
 use crate::modes::{self, Driven};
+use crate::relay::{self, RelayChild};
 use crate::serve::{self, ServeChild};
 use crate::workload::{self, ModelEndpoint, SkillFiles};
 
@@ -33,6 +34,9 @@ pub enum Mode {
     Wire,
     /// `skillet serve --stdio` child, JSON Lines over pipes.
     Stdio,
+    /// The transport floor for `wire`: a minimal A2E-over-HTTP child (`relay`) that does the
+    /// `raw` floor's model requests and answers with serde_json.
+    Relay,
 }
 
 impl Mode {
@@ -44,6 +48,7 @@ impl Mode {
             Mode::Engine => "engine",
             Mode::Wire => "wire",
             Mode::Stdio => "stdio",
+            Mode::Relay => "relay",
         }
     }
 }
@@ -98,6 +103,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     let (calls, concurrency) = (spec.calls, spec.concurrency);
 
     let mut server: Option<ServeChild> = None;
+    let mut relay_child: Option<RelayChild> = None;
     // Holds the stdio child's input open until it has been measured: when the last client
     // handle goes, its stdin closes and the child finishes and exits.
     let mut stdio_input: Option<serve::StdioClient> = None;
@@ -173,12 +179,36 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
             .await;
             (driven, start)
         }
+        Mode::Relay => {
+            let requests = modes::capture(&files).await?;
+            let child = RelayChild::start(files.root(), &url, &requests, spec.http2).await?;
+            // The bench's own requests to the relay: HTTP/1.1, as `wire` sends them.
+            let client = modes::http_client(false)?;
+            let a2e = child.url.clone();
+            relay::call(&client, &a2e)
+                .await
+                .map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
+            let start = Baseline::take_with(&mock, child.usage()?)?;
+            relay_child = Some(child);
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let (client, a2e) = (client.clone(), a2e.clone());
+                async move { relay::call(&client, &a2e).await }
+            })
+            .await;
+            (driven, start)
+        }
     };
-    let end = Baseline::take(&mock, server.as_ref())?;
+    let end = match &relay_child {
+        Some(child) => Baseline::take_with(&mock, child.usage()?)?,
+        None => Baseline::take(&mock, server.as_ref())?,
+    };
     let report = report(spec, &mock, &driven, &start, &end);
     drop(stdio_input);
     if let Some(server) = server {
         server.stop().await;
+    }
+    if let Some(child) = relay_child {
+        child.stop().await;
     }
     mock.stop();
     Ok(report)
@@ -209,10 +239,15 @@ struct Baseline {
 
 impl Baseline {
     fn take(mock: &Mock, server: Option<&ServeChild>) -> anyhow::Result<Baseline> {
-        let (server, server_rss) = match server {
+        let usage = match server {
             Some(child) => child.usage()?,
             None => (0.0, 0),
         };
+        Baseline::take_with(mock, usage)
+    }
+
+    /// With the server's (CPU seconds, peak RSS KiB) already read.
+    fn take_with(mock: &Mock, (server, server_rss): (f64, u64)) -> anyhow::Result<Baseline> {
         Ok(Baseline {
             process: measure::process_cpu_seconds()?,
             mock: mock.cpu_seconds()?,

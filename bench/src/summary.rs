@@ -65,6 +65,21 @@ pub struct Ratios {
     pub throughput: f64,
 }
 
+/// The floors, in the order their ratios are listed.
+const FLOORS: [&str; 3] = ["raw", "replay", "relay"];
+
+/// Whether `mode` is compared with `floor`: the model-request floors (`raw`, and `replay` below
+/// it) with every other mode, the transport floor (`relay`) only with the transport it is the
+/// floor of (`wire`).
+fn compared_with(floor: &str, mode: &str) -> bool {
+    match floor {
+        "raw" => mode != "raw" && mode != "replay",
+        "replay" => mode != "replay",
+        "relay" => mode == "wire",
+        _ => false,
+    }
+}
+
 /// Everything one `skillet-bench` invocation measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -72,7 +87,7 @@ pub struct Summary {
     pub runs: Vec<RunReport>,
     /// Medians per mode.
     pub medians: Vec<ModeMedians>,
-    /// Ratios to each floor that was run (`raw`, then `replay`).
+    /// Ratios to each floor that was run (`raw`, `replay`, then `relay`).
     pub ratios: Vec<Ratios>,
 }
 
@@ -108,15 +123,13 @@ impl Summary {
                 }
             })
             .collect();
-        let floors = ["raw", "replay"];
-        let ratios = floors
+        let ratios = FLOORS
             .iter()
             .filter_map(|floor| medians.iter().find(|m| m.mode == *floor))
             .flat_map(|floor| {
                 medians
                     .iter()
-                    .filter(|m| !floors.contains(&m.mode.as_str()) || m.mode == "raw")
-                    .filter(|m| m.mode != floor.mode)
+                    .filter(|m| compared_with(&floor.mode, &m.mode))
                     .map(|m| Ratios {
                         floor: floor.mode.clone(),
                         mode: m.mode.clone(),
@@ -226,5 +239,32 @@ mod tests {
         assert_eq!(find("replay", "engine"), Some(4.0));
         assert_eq!(find("replay", "raw"), Some(2.0));
         assert_eq!(find("raw", "replay"), None);
+    }
+
+    #[test]
+    fn the_transport_floor_is_compared_with_wire_alone() {
+        let summary = Summary::of(vec![
+            report("raw", 20.0),
+            report("relay", 30.0),
+            report("engine", 25.0),
+            report("wire", 45.0),
+            report("stdio", 35.0),
+        ]);
+        let relay: Vec<(&str, f64)> = summary
+            .ratios
+            .iter()
+            .filter(|r| r.floor == "relay")
+            .map(|r| (r.mode.as_str(), r.cpu_per_turn))
+            .collect();
+        assert_eq!(relay, vec![("wire", 1.5)]);
+        let of_raw = |mode: &str| {
+            summary
+                .ratios
+                .iter()
+                .find(|r| r.floor == "raw" && r.mode == mode)
+                .map(|r| r.cpu_per_turn)
+        };
+        assert_eq!(of_raw("relay"), Some(1.5));
+        assert_eq!(of_raw("wire"), Some(2.25));
     }
 }
