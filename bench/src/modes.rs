@@ -243,25 +243,11 @@ pub async fn raw_turns(
     let mut last = serde_json::Value::Null;
     for request in requests {
         let body = serde_json::to_vec(&request.value).map_err(|e| format!("encode: {e}"))?;
-        let response = client
+        let post = client
             .post(format!("{base_url}{}", request.path))
-            .header("content-type", "application/json")
             .bearer_auth("bench-key")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
-        if !status.is_success() {
-            return Err(format!(
-                "HTTP {status}: {}",
-                String::from_utf8_lossy(&bytes)
-            ));
-        }
+            .body(body);
+        let bytes = post_json(post).await?;
         last = serde_json::from_slice(&bytes).map_err(|e| format!("parse answer: {e}"))?;
     }
     let content = last
@@ -269,4 +255,30 @@ pub async fn raw_turns(
         .and_then(serde_json::Value::as_str)
         .ok_or_else(|| format!("final answer has no content: {last}"))?;
     serde_json::from_str(content).map_err(|e| format!("final content: {e}"))
+}
+
+/// Sends `post` (URL, body and any auth already set) as JSON and reads the whole answer as
+/// bytes, as every client in the bench does (a strict UTF-8 check, where one is needed, is the
+/// caller's: `text()` would decode lossily, a byte at a time); a status other than 2xx is an
+/// error carrying the body.
+pub async fn post_json(
+    post: reqwest::RequestBuilder,
+) -> Result<impl std::ops::Deref<Target = [u8]>, String> {
+    let response = post
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
+    if !status.is_success() {
+        return Err(format!(
+            "HTTP {status}: {}",
+            String::from_utf8_lossy(&bytes)
+        ));
+    }
+    Ok(bytes)
 }

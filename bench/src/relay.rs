@@ -215,24 +215,7 @@ pub async fn call(client: &reqwest::Client, url: &str) -> Result<(), String> {
         "streaming": false,
     });
     let body = serde_json::to_vec(&call).map_err(|e| format!("encode: {e}"))?;
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
-    if !status.is_success() {
-        return Err(format!(
-            "HTTP {status}: {}",
-            String::from_utf8_lossy(&bytes)
-        ));
-    }
+    let bytes = modes::post_json(client.post(url).body(body)).await?;
     let answer: Value = serde_json::from_slice(&bytes).map_err(|e| format!("parse answer: {e}"))?;
     if answer["req_id"] != id.as_str() {
         return Err(format!("answer for another call: {}", answer["req_id"]));

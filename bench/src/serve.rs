@@ -172,26 +172,7 @@ pub async fn start_http(
 /// One `wire` call: `POST /a2e` with the request, the JSON answer checked.
 pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String> {
     let body = protocol::encode(&Message::CallRequest(workload::request()));
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| format!("send: {:#}", anyhow::Error::new(e)))?;
-    let status = response.status();
-    // Bytes, then a strict UTF-8 check, as the floors read their answers: `text()` would
-    // decode lossily, a byte at a time.
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| format!("read body: {:#}", anyhow::Error::new(e)))?;
-    if !status.is_success() {
-        return Err(format!(
-            "HTTP {status}: {}",
-            String::from_utf8_lossy(&bytes)
-        ));
-    }
+    let bytes = crate::modes::post_json(client.post(url).body(body)).await?;
     let text = std::str::from_utf8(&bytes).map_err(|e| format!("answer is not UTF-8: {e}"))?;
     match protocol::decode(text) {
         Ok(Message::CallResponse(response)) => crate::modes::check_response(&response),

@@ -478,3 +478,49 @@ fn serve_stdio_answers_alike_from_a_pipe_a_file_and_into_a_file() {
         expected
     );
 }
+
+/// The stdio transports run on one async worker, every other command on one per CPU, unless
+/// `[server] worker_threads` (first) or `TOKIO_WORKER_THREADS` says otherwise; the runtime
+/// says its size at debug level. A stdio server with no input ends at once.
+#[test]
+fn the_stdio_transports_run_on_one_worker_unless_configured() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("three.toml"),
+        "[server]\nworker_threads = 3\n",
+    )
+    .unwrap();
+    let workers = |env: Option<&str>, args: &[&str]| {
+        let mut command = Command::new(SKILLET);
+        command
+            .current_dir(cwd.path())
+            .args(["--skills-dir", &bundled(), "-vv"])
+            .args(args)
+            .env_remove("SKILLET_CONFIG")
+            .env_remove("RUST_LOG")
+            .env_remove("TOKIO_WORKER_THREADS");
+        if let Some(n) = env {
+            command.env("TOKIO_WORKER_THREADS", n);
+        }
+        // `serve --mcp` with no input fails its initialize (exit 5): only the runtime line counts.
+        let out = command.output().expect("run skillet");
+        let text = stderr(&out);
+        let line = text
+            .lines()
+            .find(|l| l.contains("async runtime started"))
+            .unwrap_or_else(|| panic!("no runtime line in {text}"));
+        line.split("worker_threads=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("no count in {line}"))
+    };
+    let per_cpu = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(workers(None, &["serve", "--stdio"]), 1);
+    assert_eq!(workers(None, &["serve", "--mcp"]), 1);
+    assert_eq!(workers(None, &["discover"]), per_cpu);
+    assert_eq!(workers(Some("2"), &["serve", "--stdio"]), 2);
+    let configured = ["--config", "three.toml", "serve", "--stdio"];
+    assert_eq!(workers(Some("2"), &configured), 3);
+    assert_eq!(workers(None, &["--config", "three.toml", "discover"]), 3);
+}

@@ -62,6 +62,10 @@ pub fn main() -> ExitCode {
     };
     let telemetry = config.map(|c| c.telemetry).unwrap_or_default();
     let export = init_tracing(console, &cli.global, &telemetry, runtime.handle());
+    tracing::debug!(
+        worker_threads = runtime.metrics().num_workers(),
+        "async runtime started"
+    );
     let result = runtime.block_on(dispatch(&cli, console));
     if let Some(export) = export {
         // Flushes the spans still queued (bounded by the export timeout).
