@@ -181,14 +181,7 @@ impl RelayChild {
 
     /// CPU seconds and peak RSS (KiB) of the child so far.
     pub fn usage(&self) -> anyhow::Result<(f64, u64)> {
-        let pid = self
-            .child
-            .id()
-            .ok_or_else(|| anyhow::anyhow!("relay child already exited"))?;
-        Ok((
-            measure::child_cpu_seconds(pid)?,
-            measure::peak_rss_kib(&pid.to_string())?,
-        ))
+        measure::child_usage(self.child.id(), "relay child")
     }
 
     /// Stops the child (end of input, then SIGKILL: it holds nothing to flush) and waits for it.

@@ -75,14 +75,7 @@ impl ServeChild {
 
     /// CPU seconds and peak RSS (KiB) of the child so far.
     pub fn usage(&self) -> anyhow::Result<(f64, u64)> {
-        let pid = self
-            .child
-            .id()
-            .ok_or_else(|| anyhow::anyhow!("skillet child already exited"))?;
-        Ok((
-            measure::child_cpu_seconds(pid)?,
-            measure::peak_rss_kib(&pid.to_string())?,
-        ))
+        measure::child_usage(self.child.id(), "skillet child")
     }
 
     /// The last stderr lines, for error messages.
