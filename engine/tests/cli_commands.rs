@@ -523,4 +523,19 @@ fn the_stdio_transports_run_on_one_worker_unless_configured() {
     let configured = ["--config", "three.toml", "serve", "--stdio"];
     assert_eq!(workers(Some("2"), &configured), 3);
     assert_eq!(workers(None, &["--config", "three.toml", "discover"]), 3);
+
+    // A variable tokio could not use is a setup error naming it, not tokio's panic.
+    for bad in ["abc", "0"] {
+        let out = Command::new(SKILLET)
+            .current_dir(cwd.path())
+            .args(["--skills-dir", &bundled(), "discover"])
+            .env_remove("SKILLET_CONFIG")
+            .env("TOKIO_WORKER_THREADS", bad)
+            .output()
+            .expect("run skillet");
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{bad}: {text}");
+        assert!(text.contains("TOKIO_WORKER_THREADS"), "{bad}: {text}");
+        assert!(!text.contains("panicked"), "{bad}: {text}");
+    }
 }

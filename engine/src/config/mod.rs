@@ -54,6 +54,11 @@ use crate::run::{CardIdentity, Limits, SkillProviderPolicy};
 /// The file name looked for in the working directory when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "skillet.toml";
 
+/// The most async worker threads `[server] worker_threads` (or `TOKIO_WORKER_THREADS`) may ask
+/// for: far above any useful count, below what would exhaust the process's threads (where
+/// tokio would panic).
+pub const MAX_WORKER_THREADS: usize = 1024;
+
 /// Default number of calls one host runs at once (`[server] max_concurrent_calls`). The host
 /// layer takes its defaults from here: configuration sits below the transports, never above.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
@@ -372,6 +377,12 @@ impl Config {
         if let Some(problem) = self.nats.problems().into_iter().next() {
             let (key, reason) = problem.split_once(": ").unwrap_or(("nats", &problem));
             return Err(invalid(key.to_owned(), reason.to_owned()));
+        }
+        if self.server.worker_threads.unwrap_or(0) > MAX_WORKER_THREADS {
+            return Err(invalid(
+                "server.worker_threads".into(),
+                format!("expected at most {MAX_WORKER_THREADS} (0 or unset: the default)"),
+            ));
         }
         if self.server.max_concurrent_calls == 0
             || self.server.max_message_bytes == 0

@@ -54,10 +54,12 @@ fn the_runtime_worker_count_is_a_server_setting() {
     assert_eq!(parse("").unwrap().server.worker_threads, None);
     let config = parse("[server]\nworker_threads = 3").unwrap();
     assert_eq!(config.server.worker_threads, Some(3));
-    let err = parse("[server]\nworker_threads = -1")
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("worker_threads"), "{err}");
+    for bad in ["-1", "100000", "\"two\""] {
+        let err = parse(&format!("[server]\nworker_threads = {bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("worker_threads"), "{bad}: {err}");
+    }
 }
 
 #[test]

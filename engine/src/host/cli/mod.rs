@@ -56,7 +56,7 @@ pub fn main() -> ExitCode {
     let runtime = match runtime::build(&cli, configured_workers) {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("skillet: cannot start the async runtime: {e}");
+            eprintln!("skillet: {e}");
             return Outcome::Setup.into();
         }
     };

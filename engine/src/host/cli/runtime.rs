@@ -2,7 +2,8 @@
 //!
 //! Workers, in order of precedence:
 //! 1. `[server] worker_threads` in `skillet.toml`, when set;
-//! 2. tokio's own `TOKIO_WORKER_THREADS` environment variable, when set;
+//! 2. tokio's own `TOKIO_WORKER_THREADS` environment variable, when set (read here: a value
+//!    tokio cannot use is an error naming it, not tokio's panic);
 //! 3. **one** for the stdio transports (`serve --stdio`, `serve --mcp`), one per CPU otherwise.
 //!
 //! Why one for stdio: a stdio server has one peer, one pipe in and one pipe out, and its CPU per
@@ -15,37 +16,52 @@
 //!
 //! Not here: what the command does once the runtime runs (the command modules).
 
+use std::ffi::OsStr;
+
 use super::args::{Cli, Command};
+use crate::config::MAX_WORKER_THREADS;
 
 /// Environment variable tokio reads for its worker count.
 const TOKIO_WORKERS_ENV: &str = "TOKIO_WORKER_THREADS";
 
 /// The runtime for `cli`: multi-threaded (so a blocked worker can hand its work on), with the
-/// worker count [`worker_threads`] picks.
+/// worker count [`worker_threads`] picks. An unusable `TOKIO_WORKER_THREADS` is an error
+/// naming it (tokio itself would panic on it).
 pub(crate) fn build(
     cli: &Cli,
     configured: Option<usize>,
-) -> std::io::Result<tokio::runtime::Runtime> {
+) -> Result<tokio::runtime::Runtime, String> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
-    let from_env = std::env::var_os(TOKIO_WORKERS_ENV).is_some();
-    if let Some(workers) = worker_threads(serves_stdio(&cli.command), configured, from_env) {
+    let env = std::env::var_os(TOKIO_WORKERS_ENV);
+    if let Some(workers) = worker_threads(serves_stdio(&cli.command), configured, env.as_deref())? {
         builder.worker_threads(workers);
     }
-    builder.build()
+    builder
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-/// The worker count to set, or `None` for tokio's choice (`TOKIO_WORKER_THREADS`, else one per
-/// CPU). `configured` is `[server] worker_threads`; zero counts as unset.
+/// The worker count to set, or `None` for tokio's choice (one per CPU; the variable is then
+/// unset, so tokio does not read it). `configured` is `[server] worker_threads` (zero counts as
+/// unset; the config refuses more than [`MAX_WORKER_THREADS`]); `env` is `TOKIO_WORKER_THREADS`.
 pub(crate) fn worker_threads(
     stdio: bool,
     configured: Option<usize>,
-    env_set: bool,
-) -> Option<usize> {
-    match configured.filter(|&n| n > 0) {
-        Some(n) => Some(n),
-        None if env_set => None,
-        None => stdio.then_some(1),
+    env: Option<&OsStr>,
+) -> Result<Option<usize>, String> {
+    if let Some(n) = configured.filter(|&n| n > 0) {
+        return Ok(Some(n));
+    }
+    match env {
+        Some(value) => match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
+            Some(n) if (1..=MAX_WORKER_THREADS).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "{TOKIO_WORKERS_ENV}={value:?}: expected a whole number of worker threads from 1 \
+                 to {MAX_WORKER_THREADS} (or unset it, or set [server] worker_threads)"
+            )),
+        },
+        None => Ok(stdio.then_some(1)),
     }
 }
 
@@ -78,12 +94,29 @@ mod tests {
 
     #[test]
     fn the_config_wins_then_the_environment_then_the_transport() {
-        assert_eq!(worker_threads(true, Some(4), true), Some(4));
-        assert_eq!(worker_threads(false, Some(3), false), Some(3));
-        assert_eq!(worker_threads(true, None, true), None);
-        assert_eq!(worker_threads(true, Some(0), true), None);
-        assert_eq!(worker_threads(true, None, false), Some(1));
-        assert_eq!(worker_threads(false, None, false), None);
-        assert_eq!(worker_threads(false, Some(0), false), None);
+        let env = |v: &str| Some(OsStr::new(v).to_owned());
+        let pick = |stdio, configured, value: Option<std::ffi::OsString>| {
+            worker_threads(stdio, configured, value.as_deref())
+        };
+        assert_eq!(pick(true, Some(4), env("2")), Ok(Some(4)));
+        assert_eq!(pick(false, Some(3), None), Ok(Some(3)));
+        assert_eq!(pick(true, None, env("2")), Ok(Some(2)));
+        assert_eq!(pick(false, None, env(" 5 ")), Ok(Some(5)));
+        assert_eq!(pick(true, Some(0), env("2")), Ok(Some(2)));
+        assert_eq!(pick(true, None, None), Ok(Some(1)));
+        assert_eq!(pick(false, None, None), Ok(None));
+        assert_eq!(pick(false, Some(0), None), Ok(None));
+        // The config wins over a variable tokio could not use.
+        assert_eq!(pick(false, Some(2), env("abc")), Ok(Some(2)));
+    }
+
+    #[test]
+    fn an_unusable_environment_variable_is_an_error_naming_it() {
+        for bad in ["abc", "0", "-1", "", "1.5", "100000"] {
+            let value = OsStr::new(bad).to_owned();
+            let error = worker_threads(true, None, Some(&value)).unwrap_err();
+            assert!(error.contains("TOKIO_WORKER_THREADS"), "{bad}: {error}");
+            assert!(error.contains("from 1 to"), "{bad}: {error}");
+        }
     }
 }
