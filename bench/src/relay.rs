@@ -6,8 +6,10 @@
 //! model requests (each body serialized from its `Value`, each answer parsed into one), puts the
 //! final answer's JSON into an answer of the real `skill/call/resp`'s shape and size (the
 //! recorded 3-turn answer: 12 events, usage; its `req_id`s set to the call's id) and writes it
-//! with `serde_json`. The bench's client encodes its call with `serde_json`, posts it over
-//! HTTP/1.1 as `wire` does, parses the answer into a `Value` and checks it.
+//! with `serde_json`. The event and answer ids and timestamps are kept from the recording (a
+//! real server makes them per call), so this floor is if anything low. The bench's client
+//! encodes its call with `serde_json`, posts it over HTTP/1.1 as `wire` does, parses the answer
+//! into a `Value` and checks it.
 //!
 //! So `wire ÷ relay` is what Skillet's engine and transport cost over the bare minimum of the
 //! same exchange (the engine's own loop, validation, events and the A2E codec), where

@@ -10,9 +10,10 @@
 //! model turn is tens of microseconds, so one worker serves far more turns than any host drives
 //! through a pipe; file work and scripts run on the blocking pool, not on the workers. Hosts also
 //! spawn one child per session, and a worker per CPU in each of them mostly wakes the others:
-//! on the 2 vCPU benchmark VM one worker cut `serve --stdio`'s CPU per turn by ~20 % and did not
-//! lower its throughput (BENCHMARKS.md). Network servers (`--http`, `--nats`) keep a worker per
-//! CPU: they serve many peers at once.
+//! on the 2 vCPU benchmark VM one worker cut `serve --stdio`'s CPU per turn by ~20 % and raised
+//! its throughput at 16 calls in flight, giving up 10–20 % of a burst of thousands of calls
+//! through one pipe (docs/SCALING.md, "Runtime threads"). Network servers (`--http`, `--nats`)
+//! keep a worker per CPU: they serve many peers at once.
 //!
 //! Not here: what the command does once the runtime runs (the command modules).
 
@@ -45,7 +46,7 @@ pub(crate) fn build(
 /// The worker count to set, or `None` for tokio's choice (one per CPU; the variable is then
 /// unset, so tokio does not read it). `configured` is `[server] worker_threads` (zero counts as
 /// unset; the config refuses more than [`MAX_WORKER_THREADS`]); `env` is `TOKIO_WORKER_THREADS`.
-pub(crate) fn worker_threads(
+fn worker_threads(
     stdio: bool,
     configured: Option<usize>,
     env: Option<&OsStr>,
