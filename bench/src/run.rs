@@ -13,6 +13,7 @@ use clap::ValueEnum;
 use skillet_engine::service::SkillService;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::{self, McpClient};
 use crate::measure::{self, RunReport};
 use crate::mock::Mock;
 use crate::modes::{self, Driven};
@@ -34,6 +35,8 @@ pub enum Mode {
     Wire,
     /// `skillet serve --stdio` child, JSON Lines over pipes.
     Stdio,
+    /// `skillet serve --mcp` child, MCP (JSON-RPC lines) over pipes, as MCP hosts drive it.
+    Mcp,
     /// The transport floor for `wire`: a minimal A2E-over-HTTP child (`relay`) that does the
     /// `raw` floor's model requests and answers with serde_json.
     Relay,
@@ -48,6 +51,7 @@ impl Mode {
             Mode::Engine => "engine",
             Mode::Wire => "wire",
             Mode::Stdio => "stdio",
+            Mode::Mcp => "mcp",
             Mode::Relay => "relay",
         }
     }
@@ -107,6 +111,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     // Holds the stdio child's input open until it has been measured: when the last client
     // handle goes, its stdin closes and the child finishes and exits.
     let mut stdio_input: Option<serve::StdioClient> = None;
+    let mut mcp_input: Option<McpClient> = None;
     let (driven, start) = match spec.mode {
         Mode::Raw | Mode::Replay => {
             let requests = Arc::new(modes::capture(&files).await?);
@@ -179,6 +184,21 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
             .await;
             (driven, start)
         }
+        Mode::Mcp => {
+            let skillet = serve::find_skillet(spec.skillet.as_deref())?;
+            let (child, client) = mcp::start(&skillet, &files, &model, max_calls).await?;
+            let warm = client.call().await;
+            let child = warmed(child, warm).await?;
+            let start = Baseline::take(&mock, Some(&child))?;
+            server = Some(child);
+            mcp_input = Some(client.clone());
+            let driven = modes::drive(calls, concurrency, move |_| {
+                let client = client.clone();
+                async move { client.call().await }
+            })
+            .await;
+            (driven, start)
+        }
         Mode::Relay => {
             let requests = modes::capture(&files).await?;
             let child = RelayChild::start(files.root(), &url, &requests, spec.http2).await?;
@@ -204,6 +224,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     };
     let report = report(spec, &mock, &driven, &start, &end);
     drop(stdio_input);
+    drop(mcp_input);
     if let Some(server) = server {
         server.stop().await;
     }

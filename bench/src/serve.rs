@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use skillet_engine::protocol::{self, Message, SkillCallResponse};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::measure;
@@ -184,17 +184,19 @@ pub struct StdioClient {
     waiters: Waiters,
 }
 
-/// `skillet serve --stdio`; returns the child and a client for it.
-pub fn start_stdio(
+/// `skillet serve TRANSPORT` with piped stdin and stdout (its stderr followed); returns the
+/// child, a sender of lines to its stdin (see [`line_writer`]) and its stdout.
+pub fn start_piped(
     skillet: &Path,
     files: &SkillFiles,
     model: &ModelEndpoint,
     max_calls: usize,
-) -> anyhow::Result<(ServeChild, StdioClient)> {
-    let mut child = ServeChild::spawn(skillet, files, model, max_calls, &["--stdio"])?.spawn()?;
+    transport: &[&str],
+) -> anyhow::Result<(ServeChild, mpsc::UnboundedSender<String>, ChildStdout)> {
+    let mut child = ServeChild::spawn(skillet, files, model, max_calls, transport)?.spawn()?;
     let tail = Arc::new(Mutex::new(Vec::new()));
     let _ = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |_| false);
-    let mut stdin = child
+    let stdin = child
         .stdin
         .take()
         .ok_or_else(|| anyhow::anyhow!("skillet child has no stdin"))?;
@@ -202,6 +204,17 @@ pub fn start_stdio(
         .stdout
         .take()
         .ok_or_else(|| anyhow::anyhow!("skillet child has no stdout"))?;
+    let served = ServeChild {
+        child,
+        stderr_tail: tail,
+    };
+    Ok((served, line_writer(stdin), stdout))
+}
+
+/// A task writing the lines sent to it into `stdin`, each with its newline, batching whatever
+/// is queued into one write; it ends when every sender is gone (closing the child's input) or
+/// the child stops reading.
+fn line_writer(mut stdin: ChildStdin) -> mpsc::UnboundedSender<String> {
     let (lines, mut outgoing) = mpsc::unbounded_channel::<String>();
     tokio::spawn(async move {
         let mut buffer = Vec::new();
@@ -209,7 +222,6 @@ pub fn start_stdio(
             buffer.clear();
             buffer.extend_from_slice(line.as_bytes());
             buffer.push(b'\n');
-            // Batch whatever else is queued into one write.
             while let Ok(more) = outgoing.try_recv() {
                 buffer.extend_from_slice(more.as_bytes());
                 buffer.push(b'\n');
@@ -219,6 +231,17 @@ pub fn start_stdio(
             }
         }
     });
+    lines
+}
+
+/// `skillet serve --stdio`; returns the child and a client for it.
+pub fn start_stdio(
+    skillet: &Path,
+    files: &SkillFiles,
+    model: &ModelEndpoint,
+    max_calls: usize,
+) -> anyhow::Result<(ServeChild, StdioClient)> {
+    let (child, lines, stdout) = start_piped(skillet, files, model, max_calls, &["--stdio"])?;
     let waiters: Waiters = Arc::default();
     let routed = Arc::clone(&waiters);
     tokio::spawn(async move {
@@ -239,13 +262,7 @@ pub fn start_stdio(
             w.clear();
         }
     });
-    Ok((
-        ServeChild {
-            child,
-            stderr_tail: tail,
-        },
-        StdioClient { lines, waiters },
-    ))
+    Ok((child, StdioClient { lines, waiters }))
 }
 
 impl StdioClient {

@@ -21,6 +21,13 @@ use crate::protocol::{EventPayload, SkillEvent, default_version, now_ts};
 pub trait EventSink: Send + Sync {
     /// Delivers one event.
     fn emit(&self, event: &SkillEvent);
+
+    /// Whether this sink passes streamed model text (`artifact` events) on. A live sink that
+    /// does not (MCP's: its protocol has no place for it) gets the call's other events live
+    /// while the model answers each turn whole, which costs less than a stream nobody reads.
+    fn forwards_text(&self) -> bool {
+        true
+    }
 }
 
 /// A sink that forwards events into a tokio unbounded channel.

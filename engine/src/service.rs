@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EventSink;
 use crate::protocol::{
-    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
+    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse, SkillStatus,
 };
 
 /// Answers A2E requests.
@@ -36,4 +36,14 @@ pub trait SkillService: Send + Sync {
 
     /// The A2A Agent Card (v1.0 JSON) describing the skills this service offers.
     fn agent_card(&self) -> serde_json::Value;
+
+    /// Whether a call to the skill `name` may run now (it exists and is `Published`). The
+    /// default asks [`SkillService::discover`], building every definition; a service with an
+    /// index of its skills answers from it (adapters ask this per call).
+    fn is_runnable(&self, name: &str) -> bool {
+        self.discover(&SkillDiscoverRequest::default())
+            .skills
+            .iter()
+            .any(|skill| skill.name == name && skill.status == SkillStatus::Published)
+    }
 }

@@ -196,6 +196,44 @@ async fn skill_that_is_not_published_does_not_run() {
     assert!(error.retryable, "a blocked skill may become available");
 }
 
+/// What adapters ask per call (`SkillService::is_runnable`): answered from the registry, and the
+/// same as what `discover` says of each skill.
+#[test]
+fn only_published_skills_are_runnable_as_discover_says() {
+    use skillet_engine::protocol::{SkillDiscoverRequest, SkillStatus};
+
+    let archived = SkillSpec::new("old-skill", "Old.")
+        .meta("a2e-status", "Archived")
+        .write();
+    let blocked = SkillSpec::new("needs-tool", "Use the tool.")
+        .tools(&["missing_tool"])
+        .write();
+    let h = harness(
+        registry([
+            bundled_skill("summarize"),
+            archived.skill.clone(),
+            blocked.skill.clone(),
+        ]),
+        ToolRegistry::new(),
+        None,
+        Limits::default(),
+    );
+    let listed = h.executor.discover(&SkillDiscoverRequest::default()).skills;
+    assert_eq!(listed.len(), 3);
+    for skill in &listed {
+        assert_eq!(
+            h.executor.is_runnable(&skill.name),
+            skill.status == SkillStatus::Published,
+            "{}",
+            skill.name
+        );
+    }
+    assert!(h.executor.is_runnable("summarize"));
+    assert!(!h.executor.is_runnable("needs-tool"));
+    assert!(!h.executor.is_runnable("old-skill"));
+    assert!(!h.executor.is_runnable("no-such-skill"));
+}
+
 #[tokio::test]
 async fn every_input_violation_is_listed_with_its_instance_path() {
     let server = start_mock(&summarize_scenario()).await;

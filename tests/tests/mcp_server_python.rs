@@ -181,6 +181,19 @@ async fn the_official_mcp_python_sdk_drives_skillet_over_stdio_and_streamable_ht
         args.push(format!("--serve-arg={arg}"));
     }
     run_script(&python, &args).await;
+    // MCP has no notification for model text, so calls (with and without a progressToken)
+    // ask the model for whole answers: a stream nobody reads would only cost.
+    let journal = mock.journal().await.expect("the mock's journal");
+    let chats: Vec<&serde_json::Value> = journal
+        .iter()
+        .filter(|entry| entry["endpoint"] == "openai.chat")
+        .collect();
+    assert!(!chats.is_empty(), "{journal:?}");
+    let streamed = chats
+        .iter()
+        .filter(|entry| entry["body"]["stream"] == true)
+        .count();
+    assert_eq!(streamed, 0, "of {} model requests", chats.len());
     mock.stop().await;
 
     // streamable HTTP: one `serve --http` process also serving /a2e.

@@ -191,6 +191,8 @@ impl ExecutorInner {
     ) -> SkillResult {
         let skill = &prepared.skill;
         let live = if request.streaming { sink } else { None };
+        // The model streams when the call asked for it, unless its live sink drops the text.
+        let stream = request.streaming && live.as_ref().is_none_or(|sink| sink.forwards_text());
         let events = EventEmitter::new(&request.id, live, self.limits.event_collect_cap);
         let timeout = self
             .limits
@@ -264,7 +266,7 @@ impl ExecutorInner {
                         deadline,
                         cancel: &cancel,
                         events: &events,
-                        stream: request.streaming,
+                        stream,
                         state: &state,
                         capture_content: self.capture_content,
                     }

@@ -320,6 +320,13 @@ impl SkillService for Executor {
     /// The card of the `Published` skills. A card A2A would reject (no skills, a skill
     /// without tags) is returned as `{"error": ...}` with the reason, so a transport can
     /// answer it as a server-side error.
+    fn is_runnable(&self, name: &str) -> bool {
+        self.inner
+            .skills
+            .get(name)
+            .is_some_and(|skill| skill.is_runnable())
+    }
+
     fn agent_card(&self) -> serde_json::Value {
         let card = &self.inner.card;
         let built = AgentCard::builder(&card.name, &card.description, &card.version)

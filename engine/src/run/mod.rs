@@ -61,7 +61,8 @@
 //! end of every executed call); `log` for tool calls and results (previews cut at 200
 //! characters), retries, repairs, and a final token-usage line; `artifact` chunks named `turn-N`
 //! for streamed model text, the last with `final: true`. Model text is streamed only when the
-//! request asked for `streaming`; events are pushed live only then, and always collected into
+//! request asked for `streaming` and its live sink, if any, passes text on
+//! (`EventSink::forwards_text`); events are pushed live only then, and always collected into
 //! `SkillResult.events` up to [`Limits::event_collect_cap`] (`truncated` says when more were
 //! dropped).
 //!

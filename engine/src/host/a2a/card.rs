@@ -98,6 +98,10 @@ impl SkillService for A2aCardService {
         self.inner.call(request, events, cancel).await
     }
 
+    fn is_runnable(&self, name: &str) -> bool {
+        self.inner.is_runnable(name)
+    }
+
     fn agent_card(&self) -> Value {
         with_jsonrpc(
             self.inner.agent_card(),

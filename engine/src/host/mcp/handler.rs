@@ -108,8 +108,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let skills = tools::published_skills(self.core.service().as_ref());
-        if !skills.iter().any(|s| s.name == request.name) {
+        if !self.core.service().is_runnable(&request.name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),
                 None,

@@ -5,7 +5,7 @@
 //! | `progress {pct, message}` | `notifications/progress` with the caller's `progressToken`, `progress` = `pct`, `total` = 100, `message` (only when the request carried a `progressToken`) |
 //! | `log {level, message}` | `notifications/message` (`logger: "skillet"`) when `level` is at or above the session's level (`logging/setLevel`; default `info`) |
 //! | `status {message}` | `notifications/message` at `info`, under the same rule |
-//! | `artifact` | nothing (the result carries the output) |
+//! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
 //! Events are forwarded in order by one task per call; once the request is cancelled nothing
 //! more is sent. [`EventForwarder::flush`] waits until every event emitted so far was sent, so
@@ -88,6 +88,11 @@ struct QueueSink(mpsc::UnboundedSender<Item>);
 impl EventSink for QueueSink {
     fn emit(&self, event: &SkillEvent) {
         let _ = self.0.send(Item::Event(Box::new(event.clone())));
+    }
+
+    /// MCP has no notification for model text: the model answers whole.
+    fn forwards_text(&self) -> bool {
+        false
     }
 }
 

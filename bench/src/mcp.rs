@@ -1,0 +1,182 @@
+//! The `mcp` mode: a `skillet serve --mcp` child driven as an MCP host drives it — JSON-RPC
+//! lines over its stdin and stdout: `initialize`, `notifications/initialized`, then one
+//! `tools/call` per bench call (no `progressToken`, the session's default log level), answers
+//! routed to their callers by id, notifications read and dropped.
+//!
+//! The client encodes its requests and parses every line it reads with `serde_json`, as the
+//! floors do; a call passes when its result is not `isError` and its `structuredContent` is the
+//! expected output.
+//!
+//! Not here: the child itself (`serve::start_piped`), the driver (`modes`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::serve::{self, ServeChild};
+use crate::workload::{self, ModelEndpoint, SkillFiles};
+
+/// The MCP revision the client asks for (rmcp answers with the one it speaks).
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+/// An initialized MCP session with a `skillet serve --mcp` child.
+#[derive(Debug, Clone)]
+pub struct McpClient {
+    lines: mpsc::UnboundedSender<String>,
+    waiters: Waiters,
+    next_id: Arc<AtomicU64>,
+}
+
+/// `skillet serve --mcp`, initialized; returns the child and a client for it.
+pub async fn start(
+    skillet: &Path,
+    files: &SkillFiles,
+    model: &ModelEndpoint,
+    max_calls: usize,
+) -> anyhow::Result<(ServeChild, McpClient)> {
+    let (child, lines, stdout) = serve::start_piped(skillet, files, model, max_calls, &["--mcp"])?;
+    let waiters: Waiters = Arc::default();
+    let routed = Arc::clone(&waiters);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            // Requests and notifications from the server carry a method; answers do not.
+            if message.get("method").is_some() {
+                continue;
+            }
+            let Some(id) = message.get("id").and_then(Value::as_u64) else {
+                continue;
+            };
+            let waiter = routed.lock().ok().and_then(|mut w| w.remove(&id));
+            if let Some(waiter) = waiter {
+                let _ = waiter.send(message);
+            }
+        }
+        // The child is gone: callers still waiting see their sender dropped.
+        if let Ok(mut w) = routed.lock() {
+            w.clear();
+        }
+    });
+    let client = McpClient {
+        lines,
+        waiters,
+        next_id: Arc::new(AtomicU64::new(0)),
+    };
+    let init = client.request(
+        "initialize",
+        json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "skillet-bench", "version": env!("CARGO_PKG_VERSION")},
+        }),
+    );
+    let answer = match tokio::time::timeout(Duration::from_secs(30), init).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
+            let tail = child.stderr_tail();
+            child.stop().await;
+            anyhow::bail!("MCP initialize failed: {e}\nskillet stderr:\n{tail}");
+        }
+        Err(_) => {
+            child.stop().await;
+            anyhow::bail!("skillet serve --mcp did not answer initialize within 30 s");
+        }
+    };
+    anyhow::ensure!(
+        answer.get("result").is_some(),
+        "MCP initialize was refused: {answer}"
+    );
+    client.notify("notifications/initialized")?;
+    Ok((child, client))
+}
+
+impl McpClient {
+    /// Sends a request and waits for its answer (a `result` or an `error`).
+    async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = serde_json::to_string(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params,
+        }))
+        .map_err(|e| format!("encode: {e}"))?;
+        let (tx, rx) = oneshot::channel();
+        self.waiters
+            .lock()
+            .map_err(|_| "waiter table poisoned".to_owned())?
+            .insert(id, tx);
+        self.lines
+            .send(line)
+            .map_err(|_| "skillet child's stdin is closed".to_owned())?;
+        rx.await
+            .map_err(|_| "skillet child ended before answering".to_owned())
+    }
+
+    fn notify(&self, method: &str) -> anyhow::Result<()> {
+        let line = serde_json::to_string(&json!({"jsonrpc": "2.0", "method": method}))?;
+        self.lines
+            .send(line)
+            .map_err(|_| anyhow::anyhow!("skillet child's stdin is closed"))
+    }
+
+    /// One `mcp` call: `tools/call` of the bench skill, its result checked.
+    pub async fn call(&self) -> Result<(), String> {
+        let answer = self
+            .request(
+                "tools/call",
+                json!({"name": workload::SKILL, "arguments": workload::arguments()}),
+            )
+            .await?;
+        check_tool_result(&answer)
+    }
+}
+
+/// A `tools/call` answer passes when it is a result, not `isError`, whose `structuredContent`
+/// is the expected output.
+fn check_tool_result(answer: &Value) -> Result<(), String> {
+    let Some(result) = answer.get("result") else {
+        return Err(format!("tools/call failed: {answer}"));
+    };
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("tool error: {result}"));
+    }
+    if result.get("structuredContent") != Some(&workload::expected_output()) {
+        return Err(format!("unexpected output: {result}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_successful_result_with_the_expected_output_passes() {
+        let output = workload::expected_output();
+        let good = json!({"id": 1, "result": {"structuredContent": output, "isError": false}});
+        assert_eq!(check_tool_result(&good), Ok(()));
+        let refused = json!({"id": 1, "error": {"code": -32602, "message": "unknown tool"}});
+        assert!(check_tool_result(&refused).unwrap_err().contains("failed"));
+        let failed = json!({"id": 1, "result": {"content": [], "isError": true}});
+        assert!(
+            check_tool_result(&failed)
+                .unwrap_err()
+                .contains("tool error")
+        );
+        let wrong = json!({"id": 1, "result": {"structuredContent": {"result": 44}}});
+        assert!(
+            check_tool_result(&wrong)
+                .unwrap_err()
+                .contains("unexpected")
+        );
+    }
+}
