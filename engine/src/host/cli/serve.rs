@@ -43,9 +43,18 @@ pub async fn serve(
             let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
             tracing::info!(skills = parts.skills.len(), "serving MCP on stdio");
             let (input, output, _blocking_again) = std_pipes::open();
-            mcp::serve_stream(core, input, output, server.grace(), shutdown_signal())
-                .await
-                .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
+            // On a worker, as A2E's stdio below: the session's messages and its calls then
+            // share the worker's queue instead of waking it from `main`'s thread for each one.
+            tokio::spawn(mcp::serve_stream(
+                core,
+                input,
+                output,
+                server.grace(),
+                shutdown_signal(),
+            ))
+            .await
+            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?
+            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
         }
         None => {
             let executor =

@@ -6,11 +6,13 @@
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
 //! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
-//! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`).
+//! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
+//! - [`coalesce`] — stdio's output, where messages flushed together go out in one write.
 //!
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
+pub mod coalesce;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handler;

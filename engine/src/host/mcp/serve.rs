@@ -20,9 +20,10 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use super::coalesce::coalescing;
 use super::handler::McpHandler;
 use super::list_changed::{SessionPeers, watch_tools};
-use crate::host::core::HostCore;
+use crate::host::core::{CANCEL_GRACE, HostCore};
 
 /// Settings of MCP over streamable HTTP.
 #[derive(Debug, Clone)]
@@ -82,11 +83,14 @@ where
     let stop = CancellationToken::new();
     let watcher = tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
     let handler = McpHandler::new_session(&core, &peers);
+    // rmcp writes and flushes each message alone; this gathers those flushed together.
+    let (output, written) = coalescing(output);
     let running = match handler.serve((input, output)).await {
         Ok(running) => running,
         Err(e) => {
             stop.cancel();
             let _ = watcher.await;
+            finish_writing(written).await;
             return Err(std::io::Error::other(format!("MCP initialize failed: {e}")));
         }
     };
@@ -109,5 +113,14 @@ where
     }
     stop.cancel();
     let _ = watcher.await;
+    finish_writing(written).await;
     Ok(())
+}
+
+/// Waits until what the session wrote last is written (its transport is gone by now), for at
+/// most [`CANCEL_GRACE`]: a host that stopped reading must not keep the process alive.
+async fn finish_writing(written: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(CANCEL_GRACE, written).await.is_err() {
+        tracing::warn!("the MCP output did not take the last messages in time");
+    }
 }

@@ -1,0 +1,291 @@
+//! The output of MCP over stdio: a writer that gathers what is written while the previous write
+//! is on its way into one write.
+//!
+//! rmcp writes and flushes every message on its own: a call's progress and log notifications
+//! and its result are one `write(2)` each, and one wake-up of the host's reader each. Here a
+//! flush hands the bytes to a writer task and returns at once; whatever else is written and
+//! flushed before that task's write completes goes out with the next one. Under load that is
+//! one write for many messages; a lone message still goes out at once.
+//!
+//! Order is kept, bytes are never split between writes other than as written, and at most
+//! [`MAX_PENDING_BYTES`] wait (past that a write waits for the task: the host reads too slowly).
+//! A failed write fails every later write and flush. Dropping or shutting down the writer lets
+//! the task write what is left and shut the output down; awaiting its handle waits for that.
+//!
+//! Not here: reading (rmcp's), the session (`serve`).
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+/// The most bytes waiting for the writer task before a write waits too.
+pub const MAX_PENDING_BYTES: usize = 1 << 20;
+
+/// Where written bytes wait for the writer task.
+#[derive(Default)]
+struct State {
+    pending: Vec<u8>,
+    closed: bool,
+    failed: Option<io::ErrorKind>,
+    /// Writers waiting for room.
+    waiting: Vec<Waker>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the writer task: there are bytes, or the writer closed.
+    ready: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The writing end (an [`AsyncWrite`]); see the module docs.
+pub struct CoalescingWriter {
+    shared: Arc<Shared>,
+}
+
+/// Wraps `output`: returns the writer and the task that writes to `output` (it ends when the
+/// writer is dropped or shut down and everything written was written, or on an error).
+pub fn coalescing<W>(mut output: W) -> (CoalescingWriter, JoinHandle<()>)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let shared = Arc::new(Shared::default());
+    let task_shared = Arc::clone(&shared);
+    let task = tokio::spawn(async move {
+        let shared = task_shared;
+        let mut batch = Vec::new();
+        loop {
+            let closed = {
+                let mut state = shared.lock();
+                std::mem::swap(&mut batch, &mut state.pending);
+                for waker in state.waiting.drain(..) {
+                    waker.wake();
+                }
+                state.closed
+            };
+            if batch.is_empty() {
+                if closed {
+                    let _ = output.shutdown().await;
+                    return;
+                }
+                shared.ready.notified().await;
+                continue;
+            }
+            let written = match output.write_all(&batch).await {
+                Ok(()) => output.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                let mut state = shared.lock();
+                state.failed = Some(e.kind());
+                for waker in state.waiting.drain(..) {
+                    waker.wake();
+                }
+                return;
+            }
+            batch.clear();
+        }
+    });
+    (CoalescingWriter { shared }, task)
+}
+
+fn failure(kind: io::ErrorKind) -> io::Error {
+    io::Error::new(kind, "the output failed; nothing more can be written")
+}
+
+impl AsyncWrite for CoalescingWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut state = self.shared.lock();
+        if let Some(kind) = state.failed {
+            return Poll::Ready(Err(failure(kind)));
+        }
+        if state.closed {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the output was shut down",
+            )));
+        }
+        // A write larger than the limit still goes in whole once nothing else waits.
+        if !state.pending.is_empty() && state.pending.len() + data.len() > MAX_PENDING_BYTES {
+            state.waiting.push(cx.waker().clone());
+            return Poll::Pending;
+        }
+        state.pending.extend_from_slice(data);
+        Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let state = self.shared.lock();
+        if let Some(kind) = state.failed {
+            return Poll::Ready(Err(failure(kind)));
+        }
+        drop(state);
+        self.shared.ready.notify_one();
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shared.lock().closed = true;
+        self.shared.ready.notify_one();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Drop for CoalescingWriter {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.ready.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// An output that counts its writes and can be held shut (every write pending) or failed.
+    #[derive(Clone, Default)]
+    struct Probe {
+        writes: Arc<AtomicUsize>,
+        bytes: Arc<Mutex<Vec<u8>>>,
+        held: Arc<std::sync::atomic::AtomicBool>,
+        broken: Arc<std::sync::atomic::AtomicBool>,
+        parked: Arc<Mutex<Option<Waker>>>,
+    }
+
+    impl Probe {
+        fn release(&self) {
+            self.held.store(false, Ordering::SeqCst);
+            if let Some(waker) = self.parked.lock().unwrap().take() {
+                waker.wake();
+            }
+        }
+    }
+
+    impl AsyncWrite for Probe {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            data: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            if self.broken.load(Ordering::SeqCst) {
+                return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            }
+            if self.held.load(Ordering::SeqCst) {
+                *self.parked.lock().unwrap() = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            self.writes.fetch_add(1, Ordering::SeqCst);
+            self.bytes.lock().unwrap().extend_from_slice(data);
+            Poll::Ready(Ok(data.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn line(writer: &mut CoalescingWriter, text: &str) {
+        writer.write_all(text.as_bytes()).await.unwrap();
+        writer.write_all(b"\n").await.unwrap();
+        writer.flush().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn messages_flushed_while_a_write_is_on_its_way_go_out_together_in_order() {
+        let probe = Probe::default();
+        probe.held.store(true, Ordering::SeqCst);
+        let (mut writer, task) = coalescing(probe.clone());
+        line(&mut writer, "first").await;
+        // The task now holds "first" in a write the output does not take yet.
+        tokio::task::yield_now().await;
+        for i in 0..10 {
+            line(&mut writer, &format!("queued {i}")).await;
+        }
+        probe.release();
+        drop(writer);
+        task.await.unwrap();
+        let text = String::from_utf8(probe.bytes.lock().unwrap().clone()).unwrap();
+        let expected: Vec<String> = std::iter::once("first".to_owned())
+            .chain((0..10).map(|i| format!("queued {i}")))
+            .collect();
+        assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+        assert!(
+            probe.writes.load(Ordering::SeqCst) <= 2,
+            "{} writes for 11 messages",
+            probe.writes.load(Ordering::SeqCst)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lone_message_goes_out_at_once_through_a_real_pipe() {
+        let (near, mut far) = tokio::io::duplex(64);
+        let (mut writer, task) = coalescing(near);
+        line(&mut writer, "hello").await;
+        let mut read = [0u8; 6];
+        far.read_exact(&mut read).await.unwrap();
+        assert_eq!(&read, b"hello\n");
+        writer.shutdown().await.unwrap();
+        task.await.unwrap();
+        let mut rest = Vec::new();
+        far.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty(), "shut down after what was written");
+    }
+
+    #[tokio::test]
+    async fn a_failed_output_fails_later_writes_and_flushes() {
+        let probe = Probe::default();
+        probe.broken.store(true, Ordering::SeqCst);
+        let (mut writer, task) = coalescing(probe);
+        line(&mut writer, "lost").await;
+        task.await.unwrap();
+        let error = writer.write_all(b"more").await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
+        assert!(writer.flush().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_host_that_does_not_read_makes_writes_wait_past_the_limit() {
+        let probe = Probe::default();
+        probe.held.store(true, Ordering::SeqCst);
+        let (mut writer, _task) = coalescing(probe.clone());
+        line(&mut writer, "in the task's hands").await;
+        tokio::task::yield_now().await;
+        let chunk = vec![b'x'; MAX_PENDING_BYTES / 2];
+        writer.write_all(&chunk).await.unwrap();
+        writer.write_all(&chunk).await.unwrap();
+        let blocked = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            writer.write_all(b"one more"),
+        )
+        .await;
+        assert!(blocked.is_err(), "the write past the limit waits");
+        probe.release();
+        tokio::time::timeout(std::time::Duration::from_secs(5), writer.write_all(b"!"))
+            .await
+            .expect("room once the output takes the bytes")
+            .unwrap();
+    }
+}
