@@ -159,14 +159,21 @@ async fn unknown_skill_is_rejected_before_execution() {
     assert!(error.message.contains("nope"));
 }
 
-#[tokio::test]
-async fn skill_that_is_not_published_does_not_run() {
+/// Two skills that may not run: `old-skill` (Archived) and `needs-tool` (Blocked: its tool is
+/// missing).
+fn unpublished_skills() -> (SkillDir, SkillDir) {
     let archived = SkillSpec::new("old-skill", "Old.")
         .meta("a2e-status", "Archived")
         .write();
     let blocked = SkillSpec::new("needs-tool", "Use the tool.")
         .tools(&["missing_tool"])
         .write();
+    (archived, blocked)
+}
+
+#[tokio::test]
+async fn skill_that_is_not_published_does_not_run() {
+    let (archived, blocked) = unpublished_skills();
     let h = harness(
         registry([archived.skill.clone(), blocked.skill.clone()]),
         ToolRegistry::new(),
@@ -202,12 +209,7 @@ async fn skill_that_is_not_published_does_not_run() {
 fn only_published_skills_are_runnable_as_discover_says() {
     use skillet_engine::protocol::{SkillDiscoverRequest, SkillStatus};
 
-    let archived = SkillSpec::new("old-skill", "Old.")
-        .meta("a2e-status", "Archived")
-        .write();
-    let blocked = SkillSpec::new("needs-tool", "Use the tool.")
-        .tools(&["missing_tool"])
-        .write();
+    let (archived, blocked) = unpublished_skills();
     let h = harness(
         registry([
             bundled_skill("summarize"),
