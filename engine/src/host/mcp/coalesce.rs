@@ -95,6 +95,10 @@ where
                 return;
             }
             batch.clear();
+            // One huge message must not keep its buffer for the whole session.
+            if batch.capacity() > 2 * MAX_PENDING_BYTES {
+                batch = Vec::new();
+            }
         }
     });
     (CoalescingWriter { shared }, task)
