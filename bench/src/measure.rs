@@ -47,13 +47,6 @@ pub fn child_cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     Ok(total)
 }
 
-/// CPU seconds and peak RSS (KiB) so far of a running child, `what` naming it when it has
-/// already exited (`pid` is `None`).
-pub fn child_usage(pid: Option<u32>, what: &str) -> anyhow::Result<(f64, u64)> {
-    let pid = pid.ok_or_else(|| anyhow::anyhow!("{what} already exited"))?;
-    Ok((child_cpu_seconds(pid)?, peak_rss_kib(&pid.to_string())?))
-}
-
 /// Peak resident set (`VmHWM`, KiB) of the process at `/proc/<path>`.
 pub fn peak_rss_kib(path: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{path}/status"))?;

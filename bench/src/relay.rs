@@ -31,10 +31,10 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-use crate::measure;
 use crate::modes::{self, CapturedRequest};
+use crate::serve::ServeChild;
 use crate::workload;
 
 /// The recorded answer of one bench call through `skillet serve` (3 turns, 12 events, usage),
@@ -124,74 +124,53 @@ async fn answer_call(State(relay): State<Arc<Relay>>, body: Bytes) -> Response {
     }
 }
 
-/// A running relay child; closing its stdin stops it.
-#[derive(Debug)]
-pub struct RelayChild {
-    child: Child,
-    /// `http://127.0.0.1:PORT/a2e`.
-    pub url: String,
-}
-
-impl RelayChild {
-    /// Writes `requests` beside `dir`'s files, starts `skillet-bench relay` and reads its URL.
-    pub async fn start(
-        dir: &Path,
-        mock_url: &str,
-        requests: &[CapturedRequest],
-        http2: bool,
-    ) -> anyhow::Result<RelayChild> {
-        let file = dir.join("relay-requests.json");
-        let pairs: Vec<(&str, &Value)> = requests
-            .iter()
-            .map(|r| (r.path.as_str(), &r.value))
-            .collect();
-        std::fs::write(&file, serde_json::to_vec(&pairs)?)?;
-        let mut command = Command::new(std::env::current_exe()?);
-        command
-            .arg("relay")
-            .arg("--mock-url")
-            .arg(mock_url)
-            .arg("--requests")
-            .arg(&file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        if http2 {
-            command.arg("--http2");
-        }
-        let mut child = command.spawn()?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("relay child has no stdout"))?
-            .into_owned_fd()?;
-        let line = tokio::task::spawn_blocking(move || {
-            let mut line = String::new();
-            BufReader::new(std::fs::File::from(stdout))
-                .read_line(&mut line)
-                .map(|_| line)
-        })
-        .await??;
-        let url = line.trim().to_owned();
-        if !url.starts_with("http://") {
-            let _ = child.start_kill();
-            anyhow::bail!("relay child did not print its URL (got {line:?})");
-        }
-        Ok(RelayChild { child, url })
+/// Writes `requests` beside `dir`'s files, starts `skillet-bench relay` and reads its URL;
+/// returns the child (measured and stopped like a `skillet serve` child) and the URL.
+pub async fn start_child(
+    dir: &Path,
+    mock_url: &str,
+    requests: &[CapturedRequest],
+    http2: bool,
+) -> anyhow::Result<(ServeChild, String)> {
+    let file = dir.join("relay-requests.json");
+    let pairs: Vec<(&str, &Value)> = requests
+        .iter()
+        .map(|r| (r.path.as_str(), &r.value))
+        .collect();
+    std::fs::write(&file, serde_json::to_vec(&pairs)?)?;
+    let mut command = Command::new(std::env::current_exe()?);
+    command
+        .arg("relay")
+        .arg("--mock-url")
+        .arg(mock_url)
+        .arg("--requests")
+        .arg(&file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    if http2 {
+        command.arg("--http2");
     }
-
-    /// CPU seconds and peak RSS (KiB) of the child so far.
-    pub fn usage(&self) -> anyhow::Result<(f64, u64)> {
-        measure::child_usage(self.child.id(), "relay child")
+    let mut child = command.spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("relay child has no stdout"))?
+        .into_owned_fd()?;
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(std::fs::File::from(stdout))
+            .read_line(&mut line)
+            .map(|_| line)
+    })
+    .await??;
+    let url = line.trim().to_owned();
+    if !url.starts_with("http://") {
+        let _ = child.start_kill();
+        anyhow::bail!("relay child did not print its URL (got {line:?})");
     }
-
-    /// Stops the child (end of input, then SIGKILL: it holds nothing to flush) and waits for it.
-    pub async fn stop(mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
-    }
+    Ok((ServeChild::adopt(child), url))
 }
 
 /// Distinct call ids, as a host would send.

@@ -13,11 +13,11 @@ use clap::ValueEnum;
 use skillet_engine::service::SkillService;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{self, McpClient};
+use crate::mcp;
 use crate::measure::{self, RunReport};
 use crate::mock::Mock;
 use crate::modes::{self, Driven};
-use crate::relay::{self, RelayChild};
+use crate::relay;
 use crate::serve::{self, ServeChild};
 use crate::workload::{self, ModelEndpoint, SkillFiles};
 
@@ -106,13 +106,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
     let max_calls = usize::try_from(spec.concurrency)?.max(64);
     let (calls, concurrency) = (spec.calls, spec.concurrency);
 
-    let mut server: Option<ServeChild> = None;
-    let mut relay_child: Option<RelayChild> = None;
-    // Holds the stdio child's input open until it has been measured: when the last client
-    // handle goes, its stdin closes and the child finishes and exits.
-    let mut stdio_input: Option<serve::StdioClient> = None;
-    let mut mcp_input: Option<McpClient> = None;
-    let (driven, start) = match spec.mode {
+    let (driven, start, end, server) = match spec.mode {
         Mode::Raw | Mode::Replay => {
             let requests = Arc::new(modes::capture(&files).await?);
             let client = modes::http_client(spec.http2)?;
@@ -132,7 +126,7 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
                 one(client.clone(), url.clone(), requests.clone())
             })
             .await;
-            (driven, start)
+            (driven, start, Baseline::take(&mock, None)?, None)
         }
         Mode::Engine => {
             let executor = workload::executor(&files, &model)?;
@@ -151,88 +145,78 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
                 }
             })
             .await;
-            (driven, start)
+            (driven, start, Baseline::take(&mock, None)?, None)
         }
         Mode::Wire => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
             let (child, a2e) = serve::start_http(&skillet, &files, &model, max_calls).await?;
             // The bench's own requests to `serve --http`: HTTP/1.1, as hosts send them.
-            let client = modes::http_client(false)?;
-            let warm = serve::wire_call(&client, &a2e).await;
-            let child = warmed(child, warm).await?;
-            let start = Baseline::take(&mock, Some(&child))?;
-            server = Some(child);
-            let driven = modes::drive(calls, concurrency, move |_| {
-                let (client, a2e) = (client.clone(), a2e.clone());
-                async move { serve::wire_call(&client, &a2e).await }
+            let client = (modes::http_client(false)?, a2e);
+            through_child(spec, &mock, child, client, |(client, a2e)| async move {
+                serve::wire_call(&client, &a2e).await
             })
-            .await;
-            (driven, start)
+            .await?
         }
         Mode::Stdio => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
             let (child, client) = serve::start_stdio(&skillet, &files, &model, max_calls)?;
-            let warm = client.call().await;
-            let child = warmed(child, warm).await?;
-            let start = Baseline::take(&mock, Some(&child))?;
-            server = Some(child);
-            stdio_input = Some(client.clone());
-            let driven = modes::drive(calls, concurrency, move |_| {
-                let client = client.clone();
-                async move { client.call().await }
+            through_child(spec, &mock, child, client, |client| async move {
+                client.call().await
             })
-            .await;
-            (driven, start)
+            .await?
         }
         Mode::Mcp => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
             let (child, client) = mcp::start(&skillet, &files, &model, max_calls).await?;
-            let warm = client.call().await;
-            let child = warmed(child, warm).await?;
-            let start = Baseline::take(&mock, Some(&child))?;
-            server = Some(child);
-            mcp_input = Some(client.clone());
-            let driven = modes::drive(calls, concurrency, move |_| {
-                let client = client.clone();
-                async move { client.call().await }
+            through_child(spec, &mock, child, client, |client| async move {
+                client.call().await
             })
-            .await;
-            (driven, start)
+            .await?
         }
         Mode::Relay => {
             let requests = modes::capture(&files).await?;
-            let child = RelayChild::start(files.root(), &url, &requests, spec.http2).await?;
+            let (child, a2e) =
+                relay::start_child(files.root(), &url, &requests, spec.http2).await?;
             // The bench's own requests to the relay: HTTP/1.1, as `wire` sends them.
-            let client = modes::http_client(false)?;
-            let a2e = child.url.clone();
-            relay::call(&client, &a2e)
-                .await
-                .map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
-            let start = Baseline::take_with(&mock, child.usage()?)?;
-            relay_child = Some(child);
-            let driven = modes::drive(calls, concurrency, move |_| {
-                let (client, a2e) = (client.clone(), a2e.clone());
-                async move { relay::call(&client, &a2e).await }
+            let client = (modes::http_client(false)?, a2e);
+            through_child(spec, &mock, child, client, |(client, a2e)| async move {
+                relay::call(&client, &a2e).await
             })
-            .await;
-            (driven, start)
+            .await?
         }
     };
-    let end = match &relay_child {
-        Some(child) => Baseline::take_with(&mock, child.usage()?)?,
-        None => Baseline::take(&mock, server.as_ref())?,
-    };
     let report = report(spec, &mock, &driven, &start, &end);
-    drop(stdio_input);
-    drop(mcp_input);
     if let Some(server) = server {
         server.stop().await;
     }
-    if let Some(child) = relay_child {
-        child.stop().await;
-    }
     mock.stop();
     Ok(report)
+}
+
+/// A run through a server child: one warm-up call through `client` (its failure fails the run
+/// with the child's stderr), then the measured calls, each `call` on a clone of `client`.
+/// Returns the run, the counters before and after it, and the child (still running: `client`
+/// is dropped only after the end was measured, since a stdio child ends with its input).
+async fn through_child<C, F, Fut>(
+    spec: &RunSpec,
+    mock: &Mock,
+    child: ServeChild,
+    client: C,
+    call: F,
+) -> anyhow::Result<(Driven, Baseline, Baseline, Option<ServeChild>)>
+where
+    C: Clone + Send + Sync + 'static,
+    F: Fn(C) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    let warm = call(client.clone()).await;
+    let child = warmed(child, warm).await?;
+    let start = Baseline::take(mock, Some(&child))?;
+    let driving = client.clone();
+    let driven = modes::drive(spec.calls, spec.concurrency, move |_| call(driving.clone())).await;
+    let end = Baseline::take(mock, Some(&child))?;
+    drop(client);
+    Ok((driven, start, end, Some(child)))
 }
 
 /// Fails with the child's stderr when its warm-up call failed.
@@ -260,15 +244,10 @@ struct Baseline {
 
 impl Baseline {
     fn take(mock: &Mock, server: Option<&ServeChild>) -> anyhow::Result<Baseline> {
-        let usage = match server {
+        let (server, server_rss) = match server {
             Some(child) => child.usage()?,
             None => (0.0, 0),
         };
-        Baseline::take_with(mock, usage)
-    }
-
-    /// With the server's (CPU seconds, peak RSS KiB) already read.
-    fn take_with(mock: &Mock, (server, server_rss): (f64, u64)) -> anyhow::Result<Baseline> {
         Ok(Baseline {
             process: measure::process_cpu_seconds()?,
             mock: mock.cpu_seconds()?,

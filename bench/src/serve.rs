@@ -73,9 +73,24 @@ impl ServeChild {
         Ok(command)
     }
 
+    /// Another server child of the bench (the `relay`), whose stderr is not followed.
+    pub fn adopt(child: Child) -> ServeChild {
+        ServeChild {
+            child,
+            stderr_tail: Arc::default(),
+        }
+    }
+
     /// CPU seconds and peak RSS (KiB) of the child so far.
     pub fn usage(&self) -> anyhow::Result<(f64, u64)> {
-        measure::child_usage(self.child.id(), "skillet child")
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow::anyhow!("server child already exited"))?;
+        Ok((
+            measure::child_cpu_seconds(pid)?,
+            measure::peak_rss_kib(&pid.to_string())?,
+        ))
     }
 
     /// The last stderr lines, for error messages.
