@@ -45,51 +45,58 @@ pub struct NatsServer {
 }
 
 impl NatsServer {
-    /// Starts a server on a free port, or `None` (skip) when the binary is missing.
+    /// Starts a server on a port the kernel picks, or `None` (skip) when the binary is missing.
+    ///
+    /// The server binds port 0 itself and reports the port in its ports file: picking a free
+    /// port here and handing it over would race with the other tests, whose servers start at the
+    /// same time (two servers on one port, one of them dead, and two tests sharing a stream).
     pub async fn start(test: &str) -> Option<NatsServer> {
         let binary = nats_server_binary(test)?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let mut server = NatsServer {
             binary,
             child: None,
-            port,
+            port: 0,
             store: tempfile::tempdir().unwrap(),
         };
         server.launch().await;
         Some(server)
     }
 
+    /// Starts `nats-server` on `self.port` (0: the kernel picks) and waits until this child,
+    /// not some other process, listens: its ports file names the port.
     async fn launch(&mut self) {
-        let child = Command::new(&self.binary)
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-sd",
-            ])
-            .arg(self.store.path())
+        let ports_dir = self.store.path().join("ports");
+        let _ = std::fs::remove_dir_all(&ports_dir);
+        std::fs::create_dir_all(&ports_dir).unwrap();
+        let port = if self.port == 0 {
+            "-1".to_string()
+        } else {
+            self.port.to_string()
+        };
+        let mut child = Command::new(&self.binary)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port, "-sd"])
+            .arg(self.store.path().join("js"))
+            .arg("--ports_file_dir")
+            .arg(&ports_dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("nats-server starts");
-        self.child = Some(child);
+        let ports_file = ports_dir.join(format!("nats-server_{}.ports", child.id().unwrap()));
         for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
-                .await
-                .is_ok()
-            {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("nats-server exited at start ({status}); port {port} taken?");
+            }
+            if let Some(found) = listening_port(&ports_file) {
+                assert!(self.port == 0 || self.port == found, "restarted on {found}");
+                self.port = found;
+                self.child = Some(child);
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("nats-server did not listen on {} within 10 s", self.port);
+        panic!("nats-server wrote no ports file within 10 s");
     }
 
     /// `nats://127.0.0.1:PORT`.
@@ -109,6 +116,15 @@ impl NatsServer {
         self.kill().await;
         self.launch().await;
     }
+}
+
+/// The client port in a `nats-server` ports file (`{"nats":["nats://127.0.0.1:PORT"]}`), once
+/// the file is complete.
+fn listening_port(ports_file: &Path) -> Option<u16> {
+    let text = std::fs::read_to_string(ports_file).ok()?;
+    let ports: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let url = ports["nats"][0].as_str()?;
+    url.rsplit(':').next()?.parse().ok()
 }
 
 /// `[nats]` text for a test: the server plus `extra` lines.
