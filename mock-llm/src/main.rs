@@ -31,8 +31,29 @@ struct Cli {
     require_auth: bool,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    runtime()?.block_on(serve())
+}
+
+/// A multi-threaded runtime. `TOKIO_WORKER_THREADS` is read here, so a value tokio cannot use is
+/// an error naming it instead of tokio's panic.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(value) = std::env::var_os("TOKIO_WORKER_THREADS") {
+        let workers = value
+            .to_str()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| (1..=1024).contains(n))
+            .with_context(|| {
+                format!("TOKIO_WORKER_THREADS={value:?}: expected a whole number from 1 to 1024")
+            })?;
+        builder.worker_threads(workers);
+    }
+    builder.build().context("starting the async runtime")
+}
+
+async fn serve() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

@@ -1,7 +1,8 @@
 //! The official Python SDKs (`openai`, `anthropic`, `ollama`) against the `mock-llm` binary: each
 //! completes a plain chat, a streamed chat and a tool-call round trip, and sees an injected 429
 //! as its own rate-limit error (scripts in `tests/python/`). Also checks the binary's stdout
-//! contract and graceful SIGTERM.
+//! contract, graceful SIGTERM, and that bad input (a scenario file, `TOKIO_WORKER_THREADS`) is an
+//! error naming it, not a panic.
 //!
 //! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` (set up with
 //! `python3 -m venv .venv && .venv/bin/pip install -r mock-llm/tests/python/requirements.txt`).
@@ -121,4 +122,19 @@ fn binary_rejects_a_bad_scenario_file_with_its_path() {
         out.stdout.is_empty(),
         "nothing on stdout when not listening"
     );
+}
+
+#[test]
+fn binary_refuses_an_unusable_tokio_worker_threads_without_panicking() {
+    for bad in ["abc", "0", "-1", ""] {
+        let out = Command::new(env!("CARGO_BIN_EXE_mock-llm"))
+            .env("TOKIO_WORKER_THREADS", bad)
+            .output()
+            .expect("binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {stderr}");
+        assert!(stderr.contains("TOKIO_WORKER_THREADS"), "{bad:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{bad:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{bad:?}: not listening");
+    }
 }
