@@ -354,10 +354,7 @@ async fn spans_dropped(base: &str) -> f64 {
 #[tokio::test]
 async fn with_the_collector_down_calls_succeed_lost_spans_are_counted_and_export_resumes() {
     // A port nothing listens on yet: connections are refused.
-    let address = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().to_string()
-    };
+    let (port, address) = refusing_port();
     let server = serve_with_telemetry(&format!("http://{address}"), "").await;
     for id in ["d1", "d2"] {
         let response = post_call(&server.base, tally_call(id, json!({})), None).await;
@@ -379,7 +376,7 @@ async fn with_the_collector_down_calls_succeed_lost_spans_are_counted_and_export
 
     // The collector comes up: after the back-off pause a probe call is traced, its export
     // succeeds and calls are traced again (pauses so far: 1 s, 2 s, ... — bounded here).
-    let (_, received) = start_collector_on(&address).await;
+    let (_, received) = start_collector_on(port.listen(128).unwrap()).await;
     let resumed = async {
         for n in 0u32.. {
             let trace = format!("{n:032x}");

@@ -17,10 +17,8 @@ const TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4737";
 async fn capture_content_records_answers_and_tool_io_from_the_configured_endpoint() {
     let (otlp, received) = start_collector().await;
     // The environment names a dead collector; the file's endpoint must win.
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", listener.local_addr().unwrap())
-    };
+    let (_reserved, closed) = refusing_port();
+    let closed = format!("http://{closed}");
     let server = serve_with_telemetry(
         &closed,
         &format!("[telemetry]\notlp_endpoint = \"{otlp}\"\ncapture_content = true\n"),

@@ -237,6 +237,7 @@ impl CgroupRoot {
             dir,
             version: self.version,
             has_memory: self.controllers.contains(&Controller::Memory),
+            limits_pids: limits.max_pids.is_some() && self.controllers.contains(&Controller::Pids),
         };
         let write = |file: &str, value: String| {
             fs::write(child.dir.join(file), value).map_err(|e| {
@@ -284,6 +285,12 @@ impl ChildCgroups {
         self.members.iter().map(|m| m.procs.clone()).collect()
     }
 
+    /// True when one of the cgroups caps the child's processes (`pids.max` is set): the exact,
+    /// per-child process limit.
+    pub(crate) fn limits_pids(&self) -> bool {
+        self.members.iter().any(|m| m.limits_pids)
+    }
+
     /// Sends `SIGKILL` to every process in the cgroups; returns how many were signalled.
     pub(crate) fn kill_all(&self) -> usize {
         self.members.iter().map(ChildCgroup::kill_all).sum()
@@ -302,6 +309,8 @@ struct ChildCgroup {
     procs: CString,
     version: CgroupVersion,
     has_memory: bool,
+    /// `pids.max` was written.
+    limits_pids: bool,
 }
 
 impl ChildCgroup {

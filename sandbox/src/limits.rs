@@ -188,7 +188,11 @@ unsafe fn write_file(path: *const libc::c_char, bytes: &[u8]) -> io::Result<()> 
 }
 
 /// The rlimits for `limits`, plus `RLIMIT_CORE = 0`.
-pub(crate) fn rlimits_for(limits: &crate::ResourceLimits) -> Vec<Rlimit> {
+///
+/// `pids_cgroup`: the child's own pids cgroup caps its processes. `RLIMIT_NPROC` is then left
+/// out: it counts every process of the uid, and every sandboxed child shares the dropped uid, so
+/// one child at its limit (a fork bomb) would make its neighbours' `execve` fail with `EAGAIN`.
+pub(crate) fn rlimits_for(limits: &crate::ResourceLimits, pids_cgroup: bool) -> Vec<Rlimit> {
     let mut out = Vec::new();
     let mut push = |resource, value: Option<u64>, extra_hard: u64| {
         if let Some(v) = value {
@@ -202,7 +206,9 @@ pub(crate) fn rlimits_for(limits: &crate::ResourceLimits) -> Vec<Rlimit> {
     push(libc::RLIMIT_AS, limits.address_space_bytes, 0);
     push(libc::RLIMIT_CPU, limits.cpu_seconds, 1);
     push(libc::RLIMIT_NOFILE, limits.open_files, 0);
-    push(libc::RLIMIT_NPROC, limits.processes, 0);
+    if !pids_cgroup {
+        push(libc::RLIMIT_NPROC, limits.processes, 0);
+    }
     push(libc::RLIMIT_FSIZE, limits.file_size_bytes, 0);
     // No core dumps: they would land in the working directory and take time and space.
     push(libc::RLIMIT_CORE, Some(0), 0);
@@ -212,4 +218,28 @@ pub(crate) fn rlimits_for(limits: &crate::ResourceLimits) -> Vec<Rlimit> {
 /// The `uid_map` / `gid_map` line mapping `id` to itself.
 pub(crate) fn identity_map(id: u32) -> Vec<u8> {
     format!("{id} {id} 1\n").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn has_nproc(limits: &[Rlimit]) -> bool {
+        limits.iter().any(|l| l.resource == libc::RLIMIT_NPROC)
+    }
+
+    #[test]
+    fn the_process_rlimit_is_left_to_a_pids_cgroup_when_the_child_has_one() {
+        let limits = crate::ResourceLimits {
+            processes: Some(8),
+            ..crate::ResourceLimits::default()
+        };
+        assert!(has_nproc(&rlimits_for(&limits, false)));
+        assert!(!has_nproc(&rlimits_for(&limits, true)));
+        let core = |l: &[Rlimit]| {
+            l.iter()
+                .any(|l| l.resource == libc::RLIMIT_CORE && l.hard == 0)
+        };
+        assert!(core(&rlimits_for(&limits, true)) && core(&rlimits_for(&limits, false)));
+    }
 }

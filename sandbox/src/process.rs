@@ -125,7 +125,10 @@ impl LinuxProcessBackend {
                 .map(ChildCgroups::procs_files)
                 .unwrap_or_default(),
             network,
-            rlimits: rlimits_for(&policy.limits),
+            rlimits: rlimits_for(
+                &policy.limits,
+                cgroups.as_ref().is_some_and(ChildCgroups::limits_pids),
+            ),
             drop_to,
             landlock_ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
             parent_death: Some(std::process::id() as libc::pid_t),

@@ -209,6 +209,55 @@ async fn child_of_a_root_engine_runs_unprivileged() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_holding_its_whole_process_limit_does_not_keep_a_neighbour_from_starting() {
+    let report = platform_report();
+    if !report.cgroup_pids.is_available() {
+        // Without a pids cgroup the limit is RLIMIT_NPROC, a budget shared by the uid (crate doc).
+        eprintln!("\n==== SKIPPED: no pids cgroup here ({report}) ====\n");
+        return;
+    }
+    let mut bomb = SandboxPolicy {
+        timeout_ms: 4_000,
+        ..SandboxPolicy::default()
+    };
+    bomb.limits.processes = Some(8);
+    let neighbour = SandboxPolicy {
+        timeout_ms: 10_000,
+        ..bomb.clone()
+    };
+    let bomb = tokio::spawn(async move { run(&bomb, &["fork-bomb-hold", "64"]).await });
+    // Forking 8 processes takes milliseconds: after a second the bomb holds all of its limit.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    // Two neighbours start beside it, the first still running when the second starts (a budget
+    // shared by the uid would be over its limit by then, and the second `execve` refused).
+    let first = {
+        let neighbour = neighbour.clone();
+        tokio::spawn(async move { run(&neighbour, &["sleep", "1500"]).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let second = run(&neighbour, &["exit-code", "0"]).await;
+    assert_eq!(
+        second.outcome,
+        Outcome::Exited { code: 0 },
+        "a neighbour could not start beside a child at its limit"
+    );
+    let first = first.await.unwrap();
+    assert_eq!(
+        first.outcome,
+        Outcome::Exited { code: 0 },
+        "{}",
+        stdout(&first)
+    );
+    let bomb = bomb.await.unwrap();
+    assert_eq!(bomb.outcome, Outcome::TimedOut, "{}", stdout(&bomb));
+    assert!(
+        stdout(&bomb).starts_with("contained after "),
+        "{}",
+        stdout(&bomb)
+    );
+}
+
 #[tokio::test]
 async fn fork_bomb_is_contained_by_the_process_limit() {
     let report = platform_report();

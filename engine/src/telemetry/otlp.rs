@@ -345,10 +345,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_collector_refusing_connections_at_startup_pauses_export() {
-        let closed = {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            format!("http://{}", listener.local_addr().unwrap())
-        };
+        // Bound but not listening: refused, and no concurrent test can take the port meanwhile.
+        let reserved = tokio::net::TcpSocket::new_v4().unwrap();
+        reserved.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let closed = format!("http://{}", reserved.local_addr().unwrap());
         let pause = Arc::new(ExportPause::default());
         probe_at_startup(&closed, pause.clone(), &tokio::runtime::Handle::current());
         for _ in 0..100 {

@@ -69,11 +69,22 @@ impl Received {
 }
 
 pub async fn start_collector() -> (String, Received) {
-    start_collector_on("127.0.0.1:0").await
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    start_collector_on(listener).await
 }
 
-/// [`start_collector`] on `address` (a port an earlier test step left closed, say).
-pub async fn start_collector_on(address: &str) -> (String, Received) {
+/// A 127.0.0.1 port that is bound but does not listen: connections to it are refused, and no
+/// other test can take it meanwhile (a port picked and closed again could be reused by any
+/// concurrent test). `.listen(128)` later turns it into a listener on the same port.
+pub fn refusing_port() -> (tokio::net::TcpSocket, String) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap().to_string();
+    (socket, address)
+}
+
+/// [`start_collector`] on `listener` (a [`refusing_port`] that starts listening, say).
+pub async fn start_collector_on(listener: tokio::net::TcpListener) -> (String, Received) {
     let received = Received::default();
     let sink = received.clone();
     let app = axum::Router::new().route(
@@ -91,7 +102,6 @@ pub async fn start_collector_on(address: &str) -> (String, Received) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind(address).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     (base, received)

@@ -22,6 +22,12 @@ fn main() {
             std::hint::black_box(0u64);
         },
         "fork-bomb" => fork_bomb(arg.and_then(|a| a.parse().ok()).unwrap_or(256)),
+        // The same, then holding every process it got (for the caller's timeout to end).
+        "fork-bomb-hold" => {
+            let code = fork_bomb(arg.and_then(|a| a.parse().ok()).unwrap_or(256));
+            std::thread::sleep(Duration::from_secs(30));
+            code
+        }
         "print-huge-output" => print_huge(arg.and_then(|a| a.parse().ok()).unwrap_or(8 << 20)),
         "echo-json" => echo_json(),
         "json-lines" => json_lines(),
