@@ -189,9 +189,10 @@ unsafe fn write_file(path: *const libc::c_char, bytes: &[u8]) -> io::Result<()> 
 
 /// The rlimits for `limits`, plus `RLIMIT_CORE = 0`.
 ///
-/// `pids_cgroup`: the child's own pids cgroup caps its processes. `RLIMIT_NPROC` is then left
-/// out: it counts every process of the uid, and every sandboxed child shares the dropped uid, so
-/// one child at its limit (a fork bomb) would make its neighbours' `execve` fail with `EAGAIN`.
+/// `pids_cgroup`: the child's own pids cgroup caps its processes, and the child cannot leave it
+/// (it runs as the dropped uid). `RLIMIT_NPROC` is then left out: it counts every process of the
+/// uid, and every sandboxed child shares the dropped uid, so one child at its limit (a fork bomb)
+/// would make its neighbours' `execve` fail with `EAGAIN`.
 pub(crate) fn rlimits_for(limits: &crate::ResourceLimits, pids_cgroup: bool) -> Vec<Rlimit> {
     let mut out = Vec::new();
     let mut push = |resource, value: Option<u64>, extra_hard: u64| {

@@ -125,9 +125,11 @@ impl LinuxProcessBackend {
                 .map(ChildCgroups::procs_files)
                 .unwrap_or_default(),
             network,
+            // The pids cgroup replaces RLIMIT_NPROC only where the child cannot leave it: under
+            // the dropped uid it cannot write root's `cgroup.procs` files.
             rlimits: rlimits_for(
                 &policy.limits,
-                cgroups.as_ref().is_some_and(ChildCgroups::limits_pids),
+                drop_to.is_some() && cgroups.as_ref().is_some_and(ChildCgroups::limits_pids),
             ),
             drop_to,
             landlock_ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
