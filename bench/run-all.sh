@@ -30,7 +30,7 @@ BIN="$TARGET/release/skillet-bench"
 } | tee "$OUT/machine.txt"
 
 echo "== 1. overhead: N=$N calls, C=16, no mock latency, $RUNS runs per mode (interleaved)"
-"$BIN" --mode raw,replay,engine,wire,stdio,mcp,relay -n "$N" -c 16 --runs "$RUNS" --save "$OUT/overhead.json" \
+"$BIN" --mode raw,replay,engine,wire,stdio,mcp,mcp-http,relay -n "$N" -c 16 --runs "$RUNS" --save "$OUT/overhead.json" \
   | tee "$OUT/overhead.txt"
 
 echo "== 2. concurrency: N=$N10K calls all at once, 500 ms mock latency per turn (ideal: 3 x 0.5 s)"

@@ -1,11 +1,12 @@
 //! `skillet-bench`: the bench-calc skill (two calculator calls, then a validated JSON answer)
-//! against mock-llm, N calls at concurrency C, in seven modes — `raw` (the same HTTP requests
+//! against mock-llm, N calls at concurrency C, in eight modes — `raw` (the same HTTP requests
 //! from a bare client that encodes and parses them with serde_json: the parsing floor),
 //! `replay` (the captured bytes replayed, nothing parsed: the lower floor), `engine` (the
 //! executor as a library), `wire` (`skillet serve --http`), `stdio` (`skillet serve --stdio`),
-//! `mcp` (`skillet serve --mcp`, driven as an MCP host does) and `relay` (the transport floor
-//! for `wire`: a minimal A2E-over-HTTP server child making the `raw` floor's requests) —
-//! reporting calls/s, turns/s, p50/p99 latency, CPU per turn
+//! `mcp` (`skillet serve --mcp`, driven as an MCP host does), `mcp-http` (the streamable HTTP
+//! `/mcp` of `skillet serve --http`, driven as a remote MCP host does) and `relay` (the
+//! transport floor for `wire`: a minimal A2E-over-HTTP server child making the `raw` floor's
+//! requests) — reporting calls/s, turns/s, p50/p99 latency, CPU per turn
 //! (nanosecond clocks), peak RSS and the ratios to the floors.
 //!
 //! Every run happens in a fresh child process (`--one`), so peak RSS is that run's; runs of
@@ -14,7 +15,7 @@
 //!
 //! Module map: `workload` (skill, scenario, executor) · `mock` (where mock-llm runs) · `modes`
 //! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `mcp` (the MCP
-//! client of a `serve --mcp` child) · `relay` (the
+//! client of a `serve --mcp` child) · `mcp_http` (the MCP client of `/mcp`) · `relay` (the
 //! transport floor's server child and its client) · `run` (one measured run) · `measure`
 //! (CPU/RSS from /proc, percentiles, the report) · `summary` (medians, ratios).
 //!
@@ -25,6 +26,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod mcp;
+mod mcp_http;
 mod measure;
 mod mock;
 mod modes;
@@ -88,7 +90,7 @@ struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "raw,replay,engine,wire,stdio,mcp,relay"
+        default_value = "raw,replay,engine,wire,stdio,mcp,mcp-http,relay"
     )]
     mode: Vec<Mode>,
     /// Calls per run.

@@ -23,7 +23,7 @@ use crate::serve::{self, ServeChild};
 use crate::workload::{self, ModelEndpoint, SkillFiles};
 
 /// The MCP revision the client asks for (rmcp answers with the one it speaks).
-const PROTOCOL_VERSION: &str = "2025-06-18";
+pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 
 type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
@@ -142,7 +142,7 @@ impl McpClient {
 
 /// A `tools/call` answer passes when it is a result, not `isError`, whose `structuredContent`
 /// is the expected output.
-fn check_tool_result(answer: &Value) -> Result<(), String> {
+pub(crate) fn check_tool_result(answer: &Value) -> Result<(), String> {
     let Some(result) = answer.get("result") else {
         return Err(format!("tools/call failed: {answer}"));
     };

@@ -14,6 +14,7 @@ use skillet_engine::service::SkillService;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp;
+use crate::mcp_http;
 use crate::measure::{self, RunReport};
 use crate::mock::Mock;
 use crate::modes::{self, Driven};
@@ -37,6 +38,8 @@ pub enum Mode {
     Stdio,
     /// `skillet serve --mcp` child, MCP (JSON-RPC lines) over pipes, as MCP hosts drive it.
     Mcp,
+    /// `skillet serve --http` child, MCP's streamable HTTP (`/mcp`), as remote MCP hosts drive it.
+    McpHttp,
     /// The transport floor for `wire`: a minimal A2E-over-HTTP child (`relay`) that does the
     /// `raw` floor's model requests and answers with serde_json.
     Relay,
@@ -52,6 +55,7 @@ impl Mode {
             Mode::Wire => "wire",
             Mode::Stdio => "stdio",
             Mode::Mcp => "mcp",
+            Mode::McpHttp => "mcp-http",
             Mode::Relay => "relay",
         }
     }
@@ -168,6 +172,14 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         Mode::Mcp => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
             let (child, client) = mcp::start(&skillet, &files, &model, max_calls).await?;
+            through_child(spec, &mock, child, client, |client| async move {
+                client.call().await
+            })
+            .await?
+        }
+        Mode::McpHttp => {
+            let skillet = serve::find_skillet(spec.skillet.as_deref())?;
+            let (child, client) = mcp_http::start(&skillet, &files, &model, max_calls).await?;
             through_child(spec, &mock, child, client, |client| async move {
                 client.call().await
             })

@@ -69,13 +69,13 @@ pub struct Ratios {
 const FLOORS: [&str; 3] = ["raw", "replay", "relay"];
 
 /// Whether `mode` is compared with `floor`: the model-request floors (`raw`, and `replay` below
-/// it) with every other mode, the transport floor (`relay`) only with the transport it is the
-/// floor of (`wire`).
+/// it) with every other mode, the transport floor (`relay`: one HTTP exchange per call) only with
+/// the HTTP transports it is the floor of (`wire`, `mcp-http`).
 fn compared_with(floor: &str, mode: &str) -> bool {
     match floor {
         "raw" => mode != "raw" && mode != "replay",
         "replay" => mode != "replay",
-        "relay" => mode == "wire",
+        "relay" => mode == "wire" || mode == "mcp-http",
         _ => false,
     }
 }
@@ -150,11 +150,11 @@ impl Summary {
     /// A table for people.
     pub fn table(&self) -> String {
         let mut out = String::from(
-            "mode    runs  calls/s   turns/s   p50 ms   p99 ms  cpu us/turn  rss MiB (server)  fail\n",
+            "mode      runs  calls/s   turns/s   p50 ms   p99 ms  cpu us/turn  rss MiB (server)  fail\n",
         );
         for m in &self.medians {
             out.push_str(&format!(
-                "{:<7} {:>4} {:>8.1} {:>9.1} {:>8.1} {:>8.1} {:>12.1} {:>8.1} ({:>6.1}) {:>5}\n",
+                "{:<9} {:>4} {:>8.1} {:>9.1} {:>8.1} {:>8.1} {:>12.1} {:>8.1} ({:>6.1}) {:>5}\n",
                 m.mode,
                 m.runs,
                 m.calls_per_s,
@@ -242,13 +242,15 @@ mod tests {
     }
 
     #[test]
-    fn the_transport_floor_is_compared_with_wire_alone() {
+    fn the_transport_floor_is_compared_with_the_http_transports_alone() {
         let summary = Summary::of(vec![
             report("raw", 20.0),
             report("relay", 30.0),
             report("engine", 25.0),
             report("wire", 45.0),
             report("stdio", 35.0),
+            report("mcp", 40.0),
+            report("mcp-http", 60.0),
         ]);
         let relay: Vec<(&str, f64)> = summary
             .ratios
@@ -256,7 +258,7 @@ mod tests {
             .filter(|r| r.floor == "relay")
             .map(|r| (r.mode.as_str(), r.cpu_per_turn))
             .collect();
-        assert_eq!(relay, vec![("wire", 1.5)]);
+        assert_eq!(relay, vec![("wire", 1.5), ("mcp-http", 2.0)]);
         let of_raw = |mode: &str| {
             summary
                 .ratios
