@@ -73,14 +73,7 @@ pub async fn start(
         waiters,
         next_id: Arc::new(AtomicU64::new(0)),
     };
-    let init = client.request(
-        "initialize",
-        json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "skillet-bench", "version": env!("CARGO_PKG_VERSION")},
-        }),
-    );
+    let init = client.request("initialize", initialize_params());
     let answer = match tokio::time::timeout(Duration::from_secs(30), init).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
@@ -130,14 +123,23 @@ impl McpClient {
 
     /// One `mcp` call: `tools/call` of the bench skill, its result checked.
     pub async fn call(&self) -> Result<(), String> {
-        let answer = self
-            .request(
-                "tools/call",
-                json!({"name": workload::SKILL, "arguments": workload::arguments()}),
-            )
-            .await?;
+        let answer = self.request("tools/call", call_params()).await?;
         check_tool_result(&answer)
     }
+}
+
+/// The bench client's `initialize` params (both MCP modes).
+pub(crate) fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "skillet-bench", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// The `tools/call` params of one bench call (both MCP modes).
+pub(crate) fn call_params() -> Value {
+    json!({"name": workload::SKILL, "arguments": workload::arguments()})
 }
 
 /// A `tools/call` answer passes when it is a result, not `isError`, whose `structuredContent`

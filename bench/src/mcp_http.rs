@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::mcp::{PROTOCOL_VERSION, check_tool_result};
+use crate::mcp::{PROTOCOL_VERSION, call_params, check_tool_result, initialize_params};
 use crate::serve::{self, ServeChild};
-use crate::workload::{self, ModelEndpoint, SkillFiles};
+use crate::workload::{ModelEndpoint, SkillFiles};
 
 /// The header naming the session (streamable HTTP transport).
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -61,11 +61,7 @@ async fn initialize(a2e: &str) -> anyhow::Result<McpHttpClient> {
     let url = format!("{base}/mcp");
     let body = json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "skillet-bench", "version": env!("CARGO_PKG_VERSION")},
-        },
+        "params": initialize_params(),
     });
     let response = post(&client, &url, None, &body).await?;
     let session = response
@@ -126,7 +122,7 @@ impl McpHttpClient {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": workload::SKILL, "arguments": workload::arguments()},
+            "params": call_params(),
         });
         let response = post(&self.client, &self.url, Some(&self.session), &message)
             .await
