@@ -25,9 +25,10 @@
 //! What is enforced on *this* machine is probed once: log [`platform_report`] at startup.
 //!
 //! The process limit is the child's own pids cgroup where one is available and the child runs
-//! under the dropped uid (so it cannot leave the cgroup), and `RLIMIT_NPROC` otherwise: `RLIMIT_NPROC` counts every process of a uid, so children sharing the
-//! dropped uid (default 65534) would share that budget, and one child at its limit (a fork bomb)
-//! would make a neighbour's `execve` fail with `EAGAIN`.
+//! under the dropped uid (so it cannot leave the cgroup); otherwise `RLIMIT_NPROC` is set too.
+//! `RLIMIT_NPROC` counts every process of a uid, so children sharing the dropped uid (default
+//! 65534) would share that budget, and one child at its limit (a fork bomb) would make a
+//! neighbour's `execve` fail with `EAGAIN`.
 //!
 //! # Example
 //! ```no_run

@@ -82,9 +82,9 @@ pub struct ResourceLimits {
     pub cpu_seconds: Option<u64>,
     /// `RLIMIT_NOFILE`: open file descriptors.
     pub open_files: Option<u64>,
-    /// Processes (and threads). Enforced by the child's own pids cgroup when available, else by
-    /// `RLIMIT_NPROC` (which counts every process of the child's uid, and which root ignores:
-    /// see the crate doc).
+    /// Processes (and threads). Enforced by the child's own pids cgroup when available, and by
+    /// `RLIMIT_NPROC` unless that cgroup holds a child running as the dropped uid (the rlimit
+    /// counts every process of the child's uid, and root ignores it: see the crate doc).
     pub processes: Option<u64>,
     /// `RLIMIT_FSIZE`: largest file the child may write, in bytes (exceeding it raises `SIGXFSZ`).
     pub file_size_bytes: Option<u64>,
