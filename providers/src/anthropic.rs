@@ -19,6 +19,7 @@ pub use crate::anthropic_response::ANSWER_TOOL;
 use crate::anthropic_response::{AnswerShape, WireMessage, from_wire_message};
 use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
+use crate::modes::{OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
@@ -58,9 +59,10 @@ impl Wire for Anthropic {
     fn request<'a>(
         spec: WireSettings<'a>,
         request: &'a ChatRequest,
+        plan: &'a TurnPlan,
         stream: bool,
     ) -> (WireRequest<'a>, AnswerShape) {
-        to_wire_request(spec, request, stream)
+        to_wire_request(spec, request, plan, stream)
     }
 
     fn decode_whole(body: &[u8], answer: &AnswerShape) -> Result<ChatResponse, ProviderError> {
@@ -166,11 +168,16 @@ enum ToolChoice {
 fn to_wire_request<'a>(
     spec: WireSettings<'a>,
     request: &'a ChatRequest,
+    plan: &'a TurnPlan,
     stream: bool,
 ) -> (WireRequest<'a>, AnswerShape) {
     let hints = request.hints.or(spec.default_hints);
-    let mut tools: Vec<WireTool> = request
-        .tools
+    let offered = if plan.native_tools {
+        request.tools.as_slice()
+    } else {
+        &[]
+    };
+    let mut tools: Vec<WireTool> = offered
         .iter()
         .map(|t| WireTool {
             name: &t.name,
@@ -180,7 +187,7 @@ fn to_wire_request<'a>(
         .collect();
     let mut shape = AnswerShape::None;
     let mut tool_choice = None;
-    if let Some(schema) = &request.response_schema {
+    if let (OutputMode::Tool, Some(schema)) = (plan.output, &plan.schema) {
         let is_object = schema.schema.get("type").and_then(Value::as_str) == Some("object");
         let input_schema = if is_object {
             shape = AnswerShape::Object;
@@ -202,7 +209,7 @@ fn to_wire_request<'a>(
         });
         // Without other tools the answer tool is forced; with them the model must call some
         // tool, so it can still use the real ones before answering.
-        tool_choice = Some(if request.tools.is_empty() {
+        tool_choice = Some(if offered.is_empty() {
             ToolChoice::Tool { name: ANSWER_TOOL }
         } else {
             ToolChoice::Any

@@ -107,7 +107,7 @@ pub(crate) fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> C
         text,
         calls,
         message.stop_reason.as_deref(),
-        message.usage.usage(),
+        Some(message.usage.usage()),
         message.id,
         answer,
     )
@@ -118,7 +118,7 @@ pub(crate) fn assemble(
     mut text: String,
     calls: Vec<ToolCall>,
     stop_reason: Option<&str>,
-    usage: Usage,
+    usage: Option<Usage>,
     request_id: Option<String>,
     answer: &AnswerShape,
 ) -> ChatResponse {
@@ -161,5 +161,6 @@ pub(crate) fn assemble(
         finish_reason,
         usage,
         request_id,
+        reasoning: None,
     }
 }

@@ -228,7 +228,7 @@ impl StreamDecoder for EventDecoder {
             self.text,
             calls,
             self.stop_reason.as_deref(),
-            self.usage.usage(),
+            Some(self.usage.usage()),
             self.message_id,
             &self.answer,
         ))

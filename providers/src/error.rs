@@ -85,6 +85,10 @@ pub struct ProviderError {
     pub status: Option<u16>,
     /// The provider's request id, when the server sent one.
     pub request_id: Option<String>,
+    /// Set when the server refused a feature the request used (structured output or tools)
+    /// and no other mode was left to try: the call failed on the server's dialect, not on an
+    /// outage.
+    pub refused: Option<crate::modes::Feature>,
 }
 
 impl fmt::Display for ProviderError {
@@ -123,12 +127,20 @@ impl ProviderError {
             retryable,
             status: None,
             request_id: None,
+            refused: None,
         }
     }
 
     /// Sets the HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
+        self
+    }
+
+    /// Marks the error as the server refusing `feature` (never retried as an outage).
+    pub fn with_refused(mut self, feature: crate::modes::Feature) -> Self {
+        self.refused = Some(feature);
+        self.retryable = false;
         self
     }
 

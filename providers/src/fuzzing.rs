@@ -107,7 +107,10 @@ async fn stream<W: Wire>(
     chunks: Vec<Vec<u8>>,
     caps: Caps,
 ) -> Result<ChatResponse, ProviderError> {
-    let (_, state) = W::request(spec::<W>().wire_settings(), &request(asked), true);
+    let spec = spec::<W>();
+    let request = request(asked);
+    let plan = crate::modes::TurnPlan::best_for(spec.kind, &request);
+    let (_, state) = W::request(spec.wire_settings(), &request, &plan, true);
     let chunks = chunks
         .into_iter()
         .map(|chunk| Ok::<_, std::io::Error>(bytes::Bytes::from(chunk)));
@@ -123,7 +126,10 @@ async fn stream<W: Wire>(
 }
 
 fn whole<W: Wire>(asked: Asked, body: &[u8]) -> Result<ChatResponse, ProviderError> {
-    let (_, state) = W::request(spec::<W>().wire_settings(), &request(asked), false);
+    let spec = spec::<W>();
+    let request = request(asked);
+    let plan = crate::modes::TurnPlan::best_for(spec.kind, &request);
+    let (_, state) = W::request(spec.wire_settings(), &request, &plan, false);
     W::decode_whole(body, &state)
 }
 

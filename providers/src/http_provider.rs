@@ -19,7 +19,9 @@ use http::{HeaderMap, HeaderValue};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::frames::{BodyLimits, read_events, read_whole};
 use crate::kind::{ProviderKind, with_provider_kinds};
+use crate::modes::{Feature, ModeCell, ModeNotice, Modes, TurnPlan};
 use crate::provider::{CallOptions, Provider};
+use crate::refusal::{Sent, refused_feature};
 use crate::retry::run_with_retries;
 use crate::spec::ProviderSpec;
 use crate::transport::TrackingSink;
@@ -33,6 +35,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     url: reqwest::Url,
     headers: HeaderMap,
     limits: BodyLimits,
+    /// The structured-output and tool modes this server+model accepts (shared, process-wide).
+    modes: std::sync::Arc<ModeCell>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -48,12 +52,20 @@ impl<W: Wire> HttpProvider<W> {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        let modes = ModeCell::shared(
+            spec.kind,
+            &spec.base_url,
+            &spec.model,
+            spec.output_mode,
+            spec.tool_mode,
+        );
         Ok(HttpProvider {
             spec,
             http,
             url,
             headers,
             limits: BodyLimits::default(),
+            modes,
             wire: PhantomData,
         })
     }
@@ -84,6 +96,7 @@ impl<W: Wire> HttpProvider<W> {
         &self,
         body: Bytes,
         state: &W::CallState,
+        sent: Sent,
         options: &CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let timeouts = &self.spec.timeouts;
@@ -105,12 +118,11 @@ impl<W: Wire> HttpProvider<W> {
                 .unwrap_or_default();
             let parsed = W::parse_error(&body);
             let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
-            return Err(ProviderError::from_http(
-                status,
-                &headers,
-                &codes,
-                parsed.message,
-            ));
+            let error = ProviderError::from_http(status, &headers, &codes, parsed.message);
+            return Err(match refused_feature(status.as_u16(), &body, sent) {
+                Some(feature) => error.with_refused(feature),
+                None => error,
+            });
         }
         let header_id = crate::error::request_id(response.headers());
         let mut reply = match options.stream {
@@ -156,11 +168,52 @@ impl<W: Wire> Provider for HttpProvider<W> {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
+        loop {
+            let modes = self.modes.current(request.output_mode_hint);
+            let plan = TurnPlan::new(self.spec.kind, modes, request, || {
+                crate::toolshim::union_schema(request)
+            });
+            // Prompted tools: the conversation as a server without tools reads it (a copy,
+            // made only in that mode).
+            let prompted = plan
+                .prompted_tools
+                .then(|| crate::toolshim::prompted_request(request));
+            let sent_request = prompted.as_ref().unwrap_or(request);
+            match self.send(sent_request, &plan, &options).await {
+                Ok(response) => {
+                    return Ok(crate::text_reply::finish_response(response, &plan, request));
+                }
+                Err(error) => {
+                    let Some(feature) = error.refused else {
+                        return Err(error);
+                    };
+                    let Some(next) = self.modes.step_down(modes, feature) else {
+                        return Err(error);
+                    };
+                    self.tell_mode_change(&options, feature, modes, next, &error);
+                }
+            }
+        }
+    }
+}
+
+impl<W: Wire> HttpProvider<W> {
+    /// One turn in one plan, with the retry policy.
+    async fn send(
+        &self,
+        request: &ChatRequest,
+        plan: &TurnPlan,
+        options: &CallOptions<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
         let (body, state) =
-            W::request(self.spec.wire_settings(), request, options.stream.is_some());
+            W::request(self.spec.wire_settings(), request, plan, options.stream.is_some());
+        let sent = Sent {
+            structured_output: plan.sends_structured_output(),
+            tools: plan.native_tools,
+        };
         let (body, state) = (&body, &state);
-        let options_ref = &options;
-        run_with_retries(self.spec.kind, &self.spec.retry, &options, |_| {
+        let options_ref = options;
+        run_with_retries(self.spec.kind, &self.spec.retry, options, |_| {
             // Encoded per attempt (the body borrows the request): no copy of the bytes is held
             // while the call waits for its answer, only in case a retry needs them.
             let bytes = crate::json_writer::to_vec(body)
@@ -172,12 +225,43 @@ impl<W: Wire> Provider for HttpProvider<W> {
                     )
                 });
             async move {
-                self.attempt(bytes?, state, options_ref)
+                self.attempt(bytes?, state, sent, options_ref)
                     .await
                     .map_err(|e| e.redact(self.spec.secrets()))
             }
         })
         .await
+    }
+
+    /// Logs and reports a move to other modes after a refusal.
+    fn tell_mode_change(
+        &self,
+        options: &CallOptions<'_>,
+        feature: Feature,
+        from: Modes,
+        to: Modes,
+        error: &ProviderError,
+    ) {
+        let name = |m: Modes| match feature {
+            Feature::StructuredOutput => m.output.as_str(),
+            Feature::Tools => m.tools.as_str(),
+        };
+        let mut reason: String = error.to_string().chars().take(160).collect();
+        if reason.len() < error.to_string().len() {
+            reason.push('…');
+        }
+        let notice = ModeNotice {
+            provider: self.spec.kind,
+            model: self.spec.model.clone(),
+            feature,
+            from: name(from).to_owned(),
+            to: name(to).to_owned(),
+            reason,
+        };
+        tracing::info!(provider = self.spec.kind.as_str(), "{notice}");
+        if let Some(observer) = options.retry_observer {
+            observer.mode_changed(&notice);
+        }
     }
 }
 

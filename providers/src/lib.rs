@@ -53,7 +53,8 @@
 //! let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
 //! let options = CallOptions::default().with_deadline(deadline).with_stream(&sink);
 //! let response = provider.chat(request, options).await?;
-//! println!("{} ({} tokens out)", response.text, response.usage.output_tokens);
+//! let tokens = response.usage.map(|u| u.output_tokens.to_string());
+//! println!("{} ({} tokens out)", response.text, tokens.as_deref().unwrap_or("unknown"));
 //! # Ok(()) }
 //! ```
 
@@ -67,15 +68,20 @@ pub mod fuzzing;
 mod http_provider;
 pub mod json_writer;
 mod kind;
+mod modes;
 mod ollama;
 mod openai;
 mod openai_request;
 mod policy;
 mod pool;
 mod provider;
+mod refusal;
 mod retry;
 mod shared_json;
 mod spec;
+mod strict_schema;
+mod text_reply;
+mod toolshim;
 mod transport;
 mod types;
 mod wire;
@@ -89,10 +95,12 @@ pub use pool::{ProviderPool, build_provider};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use kind::ProviderKind;
+pub use modes::{Feature, ModeNotice, Modes, OutputMode, ToolMode};
 pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver};
 pub use shared_json::SharedJson;
 pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
+pub use text_reply::find_json_value;
 pub use types::{
     ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,
-    ToolCall, ToolSpec, Usage,
+    ToolCall, ToolSpec, TurnPhase, Usage,
 };

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
+use crate::modes::{OutputMode, TurnPlan};
 use crate::openai::tool_result_text;
 use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
@@ -42,9 +43,10 @@ impl Wire for Ollama {
     fn request<'a>(
         spec: WireSettings<'a>,
         request: &'a ChatRequest,
+        plan: &'a TurnPlan,
         stream: bool,
     ) -> (WireRequest<'a>, ()) {
-        (to_wire_request(spec, request, stream), ())
+        (to_wire_request(spec, request, plan, stream), ())
     }
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
@@ -114,6 +116,14 @@ struct WireToolFunction<'a> {
     parameters: &'a RawValue,
 }
 
+/// `format: "json"`: JSON mode without a schema.
+fn json_format() -> &'static RawValue {
+    static JSON: LazyLock<Box<RawValue>> = LazyLock::new(|| {
+        RawValue::from_string("\"json\"".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    });
+    &JSON
+}
+
 /// The arguments sent back for a call whose own were not a JSON object.
 static NO_ARGUMENTS: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
@@ -141,6 +151,7 @@ impl WireOptions {
 fn to_wire_request<'a>(
     spec: WireSettings<'a>,
     request: &'a ChatRequest,
+    plan: &'a TurnPlan,
     stream: bool,
 ) -> WireRequest<'a> {
     let hints = request.hints.or(spec.default_hints);
@@ -194,6 +205,7 @@ fn to_wire_request<'a>(
         tools: request
             .tools
             .iter()
+            .filter(|_| plan.native_tools)
             .map(|t| WireTool {
                 kind: "function",
                 function: WireToolFunction {
@@ -203,10 +215,11 @@ fn to_wire_request<'a>(
                 },
             })
             .collect(),
-        format: request
-            .response_schema
-            .as_ref()
-            .map(|s| s.schema.json_text()),
+        format: match (plan.output, &plan.schema) {
+            (OutputMode::JsonSchema, Some(schema)) => Some(schema.schema.json_text()),
+            (OutputMode::JsonObject, Some(_)) => Some(json_format()),
+            _ => None,
+        },
         options: WireOptions {
             temperature: hints.temperature,
             top_p: hints.top_p,
@@ -266,7 +279,7 @@ pub(crate) struct LineDecoder {
     tool_calls: Vec<ToolCall>,
     done_reason: Option<String>,
     done: bool,
-    usage: Usage,
+    usage: Option<Usage>,
 }
 
 impl StreamDecoder for LineDecoder {
@@ -306,12 +319,13 @@ impl StreamDecoder for LineDecoder {
         }
         self.done = true;
         self.done_reason = line.done_reason;
-        self.usage = Usage {
+        // Counts the server did not send are unknown, not zero.
+        self.usage = (line.prompt_eval_count.is_some() || line.eval_count.is_some()).then(|| Usage {
             input_tokens: line.prompt_eval_count.unwrap_or(0),
             output_tokens: line.eval_count.unwrap_or(0),
             // Ollama reports no cache or reasoning breakdown.
             ..Usage::default()
-        };
+        });
         Ok(Flow::Done)
     }
 
@@ -334,6 +348,7 @@ impl StreamDecoder for LineDecoder {
             finish_reason,
             usage: self.usage,
             request_id: None,
+            reasoning: None,
         })
     }
 }

@@ -19,6 +19,7 @@ use async_openai::types::chat::{
 };
 
 use crate::error::ProviderError;
+use crate::modes::TurnPlan;
 use crate::openai_request::ChatCompletionBody;
 use crate::transport::{TrackingSink, in_band_error, parse_error_envelope};
 use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
@@ -59,9 +60,10 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
     fn request<'a>(
         spec: WireSettings<'a>,
         request: &'a ChatRequest,
+        plan: &'a TurnPlan,
         stream: bool,
     ) -> (ChatCompletionBody<'a>, ()) {
-        (ChatCompletionBody::new(spec, request, stream), ())
+        (ChatCompletionBody::new(spec, request, plan, stream), ())
     }
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
@@ -132,8 +134,9 @@ fn from_wire_response(
         finish_reason: finish_reason(choice.finish_reason, !tool_calls.is_empty()),
         text,
         tool_calls,
-        usage: response.usage.map(usage).unwrap_or_default(),
+        usage: response.usage.map(usage),
         request_id: Some(response.id),
+        reasoning: None,
     })
 }
 
@@ -183,7 +186,7 @@ pub(crate) struct ChunkDecoder {
     text: String,
     calls: BTreeMap<u32, PartialCall>,
     finish: Option<WireFinish>,
-    usage: Usage,
+    usage: Option<Usage>,
     response_id: Option<String>,
 }
 
@@ -209,7 +212,7 @@ impl StreamDecoder for ChunkDecoder {
         };
         self.response_id.get_or_insert(chunk.id);
         if let Some(u) = chunk.usage {
-            self.usage = usage(u);
+            self.usage = Some(usage(u));
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta.content {
@@ -262,6 +265,7 @@ impl StreamDecoder for ChunkDecoder {
             tool_calls,
             usage: self.usage,
             request_id: self.response_id,
+            reasoning: None,
         })
     }
 }

@@ -17,8 +17,12 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::types::{ChatMessage, ChatRequest, ResponseSchema, ToolCall, ToolSpec};
+use crate::modes::{OutputMode, TurnPlan};
+use crate::types::{ChatMessage, ChatRequest, ToolCall, ToolSpec};
 use crate::wire::WireSettings;
+
+/// The answer tool offered in `tool` output mode (the same name Anthropic's wire uses).
+pub(crate) use crate::anthropic_response::ANSWER_TOOL;
 
 /// `POST /chat/completions` body, borrowing everything it sends.
 #[derive(Serialize)]
@@ -43,14 +47,65 @@ pub(crate) struct ChatCompletionBody<'a> {
     top_p: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<Tools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoice>,
+}
+
+/// `tool_choice`: `"required"`, or one named function.
+enum ToolChoice {
+    Required,
+    Answer,
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolChoice::Required => serializer.serialize_str("required"),
+            ToolChoice::Answer => TypedFunction {
+                id: None,
+                function: NamedFunction { name: ANSWER_TOOL },
+            }
+            .serialize(serializer),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct NamedFunction {
+    name: &'static str,
 }
 
 impl<'a> ChatCompletionBody<'a> {
     /// The body for `request` to the model of `spec`. OpenAI wants `max_completion_tokens`;
     /// most compatible servers (Ollama `/v1` among them) only read `max_tokens`.
-    pub(crate) fn new(spec: WireSettings<'a>, request: &'a ChatRequest, stream: bool) -> Self {
+    pub(crate) fn new(
+        spec: WireSettings<'a>,
+        request: &'a ChatRequest,
+        plan: &'a TurnPlan,
+        stream: bool,
+    ) -> Self {
         let hints = request.hints.or(spec.default_hints);
         let official = spec.official_openai;
+        let answer_tool = match (plan.output, &plan.schema) {
+            (OutputMode::Tool, Some(schema)) => Some(schema),
+            _ => None,
+        };
+        let offered = if plan.native_tools {
+            request.tools.as_slice()
+        } else {
+            &[]
+        };
+        let tools = (!offered.is_empty() || answer_tool.is_some()).then_some(Tools {
+            offered,
+            answer: answer_tool.map(|s| s.schema.json_text()),
+        });
+        let tool_choice = answer_tool.map(|_| {
+            if offered.is_empty() {
+                ToolChoice::Answer
+            } else {
+                ToolChoice::Required
+            }
+        });
         ChatCompletionBody {
             messages: Messages {
                 system: request.system.as_deref(),
@@ -58,7 +113,7 @@ impl<'a> ChatCompletionBody<'a> {
             },
             model: spec.model,
             max_completion_tokens: hints.max_tokens.filter(|_| official),
-            response_format: request.response_schema.as_ref().map(ResponseFormat),
+            response_format: ResponseFormat::for_plan(plan),
             stream: stream.then_some(true),
             max_tokens: hints.max_tokens.filter(|_| !official),
             seed: hints.seed,
@@ -67,7 +122,8 @@ impl<'a> ChatCompletionBody<'a> {
             }),
             temperature: hints.temperature,
             top_p: hints.top_p,
-            tools: (!request.tools.is_empty()).then_some(Tools(&request.tools)),
+            tools,
+            tool_choice,
         }
     }
 }
@@ -214,19 +270,33 @@ impl fmt::Display for CompactJson<'_> {
     }
 }
 
-/// The offered tools: `{"type":"function","function":{"name","description","parameters"}}`.
-struct Tools<'a>(&'a [ToolSpec]);
+/// The offered tools: `{"type":"function","function":{"name","description","parameters"}}`,
+/// and in `tool` output mode the answer tool after them.
+struct Tools<'a> {
+    offered: &'a [ToolSpec],
+    answer: Option<&'a RawValue>,
+}
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|tool| TypedFunction {
+        let offered = self.offered.iter().map(|tool| TypedFunction {
             id: None,
             function: OfferedFunction {
                 name: &tool.name,
                 description: &tool.description,
                 parameters: tool.parameters.json_text(),
             },
-        }))
+        });
+        let answer = self.answer.map(|parameters| TypedFunction {
+            id: None,
+            function: OfferedFunction {
+                name: ANSWER_TOOL,
+                description: "Give your final answer by calling this tool; its arguments are \
+                              the answer.",
+                parameters,
+            },
+        });
+        serializer.collect_seq(offered.chain(answer))
     }
 }
 
@@ -237,8 +307,35 @@ struct OfferedFunction<'a> {
     parameters: &'a RawValue,
 }
 
-/// `{"type":"json_schema","json_schema":{"name","schema"}}`.
-struct ResponseFormat<'a>(&'a ResponseSchema);
+/// `{"type":"json_schema","json_schema":{"name","schema","strict"?}}`, or
+/// `{"type":"json_object","schema"}` (llama-cpp-python enforces `schema` with a grammar).
+enum ResponseFormat<'a> {
+    JsonSchema {
+        name: &'a str,
+        schema: &'a RawValue,
+        strict: bool,
+    },
+    JsonObject {
+        schema: &'a RawValue,
+    },
+}
+
+impl<'a> ResponseFormat<'a> {
+    fn for_plan(plan: &'a TurnPlan) -> Option<Self> {
+        let schema = plan.schema.as_ref()?;
+        match plan.output {
+            OutputMode::JsonSchema => Some(ResponseFormat::JsonSchema {
+                name: &schema.name,
+                schema: schema.schema.json_text(),
+                strict: plan.strict,
+            }),
+            OutputMode::JsonObject => Some(ResponseFormat::JsonObject {
+                schema: schema.schema.json_text(),
+            }),
+            _ => None,
+        }
+    }
+}
 
 impl Serialize for ResponseFormat<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -246,16 +343,31 @@ impl Serialize for ResponseFormat<'_> {
         struct JsonSchema<'a> {
             name: &'a str,
             schema: &'a RawValue,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            strict: bool,
         }
         let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("type", "json_schema")?;
-        map.serialize_entry(
-            "json_schema",
-            &JsonSchema {
-                name: &self.0.name,
-                schema: self.0.schema.json_text(),
-            },
-        )?;
+        match self {
+            ResponseFormat::JsonSchema {
+                name,
+                schema,
+                strict,
+            } => {
+                map.serialize_entry("type", "json_schema")?;
+                map.serialize_entry(
+                    "json_schema",
+                    &JsonSchema {
+                        name,
+                        schema,
+                        strict: *strict,
+                    },
+                )?;
+            }
+            ResponseFormat::JsonObject { schema } => {
+                map.serialize_entry("type", "json_object")?;
+                map.serialize_entry("schema", schema)?;
+            }
+        }
         map.end()
     }
 }

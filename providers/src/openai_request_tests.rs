@@ -188,6 +188,7 @@ fn rich_request() -> ChatRequest {
             top_p: Some(0.5),
             seed: Some(-7),
         },
+        ..Default::default()
     }
 }
 
@@ -196,9 +197,11 @@ fn spec(kind: ProviderKind) -> ProviderSpec {
 }
 
 fn both(spec: &ProviderSpec, request: &ChatRequest, stream: bool) -> (Value, Value) {
+    let plan = crate::modes::TurnPlan::enforcing(request);
     let ours = serde_json::to_vec(&ChatCompletionBody::new(
         spec.wire_settings(),
         request,
+        &plan,
         stream,
     ))
     .unwrap();

@@ -82,6 +82,12 @@ impl std::fmt::Display for RetryNotice {
 pub trait RetryObserver: Send + Sync {
     /// Called before the policy sleeps `notice.wait` and tries again.
     fn retrying(&self, notice: &RetryNotice);
+
+    /// Called when the server refused a structured-output or tool mode and the turn is tried
+    /// again in the next one (remembered for the server+model from then on).
+    fn mode_changed(&self, notice: &crate::modes::ModeNotice) {
+        let _ = notice;
+    }
 }
 
 impl<F: Fn(&RetryNotice) + Send + Sync> RetryObserver for F {

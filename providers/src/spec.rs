@@ -40,6 +40,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::kind::ProviderKind;
+use crate::modes::{OutputMode, ToolMode};
 use crate::types::Hints;
 use crate::wire::WireSettings;
 
@@ -131,6 +132,10 @@ pub struct ProviderSpec {
     /// Send HTTP/2 without negotiating it (`h2c` on plain `http://`); such specs share the
     /// pool's second client.
     pub http2_prior_knowledge: bool,
+    /// How the answer's schema is sent (`structured_output`; `auto` negotiates).
+    pub output_mode: OutputMode,
+    /// How tools are offered (`tool_calling`; `auto` negotiates).
+    pub tool_mode: ToolMode,
 }
 
 /// A config that cannot become a [`ProviderSpec`].
@@ -182,6 +187,8 @@ const KNOWN_KEYS: &[&str] = &[
     "seed",
     "anthropic_version",
     "http2_prior_knowledge",
+    "structured_output",
+    "tool_calling",
 ];
 
 /// Headers a config may not set: they would break framing or re-route the request.
@@ -235,6 +242,8 @@ impl ProviderSpec {
             default_hints: Hints::default(),
             anthropic_version: "2023-06-01".to_owned(),
             http2_prior_knowledge: false,
+            output_mode: OutputMode::Auto,
+            tool_mode: ToolMode::Auto,
         })
     }
 
@@ -301,6 +310,19 @@ impl ProviderSpec {
             spec.http2_prior_knowledge = flag
                 .as_bool()
                 .ok_or_else(|| invalid("http2_prior_knowledge", "expected true or false"))?;
+        }
+        if let Some(mode) = get_str(config, "structured_output")? {
+            spec.output_mode = OutputMode::parse(mode).ok_or_else(|| {
+                invalid(
+                    "structured_output",
+                    &format!("expected one of {}", OutputMode::NAMES),
+                )
+            })?;
+        }
+        if let Some(mode) = get_str(config, "tool_calling")? {
+            spec.tool_mode = ToolMode::parse(mode).ok_or_else(|| {
+                invalid("tool_calling", &format!("expected one of {}", ToolMode::NAMES))
+            })?;
         }
         if let Some(headers) = config.get("headers") {
             let headers = headers
@@ -388,6 +410,8 @@ impl fmt::Debug for ProviderSpec {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("retry", &self.retry)
             .field("default_hints", &self.default_hints)
+            .field("output_mode", &self.output_mode)
+            .field("tool_mode", &self.tool_mode)
             .finish()
     }
 }
@@ -401,7 +425,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 10)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 12)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -412,6 +436,8 @@ impl Serialize for ProviderSpec {
         s.serialize_field("retry", &self.retry)?;
         s.serialize_field("default_hints", &self.default_hints)?;
         s.serialize_field("http2_prior_knowledge", &self.http2_prior_knowledge)?;
+        s.serialize_field("structured_output", &self.output_mode)?;
+        s.serialize_field("tool_calling", &self.tool_mode)?;
         s.end()
     }
 }

@@ -12,7 +12,8 @@ use serde_json::Value;
 use crate::shared_json::SharedJson;
 
 /// One chat call: everything a provider needs besides the model, which lives in the
-/// [`ProviderSpec`](crate::ProviderSpec).
+/// [`ProviderSpec`](crate::ProviderSpec). The provider decides how `response_schema` and
+/// `tools` go on the wire (its structured-output and tool modes, negotiated per server).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
     /// System instructions (the rendered SKILL.md body, for example).
@@ -25,6 +26,28 @@ pub struct ChatRequest {
     pub response_schema: Option<ResponseSchema>,
     /// Sampling and length hints; unset fields are left to the provider's defaults.
     pub hints: Hints,
+    /// Whether the model may still call tools this turn or must now give its final answer.
+    /// Providers on grammar-constrained servers enforce `response_schema` only on
+    /// [`TurnPhase::Answer`] turns when native tools are offered, so that enforcing the schema
+    /// never locks a model out of its tools (see `modes.rs`).
+    #[serde(default)]
+    pub phase: TurnPhase,
+    /// The skill's preferred structured-output mode, used when the provider's own setting is
+    /// `auto` (a hint: a mode the server refuses is still stepped down from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_mode_hint: Option<crate::modes::OutputMode>,
+}
+
+/// Where in a run a turn is, as far as the provider needs to know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnPhase {
+    /// The model may call tools or answer.
+    #[default]
+    Open,
+    /// The model answered before and that answer was rejected (or this is the last turn): the
+    /// answer is due now, so the response schema is enforced wherever the server can.
+    Answer,
 }
 
 /// One message of the conversation.
@@ -183,6 +206,13 @@ impl ToolCall {
                 arguments,
                 invalid_arguments: None,
             },
+            // Arguments encoded twice (a JSON string holding the object), as some servers and
+            // small models send them.
+            Ok(Value::String(inner))
+                if serde_json::from_str::<Value>(&inner).is_ok_and(|v| v.is_object()) =>
+            {
+                ToolCall::from_raw_arguments(id, name, &inner)
+            }
             Ok(other) => ToolCall {
                 id,
                 name,
@@ -237,8 +267,9 @@ pub enum FinishReason {
     Other,
 }
 
-/// Token counts reported by the provider (zero when it reported none; the breakdowns `None`
-/// when the API does not report them).
+/// Token counts reported by the provider (a response whose server reported none carries no
+/// `Usage` at all: unknown, never zero; the breakdowns are `None` when the API does not report
+/// them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens, cached ones included.
@@ -268,10 +299,14 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     /// Why the model stopped.
     pub finish_reason: FinishReason,
-    /// Token usage.
-    pub usage: Usage,
+    /// Token usage; `None` when the server reported none (unknown, not zero).
+    pub usage: Option<Usage>,
     /// The provider's id for this request/response, for support tickets and logs.
     pub request_id: Option<String>,
+    /// Reasoning the model wrote before its answer (`<think>…</think>` blocks, or an API's
+    /// reasoning field), kept out of `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
 }
 
 /// Receives text as the model produces it. Called only when the call streams (a sink is set).

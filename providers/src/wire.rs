@@ -14,6 +14,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ProviderError;
+use crate::modes::TurnPlan;
 use crate::transport::{ErrorBody, TrackingSink, bearer_auth};
 use crate::types::{ChatRequest, ChatResponse, Hints};
 
@@ -117,10 +118,12 @@ pub(crate) trait Wire: Send + Sync + 'static {
         bearer_auth(settings.api_key, headers)
     }
 
-    /// Maps the request to the API's body.
+    /// Maps the request to the API's body, expressing structured output and tools as `plan`
+    /// says for this turn (`modes.rs`).
     fn request<'a>(
         settings: WireSettings<'a>,
         request: &'a ChatRequest,
+        plan: &'a TurnPlan,
         stream: bool,
     ) -> (Self::Body<'a>, Self::CallState);
 

@@ -74,8 +74,9 @@ impl StreamDecoder for Decoder {
             text: self.text,
             tool_calls: Vec::new(),
             finish_reason: FinishReason::Stop,
-            usage: Usage::default(),
+            usage: Some(Usage::default()),
             request_id: None,
+            reasoning: None,
         })
     }
 }
@@ -97,7 +98,12 @@ impl Wire for TextOnly {
         Ok(())
     }
 
-    fn request(spec: WireSettings<'_>, request: &ChatRequest, stream: bool) -> (Body, ()) {
+    fn request(
+        spec: WireSettings<'_>,
+        request: &ChatRequest,
+        _: &crate::modes::TurnPlan,
+        stream: bool,
+    ) -> (Body, ()) {
         let messages = request
             .messages
             .iter()

@@ -39,13 +39,17 @@ pub struct SkillResult {
     pub usage: Option<TokenUsage>,
 }
 
-/// Token usage of a call: the totals, each turn's figures, and a cost estimate.
+/// Token usage of a call: the totals, each turn's figures, and a cost estimate. A figure the
+/// server did not report is absent (unknown), never 0: the totals are absent when any turn's
+/// usage is unknown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenUsage {
-    /// Prompt tokens over all turns.
-    pub input_tokens: u64,
-    /// Generated tokens over all turns.
-    pub output_tokens: u64,
+    /// Prompt tokens over all turns (absent: some turn's usage is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Generated tokens over all turns (absent: some turn's usage is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     /// Prompt tokens served from the provider's cache, when the provider reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
@@ -67,10 +71,12 @@ pub struct TurnUsage {
     pub turn: u32,
     /// The model that answered.
     pub model: String,
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Generated tokens.
-    pub output_tokens: u64,
+    /// Prompt tokens (absent: the server reported no usage for this turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Generated tokens (absent: the server reported no usage for this turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     /// Cached prompt tokens, when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,

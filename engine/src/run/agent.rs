@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use skillet_providers::{
-    CallOptions, ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema,
-    RetryNotice, ToolSpec, Usage,
+    CallOptions, ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ModeNotice,
+    ResponseSchema, RetryNotice, RetryObserver, ToolSpec, TurnPhase, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -43,6 +43,8 @@ pub(crate) struct RunState {
     phase: AtomicU8,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
+    /// Turns whose server reported no usage (their tokens are unknown, not zero).
+    unreported_turns: AtomicU32,
     /// Each provider response's usage, in turn order (locked only to push and to take).
     turns: Mutex<Vec<TurnUsage>>,
 }
@@ -70,7 +72,12 @@ impl RunState {
         self.turn.load(Ordering::Relaxed)
     }
 
-    /// Input and output tokens so far.
+    /// Whether every turn so far reported its usage (else the token totals are unknown).
+    pub(crate) fn usage_known(&self) -> bool {
+        self.unreported_turns.load(Ordering::Relaxed) == 0
+    }
+
+    /// Input and output tokens reported so far (turns without usage count nothing).
     pub(crate) fn tokens(&self) -> (u64, u64) {
         (
             self.input_tokens.load(Ordering::Relaxed),
@@ -78,18 +85,30 @@ impl RunState {
         )
     }
 
-    fn add_usage(&self, turn: u32, model: &str, reported: &Usage) {
-        self.input_tokens
-            .fetch_add(reported.input_tokens, Ordering::Relaxed);
-        self.output_tokens
-            .fetch_add(reported.output_tokens, Ordering::Relaxed);
-        let usage = TurnUsage {
-            turn,
-            model: model.to_owned(),
-            input_tokens: reported.input_tokens,
-            output_tokens: reported.output_tokens,
-            cached_input_tokens: reported.cached_input_tokens,
-            reasoning_tokens: reported.reasoning_tokens,
+    fn add_usage(&self, turn: u32, model: &str, reported: Option<&Usage>) {
+        let usage = match reported {
+            Some(reported) => {
+                self.input_tokens
+                    .fetch_add(reported.input_tokens, Ordering::Relaxed);
+                self.output_tokens
+                    .fetch_add(reported.output_tokens, Ordering::Relaxed);
+                TurnUsage {
+                    turn,
+                    model: model.to_owned(),
+                    input_tokens: Some(reported.input_tokens),
+                    output_tokens: Some(reported.output_tokens),
+                    cached_input_tokens: reported.cached_input_tokens,
+                    reasoning_tokens: reported.reasoning_tokens,
+                }
+            }
+            None => {
+                self.unreported_turns.fetch_add(1, Ordering::Relaxed);
+                TurnUsage {
+                    turn,
+                    model: model.to_owned(),
+                    ..TurnUsage::default()
+                }
+            }
         };
         self.turns
             .lock()
@@ -178,6 +197,8 @@ impl TurnLoop<'_> {
                 top_p: self.skill.hints.top_p,
                 seed: None,
             },
+            phase: TurnPhase::Open,
+            output_mode_hint: self.skill.hints.structured_output,
         };
         let mut repeats = RepeatTracker::default();
         let mut last_output = String::new();
@@ -205,6 +226,11 @@ impl TurnLoop<'_> {
             let pct = 5 + (90 * u64::from(turn - 1) / u64::from(self.max_turns)) as u8;
             self.events
                 .progress(pct, format!("turn {turn} of {}", self.max_turns));
+            if turn == self.max_turns {
+                // The last turn can only be used for the answer: where the server enforces the
+                // schema only when the answer is due, it is due now.
+                request.phase = TurnPhase::Answer;
+            }
             let started = Instant::now();
             let step = self
                 .turn(
@@ -292,13 +318,20 @@ impl TurnLoop<'_> {
                     schema_path: String::new(),
                     message: format!("not valid JSON: {error}"),
                 };
-                self.repair_or_fail(turn, messages, response.text, vec![violation], || {
-                    messages::repair_unparseable(&error)
-                })
+                let cut = response.finish_reason == FinishReason::Length;
+                let step = self.repair_or_fail(turn, messages, response.text, vec![violation], || {
+                    if cut {
+                        messages::repair_cut_off()
+                    } else {
+                        messages::repair_unparseable(&error)
+                    }
+                });
+                answer_due(request, step, cut && turn >= self.max_turns)
             }
             FinalOutput::Invalid(violations) => {
                 let repair = messages::repair_violations(&violations);
-                self.repair_or_fail(turn, messages, response.text, violations, || repair)
+                let step = self.repair_or_fail(turn, messages, response.text, violations, || repair);
+                answer_due(request, step, false)
             }
         }
     }
@@ -351,10 +384,10 @@ impl TurnLoop<'_> {
         };
         let provider = &self.provider.provider;
         let provider_name = provider.kind().as_str();
-        let observer = |notice: &RetryNotice| {
-            metrics::get().provider_retried(provider_name, notice.error_kind.as_str());
-            self.events
-                .log("warn", format!("provider {label}: {notice}"));
+        let observer = ProviderNotices {
+            label,
+            provider_name,
+            events: self.events,
         };
         let mut options = CallOptions::default()
             .with_deadline(self.deadline.instant())
@@ -375,15 +408,19 @@ impl TurnLoop<'_> {
         match result {
             Ok(response) => {
                 let usage = response.usage;
-                self.state.add_usage(turn, model, &usage);
-                metrics::get().tokens_used(model, &usage);
+                self.state.add_usage(turn, model, usage.as_ref());
+                if let Some(usage) = &usage {
+                    metrics::get().tokens_used(model, usage);
+                    spans::record_usage(&span, usage);
+                } else {
+                    metrics::get().usage_unreported(model);
+                }
                 // The normalized response does not carry the provider's model echo: the model
                 // that answered is the one requested.
                 span.record("gen_ai.response.model", model);
                 if let Some(id) = &response.request_id {
                     span.record("gen_ai.response.id", id.as_str());
                 }
-                spans::record_usage(&span, &usage);
                 span.record(
                     "skillet.tool_calls",
                     spans::int(response.tool_calls.len() as u64),
@@ -403,6 +440,40 @@ impl TurnLoop<'_> {
                 Err(Outcome::failure(code, message, turn))
             }
         }
+    }
+}
+
+/// After a rejected answer: the next turn is an answer turn (the model answered in prose once,
+/// so a server that enforces the schema only when the answer is due enforces it now). A final
+/// answer cut off by the token limit on the last turn is marked truncated.
+fn answer_due(request: &mut ChatRequest, step: Step, cut_on_last_turn: bool) -> Step {
+    match step {
+        Step::Continue => {
+            request.phase = TurnPhase::Answer;
+            Step::Continue
+        }
+        Step::Done(outcome) if cut_on_last_turn => Step::Done(outcome.cut_off()),
+        done => done,
+    }
+}
+
+/// Turns the provider's notices into the call's `log` events (and retry metrics).
+struct ProviderNotices<'a> {
+    label: &'a str,
+    provider_name: &'a str,
+    events: &'a EventEmitter,
+}
+
+impl RetryObserver for ProviderNotices<'_> {
+    fn retrying(&self, notice: &RetryNotice) {
+        metrics::get().provider_retried(self.provider_name, notice.error_kind.as_str());
+        self.events
+            .log("warn", format!("provider {}: {notice}", self.label));
+    }
+
+    fn mode_changed(&self, notice: &ModeNotice) {
+        self.events
+            .log("warn", format!("provider {}: {notice}", self.label));
     }
 }
 

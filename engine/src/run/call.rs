@@ -351,8 +351,11 @@ impl ExecutorInner {
         let mut usage = None;
         if matches!(skill.implementation, Implementation::Manifest) {
             let (input, output) = state.tokens();
-            span.record("gen_ai.usage.input_tokens", spans::int(input));
-            span.record("gen_ai.usage.output_tokens", spans::int(output));
+            let known = state.usage_known();
+            if known {
+                span.record("gen_ai.usage.input_tokens", spans::int(input));
+                span.record("gen_ai.usage.output_tokens", spans::int(output));
+            }
             let turns = state.take_turn_usage();
             let cached_input = reported_sum(&turns, |t| t.cached_input_tokens);
             let reasoning = reported_sum(&turns, |t| t.reasoning_tokens);
@@ -365,21 +368,29 @@ impl ExecutorInner {
                 );
             }
             usage = Some(TokenUsage {
-                input_tokens: input,
-                output_tokens: output,
+                input_tokens: known.then_some(input),
+                output_tokens: known.then_some(output),
                 cached_input_tokens: cached_input,
                 reasoning_tokens: reasoning,
                 turns,
                 cost,
             });
+            let turns = outcome.turns();
+            let plural = if turns == 1 { "" } else { "s" };
             events.log(
                 "info",
-                format!(
-                    "token usage: {input} input + {output} output = {} tokens over {} turn{}",
-                    input + output,
-                    outcome.turns(),
-                    if outcome.turns() == 1 { "" } else { "s" }
-                ),
+                if known {
+                    format!(
+                        "token usage: {input} input + {output} output = {} tokens over {turns} \
+                         turn{plural}",
+                        input + output,
+                    )
+                } else {
+                    format!(
+                        "token usage: unknown (the server did not report it for every turn; \
+                         {input} input + {output} output reported) over {turns} turn{plural}"
+                    )
+                },
             );
         }
         let took = started.elapsed();
@@ -389,7 +400,7 @@ impl ExecutorInner {
         result.usage = usage;
         let (collected, truncated) = events.take_collected();
         result.events = collected;
-        result.truncated = truncated;
+        result.truncated |= truncated;
         result
     }
 }
@@ -446,11 +457,12 @@ fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate>
     }
     let mut total: Option<CostEstimate> = None;
     for turn in turns {
+        // A turn of unknown usage has an unknown cost, and so has the call.
         let cost = pricing.cost(
             &turn.model,
-            turn.input_tokens,
+            turn.input_tokens?,
             turn.cached_input_tokens.unwrap_or(0),
-            turn.output_tokens,
+            turn.output_tokens?,
         )?;
         match &mut total {
             None => {

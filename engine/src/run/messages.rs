@@ -61,6 +61,13 @@ pub fn repair_unparseable(error: &str) -> String {
     )
 }
 
+/// The repair message after a final answer the token limit cut off mid-JSON.
+pub fn repair_cut_off() -> String {
+    "Your previous answer was cut off by the token limit before the JSON was complete. Answer \
+     again with only the JSON value, shorter: no explanation, no reasoning."
+        .to_owned()
+}
+
 /// The repair message after a final answer that failed the output schema; lists every
 /// violation.
 pub fn repair_violations(violations: &[Violation]) -> String {

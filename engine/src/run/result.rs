@@ -43,6 +43,8 @@ pub(crate) enum Outcome {
         data: Option<Value>,
         /// Turns used.
         turns: u32,
+        /// The model's last answer was cut off at its token limit (`SkillResult.truncated`).
+        cut_off: bool,
     },
 }
 
@@ -54,6 +56,7 @@ impl Outcome {
             message: message.into(),
             data: None,
             turns,
+            cut_off: false,
         }
     }
 
@@ -69,6 +72,7 @@ impl Outcome {
             message: message.into(),
             data: Some(json!({"turns_used": turns, "last_output": last_output})),
             turns,
+            cut_off: false,
         }
     }
 
@@ -88,6 +92,31 @@ impl Outcome {
                 "last_output": last_output,
             })),
             turns,
+            cut_off: false,
+        }
+    }
+
+    /// This failure, marked as the model's answer having been cut off by its token limit
+    /// (`finish_reason: length` in the middle of the JSON): the result says `truncated` and
+    /// its message says why.
+    pub(crate) fn cut_off(self) -> Self {
+        match self {
+            Outcome::Failure {
+                code,
+                message,
+                data,
+                turns,
+                ..
+            } => Outcome::Failure {
+                code,
+                message: format!(
+                    "the model's answer was cut off at its token limit (raise max_tokens); {message}"
+                ),
+                data,
+                turns,
+                cut_off: true,
+            },
+            success => success,
         }
     }
 
@@ -117,10 +146,12 @@ impl Outcome {
                 code,
                 message,
                 data,
+                cut_off,
                 ..
             } => {
                 let mut result = SkillResult::failure(code, message, duration_ms);
                 result.data = data;
+                result.truncated = cut_off;
                 result.summary = Some(summary);
                 result
             }

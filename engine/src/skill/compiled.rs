@@ -21,6 +21,9 @@ pub struct ExecutionHints {
     pub temperature: Option<f32>,
     /// Nucleus sampling (0..=1).
     pub top_p: Option<f32>,
+    /// The structured-output mode this skill works best with (`a2e-structured-output`), used
+    /// where the host's provider leaves the mode on `auto`.
+    pub structured_output: Option<skillet_providers::OutputMode>,
 }
 
 /// The A2A `AgentSkill` data of a skill (`a2a-*` keys, with defaults applied).

