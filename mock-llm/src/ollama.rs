@@ -91,10 +91,12 @@ fn finish_line(reply: &Reply, mut m: Map<String, Value>) -> Value {
     m.insert("done_reason".into(), json!(done_reason(reply.finish)));
     m.insert("total_duration".into(), json!(ms * (1 + prompt + eval)));
     m.insert("load_duration".into(), json!(ms));
-    m.insert("prompt_eval_count".into(), json!(prompt));
-    m.insert("prompt_eval_duration".into(), json!(ms * prompt));
-    m.insert("eval_count".into(), json!(eval));
-    m.insert("eval_duration".into(), json!(ms * eval));
+    if reply.report_usage {
+        m.insert("prompt_eval_count".into(), json!(prompt));
+        m.insert("prompt_eval_duration".into(), json!(ms * prompt));
+        m.insert("eval_count".into(), json!(eval));
+        m.insert("eval_duration".into(), json!(ms * eval));
+    }
     Value::Object(m)
 }
 

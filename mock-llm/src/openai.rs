@@ -104,7 +104,10 @@ fn output_shape(body: &Value, tools: &[ToolSpec]) -> OutputShape {
         Some("json_schema") => format
             .and_then(|f| f.pointer("/json_schema/schema"))
             .map_or(OutputShape::Json, |s| OutputShape::Schema(s.clone())),
-        Some("json_object") => OutputShape::Json,
+        // llama-cpp-python enforces a `schema` given beside `json_object` (a grammar).
+        Some("json_object") => format
+            .and_then(|f| f.get("schema"))
+            .map_or(OutputShape::Json, |s| OutputShape::Schema(s.clone())),
         _ => OutputShape::Text,
     }
 }
@@ -217,8 +220,16 @@ impl Wire for OpenAi {
                 "logprobs": null,
                 "finish_reason": finish_reason(reply.finish),
             }],
-            "usage": usage(reply),
         })
+        .as_object()
+        .cloned()
+        .map(|mut body| {
+            if reply.report_usage {
+                body.insert("usage".into(), usage(reply));
+            }
+            Value::Object(body)
+        })
+        .unwrap_or_default()
     }
 
     fn frames(reply: &Reply, req: &ChatRequest) -> Frames {
@@ -256,7 +267,7 @@ impl Wire for OpenAi {
             json!({}),
             Some(reply.finish),
         ))];
-        if req.include_usage {
+        if req.include_usage && reply.report_usage {
             tail.push(sse_data(&json!({
                 "id": format!("chatcmpl-mock-{}", reply.seq),
                 "object": "chat.completion.chunk",

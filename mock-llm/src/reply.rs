@@ -96,6 +96,8 @@ pub struct Reply {
     pub usage: Usage,
     /// Creation time, Unix seconds, from the server's clock.
     pub created: u64,
+    /// Whether the answer carries its usage (a scenario's dialect may omit it).
+    pub report_usage: bool,
 }
 
 /// Cuts text into stream pieces: each word with the whitespace that follows it. Concatenating

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use crate::dialect::Dialect;
 use crate::faults::Fault;
 use crate::reply::{Finish, Usage};
 
@@ -33,6 +34,9 @@ pub struct Scenario {
     /// Seed for fault probabilities (overrides the config's).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// How this "server" differs from OpenAI's (refusals, ignored tools, omitted usage, ...).
+    #[serde(default)]
+    pub dialect: Dialect,
 }
 
 /// One scripted behaviour.

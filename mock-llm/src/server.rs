@@ -288,7 +288,7 @@ async fn chat<W: Wire>(
     let request = parsed
         .map_err(|e| crate::request::BadRequest(format!("request body is not JSON: {e}")))
         .and_then(|v| W::parse(&v, headers));
-    let request = match request {
+    let mut request = match request {
         Ok(r) => r,
         Err(e) => {
             let mut state = shared.lock();
@@ -299,7 +299,20 @@ async fn chat<W: Wire>(
     let decision = {
         let created = shared.config.clock.now_secs();
         let mut state = shared.lock();
-        let decision = state.script.decide(&request, created, shared.config.timing);
+        let dialect = state.script.scenario().dialect.clone();
+        let raw = serde_json::from_slice::<Value>(&body).unwrap_or_default();
+        if let Some(refusal) = dialect.refusal(&request, &raw) {
+            record.matched_rule = Some("dialect refusal".to_owned());
+            shared.record(&mut state, record);
+            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);
+            let body = W::error(refusal.status, refusal.code, &refusal.message);
+            return json_response(status, &body);
+        }
+        if dialect.ignores_tools() {
+            request.tools.clear();
+        }
+        let mut decision = state.script.decide(&request, created, shared.config.timing);
+        decision.reply = dialect.shape(decision.reply);
         record.matched_rule = Some(decision.rule.clone());
         record.fault = decision.fault.as_ref().map(Fault::label);
         shared.record(&mut state, record);

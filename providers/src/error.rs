@@ -140,6 +140,8 @@ impl ProviderError {
     /// Marks the error as the server refusing `feature` (never retried as an outage).
     pub fn with_refused(mut self, feature: crate::modes::Feature) -> Self {
         self.refused = Some(feature);
+        // The request used something this server does not do: not an outage.
+        self.kind = ProviderErrorKind::BadRequest;
         self.retryable = false;
         self
     }

@@ -337,6 +337,9 @@ pub(crate) struct TurnPlan {
     pub prompted_tools: bool,
     /// Mark an OpenAI `json_schema` as `strict` (the schema fits the strict subset).
     pub strict: bool,
+    /// In `tool` mode on an OpenAI-style wire: the answer schema is not an object, so the
+    /// answer tool's arguments are `{"value": ANSWER}` (function parameters must be objects).
+    pub answer_wrapped: bool,
 }
 
 impl TurnPlan {
@@ -350,6 +353,7 @@ impl TurnPlan {
             native_tools: !request.tools.is_empty(),
             prompted_tools: false,
             strict: false,
+            answer_wrapped: false,
         }
     }
 
@@ -385,6 +389,7 @@ impl TurnPlan {
             native_tools: has_tools && !prompted_tools,
             prompted_tools,
             strict: false,
+            answer_wrapped: false,
         };
         if prompted_tools {
             if output.is_grammar()
@@ -412,6 +417,21 @@ impl TurnPlan {
                 && output == OutputMode::JsonSchema
                 && crate::strict_schema::fits_strict_subset(&schema.schema);
             plan.schema = Some(schema.clone());
+            // Anthropic's wire wraps and unwraps its own answer tool.
+            if output == OutputMode::Tool
+                && kind != ProviderKind::Anthropic
+                && schema.schema.get("type").and_then(serde_json::Value::as_str) != Some("object")
+            {
+                plan.answer_wrapped = true;
+                plan.schema = Some(ResponseSchema {
+                    name: schema.name.clone(),
+                    schema: crate::shared_json::SharedJson::new(serde_json::json!({
+                        "type": "object",
+                        "properties": {"value": schema.schema.value()},
+                        "required": ["value"]
+                    })),
+                });
+            }
         }
         plan
     }

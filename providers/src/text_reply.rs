@@ -12,7 +12,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::modes::TurnPlan;
+use crate::anthropic_response::ANSWER_TOOL;
+use crate::modes::{OutputMode, TurnPlan};
 use crate::toolshim::ANSWER_KEY;
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall};
 
@@ -37,6 +38,9 @@ pub(crate) fn finish_response(
         });
         response.text = answer;
     }
+    if plan.output == OutputMode::Tool {
+        take_answer_tool_call(&mut response, plan.answer_wrapped);
+    }
     let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
     if plan.prompted_tools {
         match read_prompted(&response.text, &offered, request.response_schema.is_some()) {
@@ -59,6 +63,24 @@ pub(crate) fn finish_response(
         response.finish_reason = FinishReason::ToolCalls;
     }
     response
+}
+
+/// In `tool` output mode: a call of the answer tool is the answer (its arguments, or their
+/// `value` when the schema was wrapped), not a tool call.
+fn take_answer_tool_call(response: &mut ChatResponse, wrapped: bool) {
+    let Some(at) = response.tool_calls.iter().position(|c| c.name == ANSWER_TOOL) else {
+        return;
+    };
+    let call = response.tool_calls.remove(at);
+    response.text = match (call.invalid_arguments, call.arguments) {
+        // Invalid JSON: hand the raw text on; output validation reports it.
+        (Some(_), Value::String(raw)) => raw,
+        (_, arguments) if wrapped => arguments.get("value").cloned().unwrap_or(Value::Null).to_string(),
+        (_, arguments) => arguments.to_string(),
+    };
+    if response.tool_calls.is_empty() {
+        response.finish_reason = FinishReason::Stop;
+    }
 }
 
 /// Splits leading `<think>…</think>` blocks (DeepSeek R1, Qwen3, QwQ…) off the answer. An

@@ -39,6 +39,7 @@ fn plan(prompted: bool) -> TurnPlan {
         native_tools: !prompted,
         prompted_tools: prompted,
         strict: false,
+        answer_wrapped: false,
     }
 }
 

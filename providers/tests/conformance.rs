@@ -179,7 +179,7 @@ macro_rules! provider_suite {
                         CallOptions::default()
                     };
                     let r = p.chat(ask("hi"), options).await.unwrap();
-                    assert_eq!(r.usage, Usage { input_tokens: 12, output_tokens: 34, ..Usage::default() }, "stream={stream}");
+                    assert_eq!(r.usage, Some(Usage { input_tokens: 12, output_tokens: 34, ..Usage::default() }), "stream={stream}");
                 }
             }
 

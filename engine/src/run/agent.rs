@@ -270,6 +270,9 @@ impl TurnLoop<'_> {
             Ok(response) => response,
             Err(outcome) => return Step::Done(outcome),
         };
+        if let Some(reasoning) = &response.reasoning {
+            self.events.log("debug", reasoning_line(reasoning));
+        }
         let messages = &mut request.messages;
         last_output.clone_from(&response.text);
 
@@ -475,6 +478,17 @@ impl RetryObserver for ProviderNotices<'_> {
         self.events
             .log("warn", format!("provider {}: {notice}", self.label));
     }
+}
+
+/// The `log` line of a turn's reasoning (`<think>` blocks), shortened.
+fn reasoning_line(reasoning: &str) -> String {
+    const SHOWN: usize = 400;
+    let shown: String = reasoning.chars().take(SHOWN).collect();
+    let more = if shown.len() < reasoning.len() { "…" } else { "" };
+    format!(
+        "model reasoning ({} chars, kept out of the answer): {shown}{more}",
+        reasoning.chars().count()
+    )
 }
 
 /// The semconv spelling of a finish reason.

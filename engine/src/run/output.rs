@@ -1,4 +1,5 @@
-//! The final answer of a model turn: parsing it as JSON (tolerating one fenced ```json block),
+//! The final answer of a model turn: parsing it as JSON (tolerating one fenced ```json block,
+//! or prose before and after one JSON object or array, as small local models write),
 //! validating it against the skill's output schema, and deciding between accept and repair.
 //!
 //! Without an output schema (absent, `{}` or `true`), the answer is not parsed: `data` is the
@@ -38,8 +39,8 @@ pub fn judge(text: &str, schema: Option<&CompiledSchema>) -> FinalOutput {
 }
 
 /// Parses a JSON answer: the whole text, or else the content of its one fenced code block
-/// (```` ```json ```` or a bare ```` ``` ````). Two or more fenced blocks are ambiguous and
-/// rejected.
+/// (```` ```json ```` or a bare ```` ``` ````), or else the first JSON object or array inside
+/// prose. Two or more fenced blocks are ambiguous and rejected.
 pub fn parse_json_answer(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -50,7 +51,9 @@ pub fn parse_json_answer(text: &str) -> Result<Value, String> {
         Err(e) => e.to_string(),
     };
     match fenced_blocks(trimmed).as_slice() {
-        [] => Err(whole_error),
+        [] => skillet_providers::find_json_value(trimmed)
+            .filter(|v| v.is_object() || v.is_array())
+            .ok_or(whole_error),
         [block] => serde_json::from_str::<Value>(block.trim())
             .map_err(|e| format!("the fenced code block is not valid JSON: {e}")),
         blocks => Err(format!(
@@ -111,6 +114,10 @@ mod tests {
         let two = "```json\n{}\n```\nand\n```json\n{}\n```";
         assert!(parse_json_answer(two).unwrap_err().contains("2 fenced"));
         assert!(parse_json_answer("I think the answer is 4").is_err());
+        assert_eq!(
+            parse_json_answer("Here is the result:\n{\"n\": 4}\nHope this helps!").unwrap(),
+            json!({"n": 4})
+        );
         assert!(parse_json_answer("   ").unwrap_err().contains("empty"));
     }
 

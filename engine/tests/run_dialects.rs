@@ -1,0 +1,340 @@
+//! Real servers' dialects, offline: mock-llm answers as llama-cpp-python, Ollama, llama.cpp
+//! chat formats without function calling and small local models do, and each test asserts the
+//! wire bytes that matter (what `response_format` / `format` / `tools` was sent after a
+//! refusal, the prompted-tool format) and the guarantees (validated data, one answer, honest
+//! usage).
+
+mod support;
+
+use serde_json::{Value, json};
+use skillet_engine::protocol::{ErrorCode, EventKind, LLMConfig};
+use skillet_engine::run::Limits;
+use skillet_engine::tools::{ToolRegistry, builtin};
+use support::*;
+
+/// An `LLMConfig` for `provider` at `server` with extra `provider_config` keys.
+fn config_with(server: &mock_llm::MockServer, provider: &str, extra: Value) -> LLMConfig {
+    let mut config = serde_json::to_value(llm_config_for(server, provider, MODEL)).unwrap();
+    let options = config["provider_config"].as_object_mut().unwrap();
+    for (k, v) in extra.as_object().unwrap() {
+        options.insert(k.clone(), v.clone());
+    }
+    // The key is redacted on encode: put it back.
+    config["provider_credentials"] = json!({"api_key": "test-key"});
+    serde_json::from_value(config).unwrap()
+}
+
+fn calculator_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for tool in builtin::all() {
+        registry.register_tool(tool).unwrap();
+    }
+    registry
+}
+
+fn total_skill(tools: bool) -> SkillDir {
+    let spec = SkillSpec::new("total", "Add the amounts with the calculator.")
+        .max_turns(4)
+        .output(json!({
+            "type": "object",
+            "properties": {"total": {"type": "number"}},
+            "required": ["total"]
+        }));
+    if tools {
+        spec.tools(&["calculator"]).write()
+    } else {
+        spec.write()
+    }
+}
+
+fn run_logs(result: &skillet_engine::protocol::SkillResult) -> String {
+    messages_of(result, EventKind::Log).join("\n")
+}
+
+#[tokio::test]
+async fn llama_cpp_python_refusing_json_schema_is_answered_in_json_object_once_and_remembered() {
+    let server = start_mock(
+        "dialect: { refuse_output: [json_schema] }\nrules:\n  - reply: { json: { total: 3 } }\n",
+    )
+    .await;
+    let skill = total_skill(false);
+    let h = harness(
+        registry([skill.skill.clone()]),
+        ToolRegistry::new(),
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
+    let first = h.call(request("total", json!({}))).await;
+    let result = first.result();
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.data, Some(json!({"total": 3})));
+    let bodies = chat_bodies(&server);
+    // One refusal (a 500 that is not retried as an outage), then json_object + schema.
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    assert_eq!(bodies[0]["response_format"]["type"], "json_schema");
+    assert_eq!(bodies[1]["response_format"]["type"], "json_object");
+    assert_eq!(
+        bodies[1]["response_format"]["schema"]["required"],
+        json!(["total"])
+    );
+    let logs = run_logs(result);
+    assert!(
+        logs.contains("refused structured output mode json_schema")
+            && logs.contains("using json_object"),
+        "{logs}"
+    );
+    // Remembered for the server+model: the next call goes straight to json_object.
+    let second = h.call(request("total", json!({}))).await;
+    assert!(second.result().success);
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[2]["response_format"]["type"], "json_object");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_mode_set_by_hand_is_not_stepped_down_and_a_refusal_fails_at_once() {
+    let server = start_mock(
+        "dialect: { refuse_output: [json_schema] }\nrules:\n  - reply: { json: { total: 3 } }\n",
+    )
+    .await;
+    let skill = total_skill(false);
+    let config = config_with(&server, "openai-compatible", json!({"structured_output": "json_schema"}));
+    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(config), Limits::default());
+    let called = h.call(request("total", json!({}))).await;
+    let result = called.result();
+    assert!(!result.success);
+    assert_eq!(result.error_code, Some(ErrorCode::RuntimeError), "{result:?}");
+    assert!(result.error.as_deref().unwrap().contains("bad_request (HTTP 500)"), "{result:?}");
+    assert_eq!(chat_bodies(&server).len(), 1, "a refusal is not retried");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn ollama_without_tools_gets_prompted_tools_constrained_to_one_call_or_the_answer() {
+    let server = start_mock(
+        r#"
+dialect: { tools: refuse }
+rules:
+  - when: { turn: 1 }
+    reply: { text: '{"tool": "calculator", "arguments": {"expression": "1.5 + 1.5"}}' }
+  - when: { turn: 2, user_contains: "returned" }
+    reply: { json: { final_answer: { total: 3 } } }
+"#,
+    )
+    .await;
+    let skill = total_skill(true);
+    let h = harness(
+        registry([skill.skill.clone()]),
+        calculator_registry(),
+        Some(llm_config_for(&server, "ollama", MODEL)),
+        Limits::default(),
+    );
+    let called = h.call(request("total", json!({}))).await;
+    let result = called.result();
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.data, Some(json!({"total": 3})));
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies.len(), 3, "refused once, then two prompted turns");
+    assert!(bodies[0]["tools"].is_array());
+    for body in &bodies[1..] {
+        assert!(body.get("tools").is_none(), "no native tools after the refusal");
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("## Tools") && system.contains("`calculator`"), "{system}");
+        // The union: one calculator call, or the final answer.
+        let variants = body["format"]["oneOf"].as_array().unwrap();
+        assert_eq!(variants[0]["properties"]["tool"]["const"], "calculator");
+        assert!(variants[1]["properties"]["final_answer"].is_object());
+    }
+    // The call ran: its result went back as text, in a user turn.
+    let last = bodies[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    let content = last["content"].as_str().unwrap();
+    assert!(content.starts_with("Tool `calculator` returned:\n") && content.contains("\"result\":3"), "{last}");
+    let logs = run_logs(result);
+    assert!(logs.contains("refused tool calling mode native") && logs.contains("using prompted"), "{logs}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_tools_still_gets_the_call_the_model_wrote_as_text() {
+    let server = start_mock(
+        r#"
+dialect: { tools: ignore }
+rules:
+  - when: { turn: 1 }
+    reply: { tool_calls: [ { name: calculator, arguments: { expression: "2 * 3" } } ] }
+  - reply: { json: { total: 6 } }
+"#,
+    )
+    .await;
+    let skill = total_skill(true);
+    let h = harness(
+        registry([skill.skill.clone()]),
+        calculator_registry(),
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
+    let called = h.call(request("total", json!({}))).await;
+    let result = called.result();
+    assert!(result.success, "{result:?}");
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies.len(), 2);
+    // Native tools were offered, and with them no grammar: the schema is not enforced on an
+    // open turn, so the model can reach its tools.
+    assert!(bodies[0]["tools"].is_array());
+    assert!(bodies[0].get("response_format").is_none(), "{}", bodies[0]);
+    let results = tool_results_in(&bodies[1]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].contains("\"result\":6"), "{results:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_a_prose_answer_the_repair_turn_enforces_the_schema() {
+    let server = start_mock(
+        r#"
+rules:
+  - when: { turn: 1 }
+    reply: { text: "The total is three." }
+  - reply: { json: { total: 3 } }
+"#,
+    )
+    .await;
+    let skill = total_skill(true);
+    let h = harness(
+        registry([skill.skill.clone()]),
+        calculator_registry(),
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
+    let called = h.call(request("total", json!({}))).await;
+    assert!(called.result().success, "{:?}", called.result());
+    let bodies = chat_bodies(&server);
+    assert!(bodies[0].get("response_format").is_none());
+    assert_eq!(bodies[1]["response_format"]["type"], "json_schema");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unreported_usage_is_unknown_not_zero() {
+    let server = start_mock("dialect: { omit_usage: true }\nrules:\n  - reply: { json: { total: 3 } }\n").await;
+    let skill = total_skill(false);
+    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+    let called = h.call(request("total", json!({}))).await;
+    let result = called.result();
+    assert!(result.success);
+    let usage = serde_json::to_value(result.usage.as_ref().unwrap()).unwrap();
+    assert!(usage.get("input_tokens").is_none() && usage.get("output_tokens").is_none(), "{usage}");
+    assert!(usage["turns"][0].get("input_tokens").is_none(), "{usage}");
+    assert!(run_logs(result).contains("token usage: unknown"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn prose_and_think_wrapped_answers_validate_and_reasoning_is_logged() {
+    for wrap in ["prose", "think"] {
+        let server = start_mock(&format!(
+            "dialect: {{ wrap: {wrap} }}\nrules:\n  - reply: {{ json: {{ total: 3 }} }}\n"
+        ))
+        .await;
+        let skill = total_skill(false);
+        let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+        let called = h.call(request("total", json!({}))).await;
+        let result = called.result();
+        assert!(result.success, "{wrap}: {result:?}");
+        assert_eq!(result.data, Some(json!({"total": 3})));
+        assert_eq!(chat_bodies(&server).len(), 1, "{wrap}: no repair needed");
+        if wrap == "think" {
+            assert!(run_logs(result).contains("model reasoning"), "{}", run_logs(result));
+        }
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn missing_and_repeated_tool_call_ids_are_made_unique() {
+    for quirk in ["omit", "repeat"] {
+        let server = start_mock(&format!(
+            r#"
+dialect: {{ tool_call_ids: {quirk} }}
+rules:
+  - when: {{ turn: 1 }}
+    reply: {{ tool_calls: [ {{ name: calculator, arguments: {{ expression: "1 + 1" }} }} ] }}
+  - when: {{ turn: 2 }}
+    reply: {{ tool_calls: [ {{ name: calculator, arguments: {{ expression: "2 + 1" }} }} ] }}
+  - reply: {{ json: {{ total: 3 }} }}
+"#
+        ))
+        .await;
+        let skill = total_skill(true);
+        let h = harness(registry([skill.skill.clone()]), calculator_registry(), Some(llm_config(&server)), Limits::default());
+        let called = h.call(request("total", json!({}))).await;
+        assert!(called.result().success, "{quirk}: {:?}", called.result());
+        let bodies = chat_bodies(&server);
+        let ids: Vec<String> = bodies[2]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["tool_call_id"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(ids, ["call_0", "call_1"], "{quirk}");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_result() {
+    let server = start_mock("rules:\n  - reply: { text: '{\"total\": 3', finish: length }\n").await;
+    let skill = SkillSpec::new("cut", "Give the total.")
+        .max_turns(2)
+        .output(json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}))
+        .write();
+    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+    let called = h.call(request("cut", json!({}))).await;
+    let result = called.result();
+    assert!(!result.success);
+    assert!(result.truncated, "{result:?}");
+    assert!(result.error.as_deref().unwrap().contains("cut off at its token limit"), "{result:?}");
+    let bodies = chat_bodies(&server);
+    let repair = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(repair.contains("cut off by the token limit"), "{repair}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode() {
+    let server = start_mock("rules:\n  - reply: { json: { total: 3 } }\n").await;
+    let closed = SkillSpec::new("closed", "Give the total.")
+        .output(json!({"type": "object", "properties": {"total": {"type": "number"}},
+            "required": ["total"], "additionalProperties": false}))
+        .write();
+    let open = total_skill(false);
+    let h = harness(
+        registry([closed.skill.clone(), open.skill.clone()]),
+        ToolRegistry::new(),
+        Some(llm_config_for(&server, "openai", MODEL)),
+        Limits::default(),
+    );
+    assert!(h.call(request("closed", json!({}))).await.result().success);
+    assert!(h.call(request("total", json!({}))).await.result().success);
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies[0]["response_format"]["json_schema"]["strict"], true);
+    assert!(bodies[1]["response_format"]["json_schema"].get("strict").is_none());
+    server.shutdown().await;
+
+    // `structured_output = "tool"`: the answer comes through a forced answer tool.
+    let server = start_mock(
+        "rules:\n  - reply: { tool_calls: [ { name: skillet_final_answer, arguments: { total: 5 } } ] }\n",
+    )
+    .await;
+    let config = config_with(&server, "openai-compatible", json!({"structured_output": "tool"}));
+    let h = harness(registry([open.skill.clone()]), ToolRegistry::new(), Some(config), Limits::default());
+    let called = h.call(request("total", json!({}))).await;
+    assert_eq!(called.result().data, Some(json!({"total": 5})), "{:?}", called.result());
+    let body = &chat_bodies(&server)[0];
+    assert!(body.get("response_format").is_none());
+    assert_eq!(body["tool_choice"]["function"]["name"], "skillet_final_answer");
+    server.shutdown().await;
+}
