@@ -176,7 +176,36 @@ fn embeddable(schema: &Value, defs: &mut Map<String, Value>) -> Option<Value> {
     if text.contains("\"$ref\":\"#\"") || own.contains_key("definitions") {
         return None;
     }
-    Some(Value::Object(own))
+    let mut schema = Value::Object(own);
+    relax_for_grammar(&mut schema);
+    Some(schema)
+}
+
+/// Longest bounded repetition kept in a schema sent as a grammar.
+const GRAMMAR_MAX_REPEAT: u64 = 256;
+
+/// Drops length bounds a grammar would have to spell out item by item: llama.cpp turns
+/// `maxLength: 4096` into 4096 nested rules, which llama-cpp-python fails to parse (and then
+/// crashes on). The engine still validates the real schema, bounds included.
+fn relax_for_grammar(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for bound in ["maxLength", "maxItems", "maxProperties"] {
+                if map
+                    .get(bound)
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n > GRAMMAR_MAX_REPEAT)
+                {
+                    map.remove(bound);
+                }
+            }
+            for value in map.values_mut() {
+                relax_for_grammar(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(relax_for_grammar),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -257,6 +286,18 @@ mod tests {
         assert_eq!(answer["properties"]["total"], json!({"$ref": "#/$defs/amount"}));
         assert!(answer.get("$schema").is_none() && answer.get("$defs").is_none());
         assert_eq!(union.schema["$defs"], json!({"amount": {"type": "number"}}));
+    }
+
+    #[test]
+    fn long_length_bounds_are_left_out_of_the_grammar() {
+        let mut wide = request();
+        wide.tools[0].parameters = SharedJson::new(json!({"type": "object", "properties": {
+            "expression": {"type": "string", "minLength": 1, "maxLength": 4096},
+            "tags": {"type": "array", "maxItems": 8}}}));
+        let union = union_schema(&wide).unwrap();
+        let arguments = &union.schema["oneOf"][0]["properties"]["arguments"]["properties"];
+        assert_eq!(arguments["expression"], json!({"type": "string", "minLength": 1}));
+        assert_eq!(arguments["tags"]["maxItems"], 8);
     }
 
     #[test]

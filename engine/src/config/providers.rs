@@ -141,10 +141,7 @@ impl ProviderEntry {
                 ));
             }
         }
-        if let Some(key) = self.options.keys().find(|k| {
-            let k = k.to_ascii_lowercase();
-            k == "headers" || k.contains("key") || k.contains("token") || k.contains("secret")
-        }) {
+        if let Some(key) = self.options.keys().find(|k| looks_like_a_credential(k)) {
             return Err((
                 format!("options.{key}"),
                 "credentials and extra headers are not accepted in the config file; use \
@@ -321,6 +318,18 @@ impl ProviderChoice {
             ProviderChoice::EmbeddedMock { .. } => "embedded mock-llm".to_owned(),
         }
     }
+}
+
+/// Whether an option's name says it carries a credential (`api_key`, `token`, `secret`,
+/// `password`, `headers`). Token *counts* (`max_tokens`) are settings, not credentials.
+fn looks_like_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let token = name.contains("token") && !name.contains("tokens");
+    name == "headers"
+        || name.contains("key")
+        || token
+        || name.contains("secret")
+        || name.contains("password")
 }
 
 #[cfg(test)]

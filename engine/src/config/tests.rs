@@ -81,6 +81,20 @@ fn credential_like_options_are_rejected() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("providers.x.options.headers"), "{err}");
+    for credential in ["api_key", "auth_token", "client_secret", "password"] {
+        let text = format!(
+            "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\n[providers.x.options]\n{credential} = \"v\""
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains(&format!("options.{credential}")), "{err}");
+    }
+}
+
+#[test]
+fn token_counts_and_modes_are_settings_not_credentials() {
+    let text = "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\n[providers.x.options]\n\
+                max_tokens = 256\nstructured_output = \"json_object\"\ntool_calling = \"prompted\"";
+    parse(text).expect("max_tokens and the modes are accepted");
 }
 
 #[test]

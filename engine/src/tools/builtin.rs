@@ -23,7 +23,14 @@ pub fn calculator() -> Arc<dyn Tool> {
         "Evaluates an arithmetic expression (+ - * / % ^, parentheses) and returns the number.",
         json!({
             "type": "object",
-            "properties": {"expression": {"type": "string", "minLength": 1, "maxLength": 4096}},
+            // The pattern says what the evaluator reads, so a grammar-constrained server can
+            // only produce arithmetic here.
+            "properties": {"expression": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4096,
+                "pattern": "^[0-9+*/%^(). -]+$"
+            }},
             "required": ["expression"],
             "additionalProperties": false
         }),
