@@ -28,7 +28,7 @@ pub fn validate(
     let config = load_config(global)?;
     let shortcuts = ProviderShortcuts {
         provider: global.provider.clone(),
-        model: global.model.clone(),
+        model: global.model(),
         base_url: global.base_url.clone(),
     };
     let configured = match ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)? {
