@@ -79,7 +79,10 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
         ),
         "{stdout}"
     );
-    let all = stdout.lines().find(|l| l.starts_with("all ")).expect("an all row");
+    let all = stdout
+        .lines()
+        .find(|l| l.starts_with("all "))
+        .expect("an all row");
     assert!(all.contains("100% (61–100%)"), "{stdout}");
     let sums = stdout
         .lines()
@@ -101,13 +104,22 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
     assert_eq!(model["summary"]["runs"], 6);
     assert_eq!(model["summary"]["passed"], 6);
     assert_eq!(model["cases"][0]["case"], "sums-with-the-calculator");
-    assert_eq!(model["cases"][1]["case"], "refuses-an-item-without-an-amount");
+    assert_eq!(
+        model["cases"][1]["case"],
+        "refuses-an-item-without-an-amount"
+    );
     let run = &model["runs"][0];
-    assert_eq!(run["observation"]["tool_calls"], serde_json::json!(["calculator"]));
+    assert_eq!(
+        run["observation"]["tool_calls"],
+        serde_json::json!(["calculator"])
+    );
     assert_eq!(run["observation"]["data"]["total"], 234.8);
     let refused = &model["runs"][3];
     assert_eq!(refused["observation"]["outcome"]["status"], "rejected");
-    assert_eq!(refused["observation"]["outcome"]["code"], "schema_violation");
+    assert_eq!(
+        refused["observation"]["outcome"]["code"],
+        "schema_violation"
+    );
 
     let junit = std::fs::read_to_string(&junit_path).unwrap();
     assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
@@ -139,7 +151,10 @@ fn every_bundled_skill_passes_its_evals_on_the_embedded_mock() {
 #[test]
 fn the_repair_turn_of_code_review_shows_in_the_repair_rate() {
     let cwd = tempfile::tempdir().unwrap();
-    let out = skillet(cwd.path(), &["--skills-dir", &bundled(), "eval", "code-review"]);
+    let out = skillet(
+        cwd.path(),
+        &["--skills-dir", &bundled(), "eval", "code-review"],
+    );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let header = columns(stdout.lines().nth(1).unwrap());
@@ -182,7 +197,12 @@ fn a_failing_case_exits_1_and_shows_the_reason() {
         ],
     );
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains("2 runs, 1 passed"), "{stdout}");
     assert!(stdout.contains("failed runs:"), "{stdout}");
     assert!(
@@ -193,8 +213,14 @@ fn a_failing_case_exits_1_and_shows_the_reason() {
         stdout.contains("wrong-total #1: tool: calculator was called 1 time(s)"),
         "{stdout}"
     );
-    let wrong = stdout.lines().find(|l| l.starts_with("wrong-total")).unwrap();
-    assert!(wrong.contains("0% (0–79%)") && wrong.contains("output×1, tool×1"), "{stdout}");
+    let wrong = stdout
+        .lines()
+        .find(|l| l.starts_with("wrong-total"))
+        .unwrap();
+    assert!(
+        wrong.contains("0% (0–79%)") && wrong.contains("output×1, tool×1"),
+        "{stdout}"
+    );
     let junit = std::fs::read_to_string(&junit_path).unwrap();
     assert!(junit.contains("tests=\"2\" failures=\"1\""), "{junit}");
     assert!(
@@ -224,13 +250,24 @@ fn each_model_gets_its_own_table() {
         ],
     );
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(
         stdout.contains("summarize on openai-compatible/small: 1 case × 1 repeat = 1 runs"),
         "{stdout}"
     );
-    assert!(stdout.contains("summarize on openai-compatible/large: "), "{stdout}");
-    assert!(!stdout.contains("refuses-empty-text"), "--case filters: {stdout}");
+    assert!(
+        stdout.contains("summarize on openai-compatible/large: "),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("refuses-empty-text"),
+        "--case filters: {stdout}"
+    );
 }
 
 #[test]
@@ -259,10 +296,16 @@ fn a_priced_model_shows_its_cost_and_max_cost_is_checked() {
         ],
     );
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains(" USD "), "a cost column figure: {stdout}");
     assert!(stdout.contains("free #1: max_cost: cost "), "{stdout}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let cost = &report["models"][0]["summary"]["cost"];
     assert!(cost["amount"].as_f64().unwrap() > 0.0, "{cost}");
     assert_eq!(cost["currency"], "USD");
@@ -273,14 +316,29 @@ fn bad_arguments_and_bad_case_files_have_their_exit_codes() {
     let root = tempfile::tempdir().unwrap();
     let unknown_case = skillet(
         root.path(),
-        &["--skills-dir", &bundled(), "eval", "summarize", "--case", "nope"],
+        &[
+            "--skills-dir",
+            &bundled(),
+            "eval",
+            "summarize",
+            "--case",
+            "nope",
+        ],
     );
     assert_eq!(unknown_case.status.code(), Some(2));
     assert!(text(&unknown_case.stderr).contains("--case \"nope\": no such case"));
 
     let two_models_for_run = skillet(
         root.path(),
-        &["--provider", "mock", "--model", "a", "--model", "b", "discover"],
+        &[
+            "--provider",
+            "mock",
+            "--model",
+            "a",
+            "--model",
+            "b",
+            "discover",
+        ],
     );
     assert_eq!(two_models_for_run.status.code(), Some(2));
 
@@ -292,7 +350,8 @@ fn bad_arguments_and_bad_case_files_have_their_exit_codes() {
     let broken = skillet(root.path(), &["eval", dir.to_str().unwrap()]);
     assert_eq!(broken.status.code(), Some(5));
     assert!(
-        text(&broken.stderr).contains("evals/evals.json:evals[0].expect.output[0]: give exactly one"),
+        text(&broken.stderr)
+            .contains("evals/evals.json:evals[0].expect.output[0]: give exactly one"),
         "{}",
         text(&broken.stderr)
     );

@@ -160,8 +160,8 @@ pub fn load_suite(skill: &CompiledSkill) -> Result<EvalSuite, Vec<ManifestError>
     let folder = SkillDir::new(dir);
     let file = dir.join(EVALS_FILE);
     let whole = |reason: String| vec![ManifestError::error(&file, "evals", reason)];
-    let path = folder.resolve(EVALS_FILE).map_err(|reason| whole(reason))?;
-    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(|reason| whole(reason))?;
+    let path = folder.resolve(EVALS_FILE).map_err(&whole)?;
+    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(&whole)?;
     let raw: RawSuite = serde_json::from_str(&text).map_err(|e| {
         let mut error = ManifestError::error(&file, "evals", e.to_string());
         error.line = Some(e.line());
@@ -239,7 +239,10 @@ impl CaseLoader<'_> {
 
         let mut arguments = match (raw.arguments, &raw.arguments_file) {
             (Some(_), Some(_)) => {
-                problem("arguments", "give arguments or arguments_file, not both".into());
+                problem(
+                    "arguments",
+                    "give arguments or arguments_file, not both".into(),
+                );
                 Map::new()
             }
             (Some(inline), None) => inline,

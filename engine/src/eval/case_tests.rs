@@ -25,7 +25,11 @@ fn skill_with_evals(root: &Path, evals: &str) -> CompiledSkill {
         r#"{"type":"object","properties":{"total":{"type":"number"}}}"#,
     )
     .unwrap();
-    std::fs::write(dir.join("examples/basic.json"), r#"{"text": "from the example"}"#).unwrap();
+    std::fs::write(
+        dir.join("examples/basic.json"),
+        r#"{"text": "from the example"}"#,
+    )
+    .unwrap();
     std::fs::write(dir.join("evals/files/data.csv"), "a,b\n1,2\n").unwrap();
     std::fs::write(dir.join("evals/evals.json"), evals).unwrap();
     crate::skill::load_skill_dir(&dir, "project").expect("the test skill loads")
@@ -76,13 +80,18 @@ fn the_agent_skills_fields_and_expect_become_typed_cases() {
     assert_eq!(first.assertions, ["The sum is 3"]);
     assert_eq!(first.checks.len(), 1, "only the default outcome check");
 
-    assert_eq!((second.id.as_str(), second.name.as_str()), ("from-example", "example"));
+    assert_eq!(
+        (second.id.as_str(), second.name.as_str()),
+        ("from-example", "example")
+    );
     assert_eq!(second.arguments["text"], "from the example");
     let kinds: Vec<CheckKind> = second.checks.iter().map(Check::kind).collect();
     use CheckKind::*;
     assert_eq!(
         kinds,
-        [Outcome, Schema, Output, Output, Output, Output, Tool, Tool, Tool, MaxTurns, MaxCost]
+        [
+            Outcome, Schema, Output, Output, Output, Output, Tool, Tool, Tool, MaxTurns, MaxCost
+        ]
     );
 
     assert!(matches!(
@@ -125,7 +134,10 @@ fn a_symlink_out_of_the_skill_folder_is_refused() {
     );
     std::os::unix::fs::symlink(&outside, root.path().join("demo/evals/link.json")).unwrap();
     let found = load_suite(&skill).unwrap_err();
-    assert!(found[0].reason.contains("outside the skill directory"), "{found:?}");
+    assert!(
+        found[0].reason.contains("outside the skill directory"),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -149,7 +161,10 @@ fn every_bad_check_is_reported_with_its_location() {
         "evals[0].expect.output[3]: min 5 is above max 1",
         "evals[0].expect.max_cost: -1 is not a cost",
     ] {
-        assert!(joined.contains(expected), "missing {expected:?} in\n{joined}");
+        assert!(
+            joined.contains(expected),
+            "missing {expected:?} in\n{joined}"
+        );
     }
 }
 
@@ -163,7 +178,10 @@ fn duplicate_names_and_conflicting_arguments_are_refused() {
     );
     let joined = found.join("\n");
     assert!(joined.contains("a second case named \"same\""), "{joined}");
-    assert!(joined.contains("give arguments or arguments_file, not both"), "{joined}");
+    assert!(
+        joined.contains("give arguments or arguments_file, not both"),
+        "{joined}"
+    );
     assert!(joined.contains("already have a `prompt`"), "{joined}");
 }
 
@@ -171,8 +189,15 @@ fn duplicate_names_and_conflicting_arguments_are_refused() {
 fn a_missing_file_and_an_empty_suite_are_errors() {
     let root = tempfile::tempdir().unwrap();
     let skill = skill_with_evals(root.path(), r#"{"skill_name": "demo", "evals": []}"#);
-    assert!(load_suite(&skill).unwrap_err()[0].reason.contains("no cases"));
+    assert!(
+        load_suite(&skill).unwrap_err()[0]
+            .reason
+            .contains("no cases")
+    );
     std::fs::remove_file(root.path().join("demo/evals/evals.json")).unwrap();
     let missing = load_suite(&skill).unwrap_err();
-    assert!(missing[0].to_string().contains("evals/evals.json"), "{missing:?}");
+    assert!(
+        missing[0].to_string().contains("evals/evals.json"),
+        "{missing:?}"
+    );
 }

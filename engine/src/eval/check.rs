@@ -183,7 +183,9 @@ impl Check {
                 if n <= *limit as usize {
                     Ok(())
                 } else {
-                    Err(fail(format!("{name} was called {n} times, at most {limit}")))
+                    Err(fail(format!(
+                        "{name} was called {n} times, at most {limit}"
+                    )))
                 }
             }
             Check::MaxTurns(limit) => match run.turns {
@@ -308,7 +310,11 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 }
 
 fn shown(pointer: &str) -> &str {
-    if pointer.is_empty() { "(root)" } else { pointer }
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
 }
 
 /// A value for a one-line message, cut at 80 characters.

@@ -46,7 +46,10 @@ fn report() -> Value {
 }
 
 fn message(check: &Check, seen: &Observation) -> String {
-    check.judge(seen).expect_err("the check should fail").message
+    check
+        .judge(seen)
+        .expect_err("the check should fail")
+        .message
 }
 
 #[test]
@@ -65,7 +68,10 @@ fn outcome_error_code_holds_on_that_code_only() {
     let check = Check::Outcome(ExpectedOutcome::Code(ErrorCode::SchemaViolation));
     assert!(check.judge(&failed_run(ErrorCode::SchemaViolation)).is_ok());
     assert_eq!(
-        check.judge(&failed_run(ErrorCode::Timeout)).unwrap_err().code,
+        check
+            .judge(&failed_run(ErrorCode::Timeout))
+            .unwrap_err()
+            .code,
         "timeout"
     );
     assert_eq!(check.judge(&run(report())).unwrap_err().code, "succeeded");
@@ -87,49 +93,105 @@ fn schema_check_validates_the_data() {
     };
     assert!(check.judge(&run(report())).is_ok());
     let why = message(&check, &run(json!({"total": -1})));
-    assert!(why.contains("evals/total.schema.json") && why.contains("/total"), "{why}");
+    assert!(
+        why.contains("evals/total.schema.json") && why.contains("/total"),
+        "{why}"
+    );
     assert_eq!(check.kind(), CheckKind::Schema);
 }
 
 #[test]
 fn equals_compares_json_values_numbers_by_value() {
-    assert!(pointer("/total", PointerTest::Equals(json!(234.8))).judge(&run(report())).is_ok());
-    assert!(pointer("/meta", PointerTest::Equals(json!({"j": 2.0, "k": 1})))
-        .judge(&run(report()))
-        .is_ok());
-    assert!(pointer("/nothing", PointerTest::Equals(Value::Null)).judge(&run(report())).is_ok());
-    let why = message(&pointer("/currency", PointerTest::Equals(json!("USD"))), &run(report()));
+    assert!(
+        pointer("/total", PointerTest::Equals(json!(234.8)))
+            .judge(&run(report()))
+            .is_ok()
+    );
+    assert!(
+        pointer("/meta", PointerTest::Equals(json!({"j": 2.0, "k": 1})))
+            .judge(&run(report()))
+            .is_ok()
+    );
+    assert!(
+        pointer("/nothing", PointerTest::Equals(Value::Null))
+            .judge(&run(report()))
+            .is_ok()
+    );
+    let why = message(
+        &pointer("/currency", PointerTest::Equals(json!("USD"))),
+        &run(report()),
+    );
     assert_eq!(why, "/currency: \"EUR\" is not \"USD\"");
 }
 
 #[test]
 fn a_missing_pointer_fails_naming_it() {
-    let why = message(&pointer("/absent", PointerTest::Equals(json!(1))), &run(report()));
+    let why = message(
+        &pointer("/absent", PointerTest::Equals(json!(1))),
+        &run(report()),
+    );
     assert_eq!(why, "/absent: no value there");
 }
 
 #[test]
 fn contains_works_on_strings_arrays_and_objects() {
     let seen = run(report());
-    assert!(pointer("/notes", PointerTest::Contains(json!("Lodging"))).judge(&seen).is_ok());
-    assert!(pointer("/tags", PointerTest::Contains(json!("b"))).judge(&seen).is_ok());
-    assert!(pointer("/meta", PointerTest::Contains(json!({"k": 1}))).judge(&seen).is_ok());
-    assert!(message(&pointer("/notes", PointerTest::Contains(json!("Train"))), &seen)
-        .contains("does not contain \"Train\""));
-    assert!(pointer("/tags", PointerTest::Contains(json!("z"))).judge(&seen).is_err());
-    assert!(pointer("/meta", PointerTest::Contains(json!({"k": 2}))).judge(&seen).is_err());
-    assert!(message(&pointer("/total", PointerTest::Contains(json!("2"))), &seen)
-        .contains("a number cannot contain a string"));
+    assert!(
+        pointer("/notes", PointerTest::Contains(json!("Lodging")))
+            .judge(&seen)
+            .is_ok()
+    );
+    assert!(
+        pointer("/tags", PointerTest::Contains(json!("b")))
+            .judge(&seen)
+            .is_ok()
+    );
+    assert!(
+        pointer("/meta", PointerTest::Contains(json!({"k": 1})))
+            .judge(&seen)
+            .is_ok()
+    );
+    assert!(
+        message(
+            &pointer("/notes", PointerTest::Contains(json!("Train"))),
+            &seen
+        )
+        .contains("does not contain \"Train\"")
+    );
+    assert!(
+        pointer("/tags", PointerTest::Contains(json!("z")))
+            .judge(&seen)
+            .is_err()
+    );
+    assert!(
+        pointer("/meta", PointerTest::Contains(json!({"k": 2})))
+            .judge(&seen)
+            .is_err()
+    );
+    assert!(
+        message(&pointer("/total", PointerTest::Contains(json!("2"))), &seen)
+            .contains("a number cannot contain a string")
+    );
 }
 
 #[test]
 fn regex_matches_strings_only() {
     let seen = run(report());
     let three_letters = regex::Regex::new("^[A-Z]{3}$").unwrap();
-    assert!(pointer("/currency", PointerTest::Regex(three_letters.clone())).judge(&seen).is_ok());
-    assert!(pointer("/notes", PointerTest::Regex(three_letters.clone())).judge(&seen).is_err());
-    assert!(message(&pointer("/total", PointerTest::Regex(three_letters)), &seen)
-        .contains("is not a string"));
+    assert!(
+        pointer("/currency", PointerTest::Regex(three_letters.clone()))
+            .judge(&seen)
+            .is_ok()
+    );
+    assert!(
+        pointer("/notes", PointerTest::Regex(three_letters.clone()))
+            .judge(&seen)
+            .is_err()
+    );
+    assert!(
+        message(&pointer("/total", PointerTest::Regex(three_letters)), &seen)
+            .contains("is not a string")
+    );
 }
 
 #[test]
@@ -143,8 +205,19 @@ fn range_bounds_are_inclusive_and_optional() {
         message(&range(Some(0.0), Some(100.0)), &seen),
         "/total: 234.8 is outside [0, 100]"
     );
-    assert!(message(&pointer("/currency", PointerTest::Range { min: Some(0.0), max: None }), &seen)
-        .contains("is not a number"));
+    assert!(
+        message(
+            &pointer(
+                "/currency",
+                PointerTest::Range {
+                    min: Some(0.0),
+                    max: None
+                }
+            ),
+            &seen
+        )
+        .contains("is not a number")
+    );
 }
 
 #[test]
@@ -155,12 +228,20 @@ fn tool_trace_checks_count_calls_by_name() {
         message(&Check::ToolCalled("web_fetch".into()), &seen),
         "web_fetch was never called (calls: calculator, calculator, read_file)"
     );
-    assert!(Check::ToolNotCalled("web_fetch".into()).judge(&seen).is_ok());
+    assert!(
+        Check::ToolNotCalled("web_fetch".into())
+            .judge(&seen)
+            .is_ok()
+    );
     assert_eq!(
         message(&Check::ToolNotCalled("read_file".into()), &seen),
         "read_file was called 1 time(s)"
     );
-    assert!(Check::ToolAtMost("calculator".into(), 2).judge(&seen).is_ok());
+    assert!(
+        Check::ToolAtMost("calculator".into(), 2)
+            .judge(&seen)
+            .is_ok()
+    );
     assert_eq!(
         message(&Check::ToolAtMost("calculator".into(), 1), &seen),
         "calculator was called 2 times, at most 1"
@@ -172,7 +253,10 @@ fn tool_trace_checks_count_calls_by_name() {
 fn max_turns_holds_up_to_the_limit_and_fails_when_unknown() {
     let seen = run(report());
     assert!(Check::MaxTurns(3).judge(&seen).is_ok());
-    assert_eq!(message(&Check::MaxTurns(2), &seen), "took 3 turns, at most 2");
+    assert_eq!(
+        message(&Check::MaxTurns(2), &seen),
+        "took 3 turns, at most 2"
+    );
     let unknown = Observation {
         turns: None,
         ..run(report())
@@ -186,7 +270,11 @@ fn max_cost_holds_up_to_the_limit_and_an_unknown_cost_never_passes() {
     assert!(Check::MaxCost(0.002).judge(&seen).is_ok());
     let failure = Check::MaxCost(0.001).judge(&seen).unwrap_err();
     assert_eq!(failure.code, "max_cost");
-    assert!(failure.message.contains("0.002000 USD"), "{}", failure.message);
+    assert!(
+        failure.message.contains("0.002000 USD"),
+        "{}",
+        failure.message
+    );
     let unknown = Observation {
         cost: None,
         ..run(report())

@@ -202,15 +202,24 @@ mod tests {
     fn tool_calls_turns_and_repairs_are_read_from_the_events() {
         let response = result_with(
             vec![
-                event(EventPayload::status("turn 1/6 · openai-compatible/mock-llm")),
-                event(EventPayload::log("info", "tool call calculator({\"expression\":\"1+2\"})")),
+                event(EventPayload::status(
+                    "turn 1/6 · openai-compatible/mock-llm",
+                )),
+                event(EventPayload::log(
+                    "info",
+                    "tool call calculator({\"expression\":\"1+2\"})",
+                )),
                 event(EventPayload::log("info", "tool result calculator: 3")),
-                event(EventPayload::status("turn 2/6 · openai-compatible/mock-llm")),
+                event(EventPayload::status(
+                    "turn 2/6 · openai-compatible/mock-llm",
+                )),
                 event(EventPayload::log(
                     "warn",
                     "final answer rejected (1 problem); asking the model to repair it",
                 )),
-                event(EventPayload::status("turn 3/6 · openai-compatible/mock-llm")),
+                event(EventPayload::status(
+                    "turn 3/6 · openai-compatible/mock-llm",
+                )),
                 event(EventPayload::log("info", "tool call read_file({})")),
             ],
             None,
@@ -236,7 +245,10 @@ mod tests {
         };
         let zero = Observation::of_response(&result_with(vec![], Some(zero)), 1);
         assert_eq!(zero.tokens, None);
-        assert_eq!(zero.cost, None, "a cost of unreported tokens is unknown too");
+        assert_eq!(
+            zero.cost, None,
+            "a cost of unreported tokens is unknown too"
+        );
         let reported = TokenUsage {
             input_tokens: 100,
             output_tokens: 20,

@@ -83,9 +83,7 @@ impl EvalReport {
             .collect();
         EvalReport {
             skill: plan.skill.clone(),
-            passed: models
-                .iter()
-                .all(|m| m.summary.passed == m.summary.runs),
+            passed: models.iter().all(|m| m.summary.passed == m.summary.runs),
             models,
         }
     }

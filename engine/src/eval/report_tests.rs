@@ -126,7 +126,10 @@ impl Parser<'_> {
                 children.push(self.element()?);
                 continue;
             }
-            let end = self.rest.find('<').ok_or_else(|| format!("<{name}> never closed"))?;
+            let end = self
+                .rest
+                .find('<')
+                .ok_or_else(|| format!("<{name}> never closed"))?;
             text.push_str(&unescape(&self.rest[..end])?);
             self.rest = &self.rest[end..];
         }
@@ -234,7 +237,10 @@ fn junit_xml_is_well_formed_and_counts_every_run() {
     assert_eq!(root.children.len(), 2);
     let first = &root.children[0];
     assert_eq!(first.attribute("name"), "demo <&> skill on p/m1");
-    assert_eq!((first.attribute("tests"), first.attribute("failures")), ("2", "1"));
+    assert_eq!(
+        (first.attribute("tests"), first.attribute("failures")),
+        ("2", "1")
+    );
     let failed = &first.children[1];
     assert_eq!(failed.attribute("name"), "bad \"one\" #1");
     assert_eq!(failed.attribute("time"), "1.500");
@@ -246,16 +252,32 @@ fn junit_xml_is_well_formed_and_counts_every_run() {
         nasty.replace('\u{1b}', "\u{FFFD}"),
         "newlines survive in attributes; the escape character is replaced"
     );
-    assert!(failure.text.contains("tool calls: calculator"), "{}", failure.text);
-    assert!(first.children[0].children.is_empty(), "a passed run has no failure");
+    assert!(
+        failure.text.contains("tool calls: calculator"),
+        "{}",
+        failure.text
+    );
+    assert!(
+        first.children[0].children.is_empty(),
+        "a passed run has no failure"
+    );
     assert_eq!(root.children[1].attribute("failures"), "0");
 }
 
 #[test]
 fn the_test_parser_rejects_broken_xml() {
     let declaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
-    for broken in ["<a><b></a></b>", "<a x=\"1 & 2\"/>", "<a>1 < 2</a>", "<a>&bogus;</a>", "<a>"] {
-        assert!(parse_xml(&format!("{declaration}{broken}")).is_err(), "{broken}");
+    for broken in [
+        "<a><b></a></b>",
+        "<a x=\"1 & 2\"/>",
+        "<a>1 < 2</a>",
+        "<a>&bogus;</a>",
+        "<a>",
+    ] {
+        assert!(
+            parse_xml(&format!("{declaration}{broken}")).is_err(),
+            "{broken}"
+        );
     }
     assert!(parse_xml(&format!("{declaration}<a x=\"&lt;\">t&amp;t</a>")).is_ok());
 }
@@ -274,9 +296,16 @@ fn the_json_report_has_statistics_per_model_and_case_and_every_run() {
     assert_eq!(m1["summary"]["runs"], 2);
     assert_eq!(m1["summary"]["passed"], 1);
     assert_eq!(m1["summary"]["failure_codes"]["output"], 1);
-    assert_eq!(m1["summary"]["tokens"], serde_json::Value::Null, "unknown, not 0");
+    assert_eq!(
+        m1["summary"]["tokens"],
+        serde_json::Value::Null,
+        "unknown, not 0"
+    );
     assert_eq!(m1["cases"][1]["case"], "bad \"one\"");
-    assert_eq!(m1["cases"][1]["ungraded_assertions"][0], "judged by a human");
+    assert_eq!(
+        m1["cases"][1]["ungraded_assertions"][0],
+        "judged by a human"
+    );
     assert_eq!(m1["runs"][1]["failures"][0]["message"], "no");
     assert_eq!(m1["runs"][0]["observation"]["tool_calls"][0], "calculator");
     assert_eq!(json["models"][1]["summary"]["runs"], 0);

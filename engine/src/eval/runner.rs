@@ -211,8 +211,16 @@ mod tests {
         let plan = EvalPlan {
             skill: "echo".into(),
             cases: vec![
-                case("one", 1, vec![Check::Outcome(ExpectedOutcome::Success), equals_one.clone()]),
-                case("two", 2, vec![Check::Outcome(ExpectedOutcome::Success), equals_one]),
+                case(
+                    "one",
+                    1,
+                    vec![Check::Outcome(ExpectedOutcome::Success), equals_one.clone()],
+                ),
+                case(
+                    "two",
+                    2,
+                    vec![Check::Outcome(ExpectedOutcome::Success), equals_one],
+                ),
             ],
             repeat: 3,
             concurrency: 2,
@@ -260,7 +268,11 @@ mod tests {
         let response = SkillCallResponse::result(
             "r",
             "s",
-            SkillResult::failure(crate::protocol::ErrorCode::SchemaViolation, "never valid", 5),
+            SkillResult::failure(
+                crate::protocol::ErrorCode::SchemaViolation,
+                "never valid",
+                5,
+            ),
         );
         let record = judge("m".into(), &case, 1, Observation::of_response(&response, 5));
         assert_eq!(record.failures.len(), 1, "{:?}", record.failures);

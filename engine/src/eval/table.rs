@@ -42,7 +42,12 @@ pub fn render_table(skill: &str, model: &ModelReport) -> String {
     }
     rows.push(row("all", all));
     let widths: Vec<usize> = (0..HEADER.len())
-        .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in &rows {
         let mut line = String::new();

@@ -30,7 +30,12 @@ pub struct GlobalArgs {
     #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true)]
     pub provider: Option<String>,
     /// The model (overrides the provider's); `eval` takes it more than once.
-    #[arg(long = "model", value_name = "MODEL", env = "SKILLET_MODEL", global = true)]
+    #[arg(
+        long = "model",
+        value_name = "MODEL",
+        env = "SKILLET_MODEL",
+        global = true
+    )]
     pub models: Vec<String>,
     /// The provider's base URL (overrides the provider's).
     #[arg(

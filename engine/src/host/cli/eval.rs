@@ -45,7 +45,10 @@ pub async fn eval(
     })?;
     let suite = eval::load_suite(&skill.compiled).map_err(|problems| {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        Failure::setup(format!("cannot load the evals of {name}:\n{}", lines.join("\n")))
+        Failure::setup(format!(
+            "cannot load the evals of {name}:\n{}",
+            lines.join("\n")
+        ))
     })?;
     let cases = chosen_cases(suite.cases, &args.cases)?;
     let scenario = skill.dir.as_deref().and_then(embedded::scenario_in);

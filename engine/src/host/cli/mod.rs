@@ -88,7 +88,9 @@ pub fn main() -> ExitCode {
 async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     let global = &cli.global;
     if global.models.len() > 1 && !matches!(cli.command, Command::Eval(_)) {
-        return Err(Failure::usage("--model: given more than once; only `eval` runs several models"));
+        return Err(Failure::usage(
+            "--model: given more than once; only `eval` runs several models",
+        ));
     }
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
