@@ -174,6 +174,15 @@ impl Check {
                 ))),
                 _ => Ok(()),
             },
+            // A cut trace can show a call but never prove its absence, nor a count or turns
+            // within a limit.
+            Check::ToolNotCalled(_) | Check::ToolAtMost(..) | Check::MaxTurns(_)
+                if run.events_truncated =>
+            {
+                Err(fail(
+                    "the run's events were cut (collection cap), so its trace is incomplete".into(),
+                ))
+            }
             Check::ToolNotCalled(name) => match run.calls_of(name) {
                 0 => Ok(()),
                 n => Err(fail(format!("{name} was called {n} time(s)"))),

@@ -281,3 +281,22 @@ fn max_cost_holds_up_to_the_limit_and_an_unknown_cost_never_passes() {
     };
     assert!(message(&Check::MaxCost(1.0), &unknown).contains("the cost is unknown"));
 }
+
+#[test]
+fn a_cut_trace_never_proves_an_absence_a_count_or_a_turn_limit() {
+    let cut = Observation {
+        events_truncated: true,
+        ..run(report())
+    };
+    assert!(Check::ToolCalled("calculator".into()).judge(&cut).is_ok());
+    for check in [
+        Check::ToolNotCalled("web_fetch".into()),
+        Check::ToolAtMost("calculator".into(), 9),
+        Check::MaxTurns(9),
+    ] {
+        assert!(
+            message(&check, &cut).contains("events were cut"),
+            "{check:?}"
+        );
+    }
+}
