@@ -11,9 +11,11 @@
 //! Exit: 0 when every run of every model passed, 1 when one did not, 130 when interrupted, and
 //! the usual codes otherwise (`exit`).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
@@ -21,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{EvalArgs, GlobalArgs};
 use super::exit::{Failure, Outcome};
+use super::progress::DisplayMode;
 use super::run::{skill_folder, skill_name};
 use super::setup::{self, Console, HostParts};
 use super::shutdown_signal;
@@ -229,37 +232,34 @@ fn write_file(path: &Path, text: &str, option: &str) -> Result<(), Failure> {
 }
 
 /// The progress of an eval on stderr: an indicatif bar on a terminal, a line per finished run
-/// otherwise, nothing under `-q`.
+/// otherwise, nothing under `-q`. Drawn on its own OS thread (as `run`'s display is), so
+/// terminal writes never block a runtime thread.
 struct EvalProgress {
-    bar: Option<ProgressBar>,
-    lines: bool,
+    sender: Option<Sender<FinishedRun>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the display shows of a finished run.
+struct FinishedRun {
+    /// `MODEL · CASE #N`.
+    name: String,
+    /// `passed`, or `FAILED (CODE): REASON`.
+    verdict: String,
+    passed: bool,
+    latency_ms: u64,
 }
 
 impl EvalProgress {
     fn start(console: Console, runs: usize) -> Self {
-        if console.quiet > 0 {
-            return EvalProgress {
-                bar: None,
-                lines: false,
-            };
-        }
-        if !std::io::stderr().is_terminal() {
-            return EvalProgress {
-                bar: None,
-                lines: true,
-            };
-        }
-        let bar = ProgressBar::with_draw_target(Some(runs as u64), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(
-            "{spinner:.cyan} eval [{bar:24.cyan/blue}] {pos}/{len} runs {wide_msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-        bar.set_style(style);
-        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        let mode = DisplayMode::detect(console.quiet > 0);
+        let (sender, receiver) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("skillet-eval-progress".into())
+            .spawn(move || draw(mode, runs as u64, receiver))
+            .ok();
         EvalProgress {
-            bar: Some(bar),
-            lines: false,
+            sender: Some(sender),
+            thread,
         }
     }
 
@@ -268,24 +268,54 @@ impl EvalProgress {
             None => "passed".to_owned(),
             Some(failure) => format!("FAILED ({}): {}", failure.code, failure.message),
         };
-        let line = format!(
-            "{} · {} #{} {verdict} in {} ms",
-            run.model, run.case, run.repeat, run.observation.latency_ms
-        );
-        if let Some(bar) = &self.bar {
-            if !run.passed {
-                bar.println(format!("  {line}"));
-            }
-            bar.set_message(format!("{} · {} #{}", run.model, run.case, run.repeat));
-            bar.inc(1);
-        } else if self.lines {
-            let _ = writeln!(std::io::stderr().lock(), "[eval] {line}");
+        if let Some(sender) = &self.sender {
+            // A dead display thread only loses the display; the report is unaffected.
+            let _ = sender.send(FinishedRun {
+                name: format!("{} · {} #{}", run.model, run.case, run.repeat),
+                verdict,
+                passed: run.passed,
+                latency_ms: run.observation.latency_ms,
+            });
         }
     }
 
-    fn finish(self) {
-        if let Some(bar) = self.bar {
-            bar.finish_and_clear();
+    fn finish(mut self) {
+        self.sender = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
+    }
+}
+
+fn draw(mode: DisplayMode, runs: u64, finished: Receiver<FinishedRun>) {
+    let bar = (mode == DisplayMode::Bar).then(|| {
+        let bar = ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{spinner:.cyan} eval [{bar:24.cyan/blue}] {pos}/{len} runs {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        bar.set_style(style);
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        bar
+    });
+    while let Ok(run) = finished.recv() {
+        let line = format!("{} {} in {} ms", run.name, run.verdict, run.latency_ms);
+        match (&bar, mode) {
+            (Some(bar), _) => {
+                if !run.passed {
+                    bar.println(format!("  {line}"));
+                }
+                bar.set_message(run.name);
+                bar.inc(1);
+            }
+            (None, DisplayMode::Lines) => {
+                let _ = writeln!(std::io::stderr().lock(), "[eval] {line}");
+            }
+            (None, _) => {}
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
 }
