@@ -347,6 +347,18 @@ fn bad_arguments_and_bad_case_files_have_their_exit_codes() {
         "summarize",
         r#"{"skill_name": "summarize", "evals": [{"id": 1, "expect": {"output": [{"pointer": "/a"}]}}]}"#,
     );
+    let validated = skillet(root.path(), &["validate", dir.to_str().unwrap()]);
+    assert_eq!(
+        validated.status.code(),
+        Some(1),
+        "validate checks the evals too"
+    );
+    assert!(
+        text(&validated.stdout)
+            .contains("evals/evals.json:evals[0].expect.output[0]: give exactly one"),
+        "{}",
+        text(&validated.stdout)
+    );
     let broken = skillet(root.path(), &["eval", dir.to_str().unwrap()]);
     assert_eq!(broken.status.code(), Some(5));
     assert!(
