@@ -101,10 +101,10 @@ pub struct EvalArgs {
     /// The skill's name, or the path of a skill folder.
     pub skill: String,
     /// Runs of each case per model.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one())]
     pub repeat: u32,
     /// Runs in flight at once, over all models.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = at_least_one())]
     pub concurrency: u32,
     /// Run only this case (its name or id; repeatable).
     #[arg(long = "case", value_name = "NAME")]
@@ -118,6 +118,11 @@ pub struct EvalArgs {
     /// Each call's wall-clock limit in seconds (default: the skill's and the host cap).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+}
+
+/// A count that must be 1 or more.
+fn at_least_one() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..)
 }
 
 /// `skillet toolkits`.

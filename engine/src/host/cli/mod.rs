@@ -1,6 +1,7 @@
 //! The `skillet` command line: argument parsing (`args`), host assembly from `skillet.toml`
-//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`, `eval`), the live
-//! progress display (`progress`), exit codes (`exit`) and the redacted log output (`logging`).
+//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`, `eval`),
+//! the live progress display (`progress`), exit codes (`exit`) and the redacted log output
+//! (`logging`).
 //!
 //! ```text
 //! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
