@@ -18,6 +18,32 @@
 //! are carried into the report ungraded; only the `expect` checks decide a verdict.
 //! `docs/EVALS.md` is the author-facing version of this doc.
 //!
+//! ```no_run
+//! # async fn example(
+//! #     executor: skillet_engine::run::Executor,
+//! #     skill: &skillet_engine::skill::CompiledSkill,
+//! # ) {
+//! use std::sync::Arc;
+//!
+//! use skillet_engine::eval::{self, EvalPlan, EvalReport, ModelTarget};
+//!
+//! let suite = eval::load_suite(skill).expect("evals/evals.json loads");
+//! let plan = EvalPlan {
+//!     skill: suite.skill_name,
+//!     cases: suite.cases,
+//!     repeat: 3,
+//!     concurrency: 4,
+//!     timeout_seconds: 0,
+//! };
+//! let label = "ollama/llama3.2".to_owned();
+//! let targets = [ModelTarget { label: label.clone(), service: Arc::new(executor) }];
+//! let records = eval::run_plan(&plan, &targets, &|_| {}, &Default::default()).await;
+//! let report = EvalReport::build(&plan, &[label], records);
+//! println!("{}", eval::render_table(&report.skill, &report.models[0]));
+//! std::fs::write("eval.xml", eval::write_junit(&report)).unwrap();
+//! # }
+//! ```
+//!
 //! [`SkillService`]: crate::service::SkillService
 
 mod case;
