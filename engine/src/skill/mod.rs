@@ -102,4 +102,5 @@ pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
+pub(crate) use resources::in_engine_dir;
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};

@@ -29,6 +29,14 @@ const ENGINE_FILES: &[&str] = &["SKILL.md", "mock-scenario.yaml"];
 /// `skillet eval`, which a model under evaluation must not be shown.
 const ENGINE_DIRS: &[&str] = &["evals"];
 
+/// Whether the normalized relative `path` lies in a folder the engine keeps from the model
+/// (`evals/`): `read_skill_file` refuses it as the listing leaves it out.
+pub(crate) fn in_engine_dir(path: &Path) -> bool {
+    path.components()
+        .next()
+        .is_some_and(|first| ENGINE_DIRS.iter().any(|dir| first.as_os_str() == *dir))
+}
+
 /// One file beside `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillFile {
