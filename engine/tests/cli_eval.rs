@@ -257,7 +257,8 @@ fn each_model_gets_its_own_table() {
         text(&out.stderr)
     );
     assert!(
-        stdout.contains("summarize on openai-compatible/small: 1 case × 1 repeat = 1 runs"),
+        stdout
+            .contains("summarize on openai-compatible/small: 1 case × 1 repeat = 1 run, 1 passed"),
         "{stdout}"
     );
     assert!(

@@ -27,13 +27,14 @@ const HEADER: [&str; 10] = [
 pub fn render_table(skill: &str, model: &ModelReport) -> String {
     let all = &model.summary;
     let mut out = format!(
-        "{skill} on {}: {} case{} × {} repeat{} = {} runs, {} passed\n",
+        "{skill} on {}: {} case{} × {} repeat{} = {} run{}, {} passed\n",
         model.model,
         model.cases.len(),
         plural(model.cases.len() as u64),
         model.repeat,
         plural(u64::from(model.repeat)),
         all.runs,
+        plural(all.runs),
         all.passed,
     );
     let mut rows: Vec<[String; 10]> = vec![HEADER.map(str::to_owned)];
