@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod deadline;
+pub mod eval;
 pub mod events;
 pub mod files;
 pub mod handler;

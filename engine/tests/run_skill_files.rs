@@ -242,6 +242,8 @@ fn escape_skill(root: &Path, outside: &Path) -> CompiledSkill {
     .unwrap();
     std::fs::write(dir.join("reference.md"), "fine").unwrap();
     std::fs::write(dir.join("scripts/ok.sh"), "echo ok\n").unwrap();
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::write(dir.join("evals/evals.json"), "TOP-SECRET expected answers").unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), dir.join("leak.md")).unwrap();
     std::os::unix::fs::symlink(outside, dir.join("scripts/out")).unwrap();
     skill::load_skill_dir(&dir, "project").expect("loads")
@@ -259,6 +261,8 @@ async fn path_escapes_through_every_file_tool_are_refused_and_nothing_leaks() {
         ),
         ("read_skill_file", json!({"path": "/etc/passwd"})),
         ("read_skill_file", json!({"path": "leak.md"})),
+        ("read_skill_file", json!({"path": "evals/evals.json"})),
+        ("read_skill_file", json!({"path": "./evals/evals.json"})),
         ("read_skill_file", json!({"path": "scripts/out/secret.txt"})),
         ("read_file", json!({"path": "../secret.txt"})),
         ("read_file", json!({"path": "/etc/passwd"})),

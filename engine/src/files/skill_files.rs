@@ -90,6 +90,13 @@ impl Tool for ReadSkillFile {
         &self.schema
     }
     async fn call(&self, arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = arguments["path"].as_str().unwrap_or_default();
+        if confine::relative_path(path).is_ok_and(|relative| crate::skill::in_engine_dir(&relative))
+        {
+            return Err(ToolError::Failed(format!(
+                "{path:?} is in evals/, the skill's eval cases, which a run may not read"
+            )));
+        }
         read_slice(&self.dir, &arguments, self.max_read, &self.budget).await
     }
 }

@@ -97,8 +97,10 @@ mod resources;
 mod tests;
 
 pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
+pub(crate) use assets::{SkillDir, read_capped};
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
+pub(crate) use resources::in_engine_dir;
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};

@@ -5,7 +5,7 @@
 //! Nothing here reads a file's content or runs anything: reading during a call is
 //! `files::skill_files`, scripts are `files::scripts`. The listing never follows a symlink and
 //! skips hidden entries and the files the engine itself uses (`SKILL.md`, `mock-scenario.yaml`,
-//! the schema and provider-config assets the manifest names).
+//! `evals/`, the schema and provider-config assets the manifest names).
 //!
 //! # `allowed-tools` (Agent Skills, experimental)
 //! | name | Skillet tools |
@@ -25,6 +25,17 @@ pub const MAX_LISTED_FILES: usize = 200;
 const MAX_DEPTH: usize = 8;
 /// Files of a skill folder that belong to the engine, never offered to the model.
 const ENGINE_FILES: &[&str] = &["SKILL.md", "mock-scenario.yaml"];
+/// Folders of a skill folder that belong to the engine: `evals/` holds the expected answers of
+/// `skillet eval`, which a model under evaluation must not be shown.
+const ENGINE_DIRS: &[&str] = &["evals"];
+
+/// Whether the normalized relative `path` lies in a folder the engine keeps from the model
+/// (`evals/`): `read_skill_file` refuses it as the listing leaves it out.
+pub(crate) fn in_engine_dir(path: &Path) -> bool {
+    path.components()
+        .next()
+        .is_some_and(|first| ENGINE_DIRS.iter().any(|dir| first.as_os_str() == *dir))
+}
 
 /// One file beside `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +143,9 @@ fn walk(
         };
         let path = format!("{prefix}{name}");
         if kind.is_dir() {
+            if depth == 0 && ENGINE_DIRS.contains(&name.as_str()) {
+                continue;
+            }
             if depth + 1 >= MAX_DEPTH {
                 *cut = true;
                 continue;
@@ -185,6 +199,7 @@ mod tests {
             ("scripts/run.py", "print(1)"),
             ("assets/in.schema.json", "{}"),
             (".git/config", "x"),
+            ("evals/evals.json", "{}"),
         ] {
             std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
             std::fs::write(dir.join(path), text).unwrap();

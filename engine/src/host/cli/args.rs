@@ -29,9 +29,14 @@ pub struct GlobalArgs {
     /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic, mock.
     #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true)]
     pub provider: Option<String>,
-    /// The model (overrides the provider's).
-    #[arg(long, value_name = "MODEL", env = "SKILLET_MODEL", global = true)]
-    pub model: Option<String>,
+    /// The model (overrides the provider's); `eval` takes it more than once.
+    #[arg(
+        long = "model",
+        value_name = "MODEL",
+        env = "SKILLET_MODEL",
+        global = true
+    )]
+    pub models: Vec<String>,
     /// The provider's base URL (overrides the provider's).
     #[arg(
         long = "base-url",
@@ -59,6 +64,14 @@ pub struct GlobalArgs {
     pub log_format: crate::telemetry::LogFormat,
 }
 
+impl GlobalArgs {
+    /// The one `--model` of a command other than `eval` (the last, when given twice: the
+    /// dispatcher refuses that first).
+    pub fn model(&self) -> Option<String> {
+        self.models.last().cloned()
+    }
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -77,6 +90,39 @@ pub enum Command {
     Card(CardArgs),
     /// List the configured toolkits (status, tools) and the tools the host provides.
     Toolkits(ToolkitsArgs),
+    /// Run a skill's eval cases (evals/evals.json) on one or more models and report how well
+    /// it does: a table per model, JSON and JUnit XML.
+    Eval(EvalArgs),
+}
+
+/// `skillet eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The skill's name, or the path of a skill folder.
+    pub skill: String,
+    /// Runs of each case per model.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one())]
+    pub repeat: u32,
+    /// Runs in flight at once, over all models.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = at_least_one())]
+    pub concurrency: u32,
+    /// Run only this case (its name or id; repeatable).
+    #[arg(long = "case", value_name = "NAME")]
+    pub cases: Vec<String>,
+    /// Write the JSON report to FILE.
+    #[arg(long = "json-out", value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+    /// Write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Each call's wall-clock limit in seconds (default: the skill's and the host cap).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+/// A count that must be 1 or more.
+fn at_least_one() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..)
 }
 
 /// `skillet toolkits`.

@@ -1,6 +1,7 @@
 //! The `skillet` command line: argument parsing (`args`), host assembly from `skillet.toml`
-//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`), the live
-//! progress display (`progress`), exit codes (`exit`) and the redacted log output (`logging`).
+//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`, `eval`),
+//! the live progress display (`progress`), exit codes (`exit`) and the redacted log output
+//! (`logging`).
 //!
 //! ```text
 //! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
@@ -13,6 +14,8 @@
 //!   call SKILL --nats [URL] [--args JSON|@FILE] [--json] [--id ID] [--timeout SECONDS]
 //!   card [--url URL]
 //!   toolkits [--json]
+//!   eval SKILL [--model MODEL]... [--repeat N] [--concurrency N] [--case NAME]...
+//!        [--json-out FILE] [--junit FILE] [--timeout SECONDS]
 //! ```
 //!
 //! stdout carries only a command's result; notices, progress and logs go to stderr.
@@ -21,6 +24,7 @@ pub mod args;
 mod card;
 pub mod console;
 mod discover;
+mod eval;
 pub mod exit;
 pub mod logging;
 mod nats;
@@ -84,6 +88,11 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
     let global = &cli.global;
+    if global.models.len() > 1 && !matches!(cli.command, Command::Eval(_)) {
+        return Err(Failure::usage(
+            "--model: given more than once; only `eval` runs several models",
+        ));
+    }
     match &cli.command {
         Command::Run(args) => run::run(global, args, console).await,
         Command::Discover(args) if args.nats.is_some() => {
@@ -97,6 +106,7 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
 
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
+        Command::Eval(args) => eval::eval(global, args, console).await,
     }
 }
 

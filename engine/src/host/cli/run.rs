@@ -16,7 +16,7 @@ use super::shutdown_signal;
 use crate::host::embedded;
 use crate::protocol::{self, Message, SkillCallRequest, SkillCallResponse};
 use crate::service::SkillService;
-use crate::skill;
+use crate::skill::{self, CompiledSkill};
 use crate::template::json_kind;
 
 /// Runs the command.
@@ -26,35 +26,9 @@ pub async fn run(
     console: Console,
 ) -> Result<Outcome, Failure> {
     let arguments = parse_arguments(&args.args)?;
-    // A path to a skill folder runs that folder; otherwise SKILL is a name in the skill roots.
-    let as_dir = Path::new(&args.skill);
-    let folder = (args.skill.contains(std::path::MAIN_SEPARATOR)
-        || as_dir.join("SKILL.md").is_file())
-        && as_dir.is_dir();
-    let extra = if folder {
-        let compiled = skill::load_skill_dir(as_dir, "project").map_err(|problems| {
-            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            Failure::setup(format!(
-                "cannot load {}:\n{}",
-                as_dir.display(),
-                lines.join("\n")
-            ))
-        })?;
-        Some(compiled)
-    } else {
-        None
-    };
+    let extra = skill_folder(&args.skill)?;
+    let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
-    let name = if folder {
-        parts
-            .skills
-            .skills()
-            .first()
-            .map(|s| s.name().to_owned())
-            .unwrap_or_default()
-    } else {
-        args.skill.clone()
-    };
     let scenario = parts
         .skills
         .get(&name)
@@ -98,6 +72,32 @@ pub async fn run(
         return Ok(Outcome::Interrupted);
     }
     Ok(Outcome::of_response(&response))
+}
+
+/// SKILL on the command line: the path of a skill folder loads that folder (`Some`, which
+/// replaces the skill roots); anything else is a skill's name in the roots (`None`).
+pub(super) fn skill_folder(skill: &str) -> Result<Option<CompiledSkill>, Failure> {
+    let as_dir = Path::new(skill);
+    let folder = (skill.contains(std::path::MAIN_SEPARATOR) || as_dir.join("SKILL.md").is_file())
+        && as_dir.is_dir();
+    if !folder {
+        return Ok(None);
+    }
+    skill::load_skill_dir(as_dir, "project")
+        .map(Some)
+        .map_err(|problems| {
+            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            Failure::setup(format!(
+                "cannot load {}:\n{}",
+                as_dir.display(),
+                lines.join("\n")
+            ))
+        })
+}
+
+/// The name of the skill SKILL names: the loaded folder's, else SKILL itself.
+pub(super) fn skill_name(skill: &str, folder: Option<&CompiledSkill>) -> String {
+    folder.map_or_else(|| skill.to_owned(), |compiled| compiled.name().to_owned())
 }
 
 /// `--args`: inline JSON, `@FILE`, or `@-` (stdin); must be a JSON object.

@@ -63,7 +63,7 @@ pub async fn load_parts(
     let config = load_config(global)?;
     let shortcuts = ProviderShortcuts {
         provider: global.provider.clone(),
-        model: global.model.clone(),
+        model: global.model(),
         base_url: global.base_url.clone(),
     };
     let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;

@@ -1,6 +1,7 @@
 //! `skillet validate DIR... [--strict]`: loads skill folders (or directories of them) without
 //! running anything and prints every problem as `file:location: reason` on stdout; exits 1
-//! when there are errors (or, with `--strict`, warnings).
+//! when there are errors (or, with `--strict`, warnings). A skill folder's `evals/evals.json`,
+//! when there is one, is checked too (as `skillet eval` reads it).
 //!
 //! A skill whose own provider settings this host's `[skill_provider]` policy does not allow is
 //! an error: it would be `Blocked` when served. It is judged against the configured default
@@ -28,7 +29,7 @@ pub fn validate(
     let config = load_config(global)?;
     let shortcuts = ProviderShortcuts {
         provider: global.provider.clone(),
-        model: global.model.clone(),
+        model: global.model(),
         base_url: global.base_url.clone(),
     };
     let configured = match ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)? {
@@ -67,6 +68,13 @@ pub fn validate(
             loaded += 1;
             problems.extend(compiled.warnings.iter().cloned());
             problems.extend(provider_problem(&compiled));
+            let has_evals = compiled
+                .dir
+                .as_deref()
+                .is_some_and(|dir| dir.join(crate::eval::EVALS_FILE).exists());
+            if has_evals && let Err(found) = crate::eval::load_suite(&compiled) {
+                problems.extend(found);
+            }
             if let Err(refused) = registry.register(compiled) {
                 duplicates.push(refused.to_string());
             }
