@@ -113,9 +113,8 @@ impl Observation {
         };
         let trace = Trace::of_events(&result.events);
         let usage = result.usage.as_ref();
-        let tokens = usage
-            .map(|u| u.input_tokens + u.output_tokens)
-            .filter(|total| *total > 0);
+        // Absent totals are unknown usage (some turn's server reported none).
+        let tokens = usage.and_then(|u| Some(u.input_tokens? + u.output_tokens?));
         Observation {
             outcome,
             data: result.data.clone(),
@@ -250,8 +249,8 @@ mod tests {
             "a cost of unreported tokens is unknown too"
         );
         let reported = TokenUsage {
-            input_tokens: 100,
-            output_tokens: 20,
+            input_tokens: Some(100),
+            output_tokens: Some(20),
             ..Default::default()
         };
         let reported = Observation::of_response(&result_with(vec![], Some(reported)), 1);
