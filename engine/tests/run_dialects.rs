@@ -99,13 +99,33 @@ async fn a_mode_set_by_hand_is_not_stepped_down_and_a_refusal_fails_at_once() {
     )
     .await;
     let skill = total_skill(false);
-    let config = config_with(&server, "openai-compatible", json!({"structured_output": "json_schema"}));
-    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(config), Limits::default());
+    let config = config_with(
+        &server,
+        "openai-compatible",
+        json!({"structured_output": "json_schema"}),
+    );
+    let h = harness(
+        registry([skill.skill.clone()]),
+        ToolRegistry::new(),
+        Some(config),
+        Limits::default(),
+    );
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(!result.success);
-    assert_eq!(result.error_code, Some(ErrorCode::RuntimeError), "{result:?}");
-    assert!(result.error.as_deref().unwrap().contains("bad_request (HTTP 500)"), "{result:?}");
+    assert_eq!(
+        result.error_code,
+        Some(ErrorCode::RuntimeError),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("bad_request (HTTP 500)"),
+        "{result:?}"
+    );
     assert_eq!(chat_bodies(&server).len(), 1, "a refusal is not retried");
     server.shutdown().await;
 }
@@ -138,21 +158,38 @@ rules:
     assert_eq!(bodies.len(), 3, "refused once, then two prompted turns");
     assert!(bodies[0]["tools"].is_array());
     for body in &bodies[1..] {
-        assert!(body.get("tools").is_none(), "no native tools after the refusal");
+        assert!(
+            body.get("tools").is_none(),
+            "no native tools after the refusal"
+        );
         let system = body["messages"][0]["content"].as_str().unwrap();
-        assert!(system.contains("## Tools") && system.contains("`calculator`"), "{system}");
+        assert!(
+            system.contains("## Tools") && system.contains("`calculator`"),
+            "{system}"
+        );
         // The union: one calculator call, or the final answer.
         let variants = body["format"]["oneOf"].as_array().unwrap();
         assert_eq!(variants[0]["properties"]["tool"]["const"], "calculator");
         assert!(variants[1]["properties"]["final_answer"].is_object());
     }
     // The call ran: its result went back as text, in a user turn.
-    let last = bodies[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["role"], "user");
     let content = last["content"].as_str().unwrap();
-    assert!(content.starts_with("Tool `calculator` returned:\n") && content.contains("\"result\":3"), "{last}");
+    assert!(
+        content.starts_with("Tool `calculator` returned:\n") && content.contains("\"result\":3"),
+        "{last}"
+    );
     let logs = run_logs(result);
-    assert!(logs.contains("refused tool calling mode native") && logs.contains("using prompted"), "{logs}");
+    assert!(
+        logs.contains("refused tool calling mode native") && logs.contains("using prompted"),
+        "{logs}"
+    );
     server.shutdown().await;
 }
 
@@ -218,14 +255,24 @@ rules:
 
 #[tokio::test]
 async fn unreported_usage_is_unknown_not_zero() {
-    let server = start_mock("dialect: { omit_usage: true }\nrules:\n  - reply: { json: { total: 3 } }\n").await;
+    let server =
+        start_mock("dialect: { omit_usage: true }\nrules:\n  - reply: { json: { total: 3 } }\n")
+            .await;
     let skill = total_skill(false);
-    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+    let h = harness(
+        registry([skill.skill.clone()]),
+        ToolRegistry::new(),
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(result.success);
     let usage = serde_json::to_value(result.usage.as_ref().unwrap()).unwrap();
-    assert!(usage.get("input_tokens").is_none() && usage.get("output_tokens").is_none(), "{usage}");
+    assert!(
+        usage.get("input_tokens").is_none() && usage.get("output_tokens").is_none(),
+        "{usage}"
+    );
     assert!(usage["turns"][0].get("input_tokens").is_none(), "{usage}");
     assert!(run_logs(result).contains("token usage: unknown"));
     server.shutdown().await;
@@ -239,14 +286,23 @@ async fn prose_and_think_wrapped_answers_validate_and_reasoning_is_logged() {
         ))
         .await;
         let skill = total_skill(false);
-        let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+        let h = harness(
+            registry([skill.skill.clone()]),
+            ToolRegistry::new(),
+            Some(llm_config(&server)),
+            Limits::default(),
+        );
         let called = h.call(request("total", json!({}))).await;
         let result = called.result();
         assert!(result.success, "{wrap}: {result:?}");
         assert_eq!(result.data, Some(json!({"total": 3})));
         assert_eq!(chat_bodies(&server).len(), 1, "{wrap}: no repair needed");
         if wrap == "think" {
-            assert!(run_logs(result).contains("model reasoning"), "{}", run_logs(result));
+            assert!(
+                run_logs(result).contains("model reasoning"),
+                "{}",
+                run_logs(result)
+            );
         }
         server.shutdown().await;
     }
@@ -268,7 +324,12 @@ rules:
         ))
         .await;
         let skill = total_skill(true);
-        let h = harness(registry([skill.skill.clone()]), calculator_registry(), Some(llm_config(&server)), Limits::default());
+        let h = harness(
+            registry([skill.skill.clone()]),
+            calculator_registry(),
+            Some(llm_config(&server)),
+            Limits::default(),
+        );
         let called = h.call(request("total", json!({}))).await;
         assert!(called.result().success, "{quirk}: {:?}", called.result());
         let bodies = chat_bodies(&server);
@@ -291,14 +352,29 @@ async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_re
         .max_turns(2)
         .output(json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}))
         .write();
-    let h = harness(registry([skill.skill.clone()]), ToolRegistry::new(), Some(llm_config(&server)), Limits::default());
+    let h = harness(
+        registry([skill.skill.clone()]),
+        ToolRegistry::new(),
+        Some(llm_config(&server)),
+        Limits::default(),
+    );
     let called = h.call(request("cut", json!({}))).await;
     let result = called.result();
     assert!(!result.success);
     assert!(result.truncated, "{result:?}");
-    assert!(result.error.as_deref().unwrap().contains("cut off at its token limit"), "{result:?}");
+    assert!(
+        result
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("cut off at its token limit"),
+        "{result:?}"
+    );
     let bodies = chat_bodies(&server);
-    let repair = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    let repair = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(repair.contains("cut off by the token limit"), "{repair}");
     server.shutdown().await;
 }
@@ -307,8 +383,10 @@ async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_re
 async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode() {
     let server = start_mock("rules:\n  - reply: { json: { total: 3 } }\n").await;
     let closed = SkillSpec::new("closed", "Give the total.")
-        .output(json!({"type": "object", "properties": {"total": {"type": "number"}},
-            "required": ["total"], "additionalProperties": false}))
+        .output(
+            json!({"type": "object", "properties": {"total": {"type": "number"}},
+            "required": ["total"], "additionalProperties": false}),
+        )
         .write();
     let open = total_skill(false);
     let h = harness(
@@ -321,7 +399,11 @@ async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode()
     assert!(h.call(request("total", json!({}))).await.result().success);
     let bodies = chat_bodies(&server);
     assert_eq!(bodies[0]["response_format"]["json_schema"]["strict"], true);
-    assert!(bodies[1]["response_format"]["json_schema"].get("strict").is_none());
+    assert!(
+        bodies[1]["response_format"]["json_schema"]
+            .get("strict")
+            .is_none()
+    );
     server.shutdown().await;
 
     // `structured_output = "tool"`: the answer comes through a forced answer tool.
@@ -329,12 +411,29 @@ async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode()
         "rules:\n  - reply: { tool_calls: [ { name: skillet_final_answer, arguments: { total: 5 } } ] }\n",
     )
     .await;
-    let config = config_with(&server, "openai-compatible", json!({"structured_output": "tool"}));
-    let h = harness(registry([open.skill.clone()]), ToolRegistry::new(), Some(config), Limits::default());
+    let config = config_with(
+        &server,
+        "openai-compatible",
+        json!({"structured_output": "tool"}),
+    );
+    let h = harness(
+        registry([open.skill.clone()]),
+        ToolRegistry::new(),
+        Some(config),
+        Limits::default(),
+    );
     let called = h.call(request("total", json!({}))).await;
-    assert_eq!(called.result().data, Some(json!({"total": 5})), "{:?}", called.result());
+    assert_eq!(
+        called.result().data,
+        Some(json!({"total": 5})),
+        "{:?}",
+        called.result()
+    );
     let body = &chat_bodies(&server)[0];
     assert!(body.get("response_format").is_none());
-    assert_eq!(body["tool_choice"]["function"]["name"], "skillet_final_answer");
+    assert_eq!(
+        body["tool_choice"]["function"]["name"],
+        "skillet_final_answer"
+    );
     server.shutdown().await;
 }

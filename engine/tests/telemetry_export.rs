@@ -106,7 +106,9 @@ fn assert_tally_trace(spans: &[Span], parent: &str) {
     assert_ne!(status_code(tools[0]), status::StatusCode::Error as i32);
     assert!(attr(&tools[0].attributes, "error.type").is_none());
     assert_eq!(status_code(tools[1]), status::StatusCode::Error as i32);
-    assert_eq!(str_attr(tools[1], "error.type"), "error");
+    // The calculator's schema admits only arithmetic, so the bad expression is rejected before
+    // the tool runs.
+    assert_eq!(str_attr(tools[1], "error.type"), "rejected");
 }
 
 // ---------------------------------------------------------------- metrics via Python

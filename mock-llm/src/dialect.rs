@@ -168,10 +168,16 @@ fn call_text(call: &ToolCall) -> String {
 fn output_parameter(endpoint: Endpoint, body: &Value) -> Option<&'static str> {
     match endpoint {
         Endpoint::OpenAiChat => {
-            if body.get("tool_choice").is_some_and(|c| !c.is_null() && c != "auto" && c != "none") {
+            if body
+                .get("tool_choice")
+                .is_some_and(|c| !c.is_null() && c != "auto" && c != "none")
+            {
                 return Some("tool");
             }
-            match body.pointer("/response_format/type").and_then(Value::as_str) {
+            match body
+                .pointer("/response_format/type")
+                .and_then(Value::as_str)
+            {
                 Some("json_schema") => Some("json_schema"),
                 Some("json_object") => Some("json_object"),
                 _ => None,

@@ -47,11 +47,11 @@ mod wire;
 
 pub use accept::MAX_HTTP2_STREAMS;
 pub use config::{Clock, DEFAULT_EPOCH_SECS, DEFAULT_MAX_BODY_BYTES, MockConfig};
+pub use dialect::{IdQuirk, ToolSupport, Wrap};
 pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
 pub use journal::{JournalEntry, REDACTED};
 pub use reply::{Finish, Usage};
 pub use request::Endpoint;
-pub use dialect::{IdQuirk, ToolSupport, Wrap};
 pub use scenario::{
     Dialect, Match, ReplySpec, Rule, Scenario, ScenarioError, Timing, ToolCallSpec,
 };

@@ -205,8 +205,12 @@ impl<W: Wire> HttpProvider<W> {
         plan: &TurnPlan,
         options: &CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
-        let (body, state) =
-            W::request(self.spec.wire_settings(), request, plan, options.stream.is_some());
+        let (body, state) = W::request(
+            self.spec.wire_settings(),
+            request,
+            plan,
+            options.stream.is_some(),
+        );
         let sent = Sent {
             structured_output: plan.sends_structured_output(),
             tools: plan.native_tools,

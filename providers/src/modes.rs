@@ -202,7 +202,11 @@ impl fmt::Display for ModeNotice {
 /// The order `auto` tries output modes in, per kind (first = best).
 pub(crate) fn output_ladder(kind: ProviderKind) -> &'static [OutputMode] {
     match kind {
-        ProviderKind::Openai => &[OutputMode::JsonSchema, OutputMode::Tool, OutputMode::Prompted],
+        ProviderKind::Openai => &[
+            OutputMode::JsonSchema,
+            OutputMode::Tool,
+            OutputMode::Prompted,
+        ],
         ProviderKind::OpenaiCompatible => &[
             OutputMode::JsonSchema,
             OutputMode::JsonObject,
@@ -307,9 +311,8 @@ impl ModeCell {
                 let at = ladder.iter().position(|m| *m == tried.output);
                 let mut rest = ladder[at.map_or(0, |i| i + 1)..].iter().copied();
                 // Without native tools the answer tool cannot be used either.
-                let output = rest.find(|m| {
-                    !(*m == OutputMode::Tool && tried.tools == ToolMode::Prompted)
-                })?;
+                let output =
+                    rest.find(|m| !(*m == OutputMode::Tool && tried.tools == ToolMode::Prompted))?;
                 Modes {
                     output,
                     tools: tried.tools,
@@ -420,7 +423,11 @@ impl TurnPlan {
             // Anthropic's wire wraps and unwraps its own answer tool.
             if output == OutputMode::Tool
                 && kind != ProviderKind::Anthropic
-                && schema.schema.get("type").and_then(serde_json::Value::as_str) != Some("object")
+                && schema
+                    .schema
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                    != Some("object")
             {
                 plan.answer_wrapped = true;
                 plan.schema = Some(ResponseSchema {

@@ -18,8 +18,10 @@ fn request(tools: bool, phase: TurnPhase) -> ChatRequest {
         },
         response_schema: Some(ResponseSchema {
             name: "answer".into(),
-            schema: SharedJson::new(json!({"type": "object", "properties": {"a": {"type": "string"}},
-                "required": ["a"], "additionalProperties": false})),
+            schema: SharedJson::new(
+                json!({"type": "object", "properties": {"a": {"type": "string"}},
+                "required": ["a"], "additionalProperties": false}),
+            ),
         }),
         phase,
         ..Default::default()
@@ -37,7 +39,10 @@ fn no_union() -> Option<ResponseSchema> {
 #[test]
 fn auto_starts_from_the_best_mode_of_each_kind() {
     let cell = |kind| ModeCell::new(kind, OutputMode::Auto, ToolMode::Auto).current(None);
-    assert_eq!(cell(ProviderKind::OpenaiCompatible).output, OutputMode::JsonSchema);
+    assert_eq!(
+        cell(ProviderKind::OpenaiCompatible).output,
+        OutputMode::JsonSchema
+    );
     assert_eq!(cell(ProviderKind::Ollama).output, OutputMode::JsonSchema);
     assert_eq!(cell(ProviderKind::Anthropic).output, OutputMode::Tool);
     assert_eq!(cell(ProviderKind::Openai).tools, ToolMode::Native);
@@ -45,7 +50,11 @@ fn auto_starts_from_the_best_mode_of_each_kind() {
 
 #[test]
 fn a_refused_mode_steps_down_the_ladder_and_is_remembered() {
-    let cell = ModeCell::new(ProviderKind::OpenaiCompatible, OutputMode::Auto, ToolMode::Auto);
+    let cell = ModeCell::new(
+        ProviderKind::OpenaiCompatible,
+        OutputMode::Auto,
+        ToolMode::Auto,
+    );
     let first = cell.current(None);
     let second = cell.step_down(first, Feature::StructuredOutput).unwrap();
     assert_eq!(second.output, OutputMode::JsonObject);
@@ -55,19 +64,34 @@ fn a_refused_mode_steps_down_the_ladder_and_is_remembered() {
     // With prompted tools the answer tool is skipped: json_object -> prompted.
     let fourth = cell.step_down(third, Feature::StructuredOutput).unwrap();
     assert_eq!(fourth.output, OutputMode::Prompted);
-    assert_eq!(cell.step_down(fourth, Feature::StructuredOutput), None, "nothing left");
+    assert_eq!(
+        cell.step_down(fourth, Feature::StructuredOutput),
+        None,
+        "nothing left"
+    );
     assert_eq!(cell.step_down(fourth, Feature::Tools), None);
 }
 
 #[test]
 fn a_mode_set_by_hand_is_never_changed_and_a_skill_hint_only_replaces_auto() {
-    let fixed = ModeCell::new(ProviderKind::OpenaiCompatible, OutputMode::JsonSchema, ToolMode::Native);
+    let fixed = ModeCell::new(
+        ProviderKind::OpenaiCompatible,
+        OutputMode::JsonSchema,
+        ToolMode::Native,
+    );
     let now = fixed.current(Some(OutputMode::Prompted));
     assert_eq!(now, modes(OutputMode::JsonSchema, ToolMode::Native));
     assert_eq!(fixed.step_down(now, Feature::StructuredOutput), None);
     assert_eq!(fixed.step_down(now, Feature::Tools), None);
-    let auto = ModeCell::new(ProviderKind::OpenaiCompatible, OutputMode::Auto, ToolMode::Auto);
-    assert_eq!(auto.current(Some(OutputMode::Prompted)).output, OutputMode::Prompted);
+    let auto = ModeCell::new(
+        ProviderKind::OpenaiCompatible,
+        OutputMode::Auto,
+        ToolMode::Auto,
+    );
+    assert_eq!(
+        auto.current(Some(OutputMode::Prompted)).output,
+        OutputMode::Prompted
+    );
 }
 
 #[test]
@@ -83,7 +107,12 @@ fn a_grammar_server_with_native_tools_enforces_the_schema_only_when_the_answer_i
     assert_eq!(no_tools.output, OutputMode::JsonSchema);
     assert!(!no_tools.strict, "strict only on OpenAI itself");
     // OpenAI itself keeps tools and the schema apart: enforced every turn, strict when it fits.
-    let openai = TurnPlan::new(ProviderKind::Openai, m, &request(true, TurnPhase::Open), no_union);
+    let openai = TurnPlan::new(
+        ProviderKind::Openai,
+        m,
+        &request(true, TurnPhase::Open),
+        no_union,
+    );
     assert_eq!(openai.output, OutputMode::JsonSchema);
     assert!(openai.strict);
 }
@@ -114,9 +143,19 @@ fn prompted_tools_constrain_the_turn_to_the_union_where_the_server_has_a_json_mo
 #[test]
 fn kinds_without_a_mechanism_fall_back_to_the_nearest() {
     let m = modes(OutputMode::JsonSchema, ToolMode::Native);
-    let anthropic = TurnPlan::new(ProviderKind::Anthropic, m, &request(true, TurnPhase::Open), no_union);
+    let anthropic = TurnPlan::new(
+        ProviderKind::Anthropic,
+        m,
+        &request(true, TurnPhase::Open),
+        no_union,
+    );
     assert_eq!(anthropic.output, OutputMode::Tool);
     let tool = modes(OutputMode::Tool, ToolMode::Native);
-    let ollama = TurnPlan::new(ProviderKind::Ollama, tool, &request(false, TurnPhase::Open), no_union);
+    let ollama = TurnPlan::new(
+        ProviderKind::Ollama,
+        tool,
+        &request(false, TurnPhase::Open),
+        no_union,
+    );
     assert_eq!(ollama.output, OutputMode::None);
 }

@@ -320,12 +320,13 @@ impl StreamDecoder for LineDecoder {
         self.done = true;
         self.done_reason = line.done_reason;
         // Counts the server did not send are unknown, not zero.
-        self.usage = (line.prompt_eval_count.is_some() || line.eval_count.is_some()).then(|| Usage {
-            input_tokens: line.prompt_eval_count.unwrap_or(0),
-            output_tokens: line.eval_count.unwrap_or(0),
-            // Ollama reports no cache or reasoning breakdown.
-            ..Usage::default()
-        });
+        self.usage =
+            (line.prompt_eval_count.is_some() || line.eval_count.is_some()).then(|| Usage {
+                input_tokens: line.prompt_eval_count.unwrap_or(0),
+                output_tokens: line.eval_count.unwrap_or(0),
+                // Ollama reports no cache or reasoning breakdown.
+                ..Usage::default()
+            });
         Ok(Flow::Done)
     }
 

@@ -68,7 +68,13 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
 
     fn decode_whole(body: &[u8], _: &()) -> Result<ChatResponse, ProviderError> {
         match serde_json::from_slice::<CreateChatCompletionResponse>(body) {
-            Ok(response) => from_wire_response(response),
+            Ok(response) => {
+                let mut reply = from_wire_response(response)?;
+                if reply.usage.is_none() {
+                    reply.usage = llama_cpp_timings(body);
+                }
+                Ok(reply)
+            }
             // A 200 carrying an error object instead of a completion.
             Err(_) if in_band_error(body).is_some() => {
                 let error = in_band_error(body).unwrap_or_default();
@@ -137,6 +143,31 @@ fn from_wire_response(
         usage: response.usage.map(usage),
         request_id: Some(response.id),
         reasoning: None,
+    })
+}
+
+/// Token counts from llama.cpp's `timings` (`prompt_n`, `predicted_n`), for an answer that
+/// carries no `usage`; `None` when there are none either.
+fn llama_cpp_timings(body: &[u8]) -> Option<Usage> {
+    #[derive(serde::Deserialize)]
+    struct WithTimings {
+        timings: Option<Timings>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Timings {
+        prompt_n: Option<u64>,
+        predicted_n: Option<u64>,
+        cache_n: Option<u64>,
+    }
+    let timings = serde_json::from_slice::<WithTimings>(body).ok()?.timings?;
+    let (prompt, predicted) = (timings.prompt_n?, timings.predicted_n?);
+    let cached = timings.cache_n.unwrap_or(0);
+    Some(Usage {
+        // `prompt_n` counts the prompt tokens evaluated; `cache_n` those reused from the cache.
+        input_tokens: prompt + cached,
+        output_tokens: predicted,
+        cached_input_tokens: (cached > 0).then_some(cached),
+        ..Usage::default()
     })
 }
 
@@ -214,6 +245,11 @@ impl StreamDecoder for ChunkDecoder {
         if let Some(u) = chunk.usage {
             self.usage = Some(usage(u));
         }
+        let finishing = chunk.choices.iter().any(|c| c.finish_reason.is_some());
+        if finishing && self.usage.is_none() {
+            // llama.cpp's last chunk carries `timings` even without `include_usage`.
+            self.usage = llama_cpp_timings(event.data);
+        }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta.content {
                 sink.text(&delta);
@@ -267,5 +303,27 @@ impl StreamDecoder for ChunkDecoder {
             request_id: self.response_id,
             reasoning: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_cpp_timings_stand_in_for_missing_usage() {
+        let body = br#"{"id":"c","object":"chat.completion","created":1,"model":"m",
+            "choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}],
+            "timings":{"cache_n":4,"prompt_n":40,"predicted_n":18}}"#;
+        let reply = OpenAiCompatible::decode_whole(body, &()).unwrap();
+        let usage = reply.usage.expect("read from timings");
+        assert_eq!((usage.input_tokens, usage.output_tokens), (44, 18));
+        assert_eq!(usage.cached_input_tokens, Some(4));
+        let bare = br#"{"id":"c","object":"chat.completion","created":1,"model":"m",
+            "choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}"#;
+        assert_eq!(
+            OpenAiCompatible::decode_whole(bare, &()).unwrap().usage,
+            None
+        );
     }
 }

@@ -54,7 +54,10 @@ pub(crate) fn refused_feature(status: u16, body: &[u8], sent: Sent) -> Option<Fe
     ]
     .iter()
     .any(|needle| text.contains(needle));
-    match (sent.tools && names_tools, sent.structured_output && names_output) {
+    match (
+        sent.tools && names_tools,
+        sent.structured_output && names_output,
+    ) {
         (true, false) => Some(Feature::Tools),
         (false, true) => Some(Feature::StructuredOutput),
         // Both named (e.g. "tools cannot be combined with response_format"): give up the
@@ -75,7 +78,8 @@ mod tests {
 
     #[test]
     fn field_refusals_are_read_as_refusals_of_what_was_sent() {
-        let ollama = br#"{"error":"registry.ollama.ai/library/gemma3:270m does not support tools"}"#;
+        let ollama =
+            br#"{"error":"registry.ollama.ai/library/gemma3:270m does not support tools"}"#;
         assert_eq!(refused_feature(400, ollama, BOTH), Some(Feature::Tools));
         let llama_cpp_python = br#"{"error":{"message":"1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or 'json_object'","type":"internal_server_error"}}"#;
         assert_eq!(
@@ -99,7 +103,10 @@ mod tests {
             structured_output: false,
             tools: true,
         };
-        assert_eq!(refused_feature(400, b"bad response_format", only_tools), None);
+        assert_eq!(
+            refused_feature(400, b"bad response_format", only_tools),
+            None
+        );
         assert_eq!(refused_feature(400, b"anything", Sent::default()), None);
     }
 }

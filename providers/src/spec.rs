@@ -321,7 +321,10 @@ impl ProviderSpec {
         }
         if let Some(mode) = get_str(config, "tool_calling")? {
             spec.tool_mode = ToolMode::parse(mode).ok_or_else(|| {
-                invalid("tool_calling", &format!("expected one of {}", ToolMode::NAMES))
+                invalid(
+                    "tool_calling",
+                    &format!("expected one of {}", ToolMode::NAMES),
+                )
             })?;
         }
         if let Some(headers) = config.get("headers") {

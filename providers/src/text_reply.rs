@@ -68,14 +68,22 @@ pub(crate) fn finish_response(
 /// In `tool` output mode: a call of the answer tool is the answer (its arguments, or their
 /// `value` when the schema was wrapped), not a tool call.
 fn take_answer_tool_call(response: &mut ChatResponse, wrapped: bool) {
-    let Some(at) = response.tool_calls.iter().position(|c| c.name == ANSWER_TOOL) else {
+    let Some(at) = response
+        .tool_calls
+        .iter()
+        .position(|c| c.name == ANSWER_TOOL)
+    else {
         return;
     };
     let call = response.tool_calls.remove(at);
     response.text = match (call.invalid_arguments, call.arguments) {
         // Invalid JSON: hand the raw text on; output validation reports it.
         (Some(_), Value::String(raw)) => raw,
-        (_, arguments) if wrapped => arguments.get("value").cloned().unwrap_or(Value::Null).to_string(),
+        (_, arguments) if wrapped => arguments
+            .get("value")
+            .cloned()
+            .unwrap_or(Value::Null)
+            .to_string(),
         (_, arguments) => arguments.to_string(),
     };
     if response.tool_calls.is_empty() {
@@ -231,7 +239,9 @@ fn normalize_ids(calls: &mut [ToolCall], history: &[ChatMessage]) {
     let mut used: HashSet<String> = history
         .iter()
         .flat_map(|m| match m {
-            ChatMessage::Assistant { tool_calls, .. } => tool_calls.iter().map(|c| c.id.clone()).collect(),
+            ChatMessage::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
             _ => Vec::new(),
         })
         .collect();

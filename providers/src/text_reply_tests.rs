@@ -45,12 +45,22 @@ fn plan(prompted: bool) -> TurnPlan {
 
 #[test]
 fn think_blocks_are_reasoning_not_answer() {
-    let out = finish_response(reply("<think>add 2 and 2</think>\n{\"n\": 4}"), &plan(false), &request(true));
+    let out = finish_response(
+        reply("<think>add 2 and 2</think>\n{\"n\": 4}"),
+        &plan(false),
+        &request(true),
+    );
     assert_eq!(out.text, "{\"n\": 4}");
     assert_eq!(out.reasoning.as_deref(), Some("add 2 and 2"));
     let (reasoning, rest) = split_reasoning("<think>never closed");
-    assert_eq!((reasoning.as_deref(), rest.as_str()), (Some("never closed"), ""));
-    assert_eq!(split_reasoning("no think here"), (None, "no think here".to_owned()));
+    assert_eq!(
+        (reasoning.as_deref(), rest.as_str()),
+        (Some("never closed"), "")
+    );
+    assert_eq!(
+        split_reasoning("no think here"),
+        (None, "no think here".to_owned())
+    );
 }
 
 #[test]
@@ -64,7 +74,11 @@ fn prompted_calls_are_read_in_every_common_form_with_unique_ids() {
         let out = finish_response(reply(text), &plan(true), &request(true));
         assert_eq!(out.tool_calls.len(), 1, "{text}");
         assert_eq!(out.tool_calls[0].name, "calculator");
-        assert_eq!(out.tool_calls[0].arguments, json!({"expression": "1+2"}), "{text}");
+        assert_eq!(
+            out.tool_calls[0].arguments,
+            json!({"expression": "1+2"}),
+            "{text}"
+        );
         assert_eq!(out.tool_calls[0].id, "call_0");
         assert_eq!(out.finish_reason, FinishReason::ToolCalls);
         assert!(out.text.is_empty());
@@ -73,10 +87,18 @@ fn prompted_calls_are_read_in_every_common_form_with_unique_ids() {
 
 #[test]
 fn the_prompted_answer_is_unwrapped_and_plain_answers_pass_through() {
-    let out = finish_response(reply(r#"{"final_answer": {"total": 3}}"#), &plan(true), &request(true));
+    let out = finish_response(
+        reply(r#"{"final_answer": {"total": 3}}"#),
+        &plan(true),
+        &request(true),
+    );
     assert_eq!(out.text, r#"{"total":3}"#);
     assert!(out.tool_calls.is_empty());
-    let text_skill = finish_response(reply(r#"{"final_answer": "three"}"#), &plan(true), &request(false));
+    let text_skill = finish_response(
+        reply(r#"{"final_answer": "three"}"#),
+        &plan(true),
+        &request(false),
+    );
     assert_eq!(text_skill.text, "three");
     let bare = finish_response(reply(r#"{"total": 3}"#), &plan(true), &request(true));
     assert_eq!(bare.text, r#"{"total": 3}"#);
@@ -91,7 +113,11 @@ fn a_model_that_writes_its_call_instead_of_using_native_tools_still_calls() {
     );
     assert_eq!(out.tool_calls.len(), 1);
     // An ordinary answer that happens to have a `name` is not a call.
-    let answer = finish_response(reply(r#"{"name": "Ada", "arguments": []}"#), &plan(false), &request(true));
+    let answer = finish_response(
+        reply(r#"{"name": "Ada", "arguments": []}"#),
+        &plan(false),
+        &request(true),
+    );
     assert!(answer.tool_calls.is_empty());
 }
 
@@ -100,7 +126,11 @@ fn missing_and_repeated_ids_are_made_unique_in_the_conversation() {
     let mut req = request(true);
     req.messages.push(ChatMessage::Assistant {
         text: String::new(),
-        tool_calls: vec![ToolCall::from_value("call_0".into(), "calculator".into(), json!({}))],
+        tool_calls: vec![ToolCall::from_value(
+            "call_0".into(),
+            "calculator".into(),
+            json!({}),
+        )],
     });
     let mut response = reply("");
     response.tool_calls = vec![
@@ -114,8 +144,14 @@ fn missing_and_repeated_ids_are_made_unique_in_the_conversation() {
 
 #[test]
 fn one_json_value_is_found_inside_prose() {
-    assert_eq!(find_json_value("Sure! {\"a\": [1, 2]} Hope it helps."), Some(json!({"a": [1, 2]})));
-    assert_eq!(find_json_value("[note] then {\"b\": 1}"), Some(json!({"b": 1})));
+    assert_eq!(
+        find_json_value("Sure! {\"a\": [1, 2]} Hope it helps."),
+        Some(json!({"a": [1, 2]}))
+    );
+    assert_eq!(
+        find_json_value("[note] then {\"b\": 1}"),
+        Some(json!({"b": 1}))
+    );
     assert_eq!(find_json_value("no json at all"), None);
     assert_eq!(find_json_value("  7 "), Some(json!(7)));
 }

@@ -114,8 +114,7 @@ fn calls_as_text(text: &str, calls: &[ToolCall]) -> String {
 /// Whether the text is already the call's JSON (the model's own reply, kept in history).
 fn looks_like_call(text: &str) -> bool {
     let trimmed = text.trim();
-    trimmed.starts_with('{') && trimmed.contains("\"tool\"")
-        || trimmed.contains("<tool_call>")
+    trimmed.starts_with('{') && trimmed.contains("\"tool\"") || trimmed.contains("<tool_call>")
 }
 
 /// The union schema "one call of an offered tool, or the final answer": `oneOf` of each tool's
@@ -281,9 +280,15 @@ mod tests {
         let union = union_schema(&request()).unwrap();
         let variants = union.schema["oneOf"].as_array().unwrap();
         assert_eq!(variants.len(), 2);
-        assert_eq!(variants[0]["properties"]["tool"], json!({"const": "calculator"}));
+        assert_eq!(
+            variants[0]["properties"]["tool"],
+            json!({"const": "calculator"})
+        );
         let answer = &variants[1]["properties"][ANSWER_KEY];
-        assert_eq!(answer["properties"]["total"], json!({"$ref": "#/$defs/amount"}));
+        assert_eq!(
+            answer["properties"]["total"],
+            json!({"$ref": "#/$defs/amount"})
+        );
         assert!(answer.get("$schema").is_none() && answer.get("$defs").is_none());
         assert_eq!(union.schema["$defs"], json!({"amount": {"type": "number"}}));
     }
@@ -296,7 +301,10 @@ mod tests {
             "tags": {"type": "array", "maxItems": 8}}}));
         let union = union_schema(&wide).unwrap();
         let arguments = &union.schema["oneOf"][0]["properties"]["arguments"]["properties"];
-        assert_eq!(arguments["expression"], json!({"type": "string", "minLength": 1}));
+        assert_eq!(
+            arguments["expression"],
+            json!({"type": "string", "minLength": 1})
+        );
         assert_eq!(arguments["tags"]["maxItems"], 8);
     }
 

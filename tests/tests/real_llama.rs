@@ -23,6 +23,10 @@ use skillet_tests::{binaries, repo_root};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+/// One real server at a time: two models decoding at once on a 2-core machine each run at half
+/// speed, and the bundled skills' deadlines (60-90 s) are sized for one.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// What the real-server lane needs, read from the environment.
 struct LlamaEnv {
     server: PathBuf,
@@ -40,7 +44,8 @@ impl LlamaEnv {
         {
             for line in text.lines() {
                 if let Some((k, v)) = line.split_once('=') {
-                    vars.entry(k.trim().to_owned()).or_insert_with(|| v.trim().to_owned());
+                    vars.entry(k.trim().to_owned())
+                        .or_insert_with(|| v.trim().to_owned());
                 }
             }
         }
@@ -93,8 +98,14 @@ impl RealServer {
         let mut child = command.spawn().expect("the server starts");
         let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         for stream in [
-            child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
-            child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
         ]
         .into_iter()
         .flatten()
@@ -105,8 +116,10 @@ impl RealServer {
                 let mut lines = BufReader::new(stream).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     use std::io::Write;
-                    if let Ok(mut file) =
-                        std::fs::OpenOptions::new().create(true).append(true).open(&path)
+                    if let Ok(mut file) = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
                     {
                         let _ = writeln!(file, "{line}");
                     }
@@ -124,7 +137,9 @@ impl RealServer {
                 .unwrap_or_else(|| panic!("the server never said where it listens: {log:?}"));
             if let Some(at) = line.find("http://127.0.0.1:") {
                 let rest = &line[at..];
-                let end = rest[17..].find(|c: char| !c.is_ascii_digit()).map_or(rest.len(), |e| e + 17);
+                let end = rest[17..]
+                    .find(|c: char| !c.is_ascii_digit())
+                    .map_or(rest.len(), |e| e + 17);
                 break rest[..end].to_owned();
             }
         };
@@ -143,7 +158,17 @@ impl RealServer {
         command
             .arg("-m")
             .arg(&env.model)
-            .args(["--host", "127.0.0.1", "--port", "0", "--jinja", "-c", "4096", "-t", "2"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--jinja",
+                "-c",
+                "4096",
+                "-t",
+                "2",
+            ])
             .args(["--parallel", "1", "--no-webui"]);
         RealServer::start(command, env).await
     }
@@ -153,7 +178,16 @@ impl RealServer {
         command
             .args(["-m", "llama_cpp.server", "--model"])
             .arg(&env.model)
-            .args(["--host", "127.0.0.1", "--port", "0", "--n_ctx", "4096", "--n_threads", "2"]);
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--n_ctx",
+                "4096",
+                "--n_threads",
+                "2",
+            ]);
         RealServer::start(command, env).await
     }
 
@@ -204,7 +238,10 @@ async fn run_skill(server: &RealServer, skill: &str, options: &str) -> (Value, S
         ),
     )
     .unwrap();
-    let args = repo_root().join("skills").join(skill).join("examples/basic.json");
+    let args = repo_root()
+        .join("skills")
+        .join(skill)
+        .join("examples/basic.json");
     let output = Command::new(&binaries().0)
         .current_dir(dir.path())
         .arg("--config")
@@ -247,7 +284,10 @@ fn assert_answered(skill: &str, response: &Value) {
     let data = &response["data"];
     assert!(data["success"].is_boolean(), "{skill}: {response}");
     if data["success"] == true {
-        assert!(data["data"].is_object(), "{skill}: validated data is an object: {response}");
+        assert!(
+            data["data"].is_object(),
+            "{skill}: validated data is an object: {response}"
+        );
     } else {
         let code = data["error_code"].as_str().unwrap_or_default();
         assert!(
@@ -260,19 +300,30 @@ fn assert_answered(skill: &str, response: &Value) {
 #[tokio::test]
 async fn the_cpp_llama_server_runs_the_bundled_skills_through_negotiated_modes() {
     let Some(env) = LlamaEnv::load() else { return };
+    let _lane = ONE_AT_A_TIME.lock().await;
     let server = RealServer::llama_server(&env).await;
 
     // A schema skill without tools: native json_schema, enforced by the server's grammar.
     let (summary, _) = run_skill(&server, "summarize", "").await;
-    assert_eq!(summary["data"]["success"], true, "grammar-enforced answer: {summary}");
-    assert!(summary["data"]["data"]["key_points"].is_array(), "{summary}");
+    assert_eq!(
+        summary["data"]["success"], true,
+        "grammar-enforced answer: {summary}"
+    );
+    assert!(
+        summary["data"]["data"]["key_points"].is_array(),
+        "{summary}"
+    );
 
     // Tools on a model without native tool calling: the prompted format, constrained to the
     // union of one calculator call or the answer, reaches the calculator.
-    let (expense, stderr) = run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
+    let (expense, stderr) =
+        run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
     assert_answered("expense-report", &expense);
     let called = tools_called(&expense);
-    assert!(called.iter().any(|t| t == "calculator"), "{called:?}\n{expense}\n{stderr}");
+    assert!(
+        called.iter().any(|t| t == "calculator"),
+        "{called:?}\n{expense}\n{stderr}"
+    );
 
     // Every request was accepted: nothing here needed a refusal.
     let (accepted, refused) = server.request_outcomes();
@@ -290,17 +341,28 @@ async fn llama_cpp_python_refuses_json_schema_once_and_answers_in_json_object() 
         eprintln!("SKIPPED: SKILLET_PYTHON not set");
         return;
     };
+    let _lane = ONE_AT_A_TIME.lock().await;
     let server = RealServer::llama_cpp_python(&env, &python).await;
 
     let (summary, stderr) = run_skill(&server, "summarize", "").await;
-    assert_eq!(summary["data"]["success"], true, "json_object + schema answer: {summary}\n{stderr}");
+    assert_eq!(
+        summary["data"]["success"], true,
+        "json_object + schema answer: {summary}\n{stderr}"
+    );
     let logs = summary["data"]["events"].to_string();
-    assert!(logs.contains("using json_object"), "the mode change is a log event: {logs}");
+    assert!(
+        logs.contains("using json_object"),
+        "the mode change is a log event: {logs}"
+    );
 
-    let (expense, stderr) = run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
+    let (expense, stderr) =
+        run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
     assert_answered("expense-report", &expense);
     let called = tools_called(&expense);
-    assert!(called.iter().any(|t| t == "calculator"), "{called:?}\n{expense}\n{stderr}");
+    assert!(
+        called.iter().any(|t| t == "calculator"),
+        "{called:?}\n{expense}\n{stderr}"
+    );
 
     // The refusals are the expected ones: `json_schema`, once per run (each run is its own
     // process, so the second learns it again), and everything else accepted.

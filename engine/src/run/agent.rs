@@ -322,18 +322,20 @@ impl TurnLoop<'_> {
                     message: format!("not valid JSON: {error}"),
                 };
                 let cut = response.finish_reason == FinishReason::Length;
-                let step = self.repair_or_fail(turn, messages, response.text, vec![violation], || {
-                    if cut {
-                        messages::repair_cut_off()
-                    } else {
-                        messages::repair_unparseable(&error)
-                    }
-                });
+                let step =
+                    self.repair_or_fail(turn, messages, response.text, vec![violation], || {
+                        if cut {
+                            messages::repair_cut_off()
+                        } else {
+                            messages::repair_unparseable(&error)
+                        }
+                    });
                 answer_due(request, step, cut && turn >= self.max_turns)
             }
             FinalOutput::Invalid(violations) => {
                 let repair = messages::repair_violations(&violations);
-                let step = self.repair_or_fail(turn, messages, response.text, violations, || repair);
+                let step =
+                    self.repair_or_fail(turn, messages, response.text, violations, || repair);
                 answer_due(request, step, false)
             }
         }
@@ -484,7 +486,11 @@ impl RetryObserver for ProviderNotices<'_> {
 fn reasoning_line(reasoning: &str) -> String {
     const SHOWN: usize = 400;
     let shown: String = reasoning.chars().take(SHOWN).collect();
-    let more = if shown.len() < reasoning.len() { "…" } else { "" };
+    let more = if shown.len() < reasoning.len() {
+        "…"
+    } else {
+        ""
+    };
     format!(
         "model reasoning ({} chars, kept out of the answer): {shown}{more}",
         reasoning.chars().count()

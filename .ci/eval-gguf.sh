@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Prints `skillet eval` of bundled skills on the real GGUF model, served by the C++ llama-server
+# that .ci/llama.sh built. A 270M base model fails many cases: failures are printed, not fatal
+# (eval exits 1); anything else (a usage, setup or protocol error: exit >= 2) fails.
+#
+# Usage: .ci/eval-gguf.sh ENV_FILE SKILL...
+set -euo pipefail
+env_file="${1:?usage: .ci/eval-gguf.sh ENV_FILE SKILL...}"
+shift
+# shellcheck disable=SC1090
+source "$env_file"
+work=$(mktemp -d)
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+LD_LIBRARY_PATH="$SKILLET_LLAMA_CPP_LIB_PATH" "$SKILLET_LLAMA_SERVER" -m "$SKILLET_GGUF_MODEL" \
+  --host 127.0.0.1 --port 0 --jinja -c 4096 -t "$(nproc)" --parallel 1 --no-webui \
+  >"$work/server.log" 2>&1 &
+server_pid=$!
+base=""
+for _ in $(seq 1 180); do
+  base=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/server.log" | head -1 || true)
+  [ -n "$base" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; echo "llama-server exited"; exit 1; }
+  sleep 1
+done
+[ -n "$base" ] || { echo "llama-server did not start"; exit 1; }
+
+cat >"$work/skillet.toml" <<EOF
+default_provider = "llama"
+
+[providers.llama]
+kind = "openai-compatible"
+model = "gemma-3-270m-q4_k_m"
+base_url = "$base/v1"
+
+[providers.llama.options]
+max_tokens = 256
+temperature = 0
+seed = 7
+read_timeout_ms = 300000
+tool_calling = "prompted"
+EOF
+
+skillet=target/debug/skillet
+[ -x "$skillet" ] || cargo build -q --bin skillet
+for skill in "$@"; do
+  set +e
+  "$skillet" --config "$work/skillet.toml" --skills-dir skills eval "$skill" --concurrency 1 \
+    --json-out "$work/$skill.eval.json"
+  rc=$?
+  set -e
+  case "$rc" in
+    0|1) ;;
+    *) echo "skillet eval $skill on the GGUF model exited $rc"; exit 1 ;;
+  esac
+done
