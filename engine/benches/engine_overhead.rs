@@ -159,6 +159,7 @@ async fn direct_calls(f: &Fixture, turns: usize) {
                 schema: f.schema.clone().into(),
             }),
             hints: Default::default(),
+            ..Default::default()
         };
         let response = f
             .provider
