@@ -26,8 +26,7 @@ pub(crate) fn finish_response(
     plan: &TurnPlan,
     request: &ChatRequest,
 ) -> ChatResponse {
-    let (reasoning, answer) = split_reasoning(&response.text);
-    if let Some(reasoning) = reasoning {
+    if let Some((reasoning, answer)) = split_reasoning(&response.text) {
         response.reasoning = Some(match response.reasoning.take() {
             Some(mut earlier) => {
                 earlier.push('\n');
@@ -41,7 +40,13 @@ pub(crate) fn finish_response(
     if plan.output == OutputMode::Tool {
         take_answer_tool_call(&mut response, plan.answer_wrapped);
     }
-    let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    // Only these two cases read the text for calls (a plain answer turn allocates nothing here).
+    let reads_calls = plan.prompted_tools || (plan.native_tools && response.tool_calls.is_empty());
+    let offered: Vec<&str> = if reads_calls {
+        request.tools.iter().map(|t| t.name.as_str()).collect()
+    } else {
+        Vec::new()
+    };
     if plan.prompted_tools {
         match read_prompted(&response.text, &offered, request.response_schema.is_some()) {
             Prompted::Calls(calls) => {
@@ -91,10 +96,13 @@ fn take_answer_tool_call(response: &mut ChatResponse, wrapped: bool) {
     }
 }
 
-/// Splits leading `<think>…</think>` blocks (DeepSeek R1, Qwen3, QwQ…) off the answer. An
-/// unclosed block is all reasoning.
-pub(crate) fn split_reasoning(text: &str) -> (Option<String>, String) {
+/// Splits leading `<think>…</think>` blocks (DeepSeek R1, Qwen3, QwQ…) off the answer:
+/// `(reasoning, answer)`, or `None` when there are none. An unclosed block is all reasoning.
+pub(crate) fn split_reasoning(text: &str) -> Option<(String, String)> {
     let mut rest = text.trim_start();
+    if !rest.starts_with("<think>") {
+        return None;
+    }
     let mut reasoning = Vec::new();
     while let Some(after) = rest.strip_prefix("<think>") {
         match after.find("</think>") {
@@ -108,10 +116,7 @@ pub(crate) fn split_reasoning(text: &str) -> (Option<String>, String) {
             }
         }
     }
-    if reasoning.is_empty() {
-        return (None, text.to_owned());
-    }
-    (Some(reasoning.join("\n")), rest.to_owned())
+    Some((reasoning.join("\n"), rest.to_owned()))
 }
 
 /// What a prompted-tools reply turned out to be.

@@ -52,15 +52,9 @@ fn think_blocks_are_reasoning_not_answer() {
     );
     assert_eq!(out.text, "{\"n\": 4}");
     assert_eq!(out.reasoning.as_deref(), Some("add 2 and 2"));
-    let (reasoning, rest) = split_reasoning("<think>never closed");
-    assert_eq!(
-        (reasoning.as_deref(), rest.as_str()),
-        (Some("never closed"), "")
-    );
-    assert_eq!(
-        split_reasoning("no think here"),
-        (None, "no think here".to_owned())
-    );
+    let (reasoning, rest) = split_reasoning("<think>never closed").unwrap();
+    assert_eq!((reasoning.as_str(), rest.as_str()), ("never closed", ""));
+    assert_eq!(split_reasoning("no think here"), None);
 }
 
 #[test]
