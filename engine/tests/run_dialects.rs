@@ -47,6 +47,21 @@ fn total_skill(tools: bool) -> SkillDir {
     }
 }
 
+/// An executor running `skill` on `config`, with the calculator when `tools`.
+fn harness_for(skill: &SkillDir, tools: bool, config: LLMConfig) -> Harness {
+    let registry_of_tools = if tools {
+        calculator_registry()
+    } else {
+        ToolRegistry::new()
+    };
+    harness(
+        registry([skill.skill.clone()]),
+        registry_of_tools,
+        Some(config),
+        Limits::default(),
+    )
+}
+
 fn run_logs(result: &skillet_engine::protocol::SkillResult) -> String {
     messages_of(result, EventKind::Log).join("\n")
 }
@@ -58,12 +73,7 @@ async fn llama_cpp_python_refusing_json_schema_is_answered_in_json_object_once_a
     )
     .await;
     let skill = total_skill(false);
-    let h = harness(
-        registry([skill.skill.clone()]),
-        ToolRegistry::new(),
-        Some(llm_config(&server)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, false, llm_config(&server));
     let first = h.call(request("total", json!({}))).await;
     let result = first.result();
     assert!(result.success, "{result:?}");
@@ -104,12 +114,7 @@ async fn a_mode_set_by_hand_is_not_stepped_down_and_a_refusal_fails_at_once() {
         "openai-compatible",
         json!({"structured_output": "json_schema"}),
     );
-    let h = harness(
-        registry([skill.skill.clone()]),
-        ToolRegistry::new(),
-        Some(config),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, false, config);
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(!result.success);
@@ -144,12 +149,7 @@ rules:
     )
     .await;
     let skill = total_skill(true);
-    let h = harness(
-        registry([skill.skill.clone()]),
-        calculator_registry(),
-        Some(llm_config_for(&server, "ollama", MODEL)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, true, llm_config_for(&server, "ollama", MODEL));
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(result.success, "{result:?}");
@@ -206,12 +206,7 @@ rules:
     )
     .await;
     let skill = total_skill(true);
-    let h = harness(
-        registry([skill.skill.clone()]),
-        calculator_registry(),
-        Some(llm_config(&server)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, true, llm_config(&server));
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(result.success, "{result:?}");
@@ -239,12 +234,7 @@ rules:
     )
     .await;
     let skill = total_skill(true);
-    let h = harness(
-        registry([skill.skill.clone()]),
-        calculator_registry(),
-        Some(llm_config(&server)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, true, llm_config(&server));
     let called = h.call(request("total", json!({}))).await;
     assert!(called.result().success, "{:?}", called.result());
     let bodies = chat_bodies(&server);
@@ -259,12 +249,7 @@ async fn unreported_usage_is_unknown_not_zero() {
         start_mock("dialect: { omit_usage: true }\nrules:\n  - reply: { json: { total: 3 } }\n")
             .await;
     let skill = total_skill(false);
-    let h = harness(
-        registry([skill.skill.clone()]),
-        ToolRegistry::new(),
-        Some(llm_config(&server)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, false, llm_config(&server));
     let called = h.call(request("total", json!({}))).await;
     let result = called.result();
     assert!(result.success);
@@ -286,12 +271,7 @@ async fn prose_and_think_wrapped_answers_validate_and_reasoning_is_logged() {
         ))
         .await;
         let skill = total_skill(false);
-        let h = harness(
-            registry([skill.skill.clone()]),
-            ToolRegistry::new(),
-            Some(llm_config(&server)),
-            Limits::default(),
-        );
+        let h = harness_for(&skill, false, llm_config(&server));
         let called = h.call(request("total", json!({}))).await;
         let result = called.result();
         assert!(result.success, "{wrap}: {result:?}");
@@ -324,12 +304,7 @@ rules:
         ))
         .await;
         let skill = total_skill(true);
-        let h = harness(
-            registry([skill.skill.clone()]),
-            calculator_registry(),
-            Some(llm_config(&server)),
-            Limits::default(),
-        );
+        let h = harness_for(&skill, true, llm_config(&server));
         let called = h.call(request("total", json!({}))).await;
         assert!(called.result().success, "{quirk}: {:?}", called.result());
         let bodies = chat_bodies(&server);
@@ -352,12 +327,7 @@ async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_re
         .max_turns(2)
         .output(json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}))
         .write();
-    let h = harness(
-        registry([skill.skill.clone()]),
-        ToolRegistry::new(),
-        Some(llm_config(&server)),
-        Limits::default(),
-    );
+    let h = harness_for(&skill, false, llm_config(&server));
     let called = h.call(request("cut", json!({}))).await;
     let result = called.result();
     assert!(!result.success);
@@ -416,12 +386,7 @@ async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode()
         "openai-compatible",
         json!({"structured_output": "tool"}),
     );
-    let h = harness(
-        registry([open.skill.clone()]),
-        ToolRegistry::new(),
-        Some(config),
-        Limits::default(),
-    );
+    let h = harness_for(&open, false, config);
     let called = h.call(request("total", json!({}))).await;
     assert_eq!(
         called.result().data,

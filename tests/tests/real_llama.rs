@@ -297,6 +297,20 @@ fn assert_answered(skill: &str, response: &Value) {
     }
 }
 
+/// Tools on a model without native tool calling: the prompted format, constrained to the
+/// union of one calculator call or the answer, reaches the calculator (a whole round trip),
+/// and the run answers once whatever the model then does.
+async fn assert_prompted_tools_reach_the_calculator(server: &RealServer) {
+    let (expense, stderr) =
+        run_skill(server, "expense-report", "tool_calling = \"prompted\"").await;
+    assert_answered("expense-report", &expense);
+    let called = tools_called(&expense);
+    assert!(
+        called.iter().any(|t| t == "calculator"),
+        "{called:?}\n{expense}\n{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn the_cpp_llama_server_runs_the_bundled_skills_through_negotiated_modes() {
     let Some(env) = LlamaEnv::load() else { return };
@@ -314,16 +328,7 @@ async fn the_cpp_llama_server_runs_the_bundled_skills_through_negotiated_modes()
         "{summary}"
     );
 
-    // Tools on a model without native tool calling: the prompted format, constrained to the
-    // union of one calculator call or the answer, reaches the calculator.
-    let (expense, stderr) =
-        run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
-    assert_answered("expense-report", &expense);
-    let called = tools_called(&expense);
-    assert!(
-        called.iter().any(|t| t == "calculator"),
-        "{called:?}\n{expense}\n{stderr}"
-    );
+    assert_prompted_tools_reach_the_calculator(&server).await;
 
     // Every request was accepted: nothing here needed a refusal.
     let (accepted, refused) = server.request_outcomes();
@@ -355,14 +360,7 @@ async fn llama_cpp_python_refuses_json_schema_once_and_answers_in_json_object() 
         "the mode change is a log event: {logs}"
     );
 
-    let (expense, stderr) =
-        run_skill(&server, "expense-report", "tool_calling = \"prompted\"").await;
-    assert_answered("expense-report", &expense);
-    let called = tools_called(&expense);
-    assert!(
-        called.iter().any(|t| t == "calculator"),
-        "{called:?}\n{expense}\n{stderr}"
-    );
+    assert_prompted_tools_reach_the_calculator(&server).await;
 
     // The refusals are the expected ones: `json_schema`, once per run (each run is its own
     // process, so the second learns it again), and everything else accepted.
