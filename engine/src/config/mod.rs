@@ -32,6 +32,7 @@ pub mod a2a;
 pub mod extensions;
 pub mod nats;
 pub mod providers;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
