@@ -4,7 +4,8 @@
 //! Over HTTP, rmcp's streamable HTTP service keeps sessions (`Mcp-Session-Id`) for clients that
 //! negotiate a session-based protocol version, validates `Host` (loopback plus the configured
 //! hosts) and `Origin` (when present: loopback origins plus the configured ones, to stop DNS
-//! rebinding from a browser), and limits the request body. Both transports run calls through
+//! rebinding from a browser), and limits the request body; sessions and standalone streams are
+//! capped (`limits`). Both transports run calls through
 //! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
 //!
 //! Not here: the handler (`handler`) and the accept loop (`host::listener`).
@@ -15,13 +16,13 @@ use std::time::Duration;
 
 use axum::Router;
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::coalesce::coalescing;
 use super::handler::McpHandler;
+use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
 use super::list_changed::{SessionPeers, watch_tools};
 use crate::host::core::{CANCEL_GRACE, HostCore};
 
@@ -35,6 +36,8 @@ pub struct McpHttpOptions {
     pub allowed_hosts: Vec<String>,
     /// `Origin` values accepted besides loopback origins (`http://localhost:*`, …).
     pub allowed_origins: Vec<String>,
+    /// The caps on sessions and standalone streams (see `limits`).
+    pub limits: McpLimits,
 }
 
 /// The `/mcp` route for the HTTP server, and the task that announces tool changes (it ends
@@ -57,12 +60,17 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     config.max_request_body_bytes = options.max_body_bytes;
     config.cancellation_token = stop;
     let core = core.clone();
+    let sessions = Arc::new(BoundedSessions::new(options.limits));
     let service = StreamableHttpService::new(
         move || Ok(McpHandler::new_session(&core, &peers)),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
-    Router::new().nest_service("/mcp", service)
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| {
+            refuse_over_limits(Arc::clone(&sessions), request, next)
+        }))
 }
 
 /// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
