@@ -157,3 +157,91 @@ async fn a_call_beyond_the_concurrency_limit_is_a_retryable_error_result() {
     assert_eq!(core.in_flight(), 0, "the slot is free again");
     let _ = client.cancel().await;
 }
+
+/// A raw MCP session over an in-memory stream: JSON lines in, JSON lines out, and the server's
+/// task (to see that it is still running).
+struct RawSession {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RawSession {
+    fn start(core: &HostCore) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let server = tokio::spawn(serve_stream(
+            core.clone(),
+            server_read,
+            server_write,
+            Duration::from_secs(1),
+            std::future::pending(),
+        ));
+        let (read, write) = tokio::io::split(client_io);
+        RawSession {
+            write,
+            lines: tokio::io::BufReader::new(read).lines(),
+            server,
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn answer(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("an answer within 30 s")
+            .unwrap()
+            .expect("the session is still open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn initialize_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// Issue 30: `serve --mcp` exited (code 5) when a notification arrived before `initialize`.
+#[tokio::test]
+async fn a_notification_before_initialize_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 7, "reason": "early"}}),
+        )
+        .await;
+    session.send(initialize_request()).await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    assert!(!session.server.is_finished());
+}
+
+/// Issue 30: a `tools/call` whose `arguments` is not an object got -32601 (method not found).
+#[tokio::test]
+async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": 5}}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use axum::Router;
 use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,7 @@ use super::coalesce::coalescing;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
 use super::list_changed::{SessionPeers, watch_tools};
+use super::pre_init::PreInit;
 use crate::host::core::{CANCEL_GRACE, HostCore};
 
 /// Settings of MCP over streamable HTTP.
@@ -93,7 +95,8 @@ where
     let handler = McpHandler::new_session(&core, &peers);
     // rmcp writes and flushes each message alone; this gathers those flushed together.
     let (output, written) = coalescing(output);
-    let running = match handler.serve((input, output)).await {
+    let transport = PreInit::new(AsyncRwTransport::new_server(input, output));
+    let running = match handler.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
             stop.cancel();
