@@ -289,6 +289,19 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         );
         return answer_unstored(&shared, &message, reply, rejection).await;
     }
+    // Not stored: a message on another skill's subject must not take the id a legitimate call
+    // will use (its rejection would be replayed to that call).
+    if shared.subjects.skill_of(&message.subject) != Some(call.name.as_str()) {
+        let rejection = SkillCallResponse::rejected(
+            call.id,
+            call.name,
+            ProtocolError::new(
+                ErrorCode::InvalidMessage,
+                format!("published on {} but names another skill", message.subject),
+            ),
+        );
+        return answer_unstored(&shared, &message, reply, rejection).await;
+    }
     let req_id = call.id.clone();
     let stored = match shared.store.get(&req_id).await {
         Ok(stored) => stored,
@@ -302,16 +315,7 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call already answered; replaying the stored answer");
         return publish_and_ack(&shared, &message, reply, &stored).await;
     }
-    let response = if shared.subjects.skill_of(&message.subject) != Some(call.name.as_str()) {
-        SkillCallResponse::rejected(
-            call.id,
-            call.name,
-            ProtocolError::new(
-                ErrorCode::InvalidMessage,
-                format!("published on {} but names another skill", message.subject),
-            ),
-        )
-    } else if delivery > shared.max_deliveries {
+    let response = if delivery > shared.max_deliveries {
         tracing::warn!(worker = %shared.name, req_id = %req_id, delivery, "call delivered too often; answering runtime_error");
         SkillCallResponse::rejected(
             call.id,
@@ -459,8 +463,8 @@ async fn publish_and_ack(
     response: &SkillCallResponse,
 ) {
     if let Some(reply) = reply {
-        if !subjects::is_safe_reply(&reply) {
-            tracing::warn!(req_id = %response.req_id, "refusing to answer on a $-subject or wildcard; the answer is only stored");
+        if !subjects::is_safe_reply(&reply) || shared.subjects.is_own(&reply) {
+            tracing::warn!(req_id = %response.req_id, "refusing to answer on a $-subject, a wildcard or one of Skillet's own subjects (the work queue, events, discover); the answer is only stored");
         } else {
             let line = protocol::encode(&Message::CallResponse(response.clone()));
             let mut headers = HeaderMap::new();
