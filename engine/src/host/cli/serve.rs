@@ -109,6 +109,7 @@ pub async fn serve(
             let a2a_routes = if a2a_config.jsonrpc {
                 let limits = a2a::StoreLimits {
                     max_tasks: a2a_config.max_tasks,
+                    max_bytes: a2a_config.max_task_bytes,
                     ttl: a2a_config.task_ttl(),
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
