@@ -47,7 +47,7 @@ impl Config {
 
     /// Adds every secret this configuration names to `redactor`: the values of
     /// [`Self::secret_env_names`] and of the literal environment the sandboxed programs get
-    /// (`sandbox.env.set` of `[tools.*]` and `[plugins.*]`).
+    /// (`sandbox.env.set` of `[tools.*]`, `[plugins.*]` and `[skills.scripts]`).
     pub fn register_secrets(&self, redactor: &Redactor) {
         for name in self.secret_env_names() {
             redactor.add_env(&name);
@@ -56,7 +56,8 @@ impl Config {
             ToolConfig::Command(command) => &command.sandbox,
         });
         let plugin_policies = self.plugins.values().map(|plugin| &plugin.sandbox);
-        for policy in tool_policies.chain(plugin_policies) {
+        let script_policy = std::iter::once(&self.skills.scripts.sandbox);
+        for policy in tool_policies.chain(plugin_policies).chain(script_policy) {
             for value in policy.env.set.values() {
                 redactor.add(value.expose_secret().to_owned().into());
             }

@@ -32,7 +32,7 @@ mod workspace_tools;
 
 pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
-pub use scripts::SCRIPTS_DIR;
+pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};
 pub use workspace::{INPUT_FILES_KEY, InputFile, Workspace, WorkspaceFile, take_input_files};
