@@ -70,3 +70,56 @@ impl Config {
 const NOT_SECRET_ENV: &[&str] = &[
     "HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "TMPDIR", "TZ", "USER",
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn every_secret_source_of_the_file_is_named_and_plain_variables_are_not() {
+        let config = Config::from_toml_str(
+            r#"
+[providers.main]
+kind = "openai"
+model = "m"
+api_key_env = "MAIN_KEY"
+
+[toolkits.remote]
+kind = "mcp"
+url = "https://mcp.example.com/mcp"
+headers = { Authorization = { env = "TK_TOKEN", prefix = "Bearer " }, "X-Client" = "skillet" }
+
+[toolkits.local]
+kind = "mcp"
+command = "server"
+env = ["PATH", "GITHUB_TOKEN"]
+
+[nats]
+url = "nats://127.0.0.1:4222"
+token_env = "NATS_TOKEN"
+"#,
+            Path::new("/etc/skillet/skillet.toml"),
+        )
+        .unwrap();
+        let mut names = config.secret_env_names();
+        names.sort();
+        assert_eq!(
+            names,
+            ["GITHUB_TOKEN", "MAIN_KEY", "NATS_TOKEN", "TK_TOKEN"]
+        );
+    }
+
+    #[test]
+    fn sandbox_env_values_are_registered_as_secrets() {
+        let config = Config::from_toml_str(
+            "[skills.scripts]\nenabled = true\n[skills.scripts.sandbox.env]\nset = { API = \"script-secret-123\" }\n",
+            Path::new("/etc/skillet/skillet.toml"),
+        )
+        .unwrap();
+        let redactor = Redactor::default();
+        config.register_secrets(&redactor);
+        assert_eq!(redactor.redact("key script-secret-123"), "key [REDACTED]");
+    }
+}
