@@ -85,6 +85,7 @@ async fn connect(core: &HostCore) -> (RunningService<RoleClient, Client>, Client
         server_read,
         server_write,
         Duration::from_secs(1),
+        1 << 20,
         std::future::pending(),
     ));
     let client = Client::default();
@@ -168,6 +169,10 @@ struct RawSession {
 
 impl RawSession {
     fn start(core: &HostCore) -> Self {
+        Self::start_with(core, 1 << 20)
+    }
+
+    fn start_with(core: &HostCore, max_line_bytes: usize) -> Self {
         use tokio::io::AsyncBufReadExt;
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server_io);
@@ -176,6 +181,7 @@ impl RawSession {
             server_read,
             server_write,
             Duration::from_secs(1),
+            max_line_bytes,
             std::future::pending(),
         ));
         let (read, write) = tokio::io::split(client_io);
@@ -244,4 +250,26 @@ async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
     let answer = session.answer().await;
     assert_eq!(answer["id"], 2, "{answer}");
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+/// Issue 30: over stdio rmcp read lines up to its own 16 MiB, not `max_message_bytes`.
+#[tokio::test]
+async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start_with(&core, 4096);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                     "params": {"_meta": {"pad": "x".repeat(8192)}}}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 6, "the oversized line was read: {answer}");
+    assert!(!session.server.is_finished());
 }

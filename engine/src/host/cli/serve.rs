@@ -50,6 +50,7 @@ pub async fn serve(
                 input,
                 output,
                 server.grace(),
+                server.max_message_bytes,
                 shutdown_signal(),
             ))
             .await

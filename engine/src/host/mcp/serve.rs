@@ -77,12 +77,14 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
 
 /// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
 /// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
-/// cancels them).
+/// cancels them). A line longer than `max_line_bytes` (`[server] max_message_bytes`) is
+/// dropped unread, as rmcp drops one over its own 16 MiB default.
 pub async fn serve_stream<R, W>(
     core: HostCore,
     input: R,
     output: W,
     grace: Duration,
+    max_line_bytes: usize,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()>
 where
@@ -95,7 +97,9 @@ where
     let handler = McpHandler::new_session(&core, &peers);
     // rmcp writes and flushes each message alone; this gathers those flushed together.
     let (output, written) = coalescing(output);
-    let transport = PreInit::new(AsyncRwTransport::new_server(input, output));
+    let transport = PreInit::new(
+        AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
+    );
     let running = match handler.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
