@@ -212,6 +212,9 @@ impl EventEmitter {
 
     /// Emits a `log` event.
     pub fn log(&self, level: &str, message: impl Into<String>) -> u64 {
+        // A log line may quote an upstream's error (a toolkit that failed at first use), which
+        // may quote a secret the host sent it; it goes to the caller redacted.
+        let message = crate::secrets::REDACTOR.redact_owned(message.into());
         self.emit(EventPayload::log(level, message))
     }
 

@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod run;
 pub mod sandboxed;
 pub mod schema;
+pub mod secrets;
 pub mod service;
 pub mod skill;
 pub mod telemetry;

@@ -85,6 +85,7 @@ async fn connect(core: &HostCore) -> (RunningService<RoleClient, Client>, Client
         server_read,
         server_write,
         Duration::from_secs(1),
+        1 << 20,
         std::future::pending(),
     ));
     let client = Client::default();
@@ -156,4 +157,119 @@ async fn a_call_beyond_the_concurrency_limit_is_a_retryable_error_result() {
     assert_eq!(slow.is_error, Some(false), "the running call is unaffected");
     assert_eq!(core.in_flight(), 0, "the slot is free again");
     let _ = client.cancel().await;
+}
+
+/// A raw MCP session over an in-memory stream: JSON lines in, JSON lines out, and the server's
+/// task (to see that it is still running).
+struct RawSession {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RawSession {
+    fn start(core: &HostCore) -> Self {
+        Self::start_with(core, 1 << 20)
+    }
+
+    fn start_with(core: &HostCore, max_line_bytes: usize) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let server = tokio::spawn(serve_stream(
+            core.clone(),
+            server_read,
+            server_write,
+            Duration::from_secs(1),
+            max_line_bytes,
+            std::future::pending(),
+        ));
+        let (read, write) = tokio::io::split(client_io);
+        RawSession {
+            write,
+            lines: tokio::io::BufReader::new(read).lines(),
+            server,
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn answer(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("an answer within 30 s")
+            .unwrap()
+            .expect("the session is still open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn initialize_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// Issue 30: `serve --mcp` exited (code 5) when a notification arrived before `initialize`.
+#[tokio::test]
+async fn a_notification_before_initialize_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 7, "reason": "early"}}),
+        )
+        .await;
+    session.send(initialize_request()).await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    assert!(!session.server.is_finished());
+}
+
+/// Issue 30: a `tools/call` whose `arguments` is not an object got -32601 (method not found).
+#[tokio::test]
+async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": 5}}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+/// Issue 30: over stdio rmcp read lines up to its own 16 MiB, not `max_message_bytes`.
+#[tokio::test]
+async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start_with(&core, 4096);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                     "params": {"_meta": {"pad": "x".repeat(8192)}}}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 6, "the oversized line was read: {answer}");
+    assert!(!session.server.is_finished());
 }

@@ -306,3 +306,97 @@ async fn bad_call_messages_are_answered_and_acked_and_the_worker_keeps_working()
     assert_eq!(ok["data"]["data"]["echo"], "hello", "{ok}");
     assert_eq!(stream.info().await.unwrap().state.messages, 0);
 }
+
+/// Publishes a call on `subject` with `Nats-Msg-Id` `msg_id` and `Skillet-Reply` `reply`, and
+/// waits for the stream to take it.
+async fn publish_call(
+    nats: &async_nats::Client,
+    subject: &str,
+    msg_id: &str,
+    reply: &str,
+    id: &str,
+) {
+    let js = async_nats::jetstream::new(nats.clone());
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Skillet-Reply", reply);
+    headers.insert("Nats-Msg-Id", msg_id);
+    let payload = format!(
+        r#"{{"type":"skill/call/req","id":"{id}","version":"1.0","name":"echo","arguments":{{"text":"x"}}}}"#
+    );
+    js.publish_with_headers(subject.to_owned(), headers, payload.into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+}
+
+/// Issue 30: a call on the wrong subject stored its rejection under its id (a later legitimate
+/// call with that id got the rejection), and a reply subject could be the work queue itself or
+/// another call's events subject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_subject_takes_no_id_and_skillet_subjects_are_refused_as_replies() {
+    let Some(server) = NatsServer::start("subject_checks").await else {
+        return;
+    };
+    let skills = echo_skills(0);
+    let worker = Worker::spawn(&server, skills.path(), &nats_toml(&server, ""));
+    worker.ready().await;
+    let nats = async_nats::connect(server.url()).await.unwrap();
+    let js = async_nats::jetstream::new(nats.clone());
+
+    // On another skill's subject: rejected, and the id stays free.
+    let inbox = nats.new_inbox();
+    let mut answers = nats.subscribe(inbox.clone()).await.unwrap();
+    publish_call(&nats, "skillet.call.other", "wrong-w1", &inbox, "w1").await;
+    let rejected = tokio::time::timeout(Duration::from_secs(30), answers.next())
+        .await
+        .expect("an answer")
+        .unwrap();
+    let rejected: Value = serde_json::from_slice(&rejected.payload).unwrap();
+    assert_eq!(rejected["error"]["code"], "invalid_message", "{rejected}");
+    let legit = raw_answer(
+        &nats,
+        "skillet.call.echo",
+        "w1",
+        r#"{"type":"skill/call/req","id":"w1","version":"1.0","name":"echo","arguments":{"text":"x"}}"#,
+    )
+    .await;
+    assert_eq!(legit["data"]["data"]["echo"], "hello", "{legit}");
+
+    // Replies on the work queue or on another call's events are never published.
+    let mut queue = nats.subscribe("skillet.call.>").await.unwrap();
+    let mut events = nats.subscribe("skillet.events.victim").await.unwrap();
+    nats.flush().await.unwrap();
+    publish_call(&nats, "skillet.call.echo", "r1", "skillet.call.echo", "r1").await;
+    publish_call(
+        &nats,
+        "skillet.call.echo",
+        "r2",
+        "skillet.events.victim",
+        "r2",
+    )
+    .await;
+    let results = js.get_key_value("skillet-results").await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    for id in ["r1", "r2"] {
+        while results.get(id).await.unwrap().is_none() {
+            assert!(tokio::time::Instant::now() < deadline, "{id} answered");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut on_queue = 0;
+    while let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(100), queue.next()).await {
+        on_queue += 1;
+    }
+    assert_eq!(
+        on_queue, 2,
+        "only the two calls themselves went to the work queue"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), events.next())
+            .await
+            .is_err(),
+        "an answer was published as another call's event"
+    );
+}

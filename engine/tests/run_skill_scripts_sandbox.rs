@@ -72,6 +72,10 @@ fn hostile_skill(root: &Path) -> CompiledSkill {
         ("alloc.py", "b = bytearray(4 * 1024 ** 3)\nprint(len(b))\n"),
         ("sleep.py", "import time\ntime.sleep(10 ** 6)\n"),
         ("fine.py", "import sys\nprint('fine', sys.stdin.read())\n"),
+        (
+            "path.py",
+            "import os\nprint('PATH=' + os.environ.get('PATH', ''))\n",
+        ),
     ];
     for (name, text) in scripts {
         std::fs::write(dir.join("scripts").join(name), text).unwrap();
@@ -92,6 +96,7 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
         run("alloc.py", json!([])),
         run("sleep.py", json!([])),
         json!({"name": "run_skill_script", "arguments": {"path": "scripts/fine.py", "stdin": "input"}}),
+        run("path.py", json!([])),
     ];
     let scenario = format!(
         "rules:\n  - when: {{ turn: 1 }}\n    reply:\n      tool_calls: {}\n  - when: {{ turn: 2 }}\n    reply: {{ text: survived }}\n",
@@ -107,7 +112,7 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
     sandbox.limits.processes = Some(32);
     let files = script_files(workspaces.path(), sandbox);
     let limits = Limits {
-        tool_concurrency: 6,
+        tool_concurrency: 7,
         ..Limits::default()
     };
     let h = harness_with(
@@ -124,8 +129,8 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
 
     let bodies = chat_bodies(&server);
     let results = tool_results_in(&bodies[1]);
-    assert_eq!(results.len(), 6, "{results:#?}");
-    let [shadow, socket, forks, alloc, sleep, fine] = &results[..] else {
+    assert_eq!(results.len(), 7, "{results:#?}");
+    let [shadow, socket, forks, alloc, sleep, fine, path] = &results[..] else {
         unreachable!()
     };
     // Reading /etc/shadow: the script runs and fails on its own (the model sees why).
@@ -165,6 +170,11 @@ async fn hostile_scripts_get_the_matching_error_and_the_call_still_answers_once(
     // And a well-behaved script beside them still works.
     assert!(fine.starts_with("{\"exit_status\":0"), "{fine}");
     assert!(fine.contains("fine input"), "{fine}");
+    // The script's PATH is the fixed minimal one, not the host's (issue 30).
+    assert!(
+        path.contains(&format!("PATH={}\\n", skillet_engine::files::SCRIPT_PATH)),
+        "{path}"
+    );
     assert_eq!(
         std::fs::read_dir(workspaces.path()).unwrap().count(),
         0,

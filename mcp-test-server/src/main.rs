@@ -19,8 +19,10 @@
 //! | `cancellations` | returns `{"count": n}`, the `notifications/cancelled` received so far |
 //!
 //! Options: `--http ADDR` serves streamable HTTP at `http://ADDR/mcp`; `--require-header
-//! NAME=VALUE` (HTTP only) answers 401 to requests without that header; `--exit-at-start CODE`
-//! exits before speaking MCP (an unstartable server).
+//! NAME=VALUE` (HTTP only) answers 401 to requests without that header; `--quote-headers`
+//! makes that 401's body quote every header of the request, as some servers and proxies do
+//! (a test that the client never prints a credential an upstream echoes); `--exit-at-start
+//! CODE` exits before speaking MCP (an unstartable server).
 //!
 //! This is test infrastructure: nothing here is part of Skillet's engine.
 
@@ -261,6 +263,7 @@ impl ServerHandler for TestServer {
 struct Options {
     http: Option<String>,
     required_header: Option<(String, String)>,
+    quote_headers: bool,
     exit_at_start: Option<i32>,
 }
 
@@ -278,6 +281,7 @@ fn parse_options() -> Result<Options, String> {
                     .ok_or("--require-header takes NAME=VALUE")?;
                 options.required_header = Some((name.to_ascii_lowercase(), val.to_owned()));
             }
+            "--quote-headers" => options.quote_headers = true,
             "--exit-at-start" => {
                 let code = value("--exit-at-start")?;
                 options.exit_at_start = Some(
@@ -303,7 +307,11 @@ async fn serve_stdio() -> Result<(), String> {
     Ok(())
 }
 
-async fn serve_http(addr: &str, required_header: Option<(String, String)>) -> Result<(), String> {
+async fn serve_http(
+    addr: &str,
+    required_header: Option<(String, String)>,
+    quote_headers: bool,
+) -> Result<(), String> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -324,7 +332,17 @@ async fn serve_http(addr: &str, required_header: Option<(String, String)>) -> Re
                         if let Some((name, value)) = required.as_ref() {
                             let given = request.headers().get(name).and_then(|v| v.to_str().ok());
                             if given != Some(value.as_str()) {
-                                return axum::http::StatusCode::UNAUTHORIZED.into_response();
+                                let status = axum::http::StatusCode::UNAUTHORIZED;
+                                if !quote_headers {
+                                    return status.into_response();
+                                }
+                                let quoted: Vec<String> = request
+                                    .headers()
+                                    .iter()
+                                    .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("?")))
+                                    .collect();
+                                let body = format!("unauthorized; you sent {}", quoted.join(", "));
+                                return (status, body).into_response();
                             }
                         }
                         next.run(request).await
@@ -357,7 +375,7 @@ async fn main() {
         std::process::exit(code);
     }
     let result = match &options.http {
-        Some(addr) => serve_http(addr, options.required_header).await,
+        Some(addr) => serve_http(addr, options.required_header, options.quote_headers).await,
         None => serve_stdio().await,
     };
     if let Err(e) = result {

@@ -10,6 +10,9 @@ use serde::Deserialize;
 /// Default most tasks kept by the A2A task store.
 pub const DEFAULT_MAX_TASKS: usize = 1000;
 
+/// Default most bytes of tasks the A2A task store keeps (their encoded size).
+pub const DEFAULT_MAX_TASK_BYTES: usize = 256 * 1024 * 1024;
+
 /// Default time a finished task stays readable (`GetTask`), in seconds.
 pub const DEFAULT_TASK_TTL_SECONDS: f64 = 3600.0;
 
@@ -25,6 +28,9 @@ pub struct A2aConfig {
     pub provider: Option<A2aProvider>,
     /// Most tasks kept; see the task store's documentation for what happens when it is full.
     pub max_tasks: usize,
+    /// Most bytes of tasks kept (each task's encoded size: input, history, artifacts); the
+    /// oldest finished tasks are evicted beyond it.
+    pub max_task_bytes: usize,
     /// How long a finished task stays readable, in seconds.
     pub task_ttl_seconds: f64,
 }
@@ -46,6 +52,7 @@ impl Default for A2aConfig {
             url: None,
             provider: None,
             max_tasks: DEFAULT_MAX_TASKS,
+            max_task_bytes: DEFAULT_MAX_TASK_BYTES,
             task_ttl_seconds: DEFAULT_TASK_TTL_SECONDS,
         }
     }

@@ -32,6 +32,7 @@ pub mod a2a;
 pub mod extensions;
 pub mod nats;
 pub mod providers;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -62,6 +63,14 @@ pub const MAX_WORKER_THREADS: usize = 1024;
 /// Default number of calls one host runs at once (`[server] max_concurrent_calls`). The host
 /// layer takes its defaults from here: configuration sits below the transports, never above.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
+
+/// Default most MCP sessions `/mcp` keeps (about 40 MB of rmcp state at the cap).
+pub const DEFAULT_MCP_MAX_SESSIONS: usize = 512;
+/// Default most standalone `GET /mcp` streams in total (then at most half the connections).
+pub const DEFAULT_MCP_MAX_STREAMS: usize = 256;
+/// Default most standalone streams of one MCP session (a client needs one; one more lets a
+/// reconnect overlap the stream it replaces).
+pub const DEFAULT_MCP_MAX_STREAMS_PER_SESSION: usize = 2;
 
 /// Default largest A2E message, in bytes (`[server] max_message_bytes`).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024;
@@ -152,6 +161,13 @@ pub struct ServerConfig {
     pub mcp_allowed_hosts: Vec<String>,
     /// `Origin` values `/mcp` accepts besides loopback origins.
     pub mcp_allowed_origins: Vec<String>,
+    /// Most MCP sessions `/mcp` keeps (an `initialize` over it closes the longest idle one,
+    /// or gets HTTP 503 when none is idle).
+    pub mcp_max_sessions: usize,
+    /// Most standalone `GET /mcp` streams open at once (at most half of `max_connections`).
+    pub mcp_max_streams: usize,
+    /// Most standalone `GET /mcp` streams of one session.
+    pub mcp_max_streams_per_session: usize,
     /// The async runtime's worker threads (`None` or 0: `TOKIO_WORKER_THREADS` if set, else one
     /// for the stdio transports and one per CPU otherwise; see `host::cli::runtime`).
     pub worker_threads: Option<usize>,
@@ -170,6 +186,9 @@ impl Default for ServerConfig {
             body_read_timeout_seconds: 30.0,
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
+            mcp_max_sessions: DEFAULT_MCP_MAX_SESSIONS,
+            mcp_max_streams: DEFAULT_MCP_MAX_STREAMS,
+            mcp_max_streams_per_session: DEFAULT_MCP_MAX_STREAMS_PER_SESSION,
             worker_threads: None,
         }
     }
@@ -387,10 +406,13 @@ impl Config {
         if self.server.max_concurrent_calls == 0
             || self.server.max_message_bytes == 0
             || self.server.max_connections == 0
+            || self.server.mcp_max_sessions == 0
+            || self.server.mcp_max_streams == 0
+            || self.server.mcp_max_streams_per_session == 0
         {
             return Err(invalid(
                 "server".into(),
-                "max_concurrent_calls, max_message_bytes and max_connections must be at least 1"
+                "max_concurrent_calls, max_message_bytes, max_connections and the mcp_max_* limits must be at least 1"
                     .into(),
             ));
         }

@@ -8,6 +8,11 @@
 //! real path (from `/proc/self/fd`) is checked again before a byte is written — so a symlink a
 //! script plants in the workspace cannot redirect a write outside it.
 //!
+//! Every open is `O_NONBLOCK`, and the type is checked on the descriptor (`fstat`) before a
+//! byte is read or written: a named pipe or a device a script leaves where a file was expected
+//! is refused at once, never waited on (an `open(2)` for writing on a pipe without a reader
+//! would block its thread forever).
+//!
 //! Every refusal is an `Err(String)` meant for the model. Not here: the tools that use this
 //! (`skill_files`, `workspace_tools`).
 
@@ -97,26 +102,51 @@ pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, String> {
     let real_root = canonical_root(root)?;
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&real)
         .map_err(|e| format!("{path:?} cannot be opened: {e}"))?;
+    // The checks above ran on the path; the file opened may have been swapped since.
+    refuse_unless_plain_file(&file, path)?;
     if !opened_inside(&file, &real_root) {
         return Err(format!("{path:?} resolves outside the folder; refused"));
     }
-    refuse_hard_links(&file, path)?;
     Ok(file)
 }
 
-/// A file with several hard links may be a link to a file outside the folder (a script can
-/// make one where the kernel allows it); it is refused.
-fn refuse_hard_links(file: &File, path: &str) -> Result<(), String> {
-    match file.metadata() {
-        Ok(meta) if meta.nlink() > 1 => Err(format!(
+/// Refuses an open descriptor that is not a regular file (a named pipe, a socket, a device)
+/// or that has several hard links (it may be a link to a file outside the folder, which a
+/// script can make where the kernel allows it).
+fn refuse_unless_plain_file(file: &File, path: &str) -> Result<(), String> {
+    let meta = file.metadata().map_err(|e| format!("{path:?}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{path:?} is not a regular file ({}); refused",
+            kind_name(&meta)
+        ));
+    }
+    if meta.nlink() > 1 {
+        return Err(format!(
             "{path:?} has {} hard links; hard-linked files are refused",
             meta.nlink()
-        )),
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("{path:?}: {e}")),
+        ));
+    }
+    Ok(())
+}
+
+/// What a non-regular file is, for a refusal.
+fn kind_name(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        "a named pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a plain file"
     }
 }
 
@@ -150,20 +180,18 @@ pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBu
         .create(true)
         .truncate(false)
         .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&target)
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => format!("{path:?} is a symlink; refused"),
+            // A named pipe with no reader: `O_NONBLOCK` makes the open fail instead of waiting.
+            Some(libc::ENXIO) => format!("{path:?} is not a regular file (a named pipe); refused"),
             _ => format!("{path:?} cannot be written: {e}"),
         })?;
+    refuse_unless_plain_file(&file, path)?;
     if !opened_inside(&file, &real_root) {
         return Err(format!("{path:?} resolves outside the folder; refused"));
     }
-    let meta = file.metadata().map_err(|e| format!("{path:?}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{path:?} is not a regular file"));
-    }
-    refuse_hard_links(&file, path)?;
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))
         .map_err(|e| format!("{path:?} cannot be written: {e}"))?;
@@ -237,7 +265,7 @@ pub(crate) fn read_text(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -313,6 +341,42 @@ mod tests {
             std::fs::read_to_string(root.path().join("sub/ok.txt")).unwrap(),
             "fine"
         );
+    }
+
+    /// Makes a named pipe at `path`.
+    pub(crate) fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn named_pipes_are_refused_without_waiting_for_a_peer() {
+        let root = tempfile::tempdir().unwrap();
+        mkfifo(&root.path().join("pipe"));
+        // Without `O_NONBLOCK`, this open would wait for a reader forever: it runs on a thread
+        // of its own so that a regression fails the test instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = root.path().to_owned();
+        std::thread::spawn(move || tx.send(write_file(&dir, "pipe", b"x")));
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("write_file on a named pipe must not block")
+            .unwrap_err();
+        assert!(refused.contains("named pipe"), "{refused}");
+        // With a reader present the open succeeds; the descriptor's type refuses it.
+        let reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(root.path().join("pipe"))
+            .unwrap();
+        let refused = write_file(root.path(), "pipe", b"x").unwrap_err();
+        assert!(refused.contains("named pipe"), "{refused}");
+        drop(reader);
+        let refused = open_for_read(root.path(), "pipe").unwrap_err();
+        assert!(refused.contains("not a regular file"), "{refused}");
     }
 
     #[test]

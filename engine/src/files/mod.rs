@@ -10,7 +10,9 @@
 //! - `workspace_tools`: `read_file`, `write_file`, `list_files` (confined to the workspace).
 //! - `scripts`: `run_skill_script` in `skillet-sandbox`.
 //! - `artifacts`: produced files → `artifact` events and a listing `log`.
-//! - `confine`: path confinement and text slices; `read_budget`: the per-call read cap.
+//! - `confine`: path confinement (every open non-blocking, type checked on the descriptor) and
+//!   text slices; `read_budget`: the per-call read cap; `blocking`: the bound on the file
+//!   tools' blocking-pool work, per process and per call.
 //! - [`FilesConfig`] (`settings`): `[skills.workspace]` and `[skills.scripts]`.
 //!
 //! `docs/SKILL_FORMAT.md` ("Files, workspace and scripts") is the author-facing version and
@@ -18,6 +20,7 @@
 //! (`skill::SkillResources`), dispatching tool calls (`run`).
 
 mod artifacts;
+mod blocking;
 mod confine;
 mod read_budget;
 mod scripts;
@@ -29,7 +32,7 @@ mod workspace_tools;
 
 pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
-pub use scripts::SCRIPTS_DIR;
+pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};
 pub use workspace::{INPUT_FILES_KEY, InputFile, Workspace, WorkspaceFile, take_input_files};

@@ -13,6 +13,9 @@
 //! - the request itself is wrong (not under `scripts/`, escaping, unknown extension, too many
 //!   arguments): a tool error saying so, nothing runs.
 //!
+//! A script's environment is the sandbox policy's, with a fixed [`SCRIPT_PATH`] as `PATH`
+//! unless the host sets one.
+//!
 //! Not here: the sandbox (`skillet-sandbox`), the host's settings (`settings`).
 
 use std::path::PathBuf;
@@ -29,6 +32,11 @@ use crate::deadline::Deadline;
 use crate::protocol::ErrorCode;
 use crate::sandboxed::outcome_error_code;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// The `PATH` a script gets unless the host sets one (`[skills.scripts.sandbox.env] set`):
+/// the system's directories, never the host's own `PATH` (which may name its virtualenvs, its
+/// home, its own tools).
+pub const SCRIPT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The folder of a skill scripts must be in.
 pub const SCRIPTS_DIR: &str = "scripts/";
@@ -142,6 +150,11 @@ impl RunSkillScript {
         if let Ok(dir) = self.skill_dir.canonicalize() {
             policy.filesystem.read_only.push(dir);
         }
+        policy
+            .env
+            .set
+            .entry("PATH".to_owned())
+            .or_insert_with(|| SCRIPT_PATH.to_owned().into());
         let result = self.backend.run(&command, &policy, stdin).await;
         tracing::debug!(script = path, outcome = %result.outcome, "skill script finished");
         self.interpret(path, &result, &policy)
@@ -210,7 +223,8 @@ fn redact(text: &str, policy: &SandboxPolicy) -> String {
     let mut text = text.to_owned();
     for secret in policy.env.set.values() {
         let secret = secret.expose_secret();
-        if secret.len() >= 4 {
+        // The fixed PATH is no secret (and would shred every path a script prints).
+        if secret.len() >= 4 && secret != SCRIPT_PATH {
             text = text.replace(secret, "[REDACTED]");
         }
     }

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
 
 use super::artifacts;
+use super::blocking::FileOps;
 use super::read_budget::ReadBudget;
 use super::scripts::RunSkillScript;
 use super::settings::FilesConfig;
@@ -162,6 +163,7 @@ impl FileSupport {
         workspace.write_inputs(inputs)?;
         let dir = workspace.path().to_owned();
         let budget = ReadBudget::new(settings.max_read_bytes_per_call);
+        let ops = FileOps::default();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         if !skill.resources.files.is_empty() {
             tools.push(ListSkillFiles::new(
@@ -172,15 +174,22 @@ impl FileSupport {
                 skill_dir.clone(),
                 settings.max_read_bytes,
                 budget.clone(),
+                ops.clone(),
             ));
         }
-        tools.push(ReadFile::new(dir.clone(), settings.max_read_bytes, budget));
+        tools.push(ReadFile::new(
+            dir.clone(),
+            settings.max_read_bytes,
+            budget,
+            ops.clone(),
+        ));
         tools.push(WriteFile::new(
             dir.clone(),
             settings.max_write_bytes,
             settings.max_files,
+            ops.clone(),
         ));
-        tools.push(ListFiles::new(dir.clone(), settings.max_files));
+        tools.push(ListFiles::new(dir.clone(), settings.max_files, ops.clone()));
         if let (true, Some(backend)) = (self.offers_scripts(skill), &self.backend) {
             tools.push(RunSkillScript::new(
                 skill_dir,
@@ -192,6 +201,7 @@ impl FileSupport {
         Ok(Some(CallFiles {
             workspace,
             tools,
+            ops,
             config: Arc::clone(&self.config),
         }))
     }
@@ -201,6 +211,9 @@ impl FileSupport {
 pub struct CallFiles {
     workspace: Workspace,
     tools: Vec<Arc<dyn Tool>>,
+    /// The file tools' blocking work (see `blocking`): counted so that the call's end says
+    /// when some outlived it.
+    ops: FileOps,
     config: Arc<FilesConfig>,
 }
 
@@ -229,8 +242,19 @@ impl CallFiles {
     /// a `log` says with its path). Returns when the directory is gone.
     pub async fn finish(self, events: &EventEmitter) {
         let CallFiles {
-            workspace, config, ..
+            workspace,
+            config,
+            ops,
+            tools: _,
         } = self;
+        let outliving = ops.running();
+        if outliving > 0 {
+            tracing::warn!(
+                outliving,
+                workspace = %workspace.path().display(),
+                "file operations of this call are still running as it ends"
+            );
+        }
         let emitter = events.clone();
         let reported = tokio::task::spawn_blocking(move || {
             artifacts::report(&workspace, &config.workspace, &emitter);

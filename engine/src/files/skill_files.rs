@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::blocking::FileOps;
 use super::confine;
 use super::read_budget::ReadBudget;
 use crate::skill::SkillFile;
@@ -63,15 +64,22 @@ pub(crate) struct ReadSkillFile {
     dir: PathBuf,
     max_read: usize,
     budget: ReadBudget,
+    ops: FileOps,
     schema: Value,
 }
 
 impl ReadSkillFile {
-    pub(crate) fn new(dir: PathBuf, max_read: usize, budget: ReadBudget) -> Arc<Self> {
+    pub(crate) fn new(
+        dir: PathBuf,
+        max_read: usize,
+        budget: ReadBudget,
+        ops: FileOps,
+    ) -> Arc<Self> {
         Arc::new(ReadSkillFile {
             dir,
             max_read,
             budget,
+            ops,
             schema: read_schema(max_read),
         })
     }
@@ -97,7 +105,14 @@ impl Tool for ReadSkillFile {
                 "{path:?} is in evals/, the skill's eval cases, which a run may not read"
             )));
         }
-        read_slice(&self.dir, &arguments, self.max_read, &self.budget).await
+        read_slice(
+            &self.dir,
+            &arguments,
+            self.max_read,
+            &self.budget,
+            &self.ops,
+        )
+        .await
     }
 }
 
@@ -125,6 +140,7 @@ pub(crate) async fn read_slice(
     arguments: &Value,
     max_read: usize,
     budget: &ReadBudget,
+    ops: &FileOps,
 ) -> Result<ToolOutput, ToolError> {
     let path = arguments["path"].as_str().unwrap_or_default().to_owned();
     let offset = arguments["offset"].as_u64().unwrap_or(0);
@@ -137,13 +153,13 @@ pub(crate) async fn read_slice(
         return Err(ToolError::Failed(budget.spent_message()));
     }
     let root = root.to_owned();
-    let read = tokio::task::spawn_blocking(move || {
-        let file = confine::open_for_read(&root, &path)?;
-        confine::read_text(file, &path, offset, limit).map(|slice| (path, slice))
-    })
-    .await
-    .map_err(|_| ToolError::Failed("the read was interrupted".to_owned()))?;
-    let (path, mut slice) = read.map_err(ToolError::Failed)?;
+    let (path, mut slice) = ops
+        .run("read", move || {
+            let file = confine::open_for_read(&root, &path)?;
+            confine::read_text(file, &path, offset, limit).map(|slice| (path, slice))
+        })
+        .await
+        .map_err(ToolError::Failed)?;
     // Concurrent reads of the same turn may have taken part of the budget meanwhile.
     let granted = budget.take(slice.text.len());
     if granted < slice.text.len() {

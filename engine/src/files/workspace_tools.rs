@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use super::blocking::FileOps;
 use super::confine;
 use super::read_budget::ReadBudget;
 use super::skill_files::{read_schema, read_slice};
@@ -22,15 +23,22 @@ pub(crate) struct ReadFile {
     dir: PathBuf,
     max_read: usize,
     budget: ReadBudget,
+    ops: FileOps,
     schema: Value,
 }
 
 impl ReadFile {
-    pub(crate) fn new(dir: PathBuf, max_read: usize, budget: ReadBudget) -> Arc<Self> {
+    pub(crate) fn new(
+        dir: PathBuf,
+        max_read: usize,
+        budget: ReadBudget,
+        ops: FileOps,
+    ) -> Arc<Self> {
         Arc::new(ReadFile {
             dir,
             max_read,
             budget,
+            ops,
             schema: read_schema(max_read),
         })
     }
@@ -49,7 +57,14 @@ impl Tool for ReadFile {
         &self.schema
     }
     async fn call(&self, arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        read_slice(&self.dir, &arguments, self.max_read, &self.budget).await
+        read_slice(
+            &self.dir,
+            &arguments,
+            self.max_read,
+            &self.budget,
+            &self.ops,
+        )
+        .await
     }
 }
 
@@ -58,11 +73,12 @@ pub(crate) struct WriteFile {
     dir: PathBuf,
     max_bytes: usize,
     max_files: usize,
+    ops: FileOps,
     schema: Value,
 }
 
 impl WriteFile {
-    pub(crate) fn new(dir: PathBuf, max_bytes: usize, max_files: usize) -> Arc<Self> {
+    pub(crate) fn new(dir: PathBuf, max_bytes: usize, max_files: usize, ops: FileOps) -> Arc<Self> {
         let schema = json!({
             "type": "object",
             "properties": {
@@ -79,6 +95,7 @@ impl WriteFile {
             dir,
             max_bytes,
             max_files,
+            ops,
             schema,
         })
     }
@@ -113,18 +130,19 @@ impl Tool for WriteFile {
             )));
         }
         let (dir, max_files) = (self.dir.clone(), self.max_files);
-        let written = tokio::task::spawn_blocking(move || {
-            let exists = confine::existing_file(&dir, &path).is_ok();
-            if !exists && count_files(&dir, max_files + 1) >= max_files {
-                return Err(format!(
-                    "the workspace already holds {max_files} files, its limit"
-                ));
-            }
-            confine::write_file(&dir, &path, &bytes).map(|_| (path, bytes.len()))
-        })
-        .await
-        .map_err(|_| ToolError::Failed("the write was interrupted".to_owned()))?;
-        let (path, size) = written.map_err(ToolError::Failed)?;
+        let (path, size) = self
+            .ops
+            .run("write", move || {
+                let exists = confine::existing_file(&dir, &path).is_ok();
+                if !exists && count_files(&dir, max_files + 1) >= max_files {
+                    return Err(format!(
+                        "the workspace already holds {max_files} files, its limit"
+                    ));
+                }
+                confine::write_file(&dir, &path, &bytes).map(|_| (path, bytes.len()))
+            })
+            .await
+            .map_err(ToolError::Failed)?;
         Ok(ToolOutput::json(json!({"path": path, "size": size})))
     }
 }
@@ -133,14 +151,16 @@ impl Tool for WriteFile {
 pub(crate) struct ListFiles {
     dir: PathBuf,
     max_files: usize,
+    ops: FileOps,
     schema: Value,
 }
 
 impl ListFiles {
-    pub(crate) fn new(dir: PathBuf, max_files: usize) -> Arc<Self> {
+    pub(crate) fn new(dir: PathBuf, max_files: usize, ops: FileOps) -> Arc<Self> {
         Arc::new(ListFiles {
             dir,
             max_files,
+            ops,
             schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         })
     }
@@ -159,9 +179,11 @@ impl Tool for ListFiles {
     }
     async fn call(&self, _arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (dir, max) = (self.dir.clone(), self.max_files);
-        let listed = tokio::task::spawn_blocking(move || list(&dir, max))
+        let listed = self
+            .ops
+            .run("listing", move || Ok(list(&dir, max)))
             .await
-            .map_err(|_| ToolError::Failed("the listing was interrupted".to_owned()))?;
+            .map_err(ToolError::Failed)?;
         Ok(ToolOutput::json(listed))
     }
 }
@@ -177,4 +199,83 @@ fn list(dir: &std::path::Path, max: usize) -> Value {
 
 fn count_files(dir: &std::path::Path, max: usize) -> usize {
     super::workspace::scan_path(dir, max).0.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deadline::Deadline;
+    use crate::events::EventEmitter;
+    use std::time::Duration;
+
+    fn ctx() -> ToolContext {
+        ToolContext {
+            cancel: tokio_util::sync::CancellationToken::new(),
+            deadline: Deadline::after(Duration::from_secs(60)),
+            events: EventEmitter::collecting("t"),
+            call_id: "c".to_owned(),
+        }
+    }
+
+    /// On a regression, threads stuck opening the pipe for writing would keep the test's
+    /// runtime from shutting down: opening it for reading at the end lets them through.
+    struct Unwedge(std::path::PathBuf);
+
+    impl Drop for Unwedge {
+        fn drop(&mut self) {
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.0);
+        }
+    }
+
+    /// A script's `mkfifo out.txt` once made every later `write_file("out.txt")` block in
+    /// `open(2)` forever, leaking one blocking thread per write until the pool was gone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_named_pipe_in_the_workspace_is_a_prompt_tool_error_and_leaks_no_thread() {
+        let ws = tempfile::tempdir().unwrap();
+        super::confine::tests::mkfifo(&ws.path().join("out.txt"));
+        let _unwedge = Unwedge(ws.path().join("out.txt"));
+        let ops = FileOps::default();
+        let write = WriteFile::new(ws.path().to_owned(), 1024, 16, ops.clone());
+        let read = ReadFile::new(
+            ws.path().to_owned(),
+            1024,
+            ReadBudget::new(1 << 20),
+            ops.clone(),
+        );
+        let writes = (0..64).map(|_| {
+            let write = Arc::clone(&write);
+            async move {
+                write
+                    .call(json!({"path": "out.txt", "content": "x"}), ctx())
+                    .await
+            }
+        });
+        // A regression blocks forever; the bound turns that into a failure, not a hang.
+        let answers =
+            tokio::time::timeout(Duration::from_secs(60), futures::future::join_all(writes))
+                .await
+                .expect("write_file on a named pipe must answer, not block");
+        for answer in answers {
+            let Err(ToolError::Failed(why)) = answer else {
+                panic!("a write to a named pipe succeeded: {answer:?}");
+            };
+            assert!(why.contains("named pipe"), "{why}");
+        }
+        let answer = tokio::time::timeout(
+            Duration::from_secs(60),
+            read.call(json!({"path": "out.txt"}), ctx()),
+        )
+        .await
+        .expect("read_file on a named pipe must answer");
+        assert!(matches!(answer, Err(ToolError::Failed(ref why)) if why.contains("regular file")));
+        assert_eq!(
+            ops.running(),
+            0,
+            "no file operation is left on the blocking pool"
+        );
+    }
 }

@@ -40,6 +40,8 @@ pub fn nats_server_binary(test: &str) -> Option<PathBuf> {
 pub struct NatsServer {
     binary: PathBuf,
     child: Option<Child>,
+    /// A server configuration file (`-c`), when the test needs one.
+    config: Option<PathBuf>,
     pub port: u16,
     pub store: tempfile::TempDir,
 }
@@ -51,12 +53,25 @@ impl NatsServer {
     /// port here and handing it over would race with the other tests, whose servers start at the
     /// same time (two servers on one port, one of them dead, and two tests sharing a stream).
     pub async fn start(test: &str) -> Option<NatsServer> {
+        Self::start_with(test, "").await
+    }
+
+    /// [`Self::start`] with `config` as the server's configuration file (e.g.
+    /// `max_payload: 65536`).
+    pub async fn start_with(test: &str, config: &str) -> Option<NatsServer> {
         let binary = nats_server_binary(test)?;
+        let store = tempfile::tempdir().unwrap();
+        let config = (!config.is_empty()).then(|| {
+            let path = store.path().join("nats-server.conf");
+            std::fs::write(&path, config).unwrap();
+            path
+        });
         let mut server = NatsServer {
             binary,
             child: None,
+            config,
             port: 0,
-            store: tempfile::tempdir().unwrap(),
+            store,
         };
         server.launch().await;
         Some(server)
@@ -73,7 +88,11 @@ impl NatsServer {
         } else {
             self.port.to_string()
         };
-        let mut child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        if let Some(config) = &self.config {
+            command.arg("-c").arg(config);
+        }
+        let mut child = command
             .args(["-js", "-a", "127.0.0.1", "-p", &port, "-sd"])
             .arg(self.store.path().join("js"))
             .arg("--ports_file_dir")

@@ -1,11 +1,16 @@
 //! [`TaskStore`]: the bounded in-memory store of A2A tasks — each task's current state, its
 //! cancellation handle and the live streams subscribed to it.
 //!
-//! Bounds: at most `max_tasks` tasks; a finished task (terminal state) is kept for `ttl` after it
-//! finished, then forgotten (`GetTask` → `TaskNotFound`). Running tasks never expire.
+//! Bounds: at most `max_tasks` tasks and about `max_bytes` bytes of tasks (each task's encoded
+//! size, measured when it is stored and when it finishes: its input, history and artifacts); a
+//! finished task (terminal state) is kept for `ttl` after it finished, then forgotten
+//! (`GetTask` → `TaskNotFound`). Running tasks never expire.
 //!
-//! **When full**, expired tasks are dropped first, then the *oldest finished* task is evicted to
-//! make room. If every stored task is still running, the new task is refused
+//! **When full** (by count or by bytes), expired tasks are dropped first, then the *oldest
+//! finished* tasks are evicted to make room — also when a task finishing takes the store over
+//! `max_bytes` (the task that just finished stays, so its client can read it). Running tasks
+//! are never evicted and never refused for bytes (each is bounded by the request body limit and
+//! their number by the host's concurrency). If every stored task is still running, the new task is refused
 //! ([`StoreFull`], answered as a retryable `-32603`) — a running task is never evicted, so its
 //! client can always read its outcome. With the defaults (1000 tasks, concurrent calls capped at
 //! 64 by the host core) the refusal only happens when `max_tasks` is configured below the
@@ -31,6 +36,8 @@ use super::wire::{Part, PartContent, StreamResponse, Task, TaskState};
 pub struct StoreLimits {
     /// Most tasks kept (at least one).
     pub max_tasks: usize,
+    /// Most bytes of tasks kept (their encoded size); finished tasks are evicted beyond it.
+    pub max_bytes: usize,
     /// How long a finished task stays readable.
     pub ttl: Duration,
 }
@@ -60,6 +67,8 @@ struct Entry {
     cancel_requested: bool,
     finished_at: Option<Instant>,
     subscribers: Vec<mpsc::UnboundedSender<StreamResponse>>,
+    /// The task's encoded size when last measured.
+    bytes: usize,
 }
 
 #[derive(Default)]
@@ -67,6 +76,30 @@ struct Inner {
     tasks: HashMap<String, Entry>,
     /// Task ids, oldest first.
     order: VecDeque<String>,
+    /// Sum of the entries' `bytes`.
+    bytes: usize,
+}
+
+impl Inner {
+    /// Evicts the oldest finished task other than `keep`; false when there is none.
+    fn evict_oldest_finished(&mut self, keep: Option<&str>) -> bool {
+        let Inner { tasks, order, .. } = self;
+        let index = order.iter().position(|id| {
+            Some(id.as_str()) != keep && tasks.get(id).is_some_and(|e| e.finished_at.is_some())
+        });
+        let Some(id) = index.and_then(|index| order.remove(index)) else {
+            return false;
+        };
+        if let Some(entry) = tasks.remove(&id) {
+            self.bytes = self.bytes.saturating_sub(entry.bytes);
+        }
+        true
+    }
+}
+
+/// A task's encoded size (what keeping it costs, roughly).
+fn task_bytes(task: &Task) -> usize {
+    serde_json::to_vec(task).map_or(0, |bytes| bytes.len())
 }
 
 /// The store. Share it in an `Arc`.
@@ -90,6 +123,7 @@ impl TaskStore {
         TaskStore {
             limits: StoreLimits {
                 max_tasks: limits.max_tasks.max(1),
+                max_bytes: limits.max_bytes,
                 ttl: limits.ttl,
             },
             inner: Mutex::new(Inner::default()),
@@ -118,25 +152,20 @@ impl TaskStore {
         cancel: CancellationToken,
         subscribe: bool,
     ) -> Result<Option<Subscription>, StoreFull> {
+        let bytes = task_bytes(&task);
         let mut inner = self.lock();
         self.purge_expired(&mut inner);
-        if inner.tasks.len() >= self.limits.max_tasks {
-            let oldest_finished = inner
-                .order
-                .iter()
-                .position(|id| inner.tasks.get(id).is_some_and(|e| e.finished_at.is_some()));
-            match oldest_finished {
-                Some(index) => {
-                    if let Some(id) = inner.order.remove(index) {
-                        inner.tasks.remove(&id);
-                    }
-                }
-                None => {
-                    return Err(StoreFull {
-                        max_tasks: self.limits.max_tasks,
-                    });
-                }
+        while inner.tasks.len() >= self.limits.max_tasks
+            || inner.bytes + bytes > self.limits.max_bytes
+        {
+            if !inner.evict_oldest_finished(None) {
+                break;
             }
+        }
+        if inner.tasks.len() >= self.limits.max_tasks {
+            return Err(StoreFull {
+                max_tasks: self.limits.max_tasks,
+            });
         }
         let (subscribers, subscription) = if subscribe {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -146,6 +175,7 @@ impl TaskStore {
         };
         let id = task.id.clone();
         inner.order.push_back(id.clone());
+        inner.bytes += bytes;
         inner.tasks.insert(
             id,
             Entry {
@@ -154,6 +184,7 @@ impl TaskStore {
                 cancel_requested: false,
                 finished_at: None,
                 subscribers,
+                bytes,
             },
         );
         Ok(subscription)
@@ -162,14 +193,18 @@ impl TaskStore {
     fn purge_expired(&self, inner: &mut Inner) {
         let now = Instant::now();
         let ttl = self.limits.ttl;
-        let Inner { tasks, order } = inner;
+        let Inner {
+            tasks,
+            order,
+            bytes,
+        } = inner;
         order.retain(|id| {
             let expired = tasks
                 .get(id)
                 .and_then(|e| e.finished_at)
                 .is_some_and(|at| now.duration_since(at) >= ttl);
-            if expired {
-                tasks.remove(id);
+            if expired && let Some(entry) = tasks.remove(id) {
+                *bytes = bytes.saturating_sub(entry.bytes);
             }
             !expired && tasks.contains_key(id)
         });
@@ -293,6 +328,15 @@ impl TaskStore {
             entry.finished_at = Some(Instant::now());
             // Dropping the senders ends every subscribed stream after the terminal status.
             entry.subscribers.clear();
+            // What is kept for the TTL: the finished task, artifacts and all.
+            let (before, after) = (entry.bytes, task_bytes(&entry.task));
+            entry.bytes = after;
+            inner.bytes = (inner.bytes + after).saturating_sub(before);
+            while inner.bytes > self.limits.max_bytes {
+                if !inner.evict_oldest_finished(Some(id)) {
+                    break;
+                }
+            }
         }
     }
 
@@ -349,7 +393,62 @@ mod tests {
     }
 
     fn store(max_tasks: usize, ttl: Duration) -> TaskStore {
-        TaskStore::new(StoreLimits { max_tasks, ttl })
+        TaskStore::new(StoreLimits {
+            max_tasks,
+            max_bytes: usize::MAX,
+            ttl,
+        })
+    }
+
+    fn task_with_input(id: &str, bytes: usize) -> Task {
+        let mut task = task(id);
+        task.metadata = Some(serde_json::Map::from_iter([(
+            "input".to_owned(),
+            Value::String("i".repeat(bytes)),
+        )]));
+        task
+    }
+
+    /// Issue 30: 250 finished tasks with 1 MB inputs were all kept for the TTL (+287 MiB); here
+    /// the same shape scaled down (64 KiB inputs, a 320 KiB bound).
+    #[test]
+    fn finished_tasks_are_evicted_oldest_first_to_stay_within_max_bytes() {
+        let store = TaskStore::new(StoreLimits {
+            max_tasks: 1000,
+            max_bytes: 5 << 16,
+            ttl: Duration::from_secs(3600),
+        });
+        for n in 0..250 {
+            let id = format!("t{n}");
+            store
+                .insert(
+                    task_with_input(&id, 1 << 16),
+                    CancellationToken::new(),
+                    false,
+                )
+                .unwrap();
+            finish(&store, &id);
+        }
+        assert!(store.len() <= 5, "{} tasks kept", store.len());
+        let kept = store.lock().bytes;
+        assert!(
+            kept <= 5 << 16,
+            "{kept} bytes kept in {} tasks",
+            store.len()
+        );
+        assert!(store.get("t249", None).is_some(), "the newest stays");
+        assert!(store.get("t0", None).is_none(), "the oldest went first");
+        // Running tasks are never evicted for bytes.
+        for n in 0..8 {
+            store
+                .insert(
+                    task_with_input(&format!("r{n}"), 1 << 16),
+                    CancellationToken::new(),
+                    false,
+                )
+                .unwrap();
+        }
+        assert!((0..8).all(|n| store.get(&format!("r{n}"), None).is_some()));
     }
 
     #[test]

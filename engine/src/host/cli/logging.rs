@@ -10,16 +10,13 @@
 //!   messages at debug. Those targets are capped ([`CAPPED_TARGETS`]) whatever `-v` or
 //!   `RUST_LOG` ask for: the engine reports the same failures itself, redacted.
 //! - **Known secrets anywhere.** Every formatted line passes [`Redactor`] before it is written:
-//!   the values of the environment variables the configuration names (`api_key_env` of every
-//!   provider, `[llm_override] allowed_credential_envs`) are replaced by `[REDACTED]`, so even a
-//!   line we did not foresee cannot print them.
+//!   every secret the configuration names (the process's one set, `crate::secrets`) is replaced
+//!   by `[REDACTED]`, so even a line we did not foresee cannot print them.
 //!
 //! Not here: redaction of provider error messages (`skillet-providers`), events and results.
 
 use std::io::Write;
-use std::sync::{LazyLock, RwLock};
 
-use secrecy::{ExposeSecret, SecretString};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::Directive;
 
@@ -38,52 +35,7 @@ pub const CAPPED_TARGETS: [(&str, &str); 8] = [
     ("rmcp", "info"),
 ];
 
-/// What replaces a secret in a log line.
-const REDACTED: &str = "[REDACTED]";
-
-/// Secrets shorter than this are not redacted (a 1-character "secret" would shred every line;
-/// no real key is this short).
-const MIN_SECRET_LEN: usize = 6;
-
-/// The host's known secrets, redacted from every log line.
-#[derive(Default)]
-pub struct Redactor {
-    secrets: RwLock<Vec<SecretString>>,
-}
-
-/// The process's redactor (the subscriber is process-wide too).
-pub static REDACTOR: LazyLock<Redactor> = LazyLock::new(Redactor::default);
-
-impl Redactor {
-    /// Adds a secret (ignored when too short to be a key).
-    pub fn add(&self, secret: SecretString) {
-        if secret.expose_secret().len() < MIN_SECRET_LEN {
-            return;
-        }
-        let mut secrets = self.secrets.write().unwrap_or_else(|p| p.into_inner());
-        if !secrets
-            .iter()
-            .any(|s| s.expose_secret() == secret.expose_secret())
-        {
-            secrets.push(secret);
-        }
-    }
-
-    /// Adds the value of the environment variable `name`, when it is set.
-    pub fn add_env(&self, name: &str) {
-        if let Ok(value) = std::env::var(name.trim()) {
-            self.add(SecretString::from(value));
-        }
-    }
-
-    /// `text` with every known secret replaced.
-    pub fn redact(&self, text: &str) -> String {
-        let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
-        secrets.iter().fold(text.to_owned(), |text, secret| {
-            text.replace(secret.expose_secret(), REDACTED)
-        })
-    }
-}
+pub use crate::secrets::{REDACTOR, Redactor};
 
 /// A stderr writer that buffers one formatted event and writes it redacted.
 pub struct RedactingStderr {
@@ -156,17 +108,6 @@ fn capped<'a>(level: &'a str, rust_log: Option<&str>, cap: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn known_secrets_are_redacted_and_short_ones_ignored() {
-        let redactor = Redactor::default();
-        redactor.add(SecretString::from("sk-live-123456"));
-        redactor.add(SecretString::from("abc"));
-        assert_eq!(
-            redactor.redact("key sk-live-123456 twice sk-live-123456 abc"),
-            "key [REDACTED] twice [REDACTED] abc"
-        );
-    }
 
     #[test]
     fn capped_targets_stay_capped_at_every_verbosity_and_under_rust_log() {

@@ -19,7 +19,7 @@ use crate::host::core::HostCore;
 use crate::host::endpoint::Endpoint;
 use crate::host::http::{self, HttpOptions};
 use crate::host::listener::ConnectionLimits;
-use crate::host::mcp::{self, McpHttpOptions};
+use crate::host::mcp::{self, McpHttpOptions, McpLimits};
 use crate::host::stdio::{self, StdioOptions};
 use crate::service::SkillService;
 
@@ -50,6 +50,7 @@ pub async fn serve(
                 input,
                 output,
                 server.grace(),
+                server.max_message_bytes,
                 shutdown_signal(),
             ))
             .await
@@ -109,6 +110,7 @@ pub async fn serve(
             let a2a_routes = if a2a_config.jsonrpc {
                 let limits = a2a::StoreLimits {
                     max_tasks: a2a_config.max_tasks,
+                    max_bytes: a2a_config.max_task_bytes,
                     ttl: a2a_config.task_ttl(),
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
@@ -133,6 +135,12 @@ pub async fn serve(
                     max_body_bytes: server.max_message_bytes,
                     allowed_hosts: server.mcp_allowed_hosts.clone(),
                     allowed_origins: server.mcp_allowed_origins.clone(),
+                    limits: McpLimits {
+                        max_sessions: server.mcp_max_sessions,
+                        max_streams: server.mcp_max_streams,
+                        max_streams_per_session: server.mcp_max_streams_per_session,
+                    }
+                    .for_connections(options.connections.effective_max_connections()),
                 },
                 mcp_stop.clone(),
             );

@@ -111,25 +111,15 @@ pub async fn load_parts(
     })
 }
 
-/// Registers the values of every environment variable the configuration names as a credential
-/// with the log redactor, so no log line can print them.
+/// Registers every secret the configuration names (`Config::register_secrets`) and the chosen
+/// provider's key with the process's redactor, so no log line, event or status can print them.
 fn redact_configured_secrets(config: &Config, choice: &ProviderChoice) {
     let redactor = &*super::logging::REDACTOR;
-    let mut names: Vec<String> = config
-        .providers
-        .values()
-        .filter_map(|entry| entry.api_key_env.clone())
-        .collect();
-    if let Some(policy) = &config.llm_override {
-        names.extend(policy.config().allowed_credential_envs.iter().cloned());
-    }
+    config.register_secrets(redactor);
     if let ProviderChoice::Real { config, .. } = choice
         && let Some(var) = config.provider_credentials.get("api_key_env")
     {
-        names.push(secrecy::ExposeSecret::expose_secret(var).to_owned());
-    }
-    for name in names {
-        redactor.add_env(&name);
+        redactor.add_env(secrecy::ExposeSecret::expose_secret(var));
     }
 }
 

@@ -14,8 +14,9 @@
 
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
@@ -170,4 +171,45 @@ impl ServerHandler for McpHandler {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.peers.add(context.peer);
     }
+
+    /// rmcp hands a standard method here when its params did not decode (a `tools/call` whose
+    /// `arguments` is not an object): that is invalid params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if STANDARD_METHODS.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "{}: the params do not match the method (`arguments` must be an object)",
+                    request.method
+                ),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
 }
+
+/// Methods rmcp decodes itself; one reaching [`ServerHandler::on_custom_request`] had params
+/// of the wrong shape.
+const STANDARD_METHODS: &[&str] = &[
+    "tools/call",
+    "tools/list",
+    "logging/setLevel",
+    "initialize",
+    "ping",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+];

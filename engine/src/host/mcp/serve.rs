@@ -4,7 +4,8 @@
 //! Over HTTP, rmcp's streamable HTTP service keeps sessions (`Mcp-Session-Id`) for clients that
 //! negotiate a session-based protocol version, validates `Host` (loopback plus the configured
 //! hosts) and `Origin` (when present: loopback origins plus the configured ones, to stop DNS
-//! rebinding from a browser), and limits the request body. Both transports run calls through
+//! rebinding from a browser), and limits the request body; sessions and standalone streams are
+//! capped (`limits`). Both transports run calls through
 //! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
 //!
 //! Not here: the handler (`handler`) and the accept loop (`host::listener`).
@@ -15,14 +16,16 @@ use std::time::Duration;
 
 use axum::Router;
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::coalesce::coalescing;
 use super::handler::McpHandler;
+use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
 use super::list_changed::{SessionPeers, watch_tools};
+use super::pre_init::PreInit;
 use crate::host::core::{CANCEL_GRACE, HostCore};
 
 /// Settings of MCP over streamable HTTP.
@@ -35,6 +38,8 @@ pub struct McpHttpOptions {
     pub allowed_hosts: Vec<String>,
     /// `Origin` values accepted besides loopback origins (`http://localhost:*`, …).
     pub allowed_origins: Vec<String>,
+    /// The caps on sessions and standalone streams (see `limits`).
+    pub limits: McpLimits,
 }
 
 /// The `/mcp` route for the HTTP server, and the task that announces tool changes (it ends
@@ -57,22 +62,29 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     config.max_request_body_bytes = options.max_body_bytes;
     config.cancellation_token = stop;
     let core = core.clone();
+    let sessions = Arc::new(BoundedSessions::new(options.limits));
     let service = StreamableHttpService::new(
         move || Ok(McpHandler::new_session(&core, &peers)),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
-    Router::new().nest_service("/mcp", service)
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| {
+            refuse_over_limits(Arc::clone(&sessions), request, next)
+        }))
 }
 
 /// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
 /// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
-/// cancels them).
+/// cancels them). A line longer than `max_line_bytes` (`[server] max_message_bytes`) is
+/// dropped unread, as rmcp drops one over its own 16 MiB default.
 pub async fn serve_stream<R, W>(
     core: HostCore,
     input: R,
     output: W,
     grace: Duration,
+    max_line_bytes: usize,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()>
 where
@@ -85,7 +97,10 @@ where
     let handler = McpHandler::new_session(&core, &peers);
     // rmcp writes and flushes each message alone; this gathers those flushed together.
     let (output, written) = coalescing(output);
-    let running = match handler.serve((input, output)).await {
+    let transport = PreInit::new(
+        AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
+    );
+    let running = match handler.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
             stop.cancel();

@@ -38,6 +38,10 @@ pub enum NatsError {
     /// The request cannot be sent over NATS (e.g. its id is not a valid subject token).
     #[error("{0}")]
     Invalid(String),
+    /// An operation that can never succeed however often it is retried (a message over the
+    /// server's `max_payload`, a key the store refuses).
+    #[error("NATS {0}")]
+    Permanent(String),
 }
 
 impl NatsError {
@@ -50,5 +54,10 @@ impl NatsError {
 
     pub(crate) fn io(what: &str, reason: impl std::fmt::Display) -> Self {
         NatsError::Io(format!("{what}: {reason}"))
+    }
+
+    /// Whether retrying cannot help.
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, NatsError::Permanent(_) | NatsError::Invalid(_))
     }
 }

@@ -4,6 +4,7 @@
 //! - [`subjects`] — the wire layout: subjects, headers, which ids fit in a subject.
 //! - [`connect`] — opening a connection from `[nats]` (credentials, reconnect forever).
 //! - [`store`] — the results bucket: one stored answer per request id.
+//! - `fit` — an answer kept within the server's `max_payload` before it is stored.
 //! - [`worker`] — the worker adapter over the [`crate::host::HostCore`].
 //! - [`client`] — submit calls, stream events, get answers, discover.
 //! - [`error`] — [`NatsError`].
@@ -16,6 +17,7 @@
 pub mod client;
 pub mod connect;
 pub mod error;
+mod fit;
 pub mod store;
 pub mod subjects;
 pub mod worker;

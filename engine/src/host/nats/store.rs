@@ -6,7 +6,11 @@
 //! publishes the stored answer, not its own, so a caller never sees two different answers for
 //! one id. A caller that lost its connection reads the answer with [`ResultStore::get`].
 //!
-//! Not here: when to store (the worker), waiting for an answer (the client).
+//! A failure that retrying cannot mend (over `max_payload`, an invalid key) is
+//! [`NatsError::Permanent`] and is not retried.
+//!
+//! Not here: when to store (the worker), making an answer fit (`fit`), waiting for an answer
+//! (the client).
 
 use std::time::Duration;
 
@@ -91,6 +95,10 @@ impl ResultStore {
                     None => Err(NatsError::io("results store", "raced with an expiry")),
                 }
             }
+            Err(e) if is_permanent(&e) => Err(NatsError::Permanent(format!(
+                "results store: {}",
+                chain(&e)
+            ))),
             Err(e) => Err(NatsError::io("results store", e)),
         }
     }
@@ -106,6 +114,7 @@ impl ResultStore {
         loop {
             match self.store_once(response.clone()).await {
                 Ok(stored) => return Ok(stored),
+                Err(e) if e.is_permanent() => return Err(e),
                 Err(e) if tokio::time::Instant::now() + pause >= deadline => return Err(e),
                 Err(e) => {
                     tracing::debug!(req_id = %response.req_id, error = %e, "storing the answer failed; retrying");
@@ -115,6 +124,26 @@ impl ResultStore {
             }
         }
     }
+}
+
+/// Whether a failed create can never succeed: the key is refused, or the message is over the
+/// server's `max_payload` (async-nats says so only in the text of the publish error it wraps).
+fn is_permanent(error: &kv::CreateError) -> bool {
+    error.kind() == kv::CreateErrorKind::InvalidKey
+        || chain(error).contains("Payload size limit")
+        || chain(error).contains("maximum payload")
+}
+
+/// An error and its sources, as one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// A stored or published answer, if it is a `skill/call/resp`.

@@ -58,6 +58,16 @@ impl Subjects {
         format!("{}.discover", self.prefix)
     }
 
+    /// Whether `subject` is under the prefix: the work queue, a call's events, discover. A
+    /// caller-given reply subject must not be one (an answer published on the call subjects
+    /// would be a new call; on another call's events subject, a forged event).
+    pub fn is_own(&self, subject: &str) -> bool {
+        subject == self.prefix
+            || subject
+                .strip_prefix(self.prefix.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+    }
+
     /// The skill a call subject names, if it is one of ours.
     pub fn skill_of<'a>(&self, subject: &'a str) -> Option<&'a str> {
         subject
@@ -105,6 +115,17 @@ mod tests {
             Some("code-review")
         );
         assert_eq!(subjects.skill_of("other.call.x"), None);
+        for own in [
+            "skillet.call.echo",
+            "skillet.events.c1",
+            "skillet.discover",
+            "skillet",
+        ] {
+            assert!(subjects.is_own(own), "{own}");
+        }
+        for other in ["_INBOX.x", "skilletx.call.echo", "app.skillet.call"] {
+            assert!(!subjects.is_own(other), "{other}");
+        }
     }
 
     #[test]

@@ -16,8 +16,11 @@
 //!    (retryable) instead of running it (the workers that took it died or hung);
 //! 4. otherwise admits the call into the core and runs it, sending an in-progress ack every
 //!    third of the ack wait, publishing live events to `<prefix>.events.<req_id>`;
-//! 5. stores the answer (first stored answer wins), publishes the stored answer to the
-//!    `Skillet-Reply` subject, and only then acks.
+//! 5. makes the answer fit the server's `max_payload` (`fit`: collected events cut, or one
+//!    clear error when the output alone is too large), stores it (first stored answer wins;
+//!    in-progress acks go on while the store is retried), publishes the stored answer to the
+//!    `Skillet-Reply` subject, and only then acks. A store that fails permanently is answered
+//!    with that failure, once — never by running the call again.
 //!
 //! A worker killed mid-call never acks, so after the ack wait the server hands the call to
 //! another worker. Shutdown: stop pulling, let in-flight calls finish (the core's drain), store,
@@ -38,6 +41,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::error::NatsError;
+use super::fit;
 use super::store::ResultStore;
 use super::subjects::{self, DISCOVER_QUEUE, REPLY_HEADER, Subjects};
 use crate::config::NatsConfig;
@@ -285,6 +289,19 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         );
         return answer_unstored(&shared, &message, reply, rejection).await;
     }
+    // Not stored: a message on another skill's subject must not take the id a legitimate call
+    // will use (its rejection would be replayed to that call).
+    if shared.subjects.skill_of(&message.subject) != Some(call.name.as_str()) {
+        let rejection = SkillCallResponse::rejected(
+            call.id,
+            call.name,
+            ProtocolError::new(
+                ErrorCode::InvalidMessage,
+                format!("published on {} but names another skill", message.subject),
+            ),
+        );
+        return answer_unstored(&shared, &message, reply, rejection).await;
+    }
     let req_id = call.id.clone();
     let stored = match shared.store.get(&req_id).await {
         Ok(stored) => stored,
@@ -298,16 +315,7 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call already answered; replaying the stored answer");
         return publish_and_ack(&shared, &message, reply, &stored).await;
     }
-    let response = if shared.subjects.skill_of(&message.subject) != Some(call.name.as_str()) {
-        SkillCallResponse::rejected(
-            call.id,
-            call.name,
-            ProtocolError::new(
-                ErrorCode::InvalidMessage,
-                format!("published on {} but names another skill", message.subject),
-            ),
-        )
-    } else if delivery > shared.max_deliveries {
+    let response = if delivery > shared.max_deliveries {
         tracing::warn!(worker = %shared.name, req_id = %req_id, delivery, "call delivered too often; answering runtime_error");
         SkillCallResponse::rejected(
             call.id,
@@ -327,12 +335,18 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
             None => return,
         }
     };
-    let stored = match shared
-        .store
-        .store_once_retrying(response, STORE_RETRY_LIMIT)
-        .await
-    {
+    // An answer over the server's max_payload could never be stored (see `fit`).
+    let response = fit::fit(response, shared.client.max_payload());
+    let stored = match store_with_progress(&shared, &message, response.clone()).await {
         Ok(stored) => stored,
+        Err(e) if e.is_permanent() => {
+            tracing::error!(req_id = %req_id, error = %e, "the answer cannot be stored; answering the failure instead, once");
+            let failure = fit::unstorable(response, &e);
+            match store_with_progress(&shared, &message, failure.clone()).await {
+                Ok(stored) => stored,
+                Err(_) => return answer_unstored(&shared, &message, reply, failure).await,
+            }
+        }
         Err(e) => {
             tracing::error!(req_id = %req_id, error = %e, "cannot store the answer; the call will be redelivered");
             return;
@@ -340,6 +354,27 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
     };
     tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call answered");
     publish_and_ack(&shared, &message, reply, &stored).await;
+}
+
+/// Stores an answer (retrying while the server is unreachable), acking progress meanwhile so
+/// that the call is not redelivered — and run again — while its answer is being stored.
+async fn store_with_progress(
+    shared: &Shared,
+    message: &jetstream::Message,
+    response: SkillCallResponse,
+) -> Result<SkillCallResponse, NatsError> {
+    let store = shared
+        .store
+        .store_once_retrying(response, STORE_RETRY_LIMIT);
+    tokio::pin!(store);
+    loop {
+        tokio::select! {
+            stored = &mut store => return stored,
+            () = tokio::time::sleep(shared.ack_wait / 3) => {
+                let _ = message.ack_with(AckKind::Progress).await;
+            }
+        }
+    }
 }
 
 /// Runs an admitted call through the core with in-progress acks; `None` when it is already
@@ -428,8 +463,8 @@ async fn publish_and_ack(
     response: &SkillCallResponse,
 ) {
     if let Some(reply) = reply {
-        if !subjects::is_safe_reply(&reply) {
-            tracing::warn!(req_id = %response.req_id, "refusing to answer on a $-subject or wildcard; the answer is only stored");
+        if !subjects::is_safe_reply(&reply) || shared.subjects.is_own(&reply) {
+            tracing::warn!(req_id = %response.req_id, "refusing to answer on a $-subject, a wildcard or one of Skillet's own subjects (the work queue, events, discover); the answer is only stored");
         } else {
             let line = protocol::encode(&Message::CallResponse(response.clone()));
             let mut headers = HeaderMap::new();

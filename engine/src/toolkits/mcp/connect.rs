@@ -3,6 +3,10 @@
 //!
 //! What happens to a session afterwards (watching it, restarting it, closing it) is the
 //! supervisor's job in `toolkit.rs`; this file only knows how to get one going.
+//!
+//! A header secret is added to the process's redaction set (`crate::secrets`) when it is read,
+//! and every error of opening a session is redacted before it leaves: a server may quote the
+//! request's headers in a 401 body, which rmcp puts in its error text.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -102,7 +106,7 @@ pub(crate) async fn open_session(
         Ok(Session { service, tools })
     };
     match tokio::time::timeout(config.startup_timeout, handshake).await {
-        Ok(result) => result,
+        Ok(result) => result.map_err(|e: String| crate::secrets::REDACTOR.redact_owned(e)),
         Err(_) => Err(format!(
             "the server did not complete the MCP handshake within {}",
             format_duration(config.startup_timeout)
@@ -151,7 +155,12 @@ fn http_config(server: &HttpServer) -> Result<StreamableHttpClientTransportConfi
         let value: SecretString = match source {
             HeaderSource::Literal(value) => value.clone(),
             HeaderSource::Env { var, prefix } => match std::env::var(var) {
-                Ok(value) => SecretString::from(format!("{prefix}{value}")),
+                Ok(value) => {
+                    let header = SecretString::from(format!("{prefix}{value}"));
+                    crate::secrets::REDACTOR.add(header.clone());
+                    crate::secrets::REDACTOR.add(SecretString::from(value));
+                    header
+                }
                 Err(_) => {
                     return Err(format!(
                         "header {name}: environment variable {var} is not set"

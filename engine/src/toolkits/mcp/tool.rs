@@ -114,8 +114,17 @@ impl Tool for McpTool {
                 result,
                 &ctx.events,
             )),
-            Err(e) => Err(service_error(&shared.name, &self.name, e)),
+            // The server's error text may quote what the host sent it (its headers).
+            Err(e) => Err(redacted(service_error(&shared.name, &self.name, e))),
         }
+    }
+}
+
+fn redacted(error: ToolError) -> ToolError {
+    match error {
+        ToolError::Failed(text) => ToolError::Failed(crate::secrets::redact(&text)),
+        ToolError::Unavailable(text) => ToolError::Unavailable(crate::secrets::redact(&text)),
+        other => other,
     }
 }
 
