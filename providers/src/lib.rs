@@ -100,6 +100,7 @@ pub use provider::{CallOptions, Provider, RetryNotice, RetryObserver};
 pub use shared_json::SharedJson;
 pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use text_reply::find_json_value;
+pub use transport::POOL_MAX_IDLE_PER_HOST;
 pub use types::{
     ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,
     ToolCall, ToolSpec, TurnPhase, Usage,
