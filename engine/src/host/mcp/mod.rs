@@ -14,6 +14,7 @@
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
+pub mod body_check;
 pub mod coalesce;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -5,7 +5,8 @@
 //! negotiate a session-based protocol version, validates `Host` (loopback plus the configured
 //! hosts) and `Origin` (when present: loopback origins plus the configured ones, to stop DNS
 //! rebinding from a browser), and limits the request body; sessions and standalone streams are
-//! capped (`limits`). Both transports run calls through
+//! capped (`limits`); a body that is not one JSON object gets a JSON-RPC error (`body_check`).
+//! Both transports run calls through
 //! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
 //!
 //! Not here: the handler (`handler`) and the accept loop (`host::listener`).
@@ -21,6 +22,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use super::body_check::refuse_malformed_bodies;
 use super::coalesce::coalescing;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
@@ -68,10 +70,15 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
         Arc::clone(&sessions),
         config,
     );
+    let max_body_bytes = options.max_body_bytes;
     Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(move |request, next| {
             refuse_over_limits(Arc::clone(&sessions), request, next)
+        }))
+        // Outermost: a malformed body is answered before it can take a session's room.
+        .layer(axum::middleware::from_fn(move |request, next| {
+            refuse_malformed_bodies(max_body_bytes, request, next)
         }))
 }
 
