@@ -159,12 +159,25 @@ fn calls_in_text(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
     if let Some(calls) = tagged_calls(text) {
         return Some(calls);
     }
-    let value = serde_json::from_str::<Value>(text.trim()).ok()?;
+    // Most answers are not calls: look for the keys a call has before parsing anything (the
+    // final answer is parsed once, by the engine's judge, not here as well).
+    let trimmed = text.trim();
+    let could_be_call = trimmed.starts_with('{')
+        && (trimmed.contains("\"arguments\"")
+            || trimmed.contains("\"parameters\"")
+            || trimmed.contains("\"tool_calls\""));
+    if !could_be_call {
+        return None;
+    }
+    let value = serde_json::from_str::<Value>(trimmed).ok()?;
     calls_in_value(&value, offered, false)
 }
 
 /// `<tool_call>{"name": .., "arguments": ..}</tool_call>` blocks (Hermes, Qwen).
 fn tagged_calls(text: &str) -> Option<Vec<ToolCall>> {
+    if !text.contains("<tool_call>") {
+        return None;
+    }
     let mut calls = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("<tool_call>") {
