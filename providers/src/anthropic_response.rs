@@ -10,9 +10,7 @@ use serde_json::Value;
 
 use crate::types::{ChatResponse, FinishReason, ToolCall, Usage};
 
-/// Name of the tool the model is made to call when a response schema is given; its input is
-/// returned as the response text, and it never appears in [`ChatResponse::tool_calls`].
-pub const ANSWER_TOOL: &str = "skillet_final_answer";
+pub use crate::modes::ANSWER_TOOL;
 
 /// How the answer tool's input maps back to the answer: the schema is used as `input_schema`
 /// directly when it describes an object; otherwise it is wrapped as `{"value": schema}`.

@@ -36,6 +36,11 @@ use serde::{Deserialize, Serialize};
 use crate::kind::ProviderKind;
 use crate::types::{ChatRequest, ResponseSchema, TurnPhase};
 
+/// Name of the tool the model is made to call in `tool` output mode (every wire that has the
+/// mode uses it); its input is returned as the response text, and it never appears in
+/// [`ChatResponse::tool_calls`](crate::ChatResponse::tool_calls).
+pub const ANSWER_TOOL: &str = "skillet_final_answer";
+
 /// How the final answer's JSON Schema is put to the server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
