@@ -19,7 +19,7 @@ pub use crate::anthropic_response::ANSWER_TOOL;
 use crate::anthropic_response::{AnswerShape, WireMessage, from_wire_message};
 use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::modes::{OutputMode, TurnPlan};
+use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
@@ -36,6 +36,17 @@ impl Wire for Anthropic {
         default_base_url: Some("https://api.anthropic.com"),
         requires_key: true,
         conventional_key_env: Some("ANTHROPIC_API_KEY"),
+        modes: Capabilities {
+            name: "anthropic",
+            output_ladder: &[OutputMode::Tool, OutputMode::Prompted],
+            grammar: false,
+            strict_subset: false,
+            // The forced answer tool is the API's structured output.
+            json_modes: false,
+            answer_tool: true,
+            // Read back by this wire itself (`anthropic_response.rs`).
+            generic_answer_tool: false,
+        },
     };
     const FRAMING: Framing = Framing::Sse;
     const PATH: &'static str = "/v1/messages";

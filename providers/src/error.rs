@@ -88,7 +88,7 @@ pub struct ProviderError {
     /// Set when the server refused a feature the request used (structured output or tools)
     /// and no other mode was left to try: the call failed on the server's dialect, not on an
     /// outage.
-    pub refused: Option<crate::modes::Feature>,
+    pub refused: Option<crate::mode_names::Feature>,
 }
 
 impl fmt::Display for ProviderError {
@@ -138,7 +138,7 @@ impl ProviderError {
     }
 
     /// Marks the error as the server refusing `feature` (never retried as an outage).
-    pub fn with_refused(mut self, feature: crate::modes::Feature) -> Self {
+    pub fn with_refused(mut self, feature: crate::mode_names::Feature) -> Self {
         self.refused = Some(feature);
         // The request used something this server does not do: not an outage.
         self.kind = ProviderErrorKind::BadRequest;

@@ -109,7 +109,7 @@ async fn stream<W: Wire>(
 ) -> Result<ChatResponse, ProviderError> {
     let spec = spec::<W>();
     let request = request(asked);
-    let plan = crate::modes::TurnPlan::best_for(spec.kind, &request);
+    let plan = crate::modes::TurnPlan::best_for(spec.kind.capabilities(), &request);
     let (_, state) = W::request(spec.wire_settings(), &request, &plan, true);
     let chunks = chunks
         .into_iter()
@@ -128,7 +128,7 @@ async fn stream<W: Wire>(
 fn whole<W: Wire>(asked: Asked, body: &[u8]) -> Result<ChatResponse, ProviderError> {
     let spec = spec::<W>();
     let request = request(asked);
-    let plan = crate::modes::TurnPlan::best_for(spec.kind, &request);
+    let plan = crate::modes::TurnPlan::best_for(spec.kind.capabilities(), &request);
     let (_, state) = W::request(spec.wire_settings(), &request, &plan, false);
     W::decode_whole(body, &state)
 }

@@ -19,8 +19,8 @@ use http::{HeaderMap, HeaderValue};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::frames::{BodyLimits, read_events, read_whole};
 use crate::kind::{ProviderKind, with_provider_kinds};
-use crate::modes::{Feature, ModeCell, ModeNotice, Modes, TurnPlan};
-use crate::provider::{CallOptions, Provider};
+use crate::modes::{Feature, ModeCell, Modes, TurnPlan};
+use crate::provider::{CallOptions, ModeNotice, Provider};
 use crate::refusal::{Sent, refused_feature};
 use crate::retry::run_with_retries;
 use crate::spec::ProviderSpec;
@@ -53,7 +53,7 @@ impl<W: Wire> HttpProvider<W> {
             HeaderValue::from_static("application/json"),
         );
         let modes = ModeCell::shared(
-            spec.kind,
+            spec.kind.capabilities(),
             &spec.base_url,
             &spec.model,
             spec.output_mode,
@@ -170,7 +170,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
     ) -> Result<ChatResponse, ProviderError> {
         loop {
             let modes = self.modes.current(request.output_mode_hint);
-            let plan = TurnPlan::new(self.spec.kind, modes, request, || {
+            let plan = TurnPlan::new(self.spec.kind.capabilities(), modes, request, || {
                 crate::toolshim::union_schema(request)
             });
             // Prompted tools: the conversation as a server without tools reads it (a copy,

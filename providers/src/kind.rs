@@ -70,6 +70,11 @@ impl ProviderKind {
         Self::ALL.iter().copied().find(|k| k.as_str() == wanted)
     }
 
+    /// What the kind's API can do about structured output (for the negotiation).
+    pub(crate) fn capabilities(self) -> &'static crate::modes::Capabilities {
+        &self.info().modes
+    }
+
     /// The base URL used when the config names none (`None`: the kind needs one).
     pub fn default_base_url(self) -> Option<&'static str> {
         self.info().default_base_url

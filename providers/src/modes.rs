@@ -28,139 +28,12 @@
 //! changed.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::kind::ProviderKind;
+pub use crate::mode_names::{ANSWER_TOOL, Feature, OutputMode, ToolMode};
 use crate::types::{ChatRequest, ResponseSchema, TurnPhase};
-
-/// Name of the tool the model is made to call in `tool` output mode (every wire that has the
-/// mode uses it); its input is returned as the response text, and it never appears in
-/// [`ChatResponse::tool_calls`](crate::ChatResponse::tool_calls).
-pub const ANSWER_TOOL: &str = "skillet_final_answer";
-
-/// How the final answer's JSON Schema is put to the server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputMode {
-    /// The best mode the kind supports, stepping down when the server refuses one.
-    #[default]
-    Auto,
-    /// Native JSON Schema (OpenAI `json_schema`, Ollama `format: SCHEMA`).
-    JsonSchema,
-    /// JSON mode with the schema alongside (`json_object` + `schema`; Ollama `format: "json"`).
-    JsonObject,
-    /// A forced answer tool whose input is the answer.
-    Tool,
-    /// The schema only in the instructions; the answer is parsed and repaired.
-    Prompted,
-    /// Nothing about the answer's shape on the wire.
-    None,
-}
-
-impl OutputMode {
-    /// Every spelling, for error messages and docs.
-    pub const NAMES: &'static str = "auto, json_schema, json_object, tool, prompted, none";
-
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutputMode::Auto => "auto",
-            OutputMode::JsonSchema => "json_schema",
-            OutputMode::JsonObject => "json_object",
-            OutputMode::Tool => "tool",
-            OutputMode::Prompted => "prompted",
-            OutputMode::None => "none",
-        }
-    }
-
-    /// Parses a config spelling.
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            OutputMode::Auto,
-            OutputMode::JsonSchema,
-            OutputMode::JsonObject,
-            OutputMode::Tool,
-            OutputMode::Prompted,
-            OutputMode::None,
-        ]
-        .into_iter()
-        .find(|m| m.as_str() == text.trim())
-    }
-
-    /// Whether this mode constrains the server's decoding with a grammar (or the like).
-    fn is_grammar(self) -> bool {
-        matches!(self, OutputMode::JsonSchema | OutputMode::JsonObject)
-    }
-}
-
-impl fmt::Display for OutputMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How tools are offered.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolMode {
-    /// Native tool calling, prompted when the server refuses it.
-    #[default]
-    Auto,
-    /// The API's own `tools`.
-    Native,
-    /// The tool list and a JSON call format in the instructions; calls parsed from the text.
-    Prompted,
-}
-
-impl ToolMode {
-    /// Every spelling.
-    pub const NAMES: &'static str = "auto, native, prompted";
-
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolMode::Auto => "auto",
-            ToolMode::Native => "native",
-            ToolMode::Prompted => "prompted",
-        }
-    }
-
-    /// Parses a config spelling.
-    pub fn parse(text: &str) -> Option<Self> {
-        [ToolMode::Auto, ToolMode::Native, ToolMode::Prompted]
-            .into_iter()
-            .find(|m| m.as_str() == text.trim())
-    }
-}
-
-impl fmt::Display for ToolMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What a server refused, read from its error (`refusal.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Feature {
-    /// The structured-output parameter (`response_format`, `format`, the answer tool).
-    StructuredOutput,
-    /// Native tools.
-    Tools,
-}
-
-impl Feature {
-    /// A stable name for logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Feature::StructuredOutput => "structured output",
-            Feature::Tools => "tool calling",
-        }
-    }
-}
 
 /// The modes in force for one server+model: concrete, never `Auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -171,71 +44,37 @@ pub struct Modes {
     pub tools: ToolMode,
 }
 
-/// What a provider tells its caller when a refusal moved it to another mode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModeNotice {
-    /// The provider's kind.
-    pub provider: ProviderKind,
-    /// The model.
-    pub model: String,
-    /// What was refused.
-    pub feature: Feature,
-    /// The mode refused.
-    pub from: String,
-    /// The mode used from now on.
-    pub to: String,
-    /// The server's words (status and message, redacted and shortened).
-    pub reason: String,
-}
-
-impl fmt::Display for ModeNotice {
-    /// E.g. `the server refused structured output mode json_schema (HTTP 500: ...); using
-    /// json_object for gemma from now on`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the server refused {} mode {} ({}); using {} for {} from now on",
-            self.feature.as_str(),
-            self.from,
-            self.reason,
-            self.to,
-            self.model
-        )
-    }
-}
-
-/// The order `auto` tries output modes in, per kind (first = best).
-pub(crate) fn output_ladder(kind: ProviderKind) -> &'static [OutputMode] {
-    match kind {
-        ProviderKind::Openai => &[
-            OutputMode::JsonSchema,
-            OutputMode::Tool,
-            OutputMode::Prompted,
-        ],
-        ProviderKind::OpenaiCompatible => &[
-            OutputMode::JsonSchema,
-            OutputMode::JsonObject,
-            OutputMode::Tool,
-            OutputMode::Prompted,
-        ],
-        ProviderKind::Ollama => &[
-            OutputMode::JsonSchema,
-            OutputMode::JsonObject,
-            OutputMode::Prompted,
-        ],
-        ProviderKind::Anthropic => &[OutputMode::Tool, OutputMode::Prompted],
-    }
+/// What one kind of API can do about structured output, declared by its wire (`KindInfo`), so
+/// this module never needs to know which kinds exist.
+#[derive(Debug)]
+pub(crate) struct Capabilities {
+    /// The kind's name, part of the memory's key.
+    pub name: &'static str,
+    /// The order `auto` tries output modes in (first = best).
+    pub output_ladder: &'static [OutputMode],
+    /// The server constrains decoding to the schema (llama.cpp, vLLM, Ollama): enforcing it on
+    /// a turn with native tools locks the model out of them.
+    pub grammar: bool,
+    /// `json_schema` may be marked `strict` when the schema fits OpenAI's subset.
+    pub strict_subset: bool,
+    /// The API has `json_schema`/`json_object`-style modes (else `tool` stands in for them).
+    pub json_modes: bool,
+    /// The API can force an answer tool.
+    pub answer_tool: bool,
+    /// The answer tool's call is read back generically (`text_reply.rs`); `false` when the
+    /// wire reads it itself (Anthropic).
+    pub generic_answer_tool: bool,
 }
 
 /// The negotiated modes of one server+model, shared by every provider built for it.
 #[derive(Debug)]
 pub(crate) struct ModeCell {
-    kind: ProviderKind,
+    caps: &'static Capabilities,
     configured: (OutputMode, ToolMode),
     current: Mutex<Modes>,
 }
 
-type MemoryKey = (ProviderKind, String, String, OutputMode, ToolMode);
+type MemoryKey = (&'static str, String, String, OutputMode, ToolMode);
 
 /// The process-wide memory: one cell per kind + base URL + model + configured modes.
 static MEMORY: LazyLock<Mutex<HashMap<MemoryKey, Arc<ModeCell>>>> =
@@ -248,27 +87,33 @@ const MEMORY_CAPACITY: usize = 4096;
 impl ModeCell {
     /// The cell for this server+model, created on first use.
     pub(crate) fn shared(
-        kind: ProviderKind,
+        caps: &'static Capabilities,
         base_url: &str,
         model: &str,
         output: OutputMode,
         tools: ToolMode,
     ) -> Arc<ModeCell> {
-        let key = (kind, base_url.to_owned(), model.to_owned(), output, tools);
+        let key = (
+            caps.name,
+            base_url.to_owned(),
+            model.to_owned(),
+            output,
+            tools,
+        );
         let mut memory = MEMORY.lock().unwrap_or_else(PoisonError::into_inner);
         if memory.len() >= MEMORY_CAPACITY && !memory.contains_key(&key) {
             memory.clear();
         }
         memory
             .entry(key)
-            .or_insert_with(|| Arc::new(ModeCell::new(kind, output, tools)))
+            .or_insert_with(|| Arc::new(ModeCell::new(caps, output, tools)))
             .clone()
     }
 
-    fn new(kind: ProviderKind, output: OutputMode, tools: ToolMode) -> Self {
+    pub(crate) fn new(caps: &'static Capabilities, output: OutputMode, tools: ToolMode) -> Self {
         let start = Modes {
             output: match output {
-                OutputMode::Auto => output_ladder(kind)[0],
+                OutputMode::Auto => caps.output_ladder[0],
                 chosen => chosen,
             },
             tools: match tools {
@@ -277,7 +122,7 @@ impl ModeCell {
             },
         };
         ModeCell {
-            kind,
+            caps,
             configured: (output, tools),
             current: Mutex::new(start),
         }
@@ -288,7 +133,7 @@ impl ModeCell {
     pub(crate) fn current(&self, hint: Option<OutputMode>) -> Modes {
         let mut modes = *self.current.lock().unwrap_or_else(PoisonError::into_inner);
         if self.configured.0 == OutputMode::Auto
-            && modes.output == output_ladder(self.kind)[0]
+            && modes.output == self.caps.output_ladder[0]
             && let Some(hint) = hint.filter(|h| *h != OutputMode::Auto)
         {
             modes.output = hint;
@@ -312,7 +157,7 @@ impl ModeCell {
                 })?
             }
             Feature::StructuredOutput if self.configured.0 == OutputMode::Auto => {
-                let ladder = output_ladder(self.kind);
+                let ladder = self.caps.output_ladder;
                 let at = ladder.iter().position(|m| *m == tried.output);
                 let mut rest = ladder[at.map_or(0, |i| i + 1)..].iter().copied();
                 // Without native tools the answer tool cannot be used either.
@@ -367,15 +212,15 @@ impl TurnPlan {
 
     /// The plan of a server that accepts the kind's best modes (the fuzzing entries decode as
     /// such a provider would).
-    pub(crate) fn best_for(kind: ProviderKind, request: &ChatRequest) -> Self {
-        let modes = ModeCell::new(kind, OutputMode::Auto, ToolMode::Auto).current(None);
-        TurnPlan::new(kind, modes, request, || None)
+    pub(crate) fn best_for(caps: &'static Capabilities, request: &ChatRequest) -> Self {
+        let modes = ModeCell::new(caps, OutputMode::Auto, ToolMode::Auto).current(None);
+        TurnPlan::new(caps, modes, request, || None)
     }
 
-    /// The plan for `request` under `modes` on a server of `kind`. `union` builds the
+    /// The plan for `request` under `modes` on a server with `caps`. `union` builds the
     /// prompted-tools union schema when it is needed.
     pub(crate) fn new(
-        kind: ProviderKind,
+        caps: &Capabilities,
         modes: Modes,
         request: &ChatRequest,
         union: impl FnOnce() -> Option<ResponseSchema>,
@@ -383,13 +228,10 @@ impl TurnPlan {
         let has_tools = !request.tools.is_empty();
         let prompted_tools = has_tools && modes.tools == ToolMode::Prompted;
         // Which mechanisms this kind has (a hand-set mode it lacks falls back to the nearest).
-        let output = match (kind, modes.output) {
-            (ProviderKind::Anthropic, OutputMode::JsonSchema | OutputMode::JsonObject) => {
-                OutputMode::Tool
-            }
-            (ProviderKind::Ollama, OutputMode::Tool) => OutputMode::Prompted,
-            (_, OutputMode::Tool) if prompted_tools => OutputMode::Prompted,
-            (_, mode) => mode,
+        let output = match modes.output {
+            OutputMode::JsonSchema | OutputMode::JsonObject if !caps.json_modes => OutputMode::Tool,
+            OutputMode::Tool if !caps.answer_tool || prompted_tools => OutputMode::Prompted,
+            mode => mode,
         };
         let mut plan = TurnPlan {
             output: OutputMode::None,
@@ -415,19 +257,19 @@ impl TurnPlan {
             OutputMode::Tool => true,
             // OpenAI's models choose between tools and the schema; a grammar cannot.
             OutputMode::JsonSchema | OutputMode::JsonObject => {
-                kind == ProviderKind::Openai || !has_tools || request.phase == TurnPhase::Answer
+                !caps.grammar || !has_tools || request.phase == TurnPhase::Answer
             }
             _ => false,
         };
         if enforce {
             plan.output = output;
-            plan.strict = kind == ProviderKind::Openai
+            plan.strict = caps.strict_subset
                 && output == OutputMode::JsonSchema
                 && crate::strict_schema::fits_strict_subset(&schema.schema);
             plan.schema = Some(schema.clone());
             // Anthropic's wire wraps and unwraps its own answer tool.
             if output == OutputMode::Tool
-                && kind != ProviderKind::Anthropic
+                && caps.generic_answer_tool
                 && schema
                     .schema
                     .get("type")

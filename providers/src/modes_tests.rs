@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::kind::ProviderKind;
 use crate::shared_json::SharedJson;
 use crate::types::{ChatMessage, ToolSpec};
 
@@ -38,7 +39,9 @@ fn no_union() -> Option<ResponseSchema> {
 
 #[test]
 fn auto_starts_from_the_best_mode_of_each_kind() {
-    let cell = |kind| ModeCell::new(kind, OutputMode::Auto, ToolMode::Auto).current(None);
+    let cell = |kind: ProviderKind| {
+        ModeCell::new(kind.capabilities(), OutputMode::Auto, ToolMode::Auto).current(None)
+    };
     assert_eq!(
         cell(ProviderKind::OpenaiCompatible).output,
         OutputMode::JsonSchema
@@ -51,7 +54,7 @@ fn auto_starts_from_the_best_mode_of_each_kind() {
 #[test]
 fn a_refused_mode_steps_down_the_ladder_and_is_remembered() {
     let cell = ModeCell::new(
-        ProviderKind::OpenaiCompatible,
+        ProviderKind::OpenaiCompatible.capabilities(),
         OutputMode::Auto,
         ToolMode::Auto,
     );
@@ -75,7 +78,7 @@ fn a_refused_mode_steps_down_the_ladder_and_is_remembered() {
 #[test]
 fn a_mode_set_by_hand_is_never_changed_and_a_skill_hint_only_replaces_auto() {
     let fixed = ModeCell::new(
-        ProviderKind::OpenaiCompatible,
+        ProviderKind::OpenaiCompatible.capabilities(),
         OutputMode::JsonSchema,
         ToolMode::Native,
     );
@@ -84,7 +87,7 @@ fn a_mode_set_by_hand_is_never_changed_and_a_skill_hint_only_replaces_auto() {
     assert_eq!(fixed.step_down(now, Feature::StructuredOutput), None);
     assert_eq!(fixed.step_down(now, Feature::Tools), None);
     let auto = ModeCell::new(
-        ProviderKind::OpenaiCompatible,
+        ProviderKind::OpenaiCompatible.capabilities(),
         OutputMode::Auto,
         ToolMode::Auto,
     );
@@ -96,7 +99,7 @@ fn a_mode_set_by_hand_is_never_changed_and_a_skill_hint_only_replaces_auto() {
 
 #[test]
 fn a_grammar_server_with_native_tools_enforces_the_schema_only_when_the_answer_is_due() {
-    let kind = ProviderKind::OpenaiCompatible;
+    let kind = ProviderKind::OpenaiCompatible.capabilities();
     let m = modes(OutputMode::JsonSchema, ToolMode::Native);
     let open = TurnPlan::new(kind, m, &request(true, TurnPhase::Open), no_union);
     assert_eq!(open.output, OutputMode::None, "tools stay reachable");
@@ -108,7 +111,7 @@ fn a_grammar_server_with_native_tools_enforces_the_schema_only_when_the_answer_i
     assert!(!no_tools.strict, "strict only on OpenAI itself");
     // OpenAI itself keeps tools and the schema apart: enforced every turn, strict when it fits.
     let openai = TurnPlan::new(
-        ProviderKind::Openai,
+        ProviderKind::Openai.capabilities(),
         m,
         &request(true, TurnPhase::Open),
         no_union,
@@ -119,7 +122,7 @@ fn a_grammar_server_with_native_tools_enforces_the_schema_only_when_the_answer_i
 
 #[test]
 fn prompted_tools_constrain_the_turn_to_the_union_where_the_server_has_a_json_mode() {
-    let kind = ProviderKind::OpenaiCompatible;
+    let kind = ProviderKind::OpenaiCompatible.capabilities();
     let union = || {
         Some(ResponseSchema {
             name: "u".into(),
@@ -144,7 +147,7 @@ fn prompted_tools_constrain_the_turn_to_the_union_where_the_server_has_a_json_mo
 fn kinds_without_a_mechanism_fall_back_to_the_nearest() {
     let m = modes(OutputMode::JsonSchema, ToolMode::Native);
     let anthropic = TurnPlan::new(
-        ProviderKind::Anthropic,
+        ProviderKind::Anthropic.capabilities(),
         m,
         &request(true, TurnPhase::Open),
         no_union,
@@ -152,7 +155,7 @@ fn kinds_without_a_mechanism_fall_back_to_the_nearest() {
     assert_eq!(anthropic.output, OutputMode::Tool);
     let tool = modes(OutputMode::Tool, ToolMode::Native);
     let ollama = TurnPlan::new(
-        ProviderKind::Ollama,
+        ProviderKind::Ollama.capabilities(),
         tool,
         &request(false, TurnPhase::Open),
         no_union,

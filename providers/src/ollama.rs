@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ProviderError;
-use crate::modes::{OutputMode, TurnPlan};
+use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::openai::tool_result_text;
 use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope};
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
@@ -32,6 +32,20 @@ impl Wire for Ollama {
         default_base_url: Some("http://127.0.0.1:11434"),
         requires_key: false,
         conventional_key_env: None,
+        modes: Capabilities {
+            name: "ollama",
+            output_ladder: &[
+                OutputMode::JsonSchema,
+                OutputMode::JsonObject,
+                OutputMode::Prompted,
+            ],
+            grammar: true,
+            strict_subset: false,
+            json_modes: true,
+            // No `tool_choice`: an answer tool cannot be forced.
+            answer_tool: false,
+            generic_answer_tool: false,
+        },
     };
     const FRAMING: Framing = Framing::Ndjson;
     const PATH: &'static str = "/api/chat";

@@ -19,7 +19,7 @@ use async_openai::types::chat::{
 };
 
 use crate::error::ProviderError;
-use crate::modes::TurnPlan;
+use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::openai_request::ChatCompletionBody;
 use crate::transport::{TrackingSink, in_band_error, parse_error_envelope};
 use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
@@ -41,6 +41,20 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
             default_base_url: Some("https://api.openai.com/v1"),
             requires_key: true,
             conventional_key_env: Some("OPENAI_API_KEY"),
+            modes: Capabilities {
+                name: "openai",
+                output_ladder: &[
+                    OutputMode::JsonSchema,
+                    OutputMode::Tool,
+                    OutputMode::Prompted,
+                ],
+                // OpenAI's models choose between the tools and the schema.
+                grammar: false,
+                strict_subset: true,
+                json_modes: true,
+                answer_tool: true,
+                generic_answer_tool: true,
+            },
         }
     } else {
         KindInfo {
@@ -48,6 +62,20 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
             default_base_url: None,
             requires_key: false,
             conventional_key_env: None,
+            modes: Capabilities {
+                name: "openai-compatible",
+                output_ladder: &[
+                    OutputMode::JsonSchema,
+                    OutputMode::JsonObject,
+                    OutputMode::Tool,
+                    OutputMode::Prompted,
+                ],
+                grammar: true,
+                strict_subset: false,
+                json_modes: true,
+                answer_tool: true,
+                generic_answer_tool: true,
+            },
         }
     };
     const FRAMING: Framing = Framing::Sse;

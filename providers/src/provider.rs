@@ -4,6 +4,7 @@
 //! Wire details live in the provider modules; retrying lives in `retry.rs`. This module is only
 //! the contract the engine programs against.
 
+use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -12,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::kind::ProviderKind;
+use crate::mode_names::Feature;
 use crate::types::StreamSink;
 use crate::types::{ChatRequest, ChatResponse};
 
@@ -78,6 +80,39 @@ impl std::fmt::Display for RetryNotice {
     }
 }
 
+/// What a provider tells its caller when a refusal moved it to another mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeNotice {
+    /// The provider's kind.
+    pub provider: ProviderKind,
+    /// The model.
+    pub model: String,
+    /// What was refused.
+    pub feature: Feature,
+    /// The mode refused.
+    pub from: String,
+    /// The mode used from now on.
+    pub to: String,
+    /// The server's words (status and message, redacted and shortened).
+    pub reason: String,
+}
+
+impl fmt::Display for ModeNotice {
+    /// E.g. `the server refused structured output mode json_schema (HTTP 500: ...); using
+    /// json_object for gemma from now on`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the server refused {} mode {} ({}); using {} for {} from now on",
+            self.feature.as_str(),
+            self.from,
+            self.reason,
+            self.to,
+            self.model
+        )
+    }
+}
+
 /// Told about every retry, e.g. so the engine can emit a `log` event.
 pub trait RetryObserver: Send + Sync {
     /// Called before the policy sleeps `notice.wait` and tries again.
@@ -85,7 +120,7 @@ pub trait RetryObserver: Send + Sync {
 
     /// Called when the server refused a structured-output or tool mode and the turn is tried
     /// again in the next one (remembered for the server+model from then on).
-    fn mode_changed(&self, notice: &crate::modes::ModeNotice) {
+    fn mode_changed(&self, notice: &ModeNotice) {
         let _ = notice;
     }
 }

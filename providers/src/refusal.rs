@@ -9,7 +9,7 @@
 //!
 //! Not here: choosing the next mode.
 
-use crate::modes::Feature;
+use crate::mode_names::Feature;
 
 /// What one attempt sent that a server could refuse.
 #[derive(Debug, Clone, Copy, Default)]

@@ -35,7 +35,7 @@ pub struct ChatRequest {
     /// The skill's preferred structured-output mode, used when the provider's own setting is
     /// `auto` (a hint: a mode the server refuses is still stepped down from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_mode_hint: Option<crate::modes::OutputMode>,
+    pub output_mode_hint: Option<crate::mode_names::OutputMode>,
 }
 
 /// Where in a run a turn is, as far as the provider needs to know.

@@ -14,7 +14,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ProviderError;
-use crate::modes::TurnPlan;
+use crate::modes::{Capabilities, TurnPlan};
 use crate::transport::{ErrorBody, TrackingSink, bearer_auth};
 use crate::types::{ChatRequest, ChatResponse, Hints};
 
@@ -47,6 +47,8 @@ pub(crate) struct KindInfo {
     /// The environment variable an ad-hoc provider of this kind conventionally reads its key
     /// from (e.g. `OPENAI_API_KEY`).
     pub conventional_key_env: Option<&'static str>,
+    /// What the API can do about structured output (the negotiation reads it).
+    pub modes: Capabilities,
 }
 
 /// How a streamed response is cut into events.

@@ -87,6 +87,15 @@ impl Wire for TextOnly {
         default_base_url: None,
         requires_key: false,
         conventional_key_env: None,
+        modes: crate::modes::Capabilities {
+            name: "text-only",
+            output_ladder: &[crate::modes::OutputMode::Prompted],
+            grammar: false,
+            strict_subset: false,
+            json_modes: false,
+            answer_tool: false,
+            generic_answer_tool: false,
+        },
     };
     const FRAMING: Framing = Framing::Ndjson;
     const PATH: &'static str = "/api/chat";
