@@ -198,8 +198,9 @@ impl RealServer {
         let mut accepted = 0;
         let mut refused = Vec::new();
         for line in log.lines() {
-            if line.contains("POST /v1/chat/completions") {
-                // uvicorn: `"POST /v1/chat/completions HTTP/1.1" 200 OK`.
+            if line.contains("\"POST /v1/chat/completions HTTP/") {
+                // uvicorn's access line: `"POST /v1/chat/completions HTTP/1.1" 200 OK` (a
+                // traceback's lines that quote the route are not requests).
                 if line.contains("\" 200") {
                     accepted += 1;
                 } else {
