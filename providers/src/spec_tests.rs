@@ -172,3 +172,31 @@ fn debug_and_serialize_redact_key_and_header_values() {
     }
     assert!(json.contains("\"api_key\":\"[REDACTED]\""), "{json}");
 }
+
+#[test]
+fn the_modes_are_read_and_an_unknown_mode_names_the_known_ones() {
+    use crate::modes::{OutputMode, ToolMode};
+    let spec = parse(
+        "openai-compatible",
+        json!({"model": "m", "base_url": "http://h/v1", "structured_output": "json_object",
+               "tool_calling": "prompted"}),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (spec.output_mode, spec.tool_mode),
+        (OutputMode::JsonObject, ToolMode::Prompted)
+    );
+    for (key, value, says) in [
+        ("structured_output", json!("grammar"), "auto, json_schema"),
+        ("tool_calling", json!("loud"), "auto, native, prompted"),
+        ("tool_calling", json!(true), "expected a string"),
+    ] {
+        let mut config = json!({"model": "m", "base_url": "http://h/v1"});
+        config[key] = value;
+        let err = parse("openai-compatible", config, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key) && err.contains(says), "{err}");
+    }
+}

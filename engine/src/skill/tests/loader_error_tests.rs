@@ -413,3 +413,26 @@ fn display_is_file_location_reason() {
         "skills/s/SKILL.md:frontmatter.name: bad (line 2, column 7)"
     );
 }
+
+#[test]
+fn an_unknown_structured_output_hint_names_the_modes() {
+    let root = tempfile::tempdir().unwrap();
+    let md = manifest("s", &["a2e-structured-output: grammar"], "x");
+    let dir = write_skill(root.path(), "s", &md, &[]);
+    let problems = crate::skill::load_skill_dir(&dir, "user").unwrap_err();
+    let problem = problems
+        .iter()
+        .find(|p| p.location == "metadata.a2e-structured-output")
+        .expect("the key is named");
+    assert!(
+        problem.reason.contains("json_object") && problem.reason.contains("\"grammar\""),
+        "{problem}"
+    );
+    let fine = manifest("s", &["a2e-structured-output: prompted"], "x");
+    let dir = write_skill(root.path(), "s", &fine, &[]);
+    let skill = crate::skill::load_skill_dir(&dir, "user").unwrap();
+    assert_eq!(
+        skill.hints.structured_output,
+        Some(skillet_providers::OutputMode::Prompted)
+    );
+}
