@@ -87,21 +87,10 @@ fn too_large(response: SkillCallResponse, size: usize, max_payload: usize) -> Sk
     );
     let duration_ms = response.data.as_ref().map_or(0, |r| r.duration_ms);
     let usage = response.data.and_then(|r| r.usage);
-    SkillCallResponse::result(
-        response.req_id,
-        response.name,
-        SkillResult {
-            success: false,
-            data: None,
-            summary: None,
-            truncated: true,
-            error: Some(message),
-            error_code: Some(ErrorCode::SkillError),
-            duration_ms,
-            events: Vec::new(),
-            usage,
-        },
-    )
+    let mut result = SkillResult::failure(ErrorCode::SkillError, message, duration_ms);
+    result.truncated = true;
+    result.usage = usage;
+    SkillCallResponse::result(response.req_id, response.name, result)
 }
 
 /// The answer that replaces one whose store failed permanently.
@@ -110,23 +99,11 @@ pub(crate) fn unstorable(
     error: &super::error::NatsError,
 ) -> SkillCallResponse {
     let duration_ms = response.data.as_ref().map_or(0, |r| r.duration_ms);
-    SkillCallResponse::result(
-        response.req_id,
-        response.name,
-        SkillResult {
-            success: false,
-            data: None,
-            summary: None,
-            truncated: true,
-            error: Some(format!(
-                "the skill ran, but its answer cannot be stored ({error}); it is not run again"
-            )),
-            error_code: Some(ErrorCode::RuntimeError),
-            duration_ms,
-            events: Vec::new(),
-            usage: None,
-        },
-    )
+    let message =
+        format!("the skill ran, but its answer cannot be stored ({error}); it is not run again");
+    let mut result = SkillResult::failure(ErrorCode::RuntimeError, message, duration_ms);
+    result.truncated = true;
+    SkillCallResponse::result(response.req_id, response.name, result)
 }
 
 #[cfg(test)]
