@@ -19,7 +19,7 @@ SKILLET=${SKILLET:-$TARGET/release/skillet}
 
 if [[ -z "${NO_BUILD:-}" && "$SKILLET" == "$TARGET/release/skillet" ]]; then
   echo "== build (release: skillet)"
-  cargo build --release -p skillet-engine --bin skillet
+  cargo build --release -p skillet --bin skillet
 fi
 
 WORK=$(mktemp -d)

@@ -16,7 +16,7 @@ if [[ -n "${QUICK:-}" ]]; then N=200; N10K=1000; C10K=1000; else N=2000; N10K=10
 mkdir -p "$OUT"
 
 echo "== build (release: skillet-bench, and skillet for wire/stdio)"
-cargo build --release -p skillet-bench -p skillet-engine --bin skillet-bench --bin skillet
+cargo build --release -p skillet-bench -p skillet --bin skillet-bench --bin skillet
 BIN="$TARGET/release/skillet-bench"
 
 {

@@ -1,7 +1,7 @@
 //! Micro-benchmarks of the engine's per-call and per-turn hot paths (criterion): template
 //! render, output-schema validation of a typical answer, event encoding, A2E message decode,
 //! encoding a final response, the bench skill's recorded 3-turn answer (encode, decode) and its
-//! recorded third-turn chat body (`serde_json` against `skillet_providers::json_writer`).
+//! recorded third-turn chat body (`serde_json` against `skillet_json`).
 //! Manifest load + compile is `engine/benches/load_skills.rs`
 //! (`cargo bench -p skillet-engine --bench load_skills`).
 //!
@@ -161,14 +161,14 @@ const CHAT_BODY_TURN_3: &str = include_str!("chat-body-turn-3.json");
 fn request_body(c: &mut Criterion) {
     let body: Value = serde_json::from_str(CHAT_BODY_TURN_3).expect("the recorded body parses");
     assert_eq!(
-        skillet_providers::json_writer::to_vec(&body).unwrap(),
+        skillet_json::to_vec(&body).unwrap(),
         serde_json::to_vec(&body).unwrap()
     );
     c.bench_function("chat_body_serde_json", |b| {
         b.iter(|| serde_json::to_vec(black_box(&body)))
     });
     c.bench_function("chat_body_json_writer", |b| {
-        b.iter(|| skillet_providers::json_writer::to_vec(black_box(&body)))
+        b.iter(|| skillet_json::to_vec(black_box(&body)))
     });
     // The same body with a 16 KB prose system prompt (real skills' instructions run to
     // kilobytes).
@@ -183,7 +183,7 @@ fn request_body(c: &mut Criterion) {
         b.iter(|| serde_json::to_vec(black_box(&long)))
     });
     c.bench_function("chat_body_16k_prompt_json_writer", |b| {
-        b.iter(|| skillet_providers::json_writer::to_vec(black_box(&long)))
+        b.iter(|| skillet_json::to_vec(black_box(&long)))
     });
 }
 

@@ -3,7 +3,7 @@
 //! limit as large as the run's concurrency.
 //!
 //! The binary is `--skillet PATH`, else `skillet` next to this binary (cargo puts both in
-//! `target/<profile>/`: build it with `cargo build --release -p skillet-engine --bin skillet`).
+//! `target/<profile>/`: build it with `cargo build --release -p skillet --bin skillet`).
 //!
 //! Not here: the driver and the answer check (`modes`).
 
@@ -31,7 +31,7 @@ pub fn find_skillet(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     let beside = exe.with_file_name("skillet");
     anyhow::ensure!(
         beside.is_file(),
-        "no skillet binary at {}; build it with `cargo build --release -p skillet-engine \
+        "no skillet binary at {}; build it with `cargo build --release -p skillet \
          --bin skillet` (same profile as skillet-bench) or pass --skillet PATH",
         beside.display()
     );

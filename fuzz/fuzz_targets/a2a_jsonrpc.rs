@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
-use skillet_engine::host::a2a::fuzzing::decode_request;
-use skillet_engine::host::a2a::input::SkillIndex;
+use skillet_host::a2a::fuzzing::decode_request;
+use skillet_host::a2a::input::SkillIndex;
 use skillet_engine::run::Executor;
 use skillet_engine::skill::{Registry, load_skill_dir};
 

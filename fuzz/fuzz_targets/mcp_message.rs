@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skillet_engine::host::mcp::fuzzing::{Decoded, decode_client_message};
+use skillet_host::mcp::fuzzing::{Decoded, decode_client_message};
 use skillet_engine::protocol::{Message, decode, encode};
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use skillet_engine::config::Config;
+use skillet_cli::config::Config;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -220,14 +220,12 @@ impl<W: Wire> HttpProvider<W> {
         run_with_retries(self.spec.kind, &self.spec.retry, options, |_| {
             // Encoded per attempt (the body borrows the request): no copy of the bytes is held
             // while the call waits for its answer, only in case a retry needs them.
-            let bytes = crate::json_writer::to_vec(body)
-                .map(Bytes::from)
-                .map_err(|e| {
-                    ProviderError::new(
-                        ProviderErrorKind::BadRequest,
-                        format!("the request cannot be encoded: {e}"),
-                    )
-                });
+            let bytes = skillet_json::to_vec(body).map(Bytes::from).map_err(|e| {
+                ProviderError::new(
+                    ProviderErrorKind::BadRequest,
+                    format!("the request cannot be encoded: {e}"),
+                )
+            });
             async move {
                 self.attempt(bytes?, state, sent, options_ref)
                     .await

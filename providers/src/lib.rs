@@ -66,7 +66,8 @@ mod frames;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http_provider;
-pub mod json_writer;
+#[cfg(test)]
+mod json_writer_tests;
 mod kind;
 mod mode_names;
 mod modes;

@@ -56,14 +56,7 @@ pub fn binaries() -> &'static (PathBuf, PathBuf) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = std::process::Command::new(cargo);
         build
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "skillet-engine",
-                "--bin",
-                "skillet",
-            ])
+            .args(["build", "--quiet", "-p", "skillet", "--bin", "skillet"])
             .args(["-p", "mock-llm", "--bin", "mock-llm"])
             .env("CARGO_TARGET_DIR", target_dir)
             .current_dir(repo_root());

@@ -10,7 +10,7 @@
 //! fails when `CI` is set and is skipped loudly otherwise. The `Origin` check needs no Python.
 
 // Shared with the engine's tests: the `skillet serve --http` builder.
-#[path = "../../engine/tests/serve_support/mod.rs"]
+#[path = "../../cli/tests/serve_support/mod.rs"]
 mod serve_support;
 
 use std::path::{Path, PathBuf};

@@ -36,10 +36,7 @@ pub fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String 
     text
 }
 
-/// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
-/// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default
-/// tool input, an A2A text part) uses this one name.
-pub const PROMPT_ARGUMENT: &str = "prompt";
+pub use skillet_protocol::PROMPT_ARGUMENT;
 
 /// The first user message for `arguments` (see the module docs for the rule).
 pub fn first_user_message(arguments: &Map<String, Value>) -> String {

@@ -23,10 +23,6 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::Router;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -232,20 +228,6 @@ pub fn get() -> &'static Metrics {
 /// Counts a call refused at the concurrent-call limit (for the transports).
 pub fn admission_refused() {
     get().admission_refusals.inc();
-}
-
-/// A router serving `GET /metrics`, to merge into a transport's router.
-pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new().route("/metrics", routing::get(serve_metrics))
-}
-
-async fn serve_metrics() -> Response {
-    let mut response = (StatusCode::OK, get().render()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
-    );
-    response
 }
 
 #[cfg(test)]

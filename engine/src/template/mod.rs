@@ -302,7 +302,7 @@ fn write_value(out: &mut String, value: &Value) {
 
 /// A JSON value's kind as a noun phrase for messages (`a string`, `an array`, `null`). The one
 /// spelling for the engine: the MCP tool arguments check and the CLI's argument parsing use it.
-pub(crate) fn json_kind(value: &Value) -> &'static str {
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

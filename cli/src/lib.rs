@@ -1,0 +1,182 @@
+//! # skillet
+//!
+//! The `skillet` binary: its command line, `skillet.toml` (`config`), the embedded mock model
+//! (`embedded`), trace export and log format (`telemetry`), and its host assembly. The binary's
+//! `main` only sets the allocator and calls [`main`]; this library half exists so the tests and
+//! the fuzz targets reach the same code.
+//!
+//! The command line: argument parsing (`args`), host assembly from `skillet.toml`
+//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`, `eval`),
+//! the live progress display (`progress`), exit codes (`exit`) and the redacted log output
+//! (`logging`).
+//!
+//! ```text
+//! skillet [--skills-dir DIR]... [--config FILE] [--provider NAME] [--model MODEL]
+//!         [--base-url URL] [-v|-q]... [--log-format text|json] <COMMAND>
+//!
+//!   run SKILL [--args JSON|@FILE] [--json] [--timeout SECONDS]
+//!   discover [--tag TAG]... [--category CATEGORY]... [--json] [--nats URL]
+//!   validate DIR... [--strict]
+//!   serve (--stdio | --mcp | --http [ADDR] | --nats [URL])
+//!   call SKILL --nats [URL] [--args JSON|@FILE] [--json] [--id ID] [--timeout SECONDS]
+//!   card [--url URL]
+//!   toolkits [--json]
+//!   eval SKILL [--model MODEL]... [--repeat N] [--concurrency N] [--case NAME]...
+//!        [--json-out FILE] [--junit FILE] [--timeout SECONDS]
+//! ```
+//!
+//! stdout carries only a command's result; notices, progress and logs go to stderr.
+
+pub mod args;
+mod card;
+pub mod config;
+pub mod console;
+mod discover;
+pub mod embedded;
+mod eval;
+pub mod exit;
+pub mod logging;
+mod nats;
+pub mod progress;
+mod run;
+mod runtime;
+mod serve;
+pub mod setup;
+mod std_pipes;
+pub mod telemetry;
+mod toolkits;
+mod validate;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+use exit::{Failure, Outcome};
+use setup::Console;
+
+/// The binary's entry point: parses the command line, runs the command, returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let console = Console {
+        quiet: cli.global.quiet,
+        verbose: cli.global.verbose,
+    };
+    // Read here for the runtime's size and the telemetry settings; a config that does not load
+    // is reported by the command itself.
+    let config = setup::load_config(&cli.global).ok();
+    let configured_workers = config.as_ref().and_then(|c| c.server.worker_threads);
+    let runtime = match runtime::build(&cli, configured_workers) {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("skillet: {e}");
+            return Outcome::Setup.into();
+        }
+    };
+    let telemetry = config.map(|c| c.telemetry).unwrap_or_default();
+    let export = init_tracing(console, &cli.global, &telemetry, runtime.handle());
+    tracing::debug!(
+        worker_threads = runtime.metrics().num_workers(),
+        "async runtime started"
+    );
+    let result = runtime.block_on(dispatch(&cli, console));
+    if let Some(export) = export {
+        // Flushes the spans still queued (bounded by the export timeout).
+        export.shutdown();
+    }
+    // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
+        Ok(outcome) => outcome.into(),
+        Err(Failure { outcome, message }) => {
+            eprintln!("skillet: {message}");
+            outcome.into()
+        }
+    }
+}
+
+async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
+    let global = &cli.global;
+    if global.models.len() > 1 && !matches!(cli.command, Command::Eval(_)) {
+        return Err(Failure::usage(
+            "--model: given more than once; only `eval` runs several models",
+        ));
+    }
+    match &cli.command {
+        Command::Run(args) => run::run(global, args, console).await,
+        Command::Discover(args) if args.nats.is_some() => {
+            nats::discover(global, args, console).await
+        }
+        Command::Discover(args) => discover::discover(global, args, console).await,
+        Command::Validate(args) => validate::validate(args, global, console),
+        Command::Serve(args) if args.nats.is_some() => nats::serve(global, args, console).await,
+        Command::Serve(args) => serve::serve(global, args, console).await,
+        Command::Call(args) => nats::call(global, args, console).await,
+
+        Command::Card(args) => card::card(global, args, console).await,
+        Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
+        Command::Eval(args) => eval::eval(global, args, console).await,
+    }
+}
+
+/// Logs go to stderr (`--log-format`); `RUST_LOG` wins over `-v`/`-q`. Spans also go to an
+/// OTLP collector when `[telemetry]` or `OTEL_EXPORTER_OTLP_ENDPOINT` names one (independent of
+/// the log level). A bad telemetry setting is a warning, never a failed command.
+fn init_tracing(
+    console: Console,
+    global: &args::GlobalArgs,
+    telemetry: &crate::telemetry::TelemetryConfig,
+    runtime: &tokio::runtime::Handle,
+) -> Option<crate::telemetry::otlp::OtlpExport> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    // The level, `RUST_LOG` and the caps on third-party targets that print raw provider bytes.
+    let filter = logging::filter(console, std::env::var("RUST_LOG").ok().as_deref());
+    let (otel, export) = match crate::telemetry::otlp::start(telemetry, runtime.clone()) {
+        Ok(Some((layer, export))) => (Some(layer), Some(export)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            console.warn(format!("telemetry: {e}; traces are not exported"));
+            (None, None)
+        }
+    };
+    let logs = crate::telemetry::logs::stderr_layer(global.log_format, logging::redacting_stderr)
+        .with_filter(filter);
+    // Without an exporter the stack is the filtered log layer alone: an absent (`None`) layer
+    // would declare interest in every callsite, so every span and event below the log level
+    // would still be built and then discarded.
+    let _ = match otel {
+        Some(otel) => tracing_subscriber::registry()
+            .with(logs)
+            .with(otel)
+            .try_init(),
+        None => tracing_subscriber::registry().with(logs).try_init(),
+    };
+    export
+}
+
+/// Completes on SIGTERM or SIGINT (Ctrl-C).
+pub(crate) async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

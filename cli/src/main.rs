@@ -1,0 +1,16 @@
+//! The `skillet` command-line interface; everything lives in the `skillet_cli` library.
+//! This file only picks the global allocator, mimalloc, and turns transparent huge pages off,
+//! both chosen by measurement (BENCHMARKS.md,
+//! "2026-12-01: allocator, borrowed request bodies, batched stdio writes").
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> std::process::ExitCode {
+    // Transparent huge pages off for this process: mimalloc reserves its arenas aligned, and
+    // with THP (`always` on many hosts) each touched arena region becomes resident in 2 MiB
+    // pages. Off, 4,000 calls in flight peak at 239 MiB instead of 303 (BENCHMARKS.md). A
+    // kernel without the flag just keeps THP.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
+    skillet_cli::main()
+}

@@ -1,0 +1,155 @@
+//! The NATS commands: `skillet serve --nats [URL]` (a worker on the JetStream call queue),
+//! `skillet call SKILL --nats [URL]` (one call on the workers, live progress on stderr, the
+//! result on stdout like `run`) and `skillet discover --nats URL` (the workers' skills).
+//!
+//! Not here: the worker and client themselves (`host::nats`).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::args::{CallArgs, DiscoverArgs, GlobalArgs, ServeArgs};
+use super::exit::{Failure, Outcome};
+use super::progress::{DisplayMode, Progress};
+use super::run::{parse_arguments, print_response};
+use super::setup::{self, Console};
+use super::shutdown_signal;
+use crate::config::NatsOptions;
+use skillet_host::core::HostCore;
+use skillet_host::nats::{self, NatsClient, NatsWorker};
+use skillet_protocol::{Message, SkillCallRequest, SkillDiscoverRequest};
+
+/// How long `call` waits for an answer when neither `--timeout` nor the call sets a limit.
+const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(600);
+
+/// How long `discover --nats` waits for a worker.
+const DISCOVER_WAIT: Duration = Duration::from_secs(10);
+
+/// `[nats]` with the command line's URL (empty: the configured one).
+fn nats_config(global: &GlobalArgs, url: Option<&str>) -> Result<NatsOptions, Failure> {
+    Ok(with_url(setup::load_config(global)?.nats, url))
+}
+
+/// `config` with the command line's URL, when one was given.
+fn with_url(mut config: NatsOptions, url: Option<&str>) -> NatsOptions {
+    if let Some(url) = url.filter(|u| !u.is_empty()) {
+        config.url = url.to_owned();
+    }
+    config
+}
+
+/// `skillet serve --nats [URL]`: runs until SIGTERM/SIGINT, then finishes, answers and acks
+/// every call it took.
+pub async fn serve(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let parts = setup::load_parts(global, console, None).await?;
+    let config = with_url(parts.config.nats.clone(), args.nats.as_deref());
+    if parts.skills.is_empty() {
+        console.warn("no skills loaded; every call will be answered unknown_skill");
+    }
+    let (default, mock) = setup::start_serving_model(&parts, console).await?;
+    let executor = setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+    let core = HostCore::new(Arc::new(executor), config.concurrency);
+    let name = format!("skillet-worker-{}", std::process::id());
+    let client = nats::connect(&config, &name)
+        .await
+        .map_err(Failure::setup)?;
+    let worker = NatsWorker::bind(client, core, &config, &name, parts.config.server.grace())
+        .await
+        .map_err(Failure::setup)?;
+    console.notice(format!(
+        "worker {name} pulling calls from {} (stream {}, consumer {}, concurrency {})",
+        nats::connect::redacted_url(&config.url),
+        config.stream,
+        config.consumer,
+        config.concurrency
+    ));
+    worker
+        .run(shutdown_signal())
+        .await
+        .map_err(Failure::setup)?;
+    parts.tools.shutdown_toolkits().await;
+    drop(mock);
+    Ok(Outcome::Success)
+}
+
+/// `skillet call SKILL --nats [URL]`.
+pub async fn call(
+    global: &GlobalArgs,
+    args: &CallArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let arguments = parse_arguments(&args.args)?;
+    let config = nats_config(global, args.nats.as_deref())?;
+    let mut request = SkillCallRequest::new(&args.skill, arguments);
+    if let Some(id) = &args.id {
+        request.id = id.clone();
+    }
+    request.timeout = args.timeout.unwrap_or(0);
+    request.streaming = true;
+    let wait = args
+        .timeout
+        .map(|s| Duration::from_secs(s.saturating_add(30)))
+        .unwrap_or(DEFAULT_CALL_WAIT);
+    let client = NatsClient::connect(&config).await.map_err(Failure::setup)?;
+    let progress = Progress::start(
+        DisplayMode::detect(console.quiet > 0),
+        &args.skill,
+        console.verbose,
+    );
+    let outcome = tokio::select! {
+        result = client.call(&request, Some(progress.sink()), wait) => Some(result),
+        () = shutdown_signal() => None,
+    };
+    progress.finish();
+    match outcome {
+        None => {
+            console.notice(format!(
+                "interrupted; the call {} goes on on the workers (its answer is stored under that id)",
+                request.id
+            ));
+            Ok(Outcome::Interrupted)
+        }
+        Some(Err(e)) => Err(Failure::setup(e)),
+        Some(Ok(response)) => {
+            print_response(&response, args.json, console);
+            Ok(Outcome::of_response(&response))
+        }
+    }
+}
+
+/// `skillet discover --nats URL`.
+pub async fn discover(
+    global: &GlobalArgs,
+    args: &DiscoverArgs,
+    _console: Console,
+) -> Result<Outcome, Failure> {
+    let config = nats_config(global, args.nats.as_deref())?;
+    let client = NatsClient::connect(&config).await.map_err(Failure::setup)?;
+    let request = SkillDiscoverRequest {
+        filter_tags: args.tags.clone(),
+        filter_categories: args.categories.clone(),
+        ..Default::default()
+    };
+    let response = client
+        .discover(&request, DISCOVER_WAIT)
+        .await
+        .map_err(Failure::setup)?;
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let line = skillet_protocol::encode(&Message::DiscoverResponse(response));
+        let _ = writeln!(stdout, "{line}");
+        return Ok(Outcome::Success);
+    }
+    for skill in &response.skills {
+        let _ = writeln!(
+            stdout,
+            "{}  {}  {:?}\n    {}",
+            skill.name, skill.version, skill.status, skill.description
+        );
+    }
+    Ok(Outcome::Success)
+}

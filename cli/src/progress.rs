@@ -1,0 +1,154 @@
+//! Live display of a `skillet run`: on a terminal, an indicatif bar with the turn, status and
+//! progress, and log lines above it; otherwise plain `[kind] text` lines. Both go to stderr, so
+//! stdout carries only the result.
+//!
+//! Events arrive on runtime threads through [`EventSink`]; drawing happens on a dedicated OS
+//! thread so terminal writes never block the runtime.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use skillet_engine::events::EventSink;
+use skillet_protocol::{EventPayload, SkillEvent};
+
+/// How events are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisplayMode {
+    /// A live bar (stderr is a terminal).
+    Bar,
+    /// One line per event.
+    Lines,
+    /// Nothing (`-q`).
+    Silent,
+}
+
+impl DisplayMode {
+    /// The mode for this process: silent when `quiet`, a bar on a terminal, else lines.
+    pub fn detect(quiet: bool) -> Self {
+        if quiet {
+            DisplayMode::Silent
+        } else if std::io::stderr().is_terminal() {
+            DisplayMode::Bar
+        } else {
+            DisplayMode::Lines
+        }
+    }
+}
+
+/// The running display; [`Progress::finish`] clears the bar and waits for the drawing thread.
+#[derive(Debug)]
+pub struct Progress {
+    sender: Option<Sender<SkillEvent>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct ChannelSink(Sender<SkillEvent>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: &SkillEvent) {
+        // The display thread outlives every sink; a send fails only if it died, and then the
+        // events are still collected in the result.
+        let _ = self.0.send(event.clone());
+    }
+}
+
+impl Progress {
+    /// Starts displaying events of skill `skill`; `verbose` > 0 also shows `debug`/`info` logs.
+    pub fn start(mode: DisplayMode, skill: &str, verbose: u8) -> Self {
+        let (sender, receiver) = mpsc::channel();
+        let skill = skill.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("skillet-progress".into())
+            .spawn(move || draw(mode, &skill, verbose, receiver))
+            .ok();
+        Progress {
+            sender: Some(sender),
+            thread,
+        }
+    }
+
+    /// The sink to hand to the call.
+    pub fn sink(&self) -> Arc<dyn EventSink> {
+        let sender = self.sender.clone().unwrap_or_else(|| mpsc::channel().0);
+        Arc::new(ChannelSink(sender))
+    }
+
+    /// Stops the display (after the call ended and every sink was dropped).
+    pub fn finish(mut self) {
+        self.sender = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent>) {
+    let bar = (mode == DisplayMode::Bar).then(|| {
+        let bar = ProgressBar::with_draw_target(Some(100), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{spinner:.cyan} {prefix:.bold} [{bar:24.cyan/blue}] {pos:>3}% {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_prefix(skill.to_owned());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    });
+    let mut status = String::from("starting");
+    let mut detail = String::new();
+    let mut stderr = std::io::stderr();
+    while let Ok(event) = events.recv() {
+        let line = match &event.payload {
+            EventPayload::Status { message } => {
+                status.clone_from(message);
+                format!("[status] {message}")
+            }
+            EventPayload::Progress { pct, message } => {
+                detail.clone_from(message);
+                if let Some(bar) = &bar {
+                    bar.set_position(u64::from(*pct));
+                }
+                format!("[progress {pct:>3}%] {message}")
+            }
+            EventPayload::Log { level, message } => {
+                let shown = verbose > 0 || matches!(level.as_str(), "warn" | "warning" | "error");
+                if !shown {
+                    continue;
+                }
+                format!("[log {level}] {message}")
+            }
+            EventPayload::Artifact { name, chunk, .. } => {
+                if verbose < 2 {
+                    continue;
+                }
+                format!("[artifact {name}] {chunk}")
+            }
+        };
+        match (&bar, mode) {
+            (Some(bar), _) => {
+                if !line.starts_with("[status]") && !line.starts_with("[progress") {
+                    bar.println(format!("  {line}"));
+                }
+                let message = if detail.is_empty() {
+                    status.clone()
+                } else {
+                    format!("{status} · {detail}")
+                };
+                bar.set_message(message);
+            }
+            (None, DisplayMode::Lines) => {
+                let _ = writeln!(stderr, "{line}");
+            }
+            (None, _) => {}
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+}

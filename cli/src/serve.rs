@@ -1,0 +1,165 @@
+//! `skillet serve --stdio | --mcp | --http [ADDR]`: serves A2E (stdio), MCP (stdio) or, over
+//! HTTP, A2E (`/a2e`), MCP (`/mcp`) and the A2A JSON-RPC binding (`/a2a`, unless `[a2a] jsonrpc =
+//! false`) to agent hosts until end of input (stdio) or SIGTERM/SIGINT, answering every call in
+//! flight before exiting 0. All transports of one process share one [`HostCore`] (one
+//! concurrency limit).
+//!
+//! With no provider configured it runs on the embedded mock-llm (every skill's
+//! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
+//! the wire; a configured provider always wins.
+
+use std::sync::Arc;
+
+use super::args::{GlobalArgs, ServeArgs};
+use super::exit::{Failure, Outcome};
+use super::setup::{self, Console};
+use super::{shutdown_signal, std_pipes};
+use skillet_engine::service::SkillService;
+use skillet_host::a2a;
+use skillet_host::core::HostCore;
+use skillet_host::endpoint::Endpoint;
+use skillet_host::http::{self, HttpOptions};
+use skillet_host::listener::ConnectionLimits;
+use skillet_host::mcp::{self, McpHttpOptions, McpLimits};
+use skillet_host::stdio::{self, StdioOptions};
+
+/// Runs the command.
+pub async fn serve(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+    console: Console,
+) -> Result<Outcome, Failure> {
+    let http_addr = args.http_addr().map_err(Failure::usage)?;
+    let parts = setup::load_parts(global, console, None).await?;
+    if parts.skills.is_empty() {
+        console.warn("no skills loaded; discover will be empty and every call unknown_skill");
+    }
+    let (default, mock) = setup::start_serving_model(&parts, console).await?;
+    let server = parts.config.server.clone();
+    match http_addr {
+        None if args.mcp => {
+            let executor =
+                setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+            let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            tracing::info!(skills = parts.skills.len(), "serving MCP on stdio");
+            let (input, output, _blocking_again) = std_pipes::open();
+            // On a worker, as A2E's stdio below: the session's messages and its calls then
+            // share the worker's queue instead of waking it from `main`'s thread for each one.
+            tokio::spawn(mcp::serve_stream(
+                core,
+                input,
+                output,
+                server.grace(),
+                server.max_message_bytes,
+                shutdown_signal(),
+            ))
+            .await
+            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?
+            .map_err(|e| Failure::setup(format!("MCP on stdio: {e}")))?;
+        }
+        None => {
+            let executor =
+                setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
+            let endpoint =
+                Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            let options = StdioOptions {
+                max_line_bytes: server.max_message_bytes,
+                grace: server.grace(),
+            };
+            tracing::info!(skills = parts.skills.len(), "serving A2E on stdio");
+            let (input, output, _blocking_again) = std_pipes::open();
+            // On a worker, not on the thread blocked in `main`: a call spawned from a worker
+            // starts on that worker's queue, without waking another thread for each line.
+            tokio::spawn(stdio::serve(
+                endpoint,
+                input,
+                output,
+                options,
+                shutdown_signal(),
+            ))
+            .await
+            .map_err(|e| Failure::setup(format!("stdio transport: {e}")))?
+            .map_err(|e| Failure::setup(format!("stdout: {e}")))?;
+        }
+        Some(addr) => {
+            let addr = addr.unwrap_or(server.http_listen);
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
+            let local = listener
+                .local_addr()
+                .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
+            let url = format!("http://{local}/a2e");
+            let identity = parts.config.card.identity(Some(&url));
+            let executor = setup::build_executor(&parts, Some(default), identity)?;
+            let a2a_config = &parts.config.a2a;
+            let a2a_url = a2a_config
+                .url
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}{}", a2a::http::JSONRPC_PATH));
+            let mut service: Arc<dyn SkillService> = Arc::new(executor);
+            if a2a_config.jsonrpc {
+                service = Arc::new(a2a::A2aCardService::new(
+                    service,
+                    &a2a_url,
+                    a2a_config.provider.clone(),
+                ));
+            }
+            let core = HostCore::new(service, server.max_concurrent_calls);
+            let endpoint = Endpoint::from_core(core.clone());
+            let a2a_routes = if a2a_config.jsonrpc {
+                let limits = a2a::StoreLimits {
+                    max_tasks: a2a_config.max_tasks,
+                    max_bytes: a2a_config.max_task_bytes,
+                    ttl: a2a_config.task_ttl(),
+                };
+                console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
+                a2a::router(core.clone(), limits, server.max_message_bytes)
+            } else {
+                axum::Router::new()
+            };
+            let options = HttpOptions {
+                max_body_bytes: server.max_message_bytes,
+                grace: server.grace(),
+                connections: ConnectionLimits {
+                    max_connections: server.max_connections,
+                    header_read_timeout: server.header_read_timeout(),
+                    idle_timeout: server.idle_timeout(),
+                    body_read_timeout: server.body_read_timeout(),
+                },
+            };
+            let mcp_stop = tokio_util::sync::CancellationToken::new();
+            let mcp_routes = mcp::http_router(
+                &core,
+                &McpHttpOptions {
+                    max_body_bytes: server.max_message_bytes,
+                    allowed_hosts: server.mcp_allowed_hosts.clone(),
+                    allowed_origins: server.mcp_allowed_origins.clone(),
+                    limits: McpLimits {
+                        max_sessions: server.mcp_max_sessions,
+                        max_streams: server.mcp_max_streams,
+                        max_streams_per_session: server.mcp_max_streams_per_session,
+                    }
+                    .for_connections(options.connections.effective_max_connections()),
+                },
+                mcp_stop.clone(),
+            );
+            console.notice(format!(
+                "serving A2E on {url} and MCP on http://{local}/mcp (agent card: http://{local}/.well-known/agent-card.json)"
+            ));
+            let served = http::serve_with(
+                listener,
+                endpoint,
+                options,
+                mcp_routes.merge(a2a_routes),
+                shutdown_signal(),
+            )
+            .await;
+            mcp_stop.cancel();
+            served.map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
+        }
+    }
+    parts.tools.shutdown_toolkits().await;
+    drop(mock);
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,268 @@
+//! Assembling a host from the command line and `skillet.toml`: configuration, skills, tools,
+//! the model (a configured provider or the embedded mock) and the executor. Shared by `run`,
+//! `discover`, `serve` and `card`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::args::GlobalArgs;
+use super::exit::Failure;
+use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
+
+use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
+use crate::embedded::EmbeddedMock;
+use skillet_engine::files::FileSupport;
+use skillet_engine::run::{CardIdentity, Executor, HostEndpoint};
+use skillet_engine::sandboxed::{CommandTool, PluginHost};
+use skillet_engine::skill::{self, CompiledSkill, Registry};
+use skillet_engine::tools::{ToolRegistry, builtin};
+use skillet_protocol::LLMConfig;
+use skillet_providers::ProviderKind;
+use skillet_toolkits::mcp;
+
+pub use super::console::Console;
+
+/// Configuration, skills and tools, before a model is chosen.
+#[derive(Debug)]
+pub struct HostParts {
+    /// The configuration in force.
+    pub config: Config,
+    /// The loaded skills (dependency status resolved against `tools`).
+    pub skills: Arc<Registry>,
+    /// Built-in tools (and, later, configured ones).
+    pub tools: Arc<ToolRegistry>,
+    /// The provider choice from config and shortcuts.
+    pub choice: ProviderChoice,
+}
+
+/// Loads the configuration named by the global options.
+pub fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
+    Config::discover(global.config.as_deref()).map_err(Failure::setup)
+}
+
+/// The skill roots in force: `--skills-dir`, else the config's, else `./skills`; and whether
+/// they were named explicitly (a missing explicit root is an error, a missing default is not).
+pub fn skill_roots(global: &GlobalArgs, config: &Config) -> (Vec<PathBuf>, bool) {
+    if !global.skills_dirs.is_empty() {
+        (global.skills_dirs.clone(), true)
+    } else if !config.skills_dirs.is_empty() {
+        (config.skills_dirs.clone(), true)
+    } else {
+        (vec![PathBuf::from("skills")], false)
+    }
+}
+
+/// Loads configuration, skills and tools, starts the configured toolkits and plugins (their
+/// failures are warnings: skills that need them show as `Blocked`); `extra_skill` (a skill
+/// folder named on the command line) replaces the skill roots.
+pub async fn load_parts(
+    global: &GlobalArgs,
+    console: Console,
+    extra_skill: Option<CompiledSkill>,
+) -> Result<HostParts, Failure> {
+    let config = load_config(global)?;
+    let shortcuts = ProviderShortcuts {
+        provider: global.provider.clone(),
+        model: global.model(),
+        base_url: global.base_url.clone(),
+    };
+    let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
+    redact_configured_secrets(&config, &choice);
+    // Before the skills load: the platform probe forks, and a fork is cheaper while the
+    // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its
+    // children's wait on top; BENCHMARKS.md, "Loading 1,000 skills").
+    let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
+    let skills = Arc::new(Registry::new());
+    if let Some(skill) = extra_skill {
+        skills.register(skill).map_err(Failure::setup)?;
+    } else {
+        let (roots, explicit) = skill_roots(global, &config);
+        for root in roots {
+            load_root(&skills, &root, explicit, console)?;
+        }
+    }
+    if !config.tools.is_empty() || !config.plugins.is_empty() || config.skills.scripts.enabled {
+        // What isolation the sandboxed programs actually get on this machine.
+        tracing::info!("{}", backend.platform_report());
+    }
+    let tools = Arc::new(tool_registry(&config, &backend)?);
+    for failure in tools.start_toolkits().await {
+        console.warn(failure);
+    }
+    for (name, plugin) in &config.plugins {
+        match PluginHost::start(name.clone(), plugin.clone(), Arc::clone(&backend)).await {
+            Ok(host) => {
+                for refused in host.register_into(&skills) {
+                    console.warn(format!("plugins.{name}: {refused}"));
+                }
+            }
+            Err(e) => console.warn(format!("plugins.{name}: {e}")),
+        }
+    }
+    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
+        tools.toolkit_status(k).is_some_and(|s| s.is_usable())
+    });
+    judge_skill_providers(&skills, &config, &choice);
+    Ok(HostParts {
+        config,
+        skills,
+        tools,
+        choice,
+    })
+}
+
+/// Registers every secret the configuration names (`Config::register_secrets`) and the chosen
+/// provider's key with the process's redactor, so no log line, event or status can print them.
+fn redact_configured_secrets(config: &Config, choice: &ProviderChoice) {
+    let redactor = &*super::logging::REDACTOR;
+    config.register_secrets(redactor);
+    if let ProviderChoice::Real { config, .. } = choice
+        && let Some(var) = config.provider_credentials.get("api_key_env")
+    {
+        redactor.add_env(secrecy::ExposeSecret::expose_secret(var));
+    }
+}
+
+/// Marks the skills whose own provider settings `[skill_provider]` does not allow `Blocked`,
+/// judged against the chosen provider (the embedded mock is an `openai-compatible` endpoint), so
+/// every command (`discover`, `card`, ...) shows them as a served host would. Building the
+/// executor judges again against the running model.
+fn judge_skill_providers(skills: &Registry, config: &Config, choice: &ProviderChoice) {
+    let host = match choice {
+        ProviderChoice::Real { config, .. } => HostEndpoint::of_config(config),
+        ProviderChoice::EmbeddedMock { .. } => {
+            Some(HostEndpoint::default_for(ProviderKind::OpenaiCompatible))
+        }
+    };
+    skills.resolve_providers(&|skill| {
+        let llm_config = skill.definition.llm_config.as_ref()?;
+        let denial = config
+            .skill_provider
+            .admit(llm_config, host.as_ref())
+            .err()?;
+        Some(format!("provider: {denial}"))
+    });
+}
+
+fn load_root(
+    skills: &Registry,
+    root: &Path,
+    explicit: bool,
+    console: Console,
+) -> Result<(), Failure> {
+    if !root.is_dir() {
+        if explicit {
+            return Err(Failure::setup(format!(
+                "{}: not a directory of skills",
+                root.display()
+            )));
+        }
+        console.warn(format!(
+            "{}: no skills directory here; use --skills-dir DIR",
+            root.display()
+        ));
+        return Ok(());
+    }
+    let report = skill::load_skills_root(root, "project");
+    for problem in &report.errors {
+        console.warn(format!("skipped: {problem}"));
+    }
+    for refused in skills.register_all(report.skills) {
+        console.warn(refused);
+    }
+    Ok(())
+}
+
+/// The tools the binary offers: the built-ins, the configured command tools (sandboxed) and
+/// MCP toolkits (not started yet).
+fn tool_registry(
+    config: &Config,
+    backend: &Arc<dyn SandboxBackend>,
+) -> Result<ToolRegistry, Failure> {
+    let mut tools = ToolRegistry::new();
+    for tool in builtin::all() {
+        tools.register_tool(tool).map_err(Failure::setup)?;
+    }
+    for (name, tool) in &config.tools {
+        let ToolConfig::Command(command) = tool;
+        let tool = CommandTool::new(name.clone(), command.clone(), Arc::clone(backend))
+            .map_err(|e| Failure::setup(format!("{}: tools.{name}: {e}", config.origin())))?;
+        tools
+            .register_tool(Arc::new(tool))
+            .map_err(|e| Failure::setup(format!("{}: tools.{name}: {e}", config.origin())))?;
+    }
+    for (name, toolkit) in &config.toolkits {
+        let ToolkitConfig::Mcp(mcp) = toolkit;
+        tools
+            .register_toolkit(mcp::build(name, mcp.clone()))
+            .map_err(|e| Failure::setup(format!("{}: toolkits.{name}: {e}", config.origin())))?;
+    }
+    Ok(tools)
+}
+
+/// The running model: a configured provider's `LLMConfig`, or the embedded mock (kept alive by
+/// the returned handle, accepting what `[server] max_message_bytes` lets in) with
+/// `scenario_files` unless the configuration names its own scenario.
+pub async fn start_model(
+    parts: &HostParts,
+    scenario_files: Vec<PathBuf>,
+) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    let choice = &parts.choice;
+    match choice {
+        ProviderChoice::Real { config, .. } => Ok((config.clone(), None)),
+        ProviderChoice::EmbeddedMock { scenario, .. } => {
+            let files = match scenario {
+                Some(file) => vec![file.clone()],
+                None => scenario_files,
+            };
+            let max_message_bytes = parts.config.server.max_message_bytes;
+            let mock = EmbeddedMock::start(files, max_message_bytes)
+                .await
+                .map_err(Failure::setup)?;
+            Ok((mock.llm_config(), Some(mock)))
+        }
+    }
+}
+
+/// The model a server runs on: [`start_model`] with every loaded skill's `mock-scenario.yaml`
+/// (used only by the embedded mock), warning on stderr when it is the mock.
+pub async fn start_serving_model(
+    parts: &HostParts,
+    console: Console,
+) -> Result<(LLMConfig, Option<EmbeddedMock>), Failure> {
+    let scenarios: Vec<PathBuf> = parts
+        .skills
+        .skills()
+        .iter()
+        .filter_map(|s| s.dir.as_deref().and_then(crate::embedded::scenario_in))
+        .collect();
+    let (default, mock) = start_model(parts, scenarios).await?;
+    if let Some(mock) = &mock {
+        console.warn(mock.notice());
+    }
+    Ok((default, mock))
+}
+
+/// Builds the executor over `parts` with `default` as the host's model.
+pub fn build_executor(
+    parts: &HostParts,
+    default: Option<LLMConfig>,
+    identity: CardIdentity,
+) -> Result<Executor, Failure> {
+    let mut builder = Executor::builder()
+        .skills(Arc::clone(&parts.skills))
+        .tools(Arc::clone(&parts.tools))
+        .limits(parts.config.limits.clone())
+        .files(FileSupport::new(parts.config.skills.clone()))
+        .card_identity(identity)
+        .pricing(parts.config.pricing.clone())
+        .capture_content(parts.config.telemetry.capture_content);
+    if let Some(policy) = &parts.config.llm_override {
+        builder = builder.override_policy(policy.clone());
+    }
+    builder = builder.skill_provider_policy(parts.config.skill_provider.clone());
+    if let Some(default) = default {
+        builder = builder.default_llm(default);
+    }
+    builder.build().map_err(Failure::setup)
+}

@@ -1,0 +1,275 @@
+//! The MCP adapter against an rmcp client over an in-memory stream, with an in-test service
+//! whose skill can flip between `Published` and `Blocked`: `tools/list_changed` is sent when it
+//! flips, a `Blocked` skill is neither listed nor callable, and a call beyond the host's shared
+//! concurrency limit is a retryable `isError` result. (The official Python SDK tests of the
+//! same server are in `tests/tests/mcp_server_python.rs`.)
+
+mod host_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use skillet_engine::events::EventSink;
+use skillet_engine::service::SkillService;
+use skillet_host::HostCore;
+use skillet_host::mcp::serve_stream;
+use skillet_protocol::{
+    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse, SkillStatus,
+};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use host_support::{EchoService, echo_definition};
+
+/// The echo service, whose skill is `Blocked` while `blocked` is set.
+#[derive(Default)]
+struct SwitchableService {
+    echo: EchoService,
+    blocked: AtomicBool,
+}
+
+#[async_trait]
+impl SkillService for SwitchableService {
+    fn discover(&self, request: &SkillDiscoverRequest) -> SkillDiscoverResponse {
+        let mut skill = echo_definition();
+        if self.blocked.load(Ordering::SeqCst) {
+            skill.status = SkillStatus::Blocked;
+        }
+        SkillDiscoverResponse::new(&request.id, vec![skill])
+    }
+
+    async fn call(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> SkillCallResponse {
+        self.echo.call(request, events, cancel).await
+    }
+
+    fn agent_card(&self) -> Value {
+        self.echo.agent_card()
+    }
+}
+
+#[derive(Clone, Default)]
+struct Client {
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("test", "0"),
+        )
+        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+async fn connect(core: &HostCore) -> (RunningService<RoleClient, Client>, Client) {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(serve_stream(
+        core.clone(),
+        server_read,
+        server_write,
+        Duration::from_secs(1),
+        1 << 20,
+        std::future::pending(),
+    ));
+    let client = Client::default();
+    let running = client
+        .clone()
+        .serve(tokio::io::split(client_io))
+        .await
+        .expect("MCP handshake");
+    (running, client)
+}
+
+fn echo_call(delay_ms: u64) -> CallToolRequestParams {
+    let Value::Object(arguments) = json!({"delay_ms": delay_ms}) else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("echo").with_arguments(arguments)
+}
+
+#[tokio::test]
+async fn a_skill_that_becomes_blocked_is_announced_unlisted_and_uncallable() {
+    let service = Arc::new(SwitchableService::default());
+    let (client, events) = connect(&HostCore::new(service.clone(), 4)).await;
+    let tools = client.peer().list_all_tools().await.unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(),
+        ["echo"]
+    );
+    let ok = client.peer().call_tool(echo_call(0)).await.unwrap();
+    assert_eq!(ok.is_error, Some(false));
+    assert_eq!(ok.structured_content.unwrap()["delay_ms"], 0);
+
+    service.blocked.store(true, Ordering::SeqCst);
+    tokio::time::timeout(Duration::from_secs(10), events.tools_changed.notified())
+        .await
+        .expect("notifications/tools/list_changed within 10 s");
+    let tools = client.peer().list_all_tools().await.unwrap();
+    assert!(
+        tools.is_empty(),
+        "a Blocked skill is not offered: {tools:?}"
+    );
+    let refused = client.peer().call_tool(echo_call(0)).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("unknown tool"),
+        "calling a Blocked skill is an unknown tool: {refused}"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_call_beyond_the_concurrency_limit_is_a_retryable_error_result() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 1);
+    let (client, _events) = connect(&core).await;
+    let peer = client.peer().clone();
+    let slow = tokio::spawn(async move { peer.call_tool(echo_call(1500)).await });
+    // Wait until the slow call holds the only slot.
+    for _ in 0..1000 {
+        if core.in_flight() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(core.in_flight(), 1, "the slow call is running");
+    let busy = client.peer().call_tool(echo_call(0)).await.unwrap();
+    assert_eq!(busy.is_error, Some(true));
+    let meta = busy.meta.expect("_meta").0;
+    assert_eq!(meta["a2e_code"], "runtime_error");
+    assert_eq!(meta["retryable"], true);
+    let slow = slow.await.unwrap().unwrap();
+    assert_eq!(slow.is_error, Some(false), "the running call is unaffected");
+    assert_eq!(core.in_flight(), 0, "the slot is free again");
+    let _ = client.cancel().await;
+}
+
+/// A raw MCP session over an in-memory stream: JSON lines in, JSON lines out, and the server's
+/// task (to see that it is still running).
+struct RawSession {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RawSession {
+    fn start(core: &HostCore) -> Self {
+        Self::start_with(core, 1 << 20)
+    }
+
+    fn start_with(core: &HostCore, max_line_bytes: usize) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let server = tokio::spawn(serve_stream(
+            core.clone(),
+            server_read,
+            server_write,
+            Duration::from_secs(1),
+            max_line_bytes,
+            std::future::pending(),
+        ));
+        let (read, write) = tokio::io::split(client_io);
+        RawSession {
+            write,
+            lines: tokio::io::BufReader::new(read).lines(),
+            server,
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn answer(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("an answer within 30 s")
+            .unwrap()
+            .expect("the session is still open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn initialize_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// Issue 30: `serve --mcp` exited (code 5) when a notification arrived before `initialize`.
+#[tokio::test]
+async fn a_notification_before_initialize_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 7, "reason": "early"}}),
+        )
+        .await;
+    session.send(initialize_request()).await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    assert!(!session.server.is_finished());
+}
+
+/// Issue 30: a `tools/call` whose `arguments` is not an object got -32601 (method not found).
+#[tokio::test]
+async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start(&core);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": 5}}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+/// Issue 30: over stdio rmcp read lines up to its own 16 MiB, not `max_message_bytes`.
+#[tokio::test]
+async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+    let mut session = RawSession::start_with(&core, 4096);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                     "params": {"_meta": {"pad": "x".repeat(8192)}}}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
+        .await;
+    let answer = session.answer().await;
+    assert_eq!(answer["id"], 6, "the oversized line was read: {answer}");
+    assert!(!session.server.is_finished());
+}

@@ -1,0 +1,321 @@
+//! From an A2A message to a skill call: which skill (selection) and with which arguments.
+//!
+//! **Selection.** The skill is named by its card id under the metadata key [`SKILL_ID_KEY`]
+//! (`"skillId"`) of the message, or else of the `SendMessage` request; when the card lists
+//! exactly one skill, it is used without being named. Anything else is `-32602` naming the
+//! available ids.
+//!
+//! **Arguments.** The message must have exactly one part:
+//! - a `data` part: its value is the input object;
+//! - a `text` part: the input of a skill without input schema (a plain Agent Skills skill) is
+//!   `{"prompt": TEXT}`; a skill whose input has one string property to fill (its only required
+//!   property, or its only property) gets `{PROPERTY: TEXT}`; any other skill rejects text;
+//! - `raw` / `url` parts: `-32005` content type not supported.
+//!
+//! The result is validated against the skill's input schema (compiled once, when the index is
+//! built); violations are `-32602` with a `google.rpc.BadRequest` listing each one. The run
+//! loop validates again — this check only lets a bad message be refused before a task exists.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::jsonrpc::{RpcCode, RpcError};
+use super::wire::{Message, PartContent};
+use skillet_engine::schema::CompiledSchema;
+use skillet_engine::service::SkillService;
+use skillet_protocol::SkillDiscoverRequest;
+
+/// The metadata key that names the skill to run.
+pub const SKILL_ID_KEY: &str = "skillId";
+
+/// The argument a plain Agent Skills skill receives a text message as (the engine's one name).
+pub use skillet_protocol::PROMPT_ARGUMENT;
+
+/// Where a text part goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TextTarget {
+    /// `{"prompt": TEXT}` (no input schema).
+    Prompt,
+    /// `{PROPERTY: TEXT}`.
+    Property(String),
+    /// Text is not accepted.
+    Refused,
+}
+
+#[derive(Debug, Clone)]
+struct IndexedSkill {
+    /// The A2E skill name the call uses.
+    name: String,
+    schema: Option<CompiledSchema>,
+    text: TextTarget,
+}
+
+/// A resolved call: the A2E skill name and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillInvocation {
+    /// The card id the client named (or the only one).
+    pub skill_id: String,
+    /// The A2E skill name.
+    pub name: String,
+    /// The input object.
+    pub arguments: Map<String, Value>,
+}
+
+/// The card's skills by id, with their compiled input schemas. Built once per server.
+#[derive(Debug, Clone, Default)]
+pub struct SkillIndex {
+    skills: BTreeMap<String, IndexedSkill>,
+}
+
+impl SkillIndex {
+    /// Indexes the skills on `service`'s card (ids are the card's, names the A2E skill names).
+    pub fn build(service: &dyn SkillService) -> SkillIndex {
+        let card = service.agent_card();
+        let card_ids: Vec<String> = card
+            .get("skills")
+            .and_then(Value::as_array)
+            .map(|skills| {
+                skills
+                    .iter()
+                    .filter_map(|s| s.get("id").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let definitions = service.discover(&SkillDiscoverRequest::default()).skills;
+        let mut skills = BTreeMap::new();
+        for definition in definitions {
+            let id = definition
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("a2a"))
+                .and_then(|a2a| a2a.get("id"))
+                .and_then(Value::as_str)
+                .unwrap_or(&definition.name)
+                .to_owned();
+            if !card_ids.contains(&id) {
+                continue;
+            }
+            let source = Value::Object(definition.input_schema.clone());
+            let schema = if definition.input_schema.is_empty() {
+                None
+            } else {
+                CompiledSchema::compile(&source).ok()
+            };
+            let text = text_target(&definition.input_schema);
+            skills.insert(
+                id,
+                IndexedSkill {
+                    name: definition.name,
+                    schema,
+                    text,
+                },
+            );
+        }
+        SkillIndex { skills }
+    }
+
+    /// The card ids, sorted.
+    pub fn ids(&self) -> Vec<&str> {
+        self.skills.keys().map(String::as_str).collect()
+    }
+
+    /// Resolves `message` (with the request's `metadata`) to a call, or the error answering it.
+    pub fn resolve(
+        &self,
+        message: &Message,
+        request_metadata: Option<&Map<String, Value>>,
+    ) -> Result<SkillInvocation, RpcError> {
+        let (skill_id, skill) = self.select(message, request_metadata)?;
+        let arguments = arguments_for(skill_id, skill, message)?;
+        if let Some(schema) = &skill.schema {
+            let instance = Value::Object(arguments.clone());
+            if let Err(violations) = schema.validate(&instance) {
+                return Err(input_violations(skill_id, &violations));
+            }
+        }
+        Ok(SkillInvocation {
+            skill_id: skill_id.to_owned(),
+            name: skill.name.clone(),
+            arguments,
+        })
+    }
+
+    fn select<'a>(
+        &'a self,
+        message: &Message,
+        request_metadata: Option<&Map<String, Value>>,
+    ) -> Result<(&'a str, &'a IndexedSkill), RpcError> {
+        let named = [message.metadata.as_ref(), request_metadata]
+            .into_iter()
+            .flatten()
+            .find_map(|m| m.get(SKILL_ID_KEY));
+        let available = self.ids().join(", ");
+        match named {
+            Some(Value::String(id)) => self
+                .skills
+                .get_key_value(id.as_str())
+                .map(|(k, v)| (k.as_str(), v))
+                .ok_or_else(|| {
+                    RpcError::new(
+                        RpcCode::InvalidParams,
+                        format!("unknown skill {id:?}; available skill ids: {available}"),
+                    )
+                    .with_metadata("a2eCode", "unknown_skill")
+                }),
+            Some(_) => Err(RpcError::new(
+                RpcCode::InvalidParams,
+                format!(
+                    "metadata.{SKILL_ID_KEY} must be a string; available skill ids: {available}"
+                ),
+            )),
+            None if self.skills.len() == 1 => Ok(self
+                .skills
+                .iter()
+                .next()
+                .map(|(k, v)| (k.as_str(), v))
+                .expect("one skill")),
+            None => Err(RpcError::new(
+                RpcCode::InvalidParams,
+                format!(
+                    "name the skill to run in the message's metadata.{SKILL_ID_KEY}; available \
+                     skill ids: {available}"
+                ),
+            )),
+        }
+    }
+}
+
+fn arguments_for(
+    skill_id: &str,
+    skill: &IndexedSkill,
+    message: &Message,
+) -> Result<Map<String, Value>, RpcError> {
+    let [part] = message.parts.as_slice() else {
+        return Err(RpcError::new(
+            RpcCode::InvalidParams,
+            format!(
+                "the message has {} parts; send exactly one: a data part with the input object \
+                 or one text part",
+                message.parts.len()
+            ),
+        ));
+    };
+    let text = match &part.content {
+        PartContent::Raw(_) | PartContent::Url(_) => {
+            return Err(RpcError::new(
+                RpcCode::ContentTypeNotSupported,
+                format!(
+                    "skill {skill_id:?} takes a data part (application/json) or a text part, \
+                     not a file"
+                ),
+            ));
+        }
+        PartContent::Data(Value::Object(object)) => return Ok(object.clone()),
+        PartContent::Data(_) => {
+            return Err(RpcError::new(
+                RpcCode::InvalidParams,
+                "the data part must be a JSON object: the skill's input",
+            ));
+        }
+        PartContent::Text(text) => text,
+    };
+    let mut arguments = Map::new();
+    match &skill.text {
+        TextTarget::Prompt => {
+            arguments.insert(PROMPT_ARGUMENT.to_owned(), Value::String(text.clone()));
+        }
+        TextTarget::Property(property) => {
+            arguments.insert(property.clone(), Value::String(text.clone()));
+        }
+        TextTarget::Refused => {
+            let violations = skill
+                .schema
+                .as_ref()
+                .and_then(|s| s.validate(&Value::String(text.clone())).err())
+                .unwrap_or_default();
+            let mut error = input_violations(skill_id, &violations);
+            error.message = format!(
+                "skill {skill_id:?} takes a JSON object, not text: send a data part ({})",
+                error.message
+            );
+            return Err(error);
+        }
+    }
+    Ok(arguments)
+}
+
+fn input_violations(skill_id: &str, violations: &[skillet_engine::schema::Violation]) -> RpcError {
+    let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    RpcError::new(
+        RpcCode::InvalidParams,
+        format!(
+            "input of skill {skill_id:?} does not match its schema: {}",
+            listed.join("; ")
+        ),
+    )
+    .with_metadata("a2eCode", "schema_violation")
+    .with_violations(
+        violations
+            .iter()
+            .map(|v| (v.instance_path.clone(), v.message.clone()))
+            .collect(),
+    )
+}
+
+fn text_target(schema: &Map<String, Value>) -> TextTarget {
+    if schema.is_empty() {
+        return TextTarget::Prompt;
+    }
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return TextTarget::Refused;
+    };
+    let is_string = |name: &str| {
+        properties
+            .get(name)
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+            == Some("string")
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match (required.as_slice(), properties.len()) {
+        ([only], _) if is_string(only) => TextTarget::Property((*only).to_owned()),
+        ([], 1) => match properties.keys().next() {
+            Some(only) if is_string(only) => TextTarget::Property(only.clone()),
+            _ => TextTarget::Refused,
+        },
+        _ => TextTarget::Refused,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_goes_to_the_prompt_the_one_string_property_or_nowhere() {
+        assert_eq!(text_target(&Map::new()), TextTarget::Prompt);
+        let one_required = json!({"type": "object", "required": ["text"],
+            "properties": {"text": {"type": "string"}, "max_words": {"type": "integer"}}});
+        assert_eq!(
+            text_target(one_required.as_object().unwrap()),
+            TextTarget::Property("text".into())
+        );
+        let two_required = json!({"type": "object", "required": ["code", "language"],
+            "properties": {"code": {"type": "string"}, "language": {"type": "string"}}});
+        assert_eq!(
+            text_target(two_required.as_object().unwrap()),
+            TextTarget::Refused
+        );
+        let number = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        assert_eq!(
+            text_target(number.as_object().unwrap()),
+            TextTarget::Refused
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! [`A2aAdapter`]: the A2A methods mapped onto the host core — one decoded JSON-RPC request in,
+//! its [`Answer`] out.
+//!
+//! | method | answer |
+//! |---|---|
+//! | `SendMessage` | runs the selected skill as a new task and answers `{"task": Task}` when the task has ended (with `configuration.returnImmediately`: at once, in `TASK_STATE_WORKING`). A direct `Message` is never returned: every skill run is a task, so its output is always an artifact and can be read again with `GetTask`. |
+//! | `SendStreamingMessage` | the same run as an SSE stream: the `Task`, then its updates (see `projection`), ending after the terminal status |
+//! | `GetTask` | the task, with at most `historyLength` history messages |
+//! | `CancelTask` | cancels the run and answers the task once it ended (`TASK_STATE_CANCELED`); a finished task → `-32002` |
+//! | `SubscribeToTask` | a running task's stream: its current `Task`, then its later updates; a finished task → `-32004` |
+//! | `ListTasks` | `-32004` (not supported) |
+//! | `*TaskPushNotificationConfig*` | `-32003` (push notifications are not supported) |
+//! | `GetExtendedAgentCard` | `-32007` (there is no extended card) |
+//!
+//! Live updates: a task started by `SendStreamingMessage` or by `SendMessage` with
+//! `returnImmediately` runs in streaming mode (its working updates and text chunks reach the
+//! store and every subscriber); a task of a blocking `SendMessage` runs without live events —
+//! a `SubscribeToTask` on it sees the task and then only its end (output artifact, terminal
+//! status).
+//!
+//! A message with a `taskId` cannot continue a task (each task is one skill call): `-32004` for
+//! a known task, `-32001` for an unknown one. Admission (the concurrent-call limit), cancellation
+//! and the one answer per call are the [`HostCore`]'s; the task store keeps what the client can
+//! read back. A client that disconnects does not cancel its task (use `CancelTask`): the task
+//! stays readable with `GetTask` and `SubscribeToTask`.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::input::{SKILL_ID_KEY, SkillIndex};
+use super::jsonrpc::{RpcCode, RpcError, RpcRequest};
+use super::projection::{Projection, TaskEventSink};
+use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
+use super::wire::{
+    GetTaskParams, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
+    TaskStatus,
+};
+use crate::core::{CANCEL_GRACE, HostCore, Refusal};
+use skillet_engine::events::EventSink;
+use skillet_protocol::{SkillCallRequest, new_id};
+
+/// What a request is answered with.
+#[derive(Debug)]
+pub enum Answer {
+    /// One JSON-RPC result value.
+    Result(Value),
+    /// An SSE stream: `first`, then every update of `rest` until it ends.
+    Stream {
+        /// The first item (the task; boxed, it is large).
+        first: Box<StreamResponse>,
+        /// The later updates.
+        rest: Subscription,
+    },
+}
+
+/// The A2A adapter. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct A2aAdapter {
+    inner: Arc<AdapterInner>,
+}
+
+#[derive(Debug)]
+struct AdapterInner {
+    core: HostCore,
+    store: Arc<TaskStore>,
+    index: SkillIndex,
+}
+
+impl A2aAdapter {
+    /// An adapter running calls through `core`, keeping tasks in `store`.
+    pub fn new(core: HostCore, store: Arc<TaskStore>) -> A2aAdapter {
+        let index = SkillIndex::build(core.service().as_ref());
+        A2aAdapter {
+            inner: Arc::new(AdapterInner { core, store, index }),
+        }
+    }
+
+    /// The task store.
+    pub fn store(&self) -> &Arc<TaskStore> {
+        &self.inner.store
+    }
+
+    /// Answers one request.
+    pub async fn handle(&self, request: RpcRequest) -> Result<Answer, RpcError> {
+        match request.method.as_str() {
+            "SendMessage" => self.send(params(request.params)?, false).await,
+            "SendStreamingMessage" => self.send(params(request.params)?, true).await,
+            "GetTask" => self.get_task(params(request.params)?),
+            "CancelTask" => self.cancel_task(params(request.params)?).await,
+            "SubscribeToTask" => self.subscribe(params(request.params)?),
+            "ListTasks" => Err(RpcError::new(
+                RpcCode::UnsupportedOperation,
+                "ListTasks is not supported; keep the task ids SendMessage returns",
+            )),
+            "CreateTaskPushNotificationConfig"
+            | "GetTaskPushNotificationConfig"
+            | "ListTaskPushNotificationConfigs"
+            | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
+                RpcCode::PushNotificationNotSupported,
+                "push notifications are not supported; use SendStreamingMessage or SubscribeToTask",
+            )),
+            "GetExtendedAgentCard" => Err(RpcError::new(
+                RpcCode::ExtendedAgentCardNotConfigured,
+                "this agent has no extended card",
+            )),
+            other => Err(RpcError::new(
+                RpcCode::MethodNotFound,
+                format!("method {other:?} not found"),
+            )),
+        }
+    }
+
+    async fn send(&self, params: SendMessageParams, streaming: bool) -> Result<Answer, RpcError> {
+        let SendMessageParams {
+            message,
+            configuration,
+            metadata,
+        } = params;
+        let configuration = configuration.unwrap_or_default();
+        let history_length = history_length(configuration.history_length)?;
+        let accepted = &configuration.accepted_output_modes;
+        if !accepted.is_empty()
+            && !accepted
+                .iter()
+                .any(|m| matches!(m.as_str(), "application/json" | "*/*" | "application/*"))
+        {
+            return Err(RpcError::new(
+                RpcCode::ContentTypeNotSupported,
+                format!(
+                    "skill outputs are application/json data parts; acceptedOutputModes                      {accepted:?} excludes it"
+                ),
+            ));
+        }
+        if !message.task_id.is_empty() {
+            return Err(match self.inner.store.get(&message.task_id, Some(0)) {
+                Some(_) => RpcError::new(
+                    RpcCode::UnsupportedOperation,
+                    "a task runs one skill call and takes no further messages; send a new \
+                     message without taskId",
+                ),
+                None => RpcError::new(
+                    RpcCode::TaskNotFound,
+                    format!("task {:?} not found", message.task_id),
+                ),
+            });
+        }
+        let invocation = self.inner.index.resolve(&message, metadata.as_ref())?;
+        let admitted = self.inner.core.admit_anonymous().map_err(|refusal| {
+            let Refusal::Busy { max_calls } = refusal else {
+                return RpcError::new(RpcCode::Internal, "call refused");
+            };
+            RpcError::new(
+                RpcCode::Internal,
+                format!("host busy: {max_calls} calls already in flight; retry later"),
+            )
+            .with_metadata("a2eCode", "runtime_error")
+            .with_metadata("retryable", "true")
+        })?;
+        let task_id = new_id();
+        let context_id = if message.context_id.is_empty() {
+            new_id()
+        } else {
+            message.context_id.clone()
+        };
+        let mut user_message = message;
+        user_message.task_id.clone_from(&task_id);
+        user_message.context_id.clone_from(&context_id);
+        user_message.role = Role::User;
+        let mut task_metadata = Map::new();
+        task_metadata.insert(SKILL_ID_KEY.to_owned(), json!(invocation.skill_id));
+        let task = Task {
+            id: task_id.clone(),
+            context_id: context_id.clone(),
+            status: TaskStatus::now(TaskState::Working, None),
+            artifacts: Vec::new(),
+            history: vec![user_message],
+            metadata: Some(task_metadata),
+        };
+        let wait = !configuration.return_immediately;
+        let subscription = self
+            .inner
+            .store
+            .insert(task.clone(), admitted.cancel_token(), streaming || wait)
+            .map_err(|StoreFull { max_tasks }| {
+                RpcError::new(
+                    RpcCode::Internal,
+                    format!(
+                        "task store full: all {max_tasks} stored tasks are running; retry later"
+                    ),
+                )
+                .with_metadata("retryable", "true")
+            })?;
+        let projection = Projection {
+            task_id: task_id.clone(),
+            context_id: context_id.clone(),
+        };
+        let mut request = SkillCallRequest::new(invocation.name, invocation.arguments);
+        request.id.clone_from(&task_id);
+        request.correlation_id = context_id;
+        // Live events (and a streamed model answer) only when someone can watch them: a
+        // blocking SendMessage answers with the finished task, and the model's non-streaming
+        // path is much faster.
+        request.streaming = streaming || !wait;
+        let sink = Arc::new(TaskEventSink::new(
+            Arc::clone(&self.inner.store),
+            projection.clone(),
+        )) as Arc<dyn EventSink>;
+        let store = Arc::clone(&self.inner.store);
+        tracing::debug!(task_id = %task_id, skill = %invocation.skill_id, "A2A task started");
+        self.inner
+            .core
+            .spawn_call(admitted, request, Some(sink), move |response| {
+                let cancel_requested = store.cancel_requested(&projection.task_id);
+                for update in projection.outcome(&response, cancel_requested) {
+                    store.apply(&projection.task_id, update);
+                }
+            });
+        match (streaming, subscription) {
+            (true, Some(rest)) => Ok(Answer::Stream {
+                first: Box::new(StreamResponse::Task(task)),
+                rest,
+            }),
+            (_, Some(mut rest)) => {
+                while rest.recv().await.is_some() {}
+                let task = self
+                    .inner
+                    .store
+                    .final_snapshot(&task_id, history_length)
+                    .ok_or_else(|| gone(&task_id))?;
+                Ok(Answer::Result(json!({"task": task})))
+            }
+            (_, None) => {
+                let task = self
+                    .inner
+                    .store
+                    .final_snapshot(&task_id, history_length)
+                    .ok_or_else(|| gone(&task_id))?;
+                Ok(Answer::Result(json!({"task": task})))
+            }
+        }
+    }
+
+    fn get_task(&self, params: GetTaskParams) -> Result<Answer, RpcError> {
+        let history_length = history_length(params.history_length)?;
+        let task = self
+            .inner
+            .store
+            .get(&params.id, history_length)
+            .ok_or_else(|| not_found(&params.id))?;
+        Ok(Answer::Result(to_json(&task)))
+    }
+
+    async fn cancel_task(&self, params: TaskIdParams) -> Result<Answer, RpcError> {
+        match self.inner.store.request_cancel(&params.id) {
+            Ok(()) => {}
+            Err(CancelRefusal::NotFound) => return Err(not_found(&params.id)),
+            Err(CancelRefusal::Finished(state)) => {
+                return Err(RpcError::new(
+                    RpcCode::TaskNotCancelable,
+                    format!("task {:?} already ended ({})", params.id, state_name(state)),
+                ));
+            }
+        }
+        // The run answers promptly once cancelled; the core abandons (and answers for) a run
+        // that does not within its grace, so this wait is bounded either way.
+        if let Some((_, Some(mut rest))) = self.inner.store.subscribe(&params.id) {
+            let ended = async { while rest.recv().await.is_some() {} };
+            let _ = tokio::time::timeout(CANCEL_GRACE * 2, ended).await;
+        }
+        let task = self
+            .inner
+            .store
+            .final_snapshot(&params.id, None)
+            .ok_or_else(|| not_found(&params.id))?;
+        Ok(Answer::Result(to_json(&task)))
+    }
+
+    fn subscribe(&self, params: TaskIdParams) -> Result<Answer, RpcError> {
+        match self.inner.store.subscribe(&params.id) {
+            None => Err(not_found(&params.id)),
+            Some((task, None)) => Err(RpcError::new(
+                RpcCode::UnsupportedOperation,
+                format!(
+                    "task {:?} already ended ({}); read it with GetTask",
+                    params.id,
+                    state_name(task.status.state)
+                ),
+            )),
+            Some((task, Some(rest))) => Ok(Answer::Stream {
+                first: Box::new(StreamResponse::Task(task)),
+                rest,
+            }),
+        }
+    }
+}
+
+pub(super) fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    if !params.is_object() {
+        return Err(RpcError::new(
+            RpcCode::InvalidParams,
+            "`params` must be an object",
+        ));
+    }
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::new(RpcCode::InvalidParams, format!("invalid params: {e}")))
+}
+
+pub(super) fn history_length(requested: Option<i64>) -> Result<Option<usize>, RpcError> {
+    match requested {
+        None => Ok(None),
+        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
+            RpcError::new(
+                RpcCode::InvalidParams,
+                format!("historyLength must not be negative (got {n})"),
+            )
+        }),
+    }
+}
+
+fn not_found(id: &str) -> RpcError {
+    RpcError::new(RpcCode::TaskNotFound, format!("task {id:?} not found"))
+}
+
+fn gone(id: &str) -> RpcError {
+    RpcError::new(
+        RpcCode::Internal,
+        format!("task {id:?} ended but was evicted from the full task store before it was read"),
+    )
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn state_name(state: TaskState) -> String {
+    to_json(&state).as_str().unwrap_or("unknown").to_owned()
+}

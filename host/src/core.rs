@@ -1,0 +1,401 @@
+//! [`HostCore`]: the protocol-neutral heart every host adapter (A2E stdio, A2E HTTP, MCP, …) runs
+//! calls through.
+//!
+//! What lives here, once for every wire protocol:
+//! - **admission** — the concurrent-call limit ([`Refusal::Busy`], answered at once, never
+//!   queued) and the in-flight id rule ([`Refusal::DuplicateId`]: within one [`CallScope`], a
+//!   call id may be in flight once);
+//! - **cancellation** — per call (by id, [`CallScope::cancel`]) and for everything
+//!   ([`HostCore::cancel_all`]);
+//! - **shutdown/drain** — [`HostCore::drain`]: wait for calls, then cancel them, then abandon them;
+//! - **event fan-out** — a call's live events go to the adapter's [`EventSink`];
+//! - **one answer per call** — [`HostCore::spawn_call`] hands exactly one response to the
+//!   adapter's answer callback, even when the call's task is aborted or panics.
+//!
+//! Not here: decoding or framing bytes (the adapters: `endpoint`/`stdio`/`http` for A2E, `mcp`
+//! for MCP), and what a call *means* (the [`SkillService`], i.e. `run`). A call is described by
+//! a [`SkillCallRequest`] because that is the service contract's call type: an adapter builds one
+//! from skill name + arguments with [`SkillCallRequest::new`], without speaking A2E.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use skillet_engine::events::EventSink;
+use skillet_engine::service::SkillService;
+use skillet_protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse};
+
+/// Default number of calls one host runs at once.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
+
+/// How long cancelled calls get to answer before they are abandoned (and answered for).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// Why a call was not admitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The concurrent-call limit is reached (retryable).
+    Busy {
+        /// The limit.
+        max_calls: usize,
+    },
+    /// A call with this id is already in flight in the same scope.
+    DuplicateId(String),
+}
+
+impl Refusal {
+    /// The A2E error for this refusal: `runtime_error` (retryable) when busy, `invalid_message`
+    /// for a duplicate id. Other protocols map the same [`ErrorCode`].
+    pub fn to_protocol_error(&self) -> ProtocolError {
+        match self {
+            Refusal::Busy { max_calls } => ProtocolError::new(
+                ErrorCode::RuntimeError,
+                format!("host busy: {max_calls} calls already in flight; retry later"),
+            )
+            .with_retryable(true),
+            Refusal::DuplicateId(id) => ProtocolError::new(
+                ErrorCode::InvalidMessage,
+                format!("a call with id {id:?} is already in flight; use a fresh id per call"),
+            ),
+        }
+    }
+}
+
+/// Cheap to clone; clones share the service, the call limit, the shutdown token and the set of
+/// running calls.
+#[derive(Clone)]
+pub struct HostCore {
+    inner: Arc<CoreInner>,
+}
+
+struct CoreInner {
+    service: Arc<dyn SkillService>,
+    slots: Arc<Semaphore>,
+    max_calls: usize,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    /// Abort handles of running call tasks, to abandon them at the end of a drain.
+    running: Mutex<HashMap<u64, AbortHandle>>,
+    next_task: AtomicU64,
+}
+
+impl std::fmt::Debug for HostCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostCore")
+            .field("max_calls", &self.inner.max_calls)
+            .field("in_flight", &self.in_flight())
+            .finish()
+    }
+}
+
+/// An admitted call: holds its slot (freed on drop) and its cancellation token.
+#[derive(Debug)]
+pub struct Admitted {
+    permit: OwnedSemaphorePermit,
+    cancel: CancellationToken,
+    registration: Option<IdRegistration>,
+}
+
+impl Admitted {
+    /// The call's cancellation token (a child of the host's shutdown token).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+impl HostCore {
+    /// A core over `service` running at most `max_concurrent_calls` calls at once (at least one).
+    pub fn new(service: Arc<dyn SkillService>, max_concurrent_calls: usize) -> Self {
+        let max_calls = max_concurrent_calls.max(1);
+        HostCore {
+            inner: Arc::new(CoreInner {
+                service,
+                slots: Arc::new(Semaphore::new(max_calls)),
+                max_calls,
+                shutdown: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+                running: Mutex::new(HashMap::new()),
+                next_task: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The service behind this core.
+    pub fn service(&self) -> &Arc<dyn SkillService> {
+        &self.inner.service
+    }
+
+    /// Calls holding a slot now.
+    pub fn in_flight(&self) -> usize {
+        self.inner.max_calls - self.inner.slots.available_permits()
+    }
+
+    /// The most calls run at once.
+    pub fn max_concurrent_calls(&self) -> usize {
+        self.inner.max_calls
+    }
+
+    /// A fresh scope for call ids (one per connection or session).
+    pub fn scope(&self) -> CallScope {
+        CallScope {
+            core: self.clone(),
+            ids: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Reserves a slot for a call with no id to track (its adapter correlates it otherwise).
+    pub fn admit_anonymous(&self) -> Result<Admitted, Refusal> {
+        let permit = self.take_slot()?;
+        Ok(Admitted {
+            permit,
+            cancel: self.inner.shutdown.child_token(),
+            registration: None,
+        })
+    }
+
+    fn take_slot(&self) -> Result<OwnedSemaphorePermit, Refusal> {
+        Arc::clone(&self.inner.slots)
+            .try_acquire_owned()
+            .map_err(|_| {
+                // Counted here, once for every protocol's refusals.
+                skillet_engine::telemetry::metrics::admission_refused();
+                Refusal::Busy {
+                    max_calls: self.inner.max_calls,
+                }
+            })
+    }
+
+    /// Cancels every call in flight (and any admitted later). Cancelled calls still answer.
+    pub fn cancel_all(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Whether [`HostCore::cancel_all`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+
+    /// Runs an admitted call in its own task: live events go to `events` (when given and the
+    /// request asked for streaming), then `answer` receives exactly one response. If the task is
+    /// aborted or the service panics, `answer` receives a retryable `runtime_error` instead.
+    pub fn spawn_call<F>(
+        &self,
+        admitted: Admitted,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        answer: F,
+    ) where
+        F: FnOnce(SkillCallResponse) + Send + 'static,
+    {
+        let guard = AnswerGuard {
+            answer: Some(Box::new(answer)),
+            req_id: request.id.clone(),
+            name: request.name.clone(),
+        };
+        let service = Arc::clone(&self.inner.service);
+        let task_id = self.inner.next_task.fetch_add(1, Ordering::Relaxed);
+        let deregister = RunningEntry {
+            core: Arc::clone(&self.inner),
+            task_id,
+        };
+        let events = events.filter(|_| request.streaming);
+        let Admitted {
+            permit,
+            cancel,
+            registration,
+        } = admitted;
+        tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
+        // The lock is held across the spawn so the task cannot deregister before it registered.
+        let mut running = self
+            .inner
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let handle = self.inner.tracker.spawn(async move {
+            let _deregister = deregister;
+            let response = service.call(request, events, cancel).await;
+            // Free the slot and the id before answering, so a caller that sees the answer can
+            // reuse both at once.
+            drop(permit);
+            drop(registration);
+            guard.answer(response);
+        });
+        running.insert(task_id, handle.abort_handle());
+    }
+
+    /// Waits until every call has answered.
+    pub async fn wait_idle(&self) {
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+        self.inner.tracker.reopen();
+    }
+
+    /// Shutdown: calls get `grace` to finish, then are cancelled (they still answer) and get
+    /// [`CANCEL_GRACE`]; any still running after that is aborted, which answers for it with a
+    /// retryable `runtime_error`. Returns when every call has answered.
+    pub async fn drain(&self, grace: Duration) {
+        let tracker = &self.inner.tracker;
+        tracker.close();
+        if tokio::time::timeout(grace, tracker.wait()).await.is_err() {
+            tracing::warn!(
+                in_flight = self.in_flight(),
+                "grace period over; cancelling calls"
+            );
+            self.cancel_all();
+            if tokio::time::timeout(CANCEL_GRACE, tracker.wait())
+                .await
+                .is_err()
+            {
+                let handles: Vec<AbortHandle> = self
+                    .inner
+                    .running
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .values()
+                    .cloned()
+                    .collect();
+                for handle in handles {
+                    handle.abort();
+                }
+                tracker.wait().await;
+            }
+        }
+        tracker.reopen();
+    }
+}
+
+/// Removes a call task's abort handle when the task ends (also when it is aborted).
+struct RunningEntry {
+    core: Arc<CoreInner>,
+    task_id: u64,
+}
+
+impl Drop for RunningEntry {
+    fn drop(&mut self) {
+        self.core
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.task_id);
+    }
+}
+
+/// The ids in flight on one connection or session, with their cancellation tokens.
+#[derive(Clone, Debug)]
+pub struct CallScope {
+    core: HostCore,
+    ids: Arc<Mutex<HashMap<String, CancellationToken>>>,
+}
+
+impl CallScope {
+    /// The core this scope admits into.
+    pub fn core(&self) -> &HostCore {
+        &self.core
+    }
+
+    /// Admits the call `id`: refused when its id is in flight in this scope or all slots are
+    /// taken. The id is released when the call answers (or the [`Admitted`] is dropped).
+    pub fn admit(&self, id: &str) -> Result<Admitted, Refusal> {
+        let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        if ids.contains_key(id) {
+            return Err(Refusal::DuplicateId(id.to_owned()));
+        }
+        let permit = self.core.take_slot()?;
+        let cancel = self.core.inner.shutdown.child_token();
+        ids.insert(id.to_owned(), cancel.clone());
+        Ok(Admitted {
+            permit,
+            cancel,
+            registration: Some(IdRegistration {
+                ids: Arc::clone(&self.ids),
+                id: id.to_owned(),
+            }),
+        })
+    }
+
+    /// Cancels the call `id` in flight in this scope; false when there is none.
+    pub fn cancel(&self, id: &str) -> bool {
+        let ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        match ids.get(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every call of this scope (its connection or session ended).
+    pub fn cancel_all(&self) {
+        let ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        for token in ids.values() {
+            token.cancel();
+        }
+    }
+
+    /// Calls of this scope in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Holds a call's id in its scope until dropped.
+#[derive(Debug)]
+struct IdRegistration {
+    ids: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    id: String,
+}
+
+impl Drop for IdRegistration {
+    fn drop(&mut self) {
+        self.ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+type AnswerFn = Box<dyn FnOnce(SkillCallResponse) + Send>;
+
+/// Guarantees one answer per admitted call: if the call's task is dropped before it answered
+/// (abort at shutdown, a panic in the service), the drop answers with a retryable error.
+struct AnswerGuard {
+    answer: Option<AnswerFn>,
+    req_id: String,
+    name: String,
+}
+
+impl AnswerGuard {
+    fn answer(mut self, response: SkillCallResponse) {
+        if let Some(answer) = self.answer.take() {
+            answer(response);
+        }
+    }
+}
+
+impl Drop for AnswerGuard {
+    fn drop(&mut self) {
+        let Some(answer) = self.answer.take() else {
+            return;
+        };
+        let error = ProtocolError::new(
+            ErrorCode::RuntimeError,
+            "the call was abandoned before it finished (host shutting down or internal failure)",
+        )
+        .with_retryable(true);
+        answer(SkillCallResponse::rejected(
+            std::mem::take(&mut self.req_id),
+            std::mem::take(&mut self.name),
+            error,
+        ));
+    }
+}

@@ -1,0 +1,66 @@
+//! The fuzzing entry (`fuzz/mcp_message`): one message from an MCP client, decoded as our server
+//! decodes it — rmcp's client JSON-RPC message type, then, for a `tools/call`, our own mapping
+//! onto an A2E call ([`handler::skill_call`]) and the `_meta` progress token the event
+//! forwarder reads. Hidden from the docs; not an API.
+//!
+//! Not here: sessions, admission, running the call (`handler`, `serve`).
+
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage};
+
+use super::handler;
+use skillet_protocol::SkillCallRequest;
+
+/// What a decoded client message amounts to for us.
+#[derive(Debug)]
+pub enum Decoded {
+    /// Not a JSON-RPC message rmcp accepts from a client.
+    Rejected,
+    /// A message other than `tools/call` (rmcp answers or routes it).
+    Other,
+    /// A `tools/call`: the A2E call it becomes, and whether it asked for progress.
+    ToolCall {
+        /// The call (boxed: it is much larger than the other variants).
+        call: Box<SkillCallRequest>,
+        /// Whether `_meta.progressToken` was present and valid.
+        progress: bool,
+    },
+}
+
+/// Decodes one client message.
+pub fn decode_client_message(bytes: &[u8]) -> Decoded {
+    let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(bytes) else {
+        return Decoded::Rejected;
+    };
+    let JsonRpcMessage::Request(request) = message else {
+        return Decoded::Other;
+    };
+    let meta = request.request.get_meta().clone();
+    let progress = meta.get_progress_token().is_some();
+    match request.request {
+        ClientRequest::CallToolRequest(call) => Decoded::ToolCall {
+            call: Box::new(handler::skill_call(&request.id, &meta, call.params)),
+            progress,
+        },
+        _ => Decoded::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_call_becomes_a_streamed_a2e_call_with_its_progress_token_seen() {
+        let message = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"summarize","arguments":{"text":"t"},"_meta":{"progressToken":"p"}}}"#;
+        let Decoded::ToolCall { call, progress } = decode_client_message(message) else {
+            panic!("a tools/call decodes as one");
+        };
+        assert_eq!(call.id, "mcp-7");
+        assert_eq!(call.name, "summarize");
+        assert_eq!(call.arguments["text"], "t");
+        assert!(call.streaming && progress);
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert!(matches!(decode_client_message(list), Decoded::Other));
+        assert!(matches!(decode_client_message(b"{"), Decoded::Rejected));
+    }
+}

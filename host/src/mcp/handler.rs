@@ -1,0 +1,215 @@
+//! [`McpHandler`]: the MCP adapter onto the [`HostCore`] — `tools/list`, `tools/call`,
+//! `logging/setLevel` and cancellation for one MCP session.
+//!
+//! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
+//! same concurrency limit as A2E, since the core is shared), run by the core with an
+//! [`EventForwarder`] as its event sink, and answered through [`answer::tool_result`]. When the
+//! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
+//! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
+//! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
+//!
+//! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
+
+#![allow(deprecated)] // `logging/setLevel`: deprecated by SEP-2577, still sent by current clients.
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use tokio::sync::oneshot;
+
+use super::answer;
+use super::list_changed::SessionPeers;
+use super::notify::{EventForwarder, SessionLogLevel};
+use super::tools;
+use crate::core::{CallScope, HostCore, Refusal};
+use skillet_engine::telemetry::propagation;
+use skillet_protocol::{ErrorCode, SkillCallRequest};
+
+/// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
+/// via [`McpHandler::new_session`]; all share the core.
+#[derive(Clone, Debug)]
+pub struct McpHandler {
+    core: HostCore,
+    scope: CallScope,
+    log_level: SessionLogLevel,
+    peers: SessionPeers,
+}
+
+impl McpHandler {
+    /// A handler for a new session on `core`; `peers` collects sessions for
+    /// `notifications/tools/list_changed`.
+    pub fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
+        McpHandler {
+            core: core.clone(),
+            scope: core.scope(),
+            log_level: SessionLogLevel::default(),
+            peers: peers.clone(),
+        }
+    }
+}
+
+/// The A2E call an MCP `tools/call` becomes: its id is `mcp-` and the JSON-RPC request id
+/// (unique in the session while in flight), its arguments the tool's (none: `{}`), streamed.
+pub(crate) fn skill_call(
+    id: &RequestId,
+    context_meta: &serde_json::Map<String, serde_json::Value>,
+    request: CallToolRequestParams,
+) -> SkillCallRequest {
+    let mut call = SkillCallRequest::new(
+        request.name.to_string(),
+        request.arguments.unwrap_or_default(),
+    );
+    call.id = format!("mcp-{}", serde_json::to_string(id).unwrap_or_default());
+    call.streaming = true;
+    // SEP-414: a caller's W3C trace context in `_meta` continues into the call's spans.
+    // rmcp hands the request's `_meta` to handlers as `context.meta`.
+    for meta in [
+        Some(context_meta),
+        request.meta.as_deref().map(|meta| &**meta),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        propagation::adopt_from_meta(meta, &mut call.metadata);
+    }
+    call
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("skillet", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Each tool is a skill: a bounded multi-turn LLM loop that returns a result \
+             validated against the tool's outputSchema.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let skills = tools::published_skills(self.core.service().as_ref());
+        Ok(ListToolsResult::with_all_items(tools::tools(&skills)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.core.service().is_runnable(&request.name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {}", request.name),
+                None,
+            ));
+        }
+        let call = skill_call(&context.id, &context.meta, request);
+        let admitted = match self.scope.admit(&call.id) {
+            Ok(admitted) => admitted,
+            Err(refusal @ Refusal::Busy { .. }) => {
+                let error = refusal.to_protocol_error();
+                return Ok(
+                    answer::error_result(ErrorCode::RuntimeError, &error.message, true).into(),
+                );
+            }
+            Err(refusal @ Refusal::DuplicateId(_)) => {
+                return Err(ErrorData::invalid_request(
+                    refusal.to_protocol_error().message,
+                    None,
+                ));
+            }
+        };
+        let (forwarder, sink) = EventForwarder::start(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            self.log_level.clone(),
+            context.ct.clone(),
+        );
+        let cancel = admitted.cancel_token();
+        // The transport dropping this request (client gone) cancels the call too.
+        let _cancel_on_drop = cancel.clone().drop_guard();
+        let (answered, answer) = oneshot::channel();
+        self.core
+            .spawn_call(admitted, call, Some(sink), move |response| {
+                let _ = answered.send(response);
+            });
+        let response = tokio::select! {
+            response = answer => response,
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                // rmcp sends nothing for a cancelled request; this error goes nowhere.
+                return Err(ErrorData::internal_error("cancelled by the client", None));
+            }
+        };
+        let response = response
+            .map_err(|_| ErrorData::internal_error("the call ended without an answer", None))?;
+        forwarder.flush().await;
+        answer::tool_result(response).map(Into::into)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.peers.add(context.peer);
+    }
+
+    /// rmcp hands a standard method here when its params did not decode (a `tools/call` whose
+    /// `arguments` is not an object): that is invalid params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if STANDARD_METHODS.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "{}: the params do not match the method (`arguments` must be an object)",
+                    request.method
+                ),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+}
+
+/// Methods rmcp decodes itself; one reaching [`ServerHandler::on_custom_request`] had params
+/// of the wrong shape.
+const STANDARD_METHODS: &[&str] = &[
+    "tools/call",
+    "tools/list",
+    "logging/setLevel",
+    "initialize",
+    "ping",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+];

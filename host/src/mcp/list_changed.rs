@@ -1,0 +1,66 @@
+//! `notifications/tools/list_changed`: tells every open MCP session when the set of offered tools
+//! changes.
+//!
+//! Which skills are `Published` can change while the server runs (a toolkit a skill depends on
+//! comes up or goes down, so the registry's dependency status flips). The service has no change
+//! feed, so [`watch_tools`] compares the offered tools every [`POLL_INTERVAL`] and notifies every
+//! initialized session when they differ. Closed sessions are dropped as they are found.
+//!
+//! Not here: what a tool looks like (`tools`).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::service::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::tools;
+use crate::core::HostCore;
+
+/// How often the offered tools are compared.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The initialized MCP sessions of one server.
+#[derive(Clone, Debug, Default)]
+pub struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+
+impl SessionPeers {
+    /// Adds a session (on `notifications/initialized`).
+    pub fn add(&self, peer: Peer<RoleServer>) {
+        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    fn open(&self) -> Vec<Peer<RoleServer>> {
+        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.clone()
+    }
+}
+
+/// The offered tools, as one comparable string.
+fn fingerprint(core: &HostCore) -> String {
+    let skills = tools::published_skills(core.service().as_ref());
+    serde_json::to_string(&tools::tools(&skills)).unwrap_or_default()
+}
+
+/// Notifies `peers` whenever the offered tools change, until `stop`.
+pub async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
+    let mut last = fingerprint(&core);
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(POLL_INTERVAL) => {}
+            () = stop.cancelled() => return,
+        }
+        let now = fingerprint(&core);
+        if now == last {
+            continue;
+        }
+        last = now;
+        tracing::info!("offered tools changed; notifying MCP sessions");
+        for peer in peers.open() {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Skillet as an **MCP server**: every `Published` skill is an MCP tool; `tools/call` runs it
+//! through the protocol-neutral [`crate::core::HostCore`], like an A2E call.
+//!
+//! - [`tools`] — which skills are tools and their `inputSchema`/`outputSchema`;
+//! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
+//! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
+//! - [`handler`] — the rmcp `ServerHandler` of one session;
+//! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
+//! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
+//! - [`coalesce`] — stdio's output, where messages flushed together go out in one write;
+//! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
+//! - [`pre_init`] — stdio's filter of messages sent before `initialize`.
+//!
+//! Not here: admission, cancellation and drain (the core), the run loop (`run`).
+
+pub mod answer;
+pub mod body_check;
+pub mod coalesce;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod handler;
+pub mod limits;
+pub mod list_changed;
+pub mod notify;
+pub mod pre_init;
+pub mod serve;
+pub mod tools;
+
+pub use handler::McpHandler;
+pub use limits::McpLimits;
+pub use serve::{McpHttpOptions, http_router, serve_stream};

@@ -1,0 +1,148 @@
+//! The MCP transports: stdio (`skillet serve --mcp`) and streamable HTTP at `/mcp` (merged into
+//! `skillet serve --http`, next to `/a2e`).
+//!
+//! Over HTTP, rmcp's streamable HTTP service keeps sessions (`Mcp-Session-Id`) for clients that
+//! negotiate a session-based protocol version, validates `Host` (loopback plus the configured
+//! hosts) and `Origin` (when present: loopback origins plus the configured ones, to stop DNS
+//! rebinding from a browser), and limits the request body; sessions and standalone streams are
+//! capped (`limits`); a body that is not one JSON object gets a JSON-RPC error (`body_check`).
+//! Both transports run calls through
+//! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
+//!
+//! Not here: the handler (`handler`) and the accept loop (`host::listener`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use super::body_check::refuse_malformed_bodies;
+use super::coalesce::coalescing;
+use super::handler::McpHandler;
+use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
+use super::list_changed::{SessionPeers, watch_tools};
+use super::pre_init::PreInit;
+use crate::core::{CANCEL_GRACE, HostCore};
+
+/// Settings of MCP over streamable HTTP.
+#[derive(Debug, Clone)]
+pub struct McpHttpOptions {
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// `Host` values accepted besides `localhost`, `127.0.0.1` and `::1` (e.g. the public name
+    /// when bound to a non-loopback address).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted besides loopback origins (`http://localhost:*`, …).
+    pub allowed_origins: Vec<String>,
+    /// The caps on sessions and standalone streams (see `limits`).
+    pub limits: McpLimits,
+}
+
+/// The `/mcp` route for the HTTP server, and the task that announces tool changes (it ends
+/// when `stop` is cancelled).
+pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: CancellationToken) -> Router {
+    let peers = SessionPeers::default();
+    tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    let mut origins: Vec<String> = vec![
+        "http://localhost:*".into(),
+        "http://127.0.0.1:*".into(),
+        "http://[::1]:*".into(),
+    ];
+    origins.extend(options.allowed_origins.iter().cloned());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)));
+    config.max_request_body_bytes = options.max_body_bytes;
+    config.cancellation_token = stop;
+    let core = core.clone();
+    let sessions = Arc::new(BoundedSessions::new(options.limits));
+    let service = StreamableHttpService::new(
+        move || Ok(McpHandler::new_session(&core, &peers)),
+        Arc::clone(&sessions),
+        config,
+    );
+    let max_body_bytes = options.max_body_bytes;
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| {
+            refuse_over_limits(Arc::clone(&sessions), request, next)
+        }))
+        // Outermost: a malformed body is answered before it can take a session's room.
+        .layer(axum::middleware::from_fn(move |request, next| {
+            refuse_malformed_bodies(max_body_bytes, request, next)
+        }))
+}
+
+/// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
+/// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
+/// cancels them). A line longer than `max_line_bytes` (`[server] max_message_bytes`) is
+/// dropped unread, as rmcp drops one over its own 16 MiB default.
+pub async fn serve_stream<R, W>(
+    core: HostCore,
+    input: R,
+    output: W,
+    grace: Duration,
+    max_line_bytes: usize,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let peers = SessionPeers::default();
+    let stop = CancellationToken::new();
+    let watcher = tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
+    let handler = McpHandler::new_session(&core, &peers);
+    // rmcp writes and flushes each message alone; this gathers those flushed together.
+    let (output, written) = coalescing(output);
+    let transport = PreInit::new(
+        AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
+    );
+    let running = match handler.serve(transport).await {
+        Ok(running) => running,
+        Err(e) => {
+            stop.cancel();
+            let _ = watcher.await;
+            finish_writing(written).await;
+            return Err(std::io::Error::other(format!("MCP initialize failed: {e}")));
+        }
+    };
+    let session_end = running.cancellation_token();
+    tokio::pin!(shutdown);
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        result = &mut waiting => {
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "MCP session ended with an error");
+            }
+            core.drain(grace).await;
+        }
+        () = &mut shutdown => {
+            core.drain(grace).await;
+            session_end.cancel();
+            let _ = waiting.await;
+        }
+    }
+    stop.cancel();
+    let _ = watcher.await;
+    finish_writing(written).await;
+    Ok(())
+}
+
+/// Waits until what the session wrote last is written (its transport is gone by now), for at
+/// most [`CANCEL_GRACE`]: a host that stopped reading must not keep the process alive.
+async fn finish_writing(written: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(CANCEL_GRACE, written).await.is_err() {
+        tracing::warn!("the MCP output did not take the last messages in time");
+    }
+}

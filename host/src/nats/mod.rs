@@ -1,0 +1,33 @@
+//! NATS JetStream workers: many `skillet serve --nats` processes share one durable work queue,
+//! so calls survive a worker's death and load spreads over machines (`docs/SCALING.md`).
+//!
+//! - [`subjects`] — the wire layout: subjects, headers, which ids fit in a subject.
+//! - [`connect`] — opening a connection from `[nats]` (credentials, reconnect forever).
+//! - [`store`] — the results bucket: one stored answer per request id.
+//! - `fit` — an answer kept within the server's `max_payload` before it is stored.
+//! - [`worker`] — the worker adapter over the [`crate::HostCore`].
+//! - [`client`] — submit calls, stream events, get answers, discover.
+//! - [`error`] — [`NatsError`].
+//!
+//! Delivery: execution is at-least-once (a call whose worker dies is run again elsewhere), the
+//! stored answer is exactly-once per request id (first stored wins, every later delivery or
+//! resubmission replays it), and a call delivered more than `max_deliveries` times is answered
+//! `runtime_error` instead of being run again.
+
+pub mod client;
+pub mod connect;
+pub mod error;
+mod fit;
+pub mod options;
+pub mod store;
+pub mod subjects;
+pub mod worker;
+
+pub use options::NatsOptions;
+
+pub use client::NatsClient;
+pub use connect::connect;
+pub use error::NatsError;
+pub use store::ResultStore;
+pub use subjects::Subjects;
+pub use worker::NatsWorker;
