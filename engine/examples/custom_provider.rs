@@ -72,11 +72,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .default_provider("echo")
         .build()?;
 
-    let output = skillet.run("summarize", json!({"text": "Rust 1.0 shipped in 2015."})).await?;
+    let output = skillet
+        .run("summarize", json!({"text": "Rust 1.0 shipped in 2015."}))
+        .await?;
     println!("summarize → {}", output.data["summary"]);
     let note = skillet.run("echo-note", json!({"prompt": "hello"})).await?;
     println!("echo-note → {}", note.data);
-    println!("the echo model answered {} calls", echo.calls.load(Ordering::SeqCst));
+    println!(
+        "the echo model answered {} calls",
+        echo.calls.load(Ordering::SeqCst)
+    );
     assert_eq!(echo.calls.load(Ordering::SeqCst), 2);
     Ok(())
 }

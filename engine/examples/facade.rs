@@ -17,7 +17,9 @@ async fn readme() -> Result<(), Box<dyn std::error::Error>> {
         .skills_dir("skills")
         .provider_from_env() // OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST, ... + SKILLET_MODEL
         .build()?;
-    let output = skillet.run("summarize", json!({"text": "Skillet runs skills."})).await?;
+    let output = skillet
+        .run("summarize", json!({"text": "Skillet runs skills."}))
+        .await?;
     println!("{}", output.summary.unwrap_or_default());
     Ok(())
 }
@@ -31,9 +33,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let scenario = std::fs::read_to_string("skills/summarize/mock-scenario.yaml")?;
     let scenario = mock_llm::Scenario::from_yaml_str(&scenario)?;
-    let mock =
-        mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
-            .await?;
+    let mock = mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
+        .await?;
     let mut child = tokio::process::Command::new(std::env::current_exe()?);
     for var in [
         "SKILLET_PROVIDER",

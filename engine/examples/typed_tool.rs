@@ -53,13 +53,17 @@ rules:
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let convert = tool_fn("convert", "Converts a distance to km", |args: Convert| async move {
-        let km = match args.from {
-            Unit::Miles => args.amount * 1.609_344,
-            Unit::Km => args.amount,
-        };
-        Ok(Converted { km })
-    });
+    let convert = tool_fn(
+        "convert",
+        "Converts a distance to km",
+        |args: Convert| async move {
+            let km = match args.from {
+                Unit::Miles => args.amount * 1.609_344,
+                Unit::Km => args.amount,
+            };
+            Ok(Converted { km })
+        },
+    );
     println!(
         "the model sees: {}",
         skillet_engine::tools::Tool::input_schema(&*convert)
@@ -69,9 +73,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir(skills.path().join("distance"))?;
     std::fs::write(skills.path().join("distance/SKILL.md"), SKILL)?;
     let scenario = mock_llm::Scenario::from_yaml_str(SCENARIO)?;
-    let mock =
-        mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
-            .await?;
+    let mock = mock_llm::MockServer::start(mock_llm::MockConfig::default().with_scenario(scenario))
+        .await?;
     let model = skillet_providers::ProviderSpec::new(
         skillet_providers::ProviderKind::OpenaiCompatible,
         "mock-model",
@@ -83,7 +86,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .default_spec(model)
         .tool(convert)
         .build()?;
-    let output = skillet.run("distance", json!({"prompt": "How far is a marathon?"})).await?;
+    let output = skillet
+        .run("distance", json!({"prompt": "How far is a marathon?"}))
+        .await?;
     println!("{} ({} turns)", output.data, output.turns);
     assert_eq!(output.turns, 2);
     mock.shutdown().await;
