@@ -31,7 +31,7 @@ pub mod config;
 pub mod deadline;
 pub mod eval;
 pub mod events;
-mod facade;
+pub mod facade;
 pub mod files;
 pub mod handler;
 pub mod host;

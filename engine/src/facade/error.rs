@@ -1,6 +1,6 @@
-//! [`SkillError`]: why a [`Skillet`](super::Skillet) run did not produce a [`SkillOutput`]
-//! (super::SkillOutput), one variant per thing a caller handles differently, and the pieces the
-//! variants carry ([`ArgumentViolation`], [`FailedRun`]).
+//! [`SkillError`]: why a [`Skillet`](super::Skillet) run did not produce a
+//! [`SkillOutput`](super::SkillOutput), one variant per thing a caller handles differently, and
+//! the pieces the variants carry ([`ArgumentViolation`], [`FailedRun`]).
 //!
 //! Every message comes from the engine, which never puts a credential in one; `Display` and
 //! `Debug` show nothing else of the call.
@@ -160,8 +160,8 @@ pub enum SkillError {
         type_name: &'static str,
         /// serde's message.
         error: String,
-        /// The validated data as it is.
-        data: Value,
+        /// The validated data as it is (boxed: it keeps every `SkillError` small).
+        data: Box<Value>,
     },
     /// The engine refused or failed the call for a reason not listed above (an internal
     /// error); `code` is its A2E code.

@@ -75,7 +75,7 @@ impl SkillOutput {
             skill: self.skill.clone(),
             type_name: std::any::type_name::<T>(),
             error: e.to_string(),
-            data: self.data.clone(),
+            data: Box::new(self.data.clone()),
         })
     }
 
@@ -87,7 +87,7 @@ impl SkillOutput {
                 skill: self.skill,
                 type_name: std::any::type_name::<T>(),
                 error: e.to_string(),
-                data: self.data,
+                data: Box::new(self.data),
             }),
         }
     }
