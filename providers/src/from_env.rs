@@ -27,6 +27,8 @@
 //! Everything here is a pure function of a lookup ([`EnvProvider::from_lookup`]), so it is tested
 //! without touching the process environment; [`EnvProvider::from_env`] reads the real one.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::net::IpAddr;
 

@@ -138,6 +138,8 @@
 //!
 //! [`Provider`]: skillet_providers::Provider
 
+#![warn(missing_docs)]
+
 mod answer;
 mod builder;
 mod env_provider;

@@ -17,6 +17,8 @@
 //!
 //! [`OverridePolicy`]: skillet_providers::OverridePolicy
 
+#![warn(missing_docs)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
