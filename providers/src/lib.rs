@@ -17,6 +17,9 @@
 //!   [`ResponseSchema`], [`Hints`]; schemas are [`SharedJson`], written as JSON text once) + [`CallOptions`] (deadline, cancellation, [`StreamSink`],
 //!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
 //!   request id) or [`ProviderError`] (a [`ProviderErrorKind`] plus `retryable` and `status`).
+//! - [`EnvProvider`] — the provider the standard environment variables name (`OPENAI_API_KEY`,
+//!   `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `OLLAMA_HOST`, `SKILLET_PROVIDER`, `SKILLET_MODEL`),
+//!   as a spec.
 //! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)` → `Ok` or a
 //!   [`PolicyDenial`] with a [`DenialReason`].
 //!
@@ -63,6 +66,7 @@ mod anthropic_response;
 mod anthropic_stream;
 mod error;
 mod frames;
+mod from_env;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http_provider;
@@ -94,6 +98,8 @@ pub use policy::{
     DenialReason, OverridePolicy, OverridePolicyConfig, PolicyConfigError, PolicyDenial,
 };
 pub use pool::{ProviderPool, build_provider};
+
+pub use from_env::{EnvError, EnvProvider, ollama_base_url};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use kind::ProviderKind;

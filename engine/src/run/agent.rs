@@ -441,6 +441,7 @@ impl TurnLoop<'_> {
             }
             Err(error) => {
                 let (code, message) = provider_failure(&error, self.deadline, label);
+                super::call_report::provider_failed(&error.kind);
                 spans::record_error(&span, code.as_str());
                 Err(Outcome::failure(code, message, turn))
             }

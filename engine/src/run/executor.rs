@@ -21,6 +21,7 @@ use super::Limits;
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver};
+use super::provider_registry::ProviderRegistry;
 use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
@@ -110,6 +111,7 @@ pub struct ExecutorBuilder {
     tools: Option<Arc<ToolRegistry>>,
     pool: Option<Arc<ProviderPool>>,
     default: Option<HostDefault>,
+    registered: ProviderRegistry,
     policy: OverridePolicy,
     skill_policy: SkillProviderPolicy,
     limits: Limits,
@@ -158,6 +160,20 @@ impl ExecutorBuilder {
     /// The host's default model, as a ready provider spec.
     pub fn default_provider(mut self, spec: ProviderSpec) -> Self {
         self.default = Some(HostDefault::Spec(spec));
+        self
+    }
+
+    /// The host's own providers by name, resolved before any spec (see
+    /// [`ProviderRegistry`]).
+    pub fn provider_registry(mut self, registry: ProviderRegistry) -> Self {
+        self.registered = registry;
+        self
+    }
+
+    /// The host's default model: the provider registered as `name` (see
+    /// [`Self::provider_registry`]; an unregistered name fails [`Self::build`]).
+    pub fn default_registered(mut self, name: impl Into<String>) -> Self {
+        self.default = Some(HostDefault::Registered(name.into()));
         self
     }
 
@@ -223,8 +239,14 @@ impl ExecutorBuilder {
         let tools = self.tools.unwrap_or_default();
         let pool = self.pool.unwrap_or_default();
         let has_default = self.default.is_some();
-        let providers = ProviderResolver::new(pool, self.default, self.policy, self.skill_policy)
-            .map_err(BuildError::DefaultProvider)?;
+        let providers = ProviderResolver::new(
+            pool,
+            self.default,
+            self.policy,
+            self.skill_policy,
+            self.registered,
+        )
+        .map_err(BuildError::DefaultProvider)?;
         let skills = self.skills.unwrap_or_default();
         // With a host default, mark the skills whose own provider settings the host does not
         // allow `Blocked` (`Registry::resolve_providers`). Without one the registry's verdicts

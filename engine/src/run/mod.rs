@@ -70,12 +70,14 @@
 //! `executor` (the shared state and builder) · `call` (one call end to end, every rejection and
 //! outcome code) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
-//! validate, repair decision) · `provider` (resolution and provider-error mapping) · `limits` ·
+//! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
+//! providers by name) · `limits` ·
 //! `gates` · `hooks` · `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
 mod call;
+pub(crate) mod call_report;
 mod dispatch;
 mod executor;
 mod gates;
@@ -85,6 +87,7 @@ mod messages;
 mod native;
 mod output;
 mod provider;
+mod provider_registry;
 mod result;
 mod skill_provider;
 mod spans;
@@ -96,6 +99,7 @@ pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
 pub use limits::Limits;
 pub use messages::PROMPT_ARGUMENT;
 pub use provider::{HostDefault, ResolvedProvider, spec_from_llm_config};
+pub use provider_registry::{ProviderRegistry, ProviderRegistryError};
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
 };

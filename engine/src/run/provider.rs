@@ -14,6 +14,10 @@
 //!   Resolved once per skill (per loaded version) and cached.
 //! - **host default**: resolved once when the executor is built.
 //!
+//! A `provider_name` registered in the executor's [`ProviderRegistry`] (the host's own
+//! providers, by name) is resolved there first, at each of the three steps; see
+//! `provider_registry` for what a skill and an override may do with one.
+//!
 //! `provider_credentials` holds `api_key` or `api_key_env` (the name of an environment
 //! variable); both stay `SecretString`s and are never logged.
 //!
@@ -35,6 +39,7 @@ use skillet_providers::{
     ProviderSpec,
 };
 
+use super::provider_registry::ProviderRegistry;
 use super::skill_provider::{HostEndpoint, SkillModel, SkillProviderPolicy};
 use crate::deadline::Deadline;
 use crate::protocol::{Credentials, ErrorCode, LLMConfig, ProtocolError};
@@ -65,6 +70,14 @@ impl ResolvedProvider {
             label: label.into(),
         }
     }
+
+    /// A registered provider, labelled with the name it was registered as.
+    fn registered(name: &str, provider: &Arc<dyn Provider>) -> Self {
+        ResolvedProvider {
+            label: format!("{name}/{}", provider.model()).into(),
+            provider: Arc::clone(provider),
+        }
+    }
 }
 
 /// The host's default model: an A2E `LLMConfig` (inheritable by skills naming the same
@@ -75,6 +88,8 @@ pub enum HostDefault {
     Config(LLMConfig),
     /// A spec built by the host itself.
     Spec(ProviderSpec),
+    /// The provider registered under this name in the executor's [`ProviderRegistry`].
+    Registered(String),
 }
 
 /// Maps an `LLMConfig` onto a provider spec (reads `api_key_env` from the environment).
@@ -103,6 +118,8 @@ pub(crate) struct ProviderResolver {
     host_endpoint: Option<HostEndpoint>,
     policy: OverridePolicy,
     skill_policy: SkillProviderPolicy,
+    /// The host's providers by name, resolved before any spec.
+    registered: ProviderRegistry,
     /// Per skill name: the compiled skill the entry was made for (a reload makes a new one)
     /// and its provider.
     skills: RwLock<HashMap<String, SkillEntry>>,
@@ -117,21 +134,36 @@ impl ProviderResolver {
         default: Option<HostDefault>,
         policy: OverridePolicy,
         skill_policy: SkillProviderPolicy,
+        registered: ProviderRegistry,
     ) -> Result<Self, String> {
         let mut host_endpoint = None;
         let default = match default {
             None => None,
-            Some(d) => {
-                let spec = match &d {
-                    HostDefault::Config(c) => spec_from_llm_config(c)
-                        .map_err(|e| format!("host default LLM config: {e}"))?,
-                    HostDefault::Spec(s) => s.clone(),
-                };
+            Some(HostDefault::Registered(name)) => {
+                let provider = registered.get(&name).ok_or_else(|| {
+                    let names: Vec<&str> = registered.names().collect();
+                    format!(
+                        "host default provider `{name}` is not registered (registered: {})",
+                        if names.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            names.join(", ")
+                        }
+                    )
+                })?;
+                let resolved = ResolvedProvider::registered(&name, provider);
+                Some((HostDefault::Registered(name), resolved))
+            }
+            Some(HostDefault::Config(config)) => {
+                let spec = spec_from_llm_config(&config)
+                    .map_err(|e| format!("host default LLM config: {e}"))?;
                 host_endpoint = Some(HostEndpoint::of_spec(&spec));
-                let provider = pool
-                    .provider(&spec)
-                    .map_err(|e| format!("host default provider: {e}"))?;
-                Some((d, ResolvedProvider::new(provider)))
+                Some((HostDefault::Config(config), default_provider(&pool, &spec)?))
+            }
+            Some(HostDefault::Spec(spec)) => {
+                host_endpoint = Some(HostEndpoint::of_spec(&spec));
+                let resolved = default_provider(&pool, &spec)?;
+                Some((HostDefault::Spec(spec), resolved))
             }
         };
         Ok(ProviderResolver {
@@ -140,16 +172,32 @@ impl ProviderResolver {
             host_endpoint,
             policy,
             skill_policy,
+            registered,
             skills: RwLock::default(),
         })
+    }
+
+    /// The registered provider a config names, if it names one.
+    fn registered_for<'a>(
+        &'a self,
+        config: &'a LLMConfig,
+    ) -> Option<(&'a str, &'a Arc<dyn Provider>)> {
+        let name = config.provider_name.trim();
+        self.registered.get(name).map(|p| (name, p))
     }
 
     /// Whether `skill`'s own provider settings are allowed on this host (`Err`: the reason it
     /// is `Blocked`). Reads no environment variable and sends nothing.
     pub(crate) fn admit_skill(&self, skill: &CompiledSkill) -> Result<(), String> {
-        match &skill.definition.llm_config {
-            None => Ok(()),
-            Some(config) => self
+        let Some(config) = &skill.definition.llm_config else {
+            return Ok(());
+        };
+        match self.registered_for(config) {
+            Some((name, provider)) => {
+                ProviderRegistry::check_config(name, &**provider, config.provider_config.as_ref())
+                    .map_err(|reason| format!("provider: {reason}"))
+            }
+            None => self
                 .skill_policy
                 .admit(config, self.host_endpoint.as_ref())
                 .map(drop)
@@ -169,6 +217,23 @@ impl ProviderResolver {
                 format!("llm_override denied: {message}"),
             )
         };
+        if let Some((name, provider)) = self.registered_for(config) {
+            if !self.registered.is_overridable(name) {
+                return Err(denied(format!(
+                    "provider `{name}` may not be chosen by a request on this host"
+                )));
+            }
+            if !config.provider_credentials.is_empty() {
+                return Err(denied(format!(
+                    "provider `{name}` is the host's own and takes no request credentials"
+                )));
+            }
+            ProviderRegistry::check_config(name, &**provider, config.provider_config.as_ref())
+                .map_err(|e| {
+                    ProtocolError::new(ErrorCode::InvalidMessage, format!("llm_override: {e}"))
+                })?;
+            return Ok(ResolvedProvider::registered(name, provider));
+        }
         if let Some(var) = config.provider_credentials.get("api_key_env") {
             let var = secrecy::ExposeSecret::expose_secret(var).trim().to_owned();
             if !self.policy.config().allowed_credential_envs.contains(&var) {
@@ -224,6 +289,11 @@ impl ProviderResolver {
             return self.host_default();
         };
         let blocked = |reason: String| format!("skill `{}` is Blocked ({reason})", skill.name());
+        if let Some((name, provider)) = self.registered_for(config) {
+            ProviderRegistry::check_config(name, &**provider, config.provider_config.as_ref())
+                .map_err(|reason| blocked(format!("provider: {reason}")))?;
+            return Ok(ResolvedProvider::registered(name, provider));
+        }
         let admitted = self
             .skill_policy
             .admit(config, self.host_endpoint.as_ref())
@@ -243,8 +313,9 @@ impl ProviderResolver {
                 }
                 Some((HostDefault::Spec(host), _)) => on_host_spec(host, &keys)
                     .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?,
-                // `admit` only answers `HostProvider` when there is a host endpoint.
-                None => return self.host_default(),
+                // `admit` only answers `HostProvider` when there is a host endpoint, which a
+                // registered default does not have.
+                Some((HostDefault::Registered(_), _)) | None => return self.host_default(),
             },
         };
         let provider = self
@@ -253,6 +324,14 @@ impl ProviderResolver {
             .map_err(|e| format!("skill `{}` provider: {e}", skill.name()))?;
         Ok(ResolvedProvider::new(provider))
     }
+}
+
+/// The host default's provider, from the pool.
+fn default_provider(pool: &ProviderPool, spec: &ProviderSpec) -> Result<ResolvedProvider, String> {
+    let provider = pool
+        .provider(spec)
+        .map_err(|e| format!("host default provider: {e}"))?;
+    Ok(ResolvedProvider::new(provider))
 }
 
 /// The host's spec with a skill's admitted keys applied: the skill's model and the settings it

@@ -3,6 +3,7 @@
 //! - [`Tool`]: one callable with a name, a description and a JSON Schema for its input.
 //!   [`tool_fn`] makes one from an async closure in one line ([`inline_tool_fn`] for short,
 //!   non-blocking work that runs on the call's own task).
+//!   For typed arguments with a generated input schema, use [`crate::tool_fn`] (the facade's).
 //! - [`Toolkit`]: a named group of tools with a lifecycle (start, shutdown) whose tool list may
 //!   change while it runs (MCP servers are toolkits).
 //! - [`ToolRegistry`]: what the host registered; resolves a skill's declared tools and toolkits

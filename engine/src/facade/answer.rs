@@ -1,0 +1,218 @@
+//! How one wire answer (`skill/call/resp`) becomes `Result<SkillOutput, SkillError>`: each
+//! rejection and failure code mapped onto the [`SkillError`] variant a caller handles, from what
+//! the engine knows structurally (the registry, the input schema, the call's [`CallReport`], the
+//! caller's own cancellation) and never from message text.
+//!
+//! Not here: running the call (`skillet`), the types themselves (`output`, `error`).
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::error::{ArgumentViolation, FailedRun, SkillError};
+use super::output::SkillOutput;
+use crate::protocol::{ErrorCode, ProtocolError, SkillCallResponse, SkillResult};
+use crate::run::Executor;
+use crate::run::call_report::CallReport;
+
+/// What the caller knows about the call besides its answer.
+pub(crate) struct CallFacts<'a> {
+    /// The skill asked for.
+    pub(crate) skill: &'a str,
+    /// The call's request id.
+    pub(crate) request_id: String,
+    /// The arguments sent (read only on the error path).
+    pub(crate) arguments: &'a Map<String, Value>,
+    /// Whether the call carried an `llm_override`.
+    pub(crate) had_override: bool,
+    /// Whether the caller's cancellation fired.
+    pub(crate) cancelled: bool,
+}
+
+/// The output, or the error, of `response`.
+pub(crate) fn interpret(
+    executor: &Executor,
+    facts: CallFacts<'_>,
+    response: SkillCallResponse,
+    report: &CallReport,
+) -> Result<SkillOutput, SkillError> {
+    match (response.data, response.error) {
+        (Some(result), _) if result.success => Ok(SkillOutput::from_result(
+            facts.skill,
+            facts.request_id,
+            result,
+        )),
+        (Some(result), _) => Err(failed(&facts, result, report)),
+        (None, Some(error)) => Err(rejected(executor, &facts, error)),
+        (None, None) => Err(SkillError::Internal {
+            skill: facts.skill.to_owned(),
+            code: ErrorCode::RuntimeError,
+            message: "the engine answered with neither a result nor an error".to_owned(),
+        }),
+    }
+}
+
+/// A call refused before it ran.
+fn rejected(executor: &Executor, facts: &CallFacts<'_>, error: ProtocolError) -> SkillError {
+    let skill = facts.skill.to_owned();
+    let registered = executor.skills().get(facts.skill);
+    match error.code {
+        ErrorCode::UnknownSkill => {
+            let names: Vec<String> = executor
+                .skills()
+                .skills()
+                .iter()
+                .map(|s| s.name().to_owned())
+                .collect();
+            SkillError::UnknownSkill {
+                closest: closest_names(facts.skill, &names),
+                name: skill,
+            }
+        }
+        ErrorCode::SchemaViolation => {
+            let arguments = Value::Object(facts.arguments.clone());
+            let violations = registered
+                .as_ref()
+                .and_then(|s| s.input_schema.as_ref())
+                .and_then(|schema| schema.validate(&arguments).err())
+                .map(|found| {
+                    found
+                        .into_iter()
+                        .map(|v| ArgumentViolation {
+                            path: v.instance_path,
+                            message: v.message,
+                        })
+                        .collect()
+                })
+                // The arguments match the schema: the instructions needed a variable they
+                // lack, and the message names it.
+                .unwrap_or_else(|| {
+                    vec![ArgumentViolation {
+                        path: String::new(),
+                        message: error.message,
+                    }]
+                });
+            SkillError::InvalidArguments { skill, violations }
+        }
+        ErrorCode::Unauthorized => SkillError::Unauthorized {
+            skill,
+            message: error.message,
+        },
+        ErrorCode::InvalidMessage => SkillError::InvalidRequest {
+            skill,
+            message: error.message,
+        },
+        ErrorCode::RuntimeError if registered.as_ref().is_some_and(|s| !s.is_runnable()) => {
+            SkillError::NotRunnable {
+                skill,
+                reason: error.message,
+            }
+        }
+        ErrorCode::RuntimeError
+            if !facts.had_override
+                && registered
+                    .as_ref()
+                    .is_some_and(|s| executor.inner.providers.for_skill(&s.compiled).is_err()) =>
+        {
+            SkillError::NoProvider {
+                skill,
+                message: error.message,
+            }
+        }
+        code => SkillError::Internal {
+            skill,
+            code,
+            message: error.message,
+        },
+    }
+}
+
+/// A call that ran and failed.
+fn failed(facts: &CallFacts<'_>, result: SkillResult, report: &CallReport) -> SkillError {
+    let skill = facts.skill.to_owned();
+    let code = result.error_code.unwrap_or(ErrorCode::RuntimeError);
+    let message = result.error.clone().unwrap_or_default();
+    let run = Box::new(FailedRun {
+        data: result.data,
+        events: result.events,
+        usage: result.usage,
+        duration: Duration::from_millis(result.duration_ms),
+        truncated: result.truncated,
+    });
+    if facts.cancelled {
+        return SkillError::Cancelled {
+            skill,
+            message,
+            run,
+        };
+    }
+    if code == ErrorCode::Timeout {
+        return SkillError::Timeout {
+            skill,
+            message,
+            run,
+        };
+    }
+    match report.provider_failure() {
+        Some(kind) => SkillError::Provider {
+            skill,
+            kind,
+            message,
+            run,
+        },
+        None => SkillError::Failed {
+            skill,
+            code,
+            message,
+            run,
+        },
+    }
+}
+
+/// The names nearest to `wanted` (edit distance at most a third of its length, at least 2, or
+/// one containing the other), nearest first, at most three.
+pub(crate) fn closest_names(wanted: &str, names: &[String]) -> Vec<String> {
+    let limit = (wanted.chars().count() / 3).max(2);
+    let mut near: Vec<(usize, &String)> = names
+        .iter()
+        .filter_map(|name| {
+            let distance = edit_distance(wanted, name);
+            let related = name.contains(wanted) || wanted.contains(name.as_str());
+            (distance <= limit || related).then_some((distance, name))
+        })
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_names_are_near_ones_nearest_first() {
+        let names: Vec<String> = ["summarize", "code-review", "expense-report", "table-report"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(closest_names("sumarize", &names), vec!["summarize"]);
+        assert_eq!(closest_names("review", &names), vec!["code-review"]);
+        assert!(closest_names("zzz", &names).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}
