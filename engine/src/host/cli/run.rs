@@ -13,8 +13,11 @@ use super::exit::{Failure, Outcome};
 use super::progress::{DisplayMode, Progress};
 use super::setup::{self, Console};
 use super::shutdown_signal;
+use super::suggest;
 use crate::host::embedded;
-use crate::protocol::{self, Message, SkillCallRequest, SkillCallResponse};
+use crate::protocol::{
+    self, ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse,
+};
 use crate::service::SkillService;
 use crate::skill::{self, CompiledSkill};
 use crate::template::json_kind;
@@ -29,11 +32,19 @@ pub async fn run(
     let extra = skill_folder(&args.skill)?;
     let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
-    let scenario = parts
-        .skills
-        .get(&name)
-        .and_then(|s| s.dir.clone())
-        .and_then(|dir| embedded::scenario_in(&dir));
+    let skill = match suggest::loaded_skill(&parts, &name).await {
+        Ok(skill) => skill,
+        Err(refused) => {
+            if args.json {
+                // `--json` still prints the one `skill/call/resp` a script parses.
+                let error = ProtocolError::new(ErrorCode::UnknownSkill, refused.message.clone());
+                let response = SkillCallResponse::rejected(protocol::new_id(), &name, error);
+                print_response(&response, true, console);
+            }
+            return Err(refused);
+        }
+    };
+    let scenario = skill.dir.as_deref().and_then(embedded::scenario_in);
     let (default, mock) = setup::start_model(&parts, scenario.into_iter().collect()).await?;
     if let Some(mock) = &mock {
         console.notice(mock.notice());
