@@ -88,7 +88,7 @@ impl ConfigFile {
 impl fmt::Display for ConfigFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigFile::Named(p) => write!(f, "{} (named on the command line)", p.display()),
+            ConfigFile::Named(p) => write!(f, "{} (--config or SKILLET_CONFIG)", p.display()),
             ConfigFile::CurrentDir(p) => write!(f, "{} (current directory)", p.display()),
             ConfigFile::User(p) => write!(f, "{} (user config directory)", p.display()),
             ConfigFile::Defaults => f.write_str("built-in defaults (no skillet.toml found)"),
