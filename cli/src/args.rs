@@ -5,9 +5,18 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use super::help;
+
 /// Skillet runs SKILL.md skills: from the terminal, or for agent hosts over stdio and HTTP.
 #[derive(Debug, Parser)]
-#[command(name = "skillet", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "skillet",
+    version,
+    about = help::ABOUT,
+    long_about = help::LONG_ABOUT,
+    after_help = help::ROOT_AFTER,
+    propagate_version = true
+)]
 pub struct Cli {
     /// Global options.
     #[command(flatten)]
@@ -20,10 +29,12 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// A directory of skill folders (repeatable). Default: the config's `skills_dirs`, else ./skills.
+    /// A directory of skill folders (repeatable). Default: the config's `skills_dirs`, else
+    /// ./skills, else $XDG_DATA_HOME/skillet/skills.
     #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
-    /// The configuration file. Default: ./skillet.toml when it exists.
+    /// The configuration file. Default: ./skillet.toml, else
+    /// $XDG_CONFIG_HOME/skillet/skillet.toml, else built-in defaults.
     #[arg(long, value_name = "FILE", env = "SKILLET_CONFIG", global = true)]
     pub config: Option<PathBuf>,
     /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic, mock.
@@ -76,23 +87,56 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one skill and print its result.
+    #[command(after_help = help::RUN_AFTER)]
     Run(RunArgs),
     /// List the skills (filtered by tag and category).
+    #[command(after_help = help::DISCOVER_AFTER)]
     Discover(DiscoverArgs),
     /// Check skill folders and print every problem as file:location: reason.
+    #[command(after_help = help::VALIDATE_AFTER)]
     Validate(ValidateArgs),
     /// Serve skills to agent hosts: A2E or MCP over stdio, A2E + MCP + A2A over HTTP, or work a
     /// NATS JetStream queue.
+    #[command(after_help = help::SERVE_AFTER)]
     Serve(ServeArgs),
     /// Run one skill on `serve --nats` workers and print its result.
+    #[command(after_help = help::CALL_AFTER)]
     Call(CallArgs),
     /// Print the A2A Agent Card of the skills.
+    #[command(after_help = help::CARD_AFTER)]
     Card(CardArgs),
     /// List the configured toolkits (status, tools) and the tools the host provides.
+    #[command(after_help = help::TOOLKITS_AFTER)]
     Toolkits(ToolkitsArgs),
     /// Run a skill's eval cases (evals/evals.json) on one or more models and report how well
     /// it does: a table per model, JSON and JUnit XML.
+    #[command(after_help = help::EVAL_AFTER)]
     Eval(EvalArgs),
+    /// Create a new skill folder that validates, runs on the embedded mock and passes its eval.
+    #[command(after_help = help::INIT_AFTER)]
+    Init(InitArgs),
+    /// Print a shell completion script on stdout.
+    #[command(after_help = help::COMPLETIONS_AFTER)]
+    Completions(CompletionsArgs),
+}
+
+/// `skillet init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The new skill's name: lowercase letters, digits and single hyphens (e.g. `greet`).
+    pub name: String,
+    /// The directory to create the skill folder in (default: the first --skills-dir, else
+    /// ./skills; created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `skillet completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// `skillet eval`.

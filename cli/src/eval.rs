@@ -27,6 +27,7 @@ use super::progress::DisplayMode;
 use super::run::{skill_folder, skill_name};
 use super::setup::{self, Console, HostParts};
 use super::shutdown_signal;
+use super::suggest;
 use crate::config::{ProviderChoice, ProviderShortcuts};
 use crate::embedded;
 use skillet_engine::eval::{self, EvalCase, EvalPlan, EvalReport, ModelTarget, RunRecord};
@@ -42,10 +43,7 @@ pub async fn eval(
     let extra = skill_folder(&args.skill)?;
     let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
-    let skill = parts.skills.get(&name).ok_or_else(|| Failure {
-        outcome: Outcome::Rejected,
-        message: format!("unknown skill {name:?} (see `skillet discover`)"),
-    })?;
+    let skill = suggest::loaded_skill(&parts, &name).await?;
     let suite = eval::load_suite(&skill.compiled).map_err(|problems| {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
         Failure::setup(format!(
@@ -290,9 +288,9 @@ impl EvalProgress {
 fn draw(mode: DisplayMode, runs: u64, finished: Receiver<FinishedRun>) {
     let bar = (mode == DisplayMode::Bar).then(|| {
         let bar = ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(
+        let style = ProgressStyle::with_template(&super::color::bar_template(
             "{spinner:.cyan} eval [{bar:24.cyan/blue}] {pos}/{len} runs {wide_msg}",
-        )
+        ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
         bar.set_style(style);

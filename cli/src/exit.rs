@@ -4,8 +4,8 @@
 //! |---|---|
 //! | 0 | success (`run`: the skill succeeded; `validate`: no errors; `serve`: clean shutdown) |
 //! | 1 | the skill ran and failed (`data.success: false`, any `error_code` but `timeout`); `validate` found problems; `card` is not a valid A2A card; an `eval` run did not pass |
-//! | 2 | usage error: bad command line, `--args` not a JSON object or unreadable |
-//! | 3 | the call was rejected before execution (`error` set: `unknown_skill`, `schema_violation`, `unauthorized`, …) |
+//! | 2 | usage error: bad command line, `--args` not a JSON object or unreadable; `init`: an invalid name or an existing folder |
+//! | 3 | the call was rejected before execution (`error` set: `unknown_skill`, `schema_violation`, `unauthorized`, …); `run`/`eval` of a skill that is not loaded, refused before a model starts |
 //! | 4 | the skill timed out (`error_code: timeout`) |
 //! | 5 | configuration or setup error: config file, provider, skills directory, bind address, embedded mock |
 //! | 130 | interrupted (Ctrl-C / SIGTERM during `run` or `eval`) |

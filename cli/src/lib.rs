@@ -5,9 +5,11 @@
 //! `main` only sets the allocator and calls [`main`]; this library half exists so the tests and
 //! the fuzz targets reach the same code.
 //!
-//! The command line: argument parsing (`args`), host assembly from `skillet.toml`
-//! (`setup`), one module per command (`run`, `discover`, `validate`, `serve`, `card`, `eval`),
-//! the live progress display (`progress`), exit codes (`exit`) and the redacted log output
+//! The command line: argument parsing (`args`) and its help prose (`help`), host
+//! assembly from `skillet.toml` (`setup`) found where `locate` looks, one module per command
+//! (`run`, `discover`, `validate`, `serve`, `card`, `eval`, `init`, `completions`), the
+//! "did you mean" of an unknown skill (`suggest`), the live progress display (`progress`),
+//! whether output is coloured (`color`), exit codes (`exit`) and the redacted log output
 //! (`logging`).
 //!
 //! ```text
@@ -23,18 +25,25 @@
 //!   toolkits [--json]
 //!   eval SKILL [--model MODEL]... [--repeat N] [--concurrency N] [--case NAME]...
 //!        [--json-out FILE] [--junit FILE] [--timeout SECONDS]
+//!   init NAME [--dir DIR]
+//!   completions bash|zsh|fish|elvish|powershell
 //! ```
 //!
 //! stdout carries only a command's result; notices, progress and logs go to stderr.
 
 pub mod args;
 mod card;
+pub mod color;
+mod completions;
 pub mod config;
 pub mod console;
 mod discover;
 pub mod embedded;
 mod eval;
 pub mod exit;
+mod help;
+mod init;
+pub mod locate;
 pub mod logging;
 mod nats;
 pub mod progress;
@@ -43,6 +52,7 @@ mod runtime;
 mod serve;
 pub mod setup;
 mod std_pipes;
+mod suggest;
 pub mod telemetry;
 mod toolkits;
 mod validate;
@@ -50,7 +60,7 @@ mod validate;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use exit::{Failure, Outcome};
@@ -58,7 +68,7 @@ use setup::Console;
 
 /// The binary's entry point: parses the command line, runs the command, returns its exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     let console = Console {
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
@@ -117,6 +127,21 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
         Command::Card(args) => card::card(global, args, console).await,
         Command::Toolkits(args) => toolkits::toolkits(global, args, console).await,
         Command::Eval(args) => eval::eval(global, args, console).await,
+        Command::Init(args) => init::init(args, global, console),
+        Command::Completions(args) => completions::completions(args),
+    }
+}
+
+/// `Cli::parse()`, with clap's help and errors coloured as `color` decides for everything else
+/// (`NO_COLOR` off, `CLICOLOR_FORCE`/`FORCE_COLOR` on, else per terminal).
+fn parse_command_line() -> Cli {
+    let mut command = Cli::command().color(color::ColorChoice::from_env().for_clap());
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
+    match parsed {
+        Ok(cli) => cli,
+        Err(e) => e.format(&mut command).exit(),
     }
 }
 
@@ -143,8 +168,12 @@ fn init_tracing(
             (None, None)
         }
     };
-    let logs = crate::telemetry::logs::stderr_layer(global.log_format, logging::redacting_stderr)
-        .with_filter(filter);
+    let logs = crate::telemetry::logs::stderr_layer(
+        global.log_format,
+        color::stderr_colors(),
+        logging::redacting_stderr,
+    )
+    .with_filter(filter);
     // Without an exporter the stack is the filtered log layer alone: an absent (`None`) layer
     // would declare interest in every callsite, so every span and event below the log level
     // would still be built and then discarded.

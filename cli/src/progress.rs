@@ -90,9 +90,9 @@ impl Progress {
 fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent>) {
     let bar = (mode == DisplayMode::Bar).then(|| {
         let bar = ProgressBar::with_draw_target(Some(100), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(
+        let style = ProgressStyle::with_template(&super::color::bar_template(
             "{spinner:.cyan} {prefix:.bold} [{bar:24.cyan/blue}] {pos:>3}% {wide_msg}",
-        )
+        ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
         bar.set_style(style);

@@ -13,11 +13,12 @@ use super::exit::{Failure, Outcome};
 use super::progress::{DisplayMode, Progress};
 use super::setup::{self, Console};
 use super::shutdown_signal;
+use super::suggest;
 use crate::embedded;
 use skillet_engine::service::SkillService;
 use skillet_engine::skill::{self, CompiledSkill};
 use skillet_engine::template::json_kind;
-use skillet_protocol::{Message, SkillCallRequest, SkillCallResponse};
+use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse};
 
 /// Runs the command.
 pub async fn run(
@@ -29,11 +30,20 @@ pub async fn run(
     let extra = skill_folder(&args.skill)?;
     let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
-    let scenario = parts
-        .skills
-        .get(&name)
-        .and_then(|s| s.dir.clone())
-        .and_then(|dir| embedded::scenario_in(&dir));
+    let skill = match suggest::loaded_skill(&parts, &name).await {
+        Ok(skill) => skill,
+        Err(refused) => {
+            if args.json {
+                // `--json` still prints the one `skill/call/resp` a script parses.
+                let error = ProtocolError::new(ErrorCode::UnknownSkill, refused.message.clone());
+                let response =
+                    SkillCallResponse::rejected(skillet_protocol::new_id(), &name, error);
+                print_response(&response, true, console);
+            }
+            return Err(refused);
+        }
+    };
+    let scenario = skill.dir.as_deref().and_then(embedded::scenario_in);
     let (default, mock) = setup::start_model(&parts, scenario.into_iter().collect()).await?;
     if let Some(mock) = &mock {
         console.notice(mock.notice());

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::args::GlobalArgs;
 use super::exit::Failure;
+use super::locate::{self, BaseDirs};
 use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
@@ -35,20 +36,29 @@ pub struct HostParts {
     pub choice: ProviderChoice,
 }
 
-/// Loads the configuration named by the global options.
+/// Loads the configuration the global options name, else the first file found where
+/// `locate` looks (logged at `-v`).
 pub fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
-    Config::discover(global.config.as_deref()).map_err(Failure::setup)
+    let file = locate::config_file(global.config.as_deref(), &BaseDirs::from_env());
+    tracing::info!("config: {file}");
+    match file.path() {
+        Some(path) => Config::load(path).map_err(Failure::setup),
+        None => Ok(Config::default()),
+    }
 }
 
-/// The skill roots in force: `--skills-dir`, else the config's, else `./skills`; and whether
-/// they were named explicitly (a missing explicit root is an error, a missing default is not).
+/// The skill roots in force: `--skills-dir`, else the config's, else `./skills` or the user's
+/// (`locate`); and whether they were named explicitly (a missing explicit root is an error, a
+/// missing default is not).
 pub fn skill_roots(global: &GlobalArgs, config: &Config) -> (Vec<PathBuf>, bool) {
     if !global.skills_dirs.is_empty() {
         (global.skills_dirs.clone(), true)
     } else if !config.skills_dirs.is_empty() {
         (config.skills_dirs.clone(), true)
     } else {
-        (vec![PathBuf::from("skills")], false)
+        let root = locate::default_skills_dir(&BaseDirs::from_env());
+        tracing::info!("skills: {}", root.display());
+        (vec![root], false)
     }
 }
 
@@ -158,7 +168,8 @@ fn load_root(
             )));
         }
         console.warn(format!(
-            "{}: no skills directory here; use --skills-dir DIR",
+            "{}: no skills directory here (nor in the user data directory, \
+             $XDG_DATA_HOME/skillet/skills); use --skills-dir DIR",
             root.display()
         ));
         return Ok(());

@@ -90,12 +90,13 @@ pub fn validate(
     let errors = problems.iter().filter(|p| p.is_error()).count() + duplicates.len();
     let warnings = problems.len() + duplicates.len() - errors;
     console.notice(format!(
-        "{loaded} skill(s) loaded; {errors} error(s), {warnings} warning(s){}",
+        "{loaded} skill(s) loaded; {errors} error(s), {warnings} warning(s){}; config: {}",
         if args.strict {
             " (--strict: warnings count as errors)"
         } else {
             ""
-        }
+        },
+        config.origin()
     ));
     let failed = errors > 0 || (args.strict && warnings > 0);
     Ok(if failed {

@@ -1,9 +1,8 @@
-//! The log line format on stderr: human text (ANSI colour only when stderr is a terminal) or one
-//! JSON object per line for log shippers (`--log-format json`).
+//! The log line format on stderr: human text (ANSI colour only when the caller says so: the CLI
+//! decides from the terminal and `NO_COLOR`) or one JSON object per line for log shippers
+//! (`--log-format json`).
 //!
 //! Not here: which logs are wanted (the CLI's filter), span export (`otlp`).
-
-use std::io::IsTerminal;
 
 use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::MakeWriter;
@@ -20,8 +19,12 @@ pub enum LogFormat {
 }
 
 /// The stderr formatting layer for `format`, writing through `writer` (the CLI passes one that
-/// redacts the host's secrets). Colour only when stderr is a terminal.
-pub fn stderr_layer<S, W>(format: LogFormat, writer: W) -> Box<dyn Layer<S> + Send + Sync + 'static>
+/// redacts the host's secrets). Text is coloured only when `ansi`.
+pub fn stderr_layer<S, W>(
+    format: LogFormat,
+    ansi: bool,
+    writer: W,
+) -> Box<dyn Layer<S> + Send + Sync + 'static>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
@@ -30,7 +33,7 @@ where
         .with_writer(writer)
         .with_target(false);
     match format {
-        LogFormat::Text => layer.with_ansi(std::io::stderr().is_terminal()).boxed(),
+        LogFormat::Text => layer.with_ansi(ansi).boxed(),
         LogFormat::Json => layer
             .json()
             .with_current_span(true)
