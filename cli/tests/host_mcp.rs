@@ -273,3 +273,39 @@ async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
     assert_eq!(answer["id"], 6, "the oversized line was read: {answer}");
     assert!(!session.server.is_finished());
 }
+
+/// Issue 30: a host that writes its calls and closes its input (a shell pipe) lost their
+/// answers: rmcp ended the session at the end of input while the calls were still running.
+#[tokio::test]
+async fn calls_in_flight_at_the_end_of_input_are_still_answered() {
+    use tokio::io::AsyncWriteExt;
+    let core = HostCore::new(Arc::new(SwitchableService::default()), 4);
+    let mut session = RawSession::start(&core);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    for id in [7, 8] {
+        session
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "echo", "arguments": {"delay_ms": 300}}}))
+            .await;
+    }
+    session.write.shutdown().await.unwrap();
+    let mut answered = Vec::new();
+    while answered.len() < 2 {
+        let answer = session.answer().await;
+        if answer.get("id").is_some() && answer.get("method").is_none() {
+            assert!(answer.get("result").is_some(), "{answer}");
+            answered.push(answer["id"].as_u64().unwrap());
+        }
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, [7, 8]);
+    let ended = tokio::time::timeout(Duration::from_secs(10), session.server).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "the session ends once answered: {ended:?}"
+    );
+}

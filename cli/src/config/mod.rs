@@ -300,18 +300,6 @@ impl Config {
         Config::from_toml_str(&text, path)
     }
 
-    /// The configuration for a command: the file named by `explicit` (which must exist), else
-    /// `./skillet.toml` when it exists, else the defaults.
-    pub fn discover(explicit: Option<&Path>) -> Result<Config, ConfigError> {
-        match explicit {
-            Some(path) => Config::load(path),
-            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => {
-                Config::load(Path::new(DEFAULT_CONFIG_FILE))
-            }
-            None => Ok(Config::default()),
-        }
-    }
-
     /// Where this configuration came from, for messages.
     pub fn origin(&self) -> String {
         self.source.as_ref().map_or_else(

@@ -16,6 +16,7 @@
 pub mod answer;
 pub mod body_check;
 pub mod coalesce;
+pub mod eof_drain;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handler;

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::body_check::refuse_malformed_bodies;
 use super::coalesce::coalescing;
+use super::eof_drain::DrainAtEof;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
 use super::list_changed::{SessionPeers, watch_tools};
@@ -84,8 +85,11 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
 
 /// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
 /// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
-/// cancels them). A line longer than `max_line_bytes` (`[server] max_message_bytes`) is
-/// dropped unread, as rmcp drops one over its own 16 MiB default.
+/// cancels them); at the end of input their answers are still written (`eof_drain`). A line
+/// longer than `max_line_bytes` (`[server] max_message_bytes`) is dropped unread, as rmcp drops
+/// one over its own 16 MiB default, and a line that is not JSON is ignored as the official MCP
+/// SDKs ignore it (answering unparsable input can start an error storm with a peer that echoes
+/// it; rmcp issue #938); well-formed JSON that is not a message gets -32600.
 pub async fn serve_stream<R, W>(
     core: HostCore,
     input: R,
@@ -104,8 +108,12 @@ where
     let handler = McpHandler::new_session(&core, &peers);
     // rmcp writes and flushes each message alone; this gathers those flushed together.
     let (output, written) = coalescing(output);
-    let transport = PreInit::new(
-        AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
+    let transport = DrainAtEof::new(
+        PreInit::new(
+            AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
+        ),
+        core.clone(),
+        grace,
     );
     let running = match handler.serve(transport).await {
         Ok(running) => running,
