@@ -12,6 +12,7 @@
 //! about half an event's memory, and three allocations fewer per event, for every call in
 //! flight.
 
+use crate::protocol::LogLevel;
 use std::sync::{Arc, Mutex};
 
 use crate::protocol::{EventPayload, SkillEvent, default_version, now_ts};
@@ -211,7 +212,7 @@ impl EventEmitter {
     }
 
     /// Emits a `log` event.
-    pub fn log(&self, level: &str, message: impl Into<String>) -> u64 {
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) -> u64 {
         // A log line may quote an upstream's error (a toolkit that failed at first use), which
         // may quote a secret the host sent it; it goes to the caller redacted.
         let message = crate::secrets::REDACTOR.redact_owned(message.into());
@@ -286,7 +287,7 @@ mod tests {
         emitter.status("before");
         let (events, _) = emitter.take_collected();
         assert_eq!(events.len(), 1);
-        emitter.log("info", "straggler");
+        emitter.log(LogLevel::Info, "straggler");
         assert_eq!(rx.try_recv().unwrap().seq, 0);
         assert!(rx.try_recv().is_err(), "no event after the response");
         assert!(emitter.take_collected().0.is_empty());
@@ -296,7 +297,7 @@ mod tests {
     fn collection_stops_at_the_cap_and_reports_truncation() {
         let emitter = EventEmitter::new("r2", None, 2);
         for i in 0..5 {
-            emitter.log("debug", format!("line {i}"));
+            emitter.log(LogLevel::Debug, format!("line {i}"));
         }
         let (events, truncated) = emitter.take_collected();
         assert_eq!(events.len(), 2);

@@ -5,6 +5,7 @@
 //!
 //! Case counts are modest (64–256) so the file runs in seconds; `PROPTEST_CASES` raises them.
 
+use skillet_engine::protocol::LogLevel;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -162,7 +163,12 @@ fn payload() -> impl Strategy<Value = EventPayload> {
         (0u8..=100, text()).prop_map(|(pct, m)| EventPayload::progress(pct, m)),
         text().prop_map(EventPayload::status),
         (
-            prop::sample::select(vec!["debug", "info", "warn", "error"]),
+            prop::sample::select(vec![
+                LogLevel::Debug,
+                LogLevel::Info,
+                LogLevel::Warn,
+                LogLevel::Error
+            ]),
             text()
         )
             .prop_map(|(level, m)| EventPayload::log(level, m)),
@@ -355,7 +361,7 @@ proptest! {
             returned.push(match step {
                 Emit::Progress(pct) => emitter.progress(*pct, "p"),
                 Emit::Status => emitter.status("s"),
-                Emit::Log => emitter.log("info", "l"),
+                Emit::Log => emitter.log(LogLevel::Info, "l"),
                 Emit::Artifact(last) => emitter.artifact("a", "text/plain", "c", *last),
                 Emit::FromClone(pct) => clone.progress(*pct, "tool"),
             });

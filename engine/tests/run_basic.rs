@@ -4,6 +4,7 @@
 
 mod support;
 
+use skillet_engine::protocol::LogLevel;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -329,7 +330,7 @@ struct Adder;
 #[async_trait]
 impl SkillHandler for Adder {
     async fn run(&self, arguments: Value, ctx: HandlerContext) -> Result<Value, HandlerError> {
-        ctx.events.log("info", "adding");
+        ctx.events.log(LogLevel::Info, "adding");
         match arguments["mode"].as_str() {
             Some("panic") => panic!("handler bug"),
             Some("bad-output") => Ok(json!({"sum": "not a number"})),

@@ -182,7 +182,7 @@ async fn rate_limit_then_success_shows_the_retry_in_the_events() {
         .iter()
         .filter_map(|e| match &e.payload {
             EventPayload::Log { level, message } if message.contains("retrying") => {
-                Some((level.clone(), message.clone()))
+                Some((level.as_str().to_owned(), message.clone()))
             }
             _ => None,
         })

@@ -341,6 +341,7 @@ fn encode_failed(error: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LogLevel;
     use crate::{EventPayload, SkillEvent};
 
     const VECTORS: [(&str, &str); 5] = [
@@ -521,7 +522,7 @@ mod tests {
                 "artifact",
             ),
             (
-                EventPayload::log("info", "m"),
+                EventPayload::log(LogLevel::Info, "m"),
                 r#"{"level":"info","message":"m"}"#,
                 "log",
             ),

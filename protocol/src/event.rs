@@ -19,6 +19,63 @@ pub enum EventKind {
     Status,
 }
 
+/// The severity of a `log` event, as on the wire (`debug`, `info`, `warn`, `error`).
+///
+/// The seed types `level` as a plain string, so on input any string is accepted and read as
+/// the nearest of the four, as loggers spell them (`trace` → debug; `notice` → info;
+/// `warning` → warn; `err`, `critical`, `fatal`, `alert`, `emergency` → error; anything else
+/// → info, case-insensitively): an event from a plugin is never refused for its level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for whoever debugs the skill (model reasoning, per-line output).
+    Debug,
+    /// What happened (usage, a tool answered).
+    Info,
+    /// Something went wrong and the run went on (a toolkit that could not start, a mode
+    /// refused by the server).
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+impl LogLevel {
+    /// The level a `level` string names (see the type's docs for the mapping).
+    pub fn from_wire(level: &str) -> LogLevel {
+        match level.to_ascii_lowercase().as_str() {
+            "trace" | "debug" => LogLevel::Debug,
+            "warn" | "warning" => LogLevel::Warn,
+            "error" | "err" | "critical" | "fatal" | "alert" | "emergency" => LogLevel::Error,
+            _ => LogLevel::Info,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LogLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let level = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(LogLevel::from_wire(&level))
+    }
+}
+
+impl LogLevel {
+    /// The level as on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An event's `kind` together with its typed `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "data", rename_all = "snake_case")]
@@ -44,8 +101,8 @@ pub enum EventPayload {
     },
     /// Debug log line.
     Log {
-        /// `debug`, `info`, `warn` or `error`.
-        level: String,
+        /// Its severity.
+        level: LogLevel,
         /// The line.
         message: String,
     },
@@ -83,9 +140,9 @@ impl EventPayload {
     }
 
     /// A `log` payload.
-    pub fn log(level: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn log(level: LogLevel, message: impl Into<String>) -> Self {
         EventPayload::Log {
-            level: level.into(),
+            level,
             message: message.into(),
         }
     }

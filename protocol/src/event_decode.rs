@@ -19,7 +19,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde::{Deserialize, de::Error as _};
 use serde_json::Value;
 
-use super::event::{EventKind, EventPayload, SkillEvent};
+use super::event::{EventKind, EventPayload, LogLevel, SkillEvent};
 use super::{default_version, new_id, now_ts};
 
 impl<'de> Deserialize<'de> for SkillEvent {
@@ -168,7 +168,7 @@ struct ArtifactData {
 
 #[derive(Deserialize)]
 struct LogData {
-    level: String,
+    level: LogLevel,
     message: String,
 }
 
@@ -232,6 +232,32 @@ mod tests {
         assert_eq!(
             ordered.payload,
             EventPayload::artifact("n", "text/plain", "c", true)
+        );
+    }
+
+    #[test]
+    fn any_level_string_is_read_as_the_nearest_level_and_written_as_one_of_four() {
+        for (wire, level) in [
+            ("debug", LogLevel::Debug),
+            ("TRACE", LogLevel::Debug),
+            ("info", LogLevel::Info),
+            ("notice", LogLevel::Info),
+            ("something-else", LogLevel::Info),
+            ("warning", LogLevel::Warn),
+            ("Warn", LogLevel::Warn),
+            ("critical", LogLevel::Error),
+            ("error", LogLevel::Error),
+        ] {
+            let text = format!(r#"{{"kind":"log","data":{{"level":"{wire}","message":"m"}}}}"#);
+            let event = decode(&text).unwrap();
+            assert_eq!(event.payload, EventPayload::log(level, "m"), "{wire}");
+            let written = serde_json::to_value(&event.payload).unwrap();
+            assert_eq!(written["data"]["level"], level.as_str(), "{wire}");
+        }
+        let escaped = decode(r#"{"kind":"log","data":{"level":"w\u0061rn","message":"m"}}"#);
+        assert_eq!(
+            escaped.unwrap().payload,
+            EventPayload::log(LogLevel::Warn, "m")
         );
     }
 

@@ -20,7 +20,7 @@ mod writer;
 pub use codec::{DecodeError, decode, decode_value, encode, encode_line_into};
 pub use definition::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
 pub use error::{ErrorCode, ProtocolError, SkillErrorCode};
-pub use event::{EventKind, EventPayload, SkillEvent};
+pub use event::{EventKind, EventPayload, LogLevel, SkillEvent};
 pub use message::Message;
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,

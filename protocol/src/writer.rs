@@ -140,7 +140,7 @@ fn event_fields(out: &mut Vec<u8>, event: &SkillEvent) {
             });
         }
         EventPayload::Log { level, message } => {
-            text_field(out, br#","kind":"log","data":{"level":"#, level);
+            text_field(out, br#","kind":"log","data":{"level":"#, level.as_str());
             text_field(out, br#","message":"#, message);
         }
         EventPayload::Status { message } => {

@@ -32,7 +32,7 @@ fn events(text: &str) -> Vec<SkillEvent> {
     vec![
         SkillEvent::new(text, 0, EventPayload::status(text)),
         SkillEvent::new("r", 1, EventPayload::progress(37, text)),
-        SkillEvent::new("r", 2, EventPayload::log(text, text)),
+        SkillEvent::new("r", 2, EventPayload::log(crate::LogLevel::Warn, text)),
         SkillEvent::new(
             "r",
             3,

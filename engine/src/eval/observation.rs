@@ -184,6 +184,7 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::LogLevel;
     use crate::protocol::{SkillResult, TokenUsage};
 
     fn event(payload: EventPayload) -> SkillEvent {
@@ -205,21 +206,24 @@ mod tests {
                     "turn 1/6 · openai-compatible/mock-llm",
                 )),
                 event(EventPayload::log(
-                    "info",
+                    LogLevel::Info,
                     "tool call calculator({\"expression\":\"1+2\"})",
                 )),
-                event(EventPayload::log("info", "tool result calculator: 3")),
+                event(EventPayload::log(
+                    LogLevel::Info,
+                    "tool result calculator: 3",
+                )),
                 event(EventPayload::status(
                     "turn 2/6 · openai-compatible/mock-llm",
                 )),
                 event(EventPayload::log(
-                    "warn",
+                    LogLevel::Warn,
                     "final answer rejected (1 problem); asking the model to repair it",
                 )),
                 event(EventPayload::status(
                     "turn 3/6 · openai-compatible/mock-llm",
                 )),
-                event(EventPayload::log("info", "tool call read_file({})")),
+                event(EventPayload::log(LogLevel::Info, "tool call read_file({})")),
             ],
             None,
         );

@@ -151,6 +151,7 @@ mod tests {
     use super::*;
     use crate::eval::check::{Check, ExpectedOutcome, PointerTest};
     use crate::eval::observation::RunOutcome;
+    use crate::protocol::LogLevel;
     use crate::protocol::{
         EventPayload, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
         SkillResult,
@@ -179,7 +180,7 @@ mod tests {
                 SkillEvent::new(
                     &request.id,
                     1,
-                    EventPayload::log("info", "tool call calculator({})"),
+                    EventPayload::log(LogLevel::Info, "tool call calculator({})"),
                 ),
             ];
             SkillCallResponse::result(&request.id, &request.name, result)

@@ -7,6 +7,7 @@
 //! `artifact_max_bytes` are listed but not streamed (a host that needs them keeps the
 //! workspace). An empty file is one empty final chunk.
 
+use crate::protocol::LogLevel;
 use std::io::Read;
 use std::path::Path;
 
@@ -91,7 +92,7 @@ pub(crate) fn report(
         listed.push(format!("{} ({mime}, {} bytes)", file.path, file.size));
     }
     events.log(
-        "info",
+        LogLevel::Info,
         format!(
             "files produced: {}{}",
             listed.join("; "),

@@ -13,6 +13,7 @@
 //! files and the tools. After the run, produced files are reported (`artifacts`) and the
 //! workspace removed (unless kept). Native skills get none of this.
 
+use crate::protocol::LogLevel;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -260,7 +261,7 @@ impl CallFiles {
             artifacts::report(&workspace, &config.workspace, &emitter);
             if config.workspace.keep {
                 emitter.log(
-                    "info",
+                    LogLevel::Info,
                     format!("workspace kept at {}", workspace.path().display()),
                 );
             }

@@ -10,6 +10,7 @@
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
 //! drops it, which cancels the in-flight provider request and tools), gates, result assembly.
 
+use crate::protocol::LogLevel;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -271,7 +272,7 @@ impl TurnLoop<'_> {
             Err(outcome) => return Step::Done(outcome),
         };
         if let Some(reasoning) = &response.reasoning {
-            self.events.log("debug", reasoning_line(reasoning));
+            self.events.log(LogLevel::Debug, reasoning_line(reasoning));
         }
         let messages = &mut request.messages;
         last_output.clone_from(&response.text);
@@ -364,7 +365,7 @@ impl TurnLoop<'_> {
             ));
         }
         self.events.log(
-            "warn",
+            LogLevel::Warn,
             format!(
                 "final answer rejected ({} problem{}); asking the model to repair it",
                 violations.len(),
@@ -474,12 +475,12 @@ impl RetryObserver for ProviderNotices<'_> {
     fn retrying(&self, notice: &RetryNotice) {
         metrics::get().provider_retried(self.provider_name, notice.error_kind.as_str());
         self.events
-            .log("warn", format!("provider {}: {notice}", self.label));
+            .log(LogLevel::Warn, format!("provider {}: {notice}", self.label));
     }
 
     fn mode_changed(&self, notice: &ModeNotice) {
         self.events
-            .log("warn", format!("provider {}: {notice}", self.label));
+            .log(LogLevel::Warn, format!("provider {}: {notice}", self.label));
     }
 }
 

@@ -20,9 +20,11 @@
 //! same and reports `runtime_error` ("cancelled by the host"). Every executed call ends with a
 //! `progress` of 100 and, for manifest skills, a `log` with the token usage.
 
+use crate::protocol::LogLevel;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::future::Either;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -37,7 +39,7 @@ use super::result::Outcome;
 use super::{messages, spans};
 use crate::events::{EventEmitter, EventSink};
 use crate::files::InputFile;
-use crate::handler::HandlerContext;
+use crate::handler::{HandlerContext, SkillHandler};
 use crate::protocol::{
     CostEstimate, ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse,
     SkillResult, SkillStatus, TokenUsage, TurnUsage,
@@ -48,13 +50,29 @@ use crate::telemetry::{Pricing, metrics, propagation};
 /// What preflight established for a call that will run.
 struct Prepared {
     skill: Arc<RegisteredSkill>,
+    /// The validated arguments (input files taken out).
     arguments: Value,
-    /// Input files taken out of the arguments (`files::INPUT_FILES_KEY`).
-    inputs: Vec<InputFile>,
-    /// The rendered system prompt and provider (manifest skills only).
-    model: Option<(String, ResolvedProvider)>,
-    /// The authorized override (handed to native skills).
-    llm_override: Option<LLMConfig>,
+    /// How the skill runs, with what only that way needs: one match on the skill's
+    /// implementation, in preflight, instead of one per step.
+    run: PreparedRun,
+}
+
+/// The two ways a skill runs.
+enum PreparedRun {
+    /// The SKILL.md instructions on the model loop.
+    Manifest {
+        /// Input files taken out of the arguments (`files::INPUT_FILES_KEY`).
+        inputs: Vec<InputFile>,
+        /// The rendered system prompt; the run owns it from the first turn on.
+        system: String,
+        provider: ResolvedProvider,
+    },
+    /// A Rust-native handler.
+    Native {
+        handler: Arc<dyn SkillHandler>,
+        /// The authorized override, handed to the handler.
+        llm_override: Option<LLMConfig>,
+    },
 }
 
 impl ExecutorInner {
@@ -77,10 +95,8 @@ impl ExecutorInner {
                     spans::record_error(&span, error.code.as_str());
                     SkillCallResponse::rejected(&request.id, &request.name, error)
                 }
-                Ok(mut prepared) => {
-                    let result = self
-                        .execute(&mut prepared, request, sink, cancel, started)
-                        .await;
+                Ok(prepared) => {
+                    let result = self.execute(prepared, request, sink, cancel, started).await;
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
             };
@@ -116,7 +132,7 @@ impl ExecutorInner {
             return Err(not_runnable(&skill));
         }
         let mut argument_map = request.arguments.clone();
-        let inputs = match skill.implementation {
+        let inputs = match &skill.implementation {
             Implementation::Manifest => self
                 .files
                 .take_inputs(&mut argument_map)
@@ -143,8 +159,11 @@ impl ExecutorInner {
             Some(config) => Some(self.providers.authorize_override(config)?),
             None => None,
         };
-        let model = match &skill.implementation {
-            Implementation::Native(_) => None,
+        let run = match &skill.implementation {
+            Implementation::Native(handler) => PreparedRun::Native {
+                handler: Arc::clone(handler),
+                llm_override: request.llm_override.clone(),
+            },
             Implementation::Manifest => {
                 let instructions = skill.render_instructions(&arguments).map_err(|e| {
                     ProtocolError::new(
@@ -169,27 +188,34 @@ impl ExecutorInner {
                         .for_skill(&skill.compiled)
                         .map_err(|e| ProtocolError::new(ErrorCode::RuntimeError, e))?,
                 };
-                Some((system, provider))
+                PreparedRun::Manifest {
+                    inputs,
+                    system,
+                    provider,
+                }
             }
         };
         Ok(Prepared {
             skill,
             arguments,
-            inputs,
-            model,
-            llm_override: request.llm_override.clone(),
+            run,
         })
     }
 
     async fn execute(
         &self,
-        prepared: &mut Prepared,
+        prepared: Prepared,
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
         started: Instant,
     ) -> SkillResult {
-        let skill = &prepared.skill;
+        let Prepared {
+            skill,
+            arguments,
+            run,
+        } = prepared;
+        let skill = &skill;
         let live = if request.streaming { sink } else { None };
         // The model streams when the call asked for it, unless its live sink drops the text.
         let stream = request.streaming && live.as_ref().is_none_or(|sink| sink.forwards_text());
@@ -199,61 +225,63 @@ impl ExecutorInner {
             .call_timeout(request.timeout, skill.definition.timeout_seconds);
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
-        if let Some((_, provider)) = &prepared.model {
-            let span = tracing::Span::current();
-            span.record("gen_ai.provider.name", provider.provider.kind().as_str());
-            span.record("gen_ai.request.model", provider.provider.model());
-        }
-        if matches!(skill.implementation, Implementation::Manifest) && !skill.toolkits.is_empty() {
-            // First-use toolkits connect now, so their tools are offered from the first turn;
-            // a toolkit that cannot start leaves the skill without its tools, said in a log.
-            let starting = self.tools.ensure_started(&skill.toolkits);
-            if let Ok(failures) = tokio::time::timeout_at(deadline.instant(), starting).await {
-                for failure in failures {
-                    events.log("warn", failure.to_string());
-                }
+        let mut call_files = None;
+        // One future type for both ways, without a box: the run stays inline in the call's state.
+        let body = match run {
+            PreparedRun::Native {
+                handler,
+                llm_override,
+            } => {
+                let ctx = HandlerContext {
+                    events: events.clone(),
+                    deadline,
+                    cancel: cancel.child_token(),
+                    correlation_id: request.correlation_id.clone(),
+                    metadata: request.metadata.clone(),
+                    llm_override,
+                };
+                state.set_turn(1);
+                Either::Left(run_native(skill, handler, arguments, ctx))
             }
-        }
-        let mut tools = match skill.implementation {
-            Implementation::Manifest => self.tools.resolve(&skill.tools, &skill.toolkits),
-            Implementation::Native(_) => Default::default(),
-        };
-        // The skill's files, the call's workspace and scripts (see `files`).
-        let call_files = match skill.implementation {
-            Implementation::Manifest => self.files.open(&skill.compiled, &prepared.inputs),
-            Implementation::Native(_) => Ok(None),
-        };
-        let call_files = match call_files {
-            Ok(files) => files,
-            Err(e) => {
-                let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
-                return self.finish(skill, &events, &state, outcome, started);
-            }
-        };
-        for tool in call_files.iter().flat_map(|f| f.tools()) {
-            tools.add_engine_tool(tool.clone());
-        }
-        let first_message = match &prepared.arguments {
-            Value::Object(map) => messages::first_user_message(map),
-            _ => messages::first_user_message(&request.arguments),
-        };
-        // The run owns the system prompt from here: no copy of it is kept beside the request.
-        let model = prepared.model.take();
-        let body = async {
-            match (&skill.implementation, model) {
-                (Implementation::Native(handler), _) => {
-                    let ctx = HandlerContext {
-                        events: events.clone(),
-                        deadline,
-                        cancel: cancel.child_token(),
-                        correlation_id: request.correlation_id.clone(),
-                        metadata: request.metadata.clone(),
-                        llm_override: prepared.llm_override.clone(),
-                    };
-                    state.set_turn(1);
-                    run_native(skill, handler.clone(), prepared.arguments.clone(), ctx).await
+            PreparedRun::Manifest {
+                inputs,
+                system,
+                provider,
+            } => {
+                let span = tracing::Span::current();
+                span.record("gen_ai.provider.name", provider.provider.kind().as_str());
+                span.record("gen_ai.request.model", provider.provider.model());
+                if !skill.toolkits.is_empty() {
+                    // First-use toolkits connect now, so their tools are offered from the first
+                    // turn; a toolkit that cannot start leaves the skill without its tools, said
+                    // in a log.
+                    let starting = self.tools.ensure_started(&skill.toolkits);
+                    if let Ok(failures) =
+                        tokio::time::timeout_at(deadline.instant(), starting).await
+                    {
+                        for failure in failures {
+                            events.log(LogLevel::Warn, failure.to_string());
+                        }
+                    }
                 }
-                (Implementation::Manifest, Some((system, provider))) => {
+                let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
+                // The skill's files, the call's workspace and scripts (see `files`).
+                call_files = match self.files.open(&skill.compiled, &inputs) {
+                    Ok(files) => files,
+                    Err(e) => {
+                        let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
+                        return self.finish(skill, &events, &state, outcome, started);
+                    }
+                };
+                for tool in call_files.iter().flat_map(|f| f.tools()) {
+                    tools.add_engine_tool(tool.clone());
+                }
+                let first_message = match &arguments {
+                    Value::Object(map) => messages::first_user_message(map),
+                    _ => messages::first_user_message(&request.arguments),
+                };
+                let (events, state, cancel) = (&events, &state, &cancel);
+                Either::Right(async move {
                     TurnLoop {
                         skill,
                         provider: &provider,
@@ -264,20 +292,15 @@ impl ExecutorInner {
                         first_message,
                         max_turns: self.limits.max_turns(skill.definition.max_turns),
                         deadline,
-                        cancel: &cancel,
-                        events: &events,
+                        cancel,
+                        events,
                         stream,
-                        state: &state,
+                        state,
                         capture_content: self.capture_content,
                     }
                     .run()
                     .await
-                }
-                (Implementation::Manifest, None) => Outcome::failure(
-                    ErrorCode::RuntimeError,
-                    "internal: manifest skill without a resolved model",
-                    0,
-                ),
+                })
             }
         };
         let mut outcome = tokio::select! {
@@ -378,7 +401,7 @@ impl ExecutorInner {
             let turns = outcome.turns();
             let plural = if turns == 1 { "" } else { "s" };
             events.log(
-                "info",
+                LogLevel::Info,
                 if known {
                     format!(
                         "token usage: {input} input + {output} output = {} tokens over {turns} \

@@ -16,6 +16,7 @@
 //!
 //! Not here: deciding to stop on repeated calls ([`RepeatTracker`] is used by the turn loop).
 
+use crate::protocol::LogLevel;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -78,7 +79,7 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
         &arguments,
     );
     ctx.events.log(
-        "info",
+        LogLevel::Info,
         format!("tool call {}({})", call.name, preview(&arguments)),
     );
     let (outcome, content) = match prepare(ctx, call) {
@@ -100,7 +101,7 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
         Ok(text) => {
             let (text, cut) = cut_output(text, ctx.limits.max_tool_output_bytes);
             ctx.events.log(
-                "info",
+                LogLevel::Info,
                 format!(
                     "tool result {}: {}{}",
                     call.name,
@@ -113,7 +114,7 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
         Err(error) => {
             let (error, _) = cut_output(error, ctx.limits.max_tool_output_bytes);
             ctx.events.log(
-                "warn",
+                LogLevel::Warn,
                 format!("tool error {}: {}", call.name, preview(&error)),
             );
             ChatMessage::tool_error(&call.id, &call.name, error)

@@ -15,6 +15,7 @@
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still what current clients use.
 
+use skillet_protocol::LogLevel;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
@@ -64,12 +65,12 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 /// An A2E log level as an MCP one (unknown levels are `info`).
-pub fn mcp_level(level: &str) -> LoggingLevel {
+pub fn mcp_level(level: LogLevel) -> LoggingLevel {
     match level {
-        "debug" => LoggingLevel::Debug,
-        "warn" | "warning" => LoggingLevel::Warning,
-        "error" => LoggingLevel::Error,
-        _ => LoggingLevel::Info,
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Warn => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
     }
 }
 
@@ -153,7 +154,7 @@ async fn send(
             }
         }
         EventPayload::Log {
-            level: ref event_level,
+            level: event_level,
             message,
         } => log(peer, level, mcp_level(event_level), message).await,
         EventPayload::Status { message } => log(peer, level, LoggingLevel::Info, message).await,
@@ -180,7 +181,7 @@ mod tests {
         assert!(level.allows(LoggingLevel::Info));
         assert!(!level.allows(LoggingLevel::Debug));
         level.set(LoggingLevel::Error);
-        assert!(!level.allows(mcp_level("warn")));
-        assert!(level.allows(mcp_level("error")));
+        assert!(!level.allows(mcp_level(LogLevel::Warn)));
+        assert!(level.allows(mcp_level(LogLevel::Error)));
     }
 }

@@ -109,6 +109,7 @@ pub(crate) fn unstorable(
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use skillet_protocol::LogLevel;
 
     use super::*;
     use skillet_protocol::{EventPayload, SkillEvent};
@@ -119,7 +120,7 @@ mod tests {
                 SkillEvent::new(
                     "r1",
                     seq as u64,
-                    EventPayload::log("info", "x".repeat(1000)),
+                    EventPayload::log(LogLevel::Info, "x".repeat(1000)),
                 )
             })
             .collect();
