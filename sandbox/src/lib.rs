@@ -3,7 +3,8 @@
 //! Used by the engine for command tools (one child per call, JSON on stdin/stdout) and for
 //! out-of-process skills (a long-lived child speaking JSON lines over stdio). This crate knows
 //! nothing about skills or the A2E protocol: it runs programs ([`SandboxBackend`]), reports what
-//! happened as data ([`Outcome`]) and hints at the A2E error code ([`Outcome::a2e_code_hint`]).
+//! happened as data ([`Outcome`]) and, when a child failed, which kind of failure it was
+//! ([`Failure`], from [`Outcome::failure`]); the engine maps that to its protocol's error codes.
 //!
 //! # What the Linux process backend enforces
 //! Each child runs without a shell, in its own process group, with:
@@ -38,8 +39,8 @@
 //! tracing::info!("{}", backend.platform_report());
 //! let command = SandboxCommand::new("/usr/bin/jq", "/tmp/work").arg(".");
 //! let result = backend.run(&command, &SandboxPolicy::default(), br#"{"a":1}"#.to_vec()).await;
-//! if !result.outcome.is_success() {
-//!     eprintln!("{} ({})", result.outcome, result.outcome.a2e_code_hint());
+//! if let Some(failure) = result.outcome.failure() {
+//!     eprintln!("{} ({failure:?})", result.outcome);
 //! }
 //! # }
 //! ```
@@ -61,7 +62,7 @@ pub use backend::{InteractiveOptions, RunResult, SandboxBackend, SandboxCommand}
 pub use capture::CapturedOutput;
 pub use error::SandboxError;
 pub use interactive::{ChildReader, ChildWriter, ExitReport, InteractiveChild};
-pub use outcome::{Outcome, Stream};
+pub use outcome::{Failure, Outcome, Stream};
 pub use platform::{Capability, PlatformReport, platform_report};
 pub use policy::{
     ChildIdentity, Enforcement, EnvPolicy, FilesystemPolicy, NetworkAccess, ResourceLimits,
