@@ -10,7 +10,8 @@ fn main() -> std::process::ExitCode {
     // Transparent huge pages off for this process: mimalloc reserves its arenas aligned, and
     // with THP (`always` on many hosts) each touched arena region becomes resident in 2 MiB
     // pages. Off, 4,000 calls in flight peak at 239 MiB instead of 303 (BENCHMARKS.md). A
-    // kernel without the flag just keeps THP.
+    // kernel without the flag just keeps THP. Linux only: elsewhere there is no such switch.
+    #[cfg(target_os = "linux")]
     let _ = rustix::thread::disable_transparent_huge_pages(true);
     skillet_cli::main()
 }

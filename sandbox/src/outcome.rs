@@ -1,8 +1,9 @@
 //! How a sandboxed child ended, as data, and the heuristics that classify it.
 //!
-//! The sandbox never decides protocol errors; it states what happened ([`Outcome`]) and offers a
-//! hint ([`Outcome::a2e_code_hint`]) that the engine maps to an A2E error code. Output *content*
-//! (valid JSON or not) is the engine's business, not this module's.
+//! The sandbox never decides protocol errors; it states what happened ([`Outcome`]) and, for a
+//! child that did not succeed, which kind of failure that was ([`Failure`], from
+//! [`Outcome::failure`]). The engine maps a [`Failure`] to its own error codes; this crate knows no
+//! protocol. Output *content* (valid JSON or not) is the engine's business, not this module's.
 //!
 //! ## Out-of-memory heuristic
 //! The memory limit is `RLIMIT_AS`, so running out of memory shows up as a failed allocation, and
@@ -73,30 +74,49 @@ pub enum Outcome {
     },
 }
 
+/// The kind of failure an [`Outcome`] is, for callers that map it onto their own error codes
+/// (the engine maps each to an A2E `ErrorCode`). Deliberately not `#[non_exhaustive]`: a new kind
+/// must fail to compile in every mapping until it is mapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The child died: a non-zero exit, or a signal other than the CPU-time limit's.
+    Crashed,
+    /// The child ran out of time: the wall clock, or the CPU-time limit (`SIGXCPU`).
+    TimedOut,
+    /// The child ran out of memory under its limit.
+    OutOfMemory,
+    /// The child wrote more than its output limit.
+    OutputTooLarge,
+    /// The child could not be started; nothing ran.
+    NotStarted,
+}
+
 impl Outcome {
     /// True when the child exited with status 0 on its own.
     pub fn is_success(&self) -> bool {
         matches!(self, Outcome::Exited { code: 0 })
     }
 
-    /// The A2E error code this outcome maps to, or `""` when the child exited successfully (the
-    /// engine then judges the output, and output that breaks the contract is `skill_error`).
+    /// Which kind of failure this outcome is, `None` when the child exited successfully (its
+    /// caller then judges the output).
     ///
-    /// - memory limit → `out_of_memory`
-    /// - wall clock, or the CPU-time limit (`SIGXCPU`) → `timeout`
-    /// - killed by a signal, non-zero exit, failed spawn → `sandbox_crash` (the engine may still
+    /// - memory limit → [`Failure::OutOfMemory`]
+    /// - wall clock, or the CPU-time limit (`SIGXCPU`) → [`Failure::TimedOut`]
+    /// - killed by another signal, non-zero exit → [`Failure::Crashed`] (a caller may still
     ///   prefer a valid error payload the child printed before a non-zero exit)
-    /// - output over its limit → `skill_error`
-    pub fn a2e_code_hint(&self) -> &'static str {
+    /// - could not start → [`Failure::NotStarted`]
+    /// - output over its limit → [`Failure::OutputTooLarge`]
+    pub fn failure(&self) -> Option<Failure> {
         match self {
-            Outcome::Exited { code: 0 } => "",
-            Outcome::Exited { .. } => "sandbox_crash",
-            Outcome::Signaled { signal } if *signal == libc::SIGXCPU => "timeout",
-            Outcome::Signaled { .. } => "sandbox_crash",
-            Outcome::TimedOut => "timeout",
-            Outcome::OutOfMemory => "out_of_memory",
-            Outcome::OutputLimitExceeded { .. } => "skill_error",
-            Outcome::SpawnFailed { .. } => "sandbox_crash",
+            Outcome::Exited { code: 0 } => None,
+            Outcome::Exited { .. } => Some(Failure::Crashed),
+            Outcome::Signaled { signal } if *signal == libc::SIGXCPU => Some(Failure::TimedOut),
+            Outcome::Signaled { .. } => Some(Failure::Crashed),
+            Outcome::TimedOut => Some(Failure::TimedOut),
+            Outcome::OutOfMemory => Some(Failure::OutOfMemory),
+            Outcome::OutputLimitExceeded { .. } => Some(Failure::OutputTooLarge),
+            Outcome::SpawnFailed { .. } => Some(Failure::NotStarted),
         }
     }
 
@@ -179,35 +199,38 @@ mod tests {
                 signal: libc::SIGSEGV
             }
         );
-        assert_eq!(outcome.a2e_code_hint(), "sandbox_crash");
+        assert_eq!(outcome.failure(), Some(Failure::Crashed));
     }
 
     #[test]
     fn successful_exit_ignores_memory_words_on_stderr() {
         let outcome = Outcome::classify(exited(0), b"warning: out of memory soon");
         assert!(outcome.is_success());
-        assert_eq!(outcome.a2e_code_hint(), "");
+        assert_eq!(outcome.failure(), None);
     }
 
     #[test]
-    fn hints_follow_the_issue_mapping() {
-        assert_eq!(Outcome::OutOfMemory.a2e_code_hint(), "out_of_memory");
-        assert_eq!(Outcome::TimedOut.a2e_code_hint(), "timeout");
+    fn failures_follow_the_issue_mapping() {
+        assert_eq!(Outcome::OutOfMemory.failure(), Some(Failure::OutOfMemory));
+        assert_eq!(Outcome::TimedOut.failure(), Some(Failure::TimedOut));
         assert_eq!(
             Outcome::Signaled {
                 signal: libc::SIGXCPU
             }
-            .a2e_code_hint(),
-            "timeout"
+            .failure(),
+            Some(Failure::TimedOut)
         );
-        assert_eq!(Outcome::Exited { code: 2 }.a2e_code_hint(), "sandbox_crash");
+        assert_eq!(
+            Outcome::Exited { code: 2 }.failure(),
+            Some(Failure::Crashed)
+        );
         let overflow = Outcome::OutputLimitExceeded {
             stream: Stream::Stdout,
         };
-        assert_eq!(overflow.a2e_code_hint(), "skill_error");
+        assert_eq!(overflow.failure(), Some(Failure::OutputTooLarge));
         let spawn = Outcome::SpawnFailed {
             reason: "no such program".into(),
         };
-        assert_eq!(spawn.a2e_code_hint(), "sandbox_crash");
+        assert_eq!(spawn.failure(), Some(Failure::NotStarted));
     }
 }

@@ -1,13 +1,13 @@
-//! The Linux process backend: a confined child process per command, on kernel primitives only.
+//! The process backend: a confined child process per command, in the mode this build (or the
+//! caller) chose — the Linux sandbox or the reduced mode.
 //!
-//! Here the policy meets the platform report: [`LinuxProcessBackend`] resolves the program and
-//! working directory, decides which isolation to apply (and refuses a strict policy it cannot
-//! honour), prepares everything the child needs (`limits.rs`, `landlock.rs`, `cgroup.rs`) and
-//! supervises the run: stdin in, capped output out, wall clock, and the kill of the whole process
-//! group (and cgroup) when the run ends, times out, overflows, or is dropped.
+//! What every mode shares lives here: [`ProcessBackend`] resolves the program and working
+//! directory, builds the command (no shell, own process group, clean environment, working
+//! directory), lets the mode add its confinement (`linux/mod.rs` or `reduced.rs`), and supervises
+//! the run: stdin in, capped output out, wall clock, and the kill of the whole process group (and,
+//! in the Linux sandbox, its cgroups) when the run ends, times out, overflows, or is dropped.
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,122 +21,111 @@ use tokio::sync::oneshot;
 
 use crate::backend::{InteractiveOptions, RunResult, SandboxBackend, SandboxCommand};
 use crate::capture::{CapturedOutput, capture_head, capture_tail};
-use crate::cgroup::{CgroupLimits, ChildCgroups};
 use crate::error::SandboxError;
 use crate::interactive::{ExitReport, InteractiveChild};
-use crate::landlock::FilesystemRules;
-use crate::limits::{ChildSetup, NetworkIsolation, identity_map, rlimits_for};
 use crate::outcome::{Outcome, Stream};
-use crate::platform::{Platform, PlatformReport, platform};
-use crate::policy::{Enforcement, NetworkAccess, SandboxPolicy};
+use crate::platform::{PlatformReport, SandboxMode};
+use crate::policy::SandboxPolicy;
 
-/// Runs children as confined Linux processes. Cheap to construct and clone; the platform is
-/// probed once per process.
+/// Runs children as confined processes. Cheap to construct and copy; the platform is probed once
+/// per process.
+///
+/// [`ProcessBackend::new`] applies the strongest mode this build has ([`SandboxMode::compiled`]);
+/// [`ProcessBackend::reduced`] the reduced mode on any platform (tests use it to prove the reduced
+/// guarantees on Linux too).
 #[derive(Debug, Clone, Copy)]
-pub struct LinuxProcessBackend {
-    platform: &'static Platform,
+pub struct ProcessBackend {
+    mode: Mode,
 }
 
-impl Default for LinuxProcessBackend {
+/// The name callers have used since the backend was Linux-only: the same type, whose
+/// [`ProcessBackend::new`] picks the Linux sandbox where this build has it.
+pub type LinuxProcessBackend = ProcessBackend;
+
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+    Linux(&'static crate::linux::LinuxPlatform),
+    Reduced,
+}
+
+impl Default for ProcessBackend {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// A command ready to spawn, and what must live until it has.
-struct Prepared {
-    command: Command,
-    cgroups: Option<ChildCgroups>,
-    /// The Landlock ruleset descriptor the child restricts itself with; closed after spawn.
-    _ruleset: Option<OwnedFd>,
+/// What must live beside a child and is killed with it: nothing in the reduced mode; in the
+/// Linux sandbox its cgroups (and, until the spawn, its Landlock ruleset).
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+    linux: Option<crate::linux::Held>,
 }
 
-impl LinuxProcessBackend {
-    /// The backend, probing the platform on first use.
-    pub fn new() -> Self {
-        Self {
-            platform: platform(),
+impl Held {
+    fn spawned(&mut self) {
+        #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+        if let Some(linux) = &mut self.linux {
+            linux.spawned();
         }
     }
 
-    fn prepare(
+    fn kill_all(&self) {
+        #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+        if let Some(linux) = &self.linux {
+            linux.kill_all();
+        }
+    }
+
+    fn oom_killed(&self) -> bool {
+        #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+        if let Some(linux) = &self.linux {
+            return linux.oom_killed();
+        }
+        false
+    }
+}
+
+impl ProcessBackend {
+    /// The backend in the strongest mode this build has, probing the platform on first use.
+    pub fn new() -> Self {
+        #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+        {
+            Self {
+                mode: Mode::Linux(crate::linux::platform()),
+            }
+        }
+        #[cfg(not(all(target_os = "linux", feature = "linux-sandbox")))]
+        {
+            Self::reduced()
+        }
+    }
+
+    /// The backend in the reduced mode, whatever this build has (see the crate doc for what it
+    /// enforces and what it does not).
+    pub fn reduced() -> Self {
+        Self {
+            mode: Mode::Reduced,
+        }
+    }
+
+    /// The mode this backend applies.
+    pub fn mode(&self) -> SandboxMode {
+        match self.mode {
+            #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+            Mode::Linux(_) => SandboxMode::Linux,
+            Mode::Reduced => SandboxMode::Reduced,
+        }
+    }
+
+    fn spawn(
         &self,
         request: &SandboxCommand,
         policy: &SandboxPolicy,
-    ) -> Result<Prepared, SandboxError> {
-        let report = &self.platform.report;
+    ) -> Result<(Child, ProcessGroupGuard), SandboxError> {
         let program = resolve_program(&request.program)?;
         let workdir = resolve_workdir(&request.workdir)?;
-        let deny_network = policy.network == NetworkAccess::Deny;
-        if policy.enforcement == Enforcement::Strict {
-            check_strict(report, deny_network)?;
-        }
-
-        let drop_to = (report.running_as_root && report.uid_drop.is_available())
-            .then_some((policy.identity.uid, policy.identity.gid));
-        if let Some((uid, gid)) = drop_to {
-            std::os::unix::fs::chown(&workdir, Some(uid), Some(gid)).map_err(|e| {
-                SandboxError::Workdir {
-                    path: workdir.clone(),
-                    detail: format!("chown: {e}"),
-                }
-            })?;
-        }
-
-        let ruleset = match report.landlock_abi {
-            Some(_) => FilesystemRules::resolve(&policy.filesystem, &workdir, &program)?
-                .create_ruleset(deny_network)?,
-            None => None,
-        };
-
-        let network = match (deny_network, report.network_namespace.is_available()) {
-            (false, _) | (true, false) => NetworkIsolation::None,
-            (true, true) if report.running_as_root => NetworkIsolation::NetNamespace,
-            (true, true) => NetworkIsolation::UserAndNetNamespace {
-                uid_map: identity_map(rustix::process::getuid().as_raw()),
-                gid_map: identity_map(rustix::process::getgid().as_raw()),
-            },
-        };
-
-        let cgroups = if self.platform.cgroups.is_empty() {
-            None
-        } else {
-            let limits = CgroupLimits {
-                max_pids: policy.limits.processes,
-                max_memory_bytes: policy.limits.memory_bytes,
-            };
-            match self.platform.cgroups.create_child(limits) {
-                Ok(cgroups) => Some(cgroups),
-                Err(e) if policy.enforcement == Enforcement::Strict => {
-                    return Err(SandboxError::Cgroup {
-                        detail: e.to_string(),
-                    });
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "sandbox child runs without its cgroups");
-                    None
-                }
-            }
-        };
-
-        let setup = ChildSetup {
-            cgroup_procs: cgroups
-                .as_ref()
-                .map(ChildCgroups::procs_files)
-                .unwrap_or_default(),
-            network,
-            // The pids cgroup replaces RLIMIT_NPROC only where the child cannot leave it: under
-            // the dropped uid it cannot write root's `cgroup.procs` files.
-            rlimits: rlimits_for(
-                &policy.limits,
-                drop_to.is_some() && cgroups.as_ref().is_some_and(ChildCgroups::limits_pids),
-            ),
-            drop_to,
-            landlock_ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
-            parent_death: Some(std::process::id() as libc::pid_t),
-            syscall_filter: self.platform.syscall_filter,
-        };
-
         let mut command = Command::new(&program);
         command
             .args(&request.args)
@@ -148,42 +137,38 @@ impl LinuxProcessBackend {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        // SAFETY: `ChildSetup::apply` runs between fork and exec and makes only async-signal-safe
-        // syscalls on data prepared above (see limits.rs).
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(move || setup.apply());
-        }
-        Ok(Prepared {
-            command,
-            cgroups,
-            _ruleset: ruleset,
-        })
-    }
-
-    fn spawn(
-        &self,
-        request: &SandboxCommand,
-        policy: &SandboxPolicy,
-    ) -> Result<(Child, ProcessGroupGuard), SandboxError> {
-        let Prepared {
-            mut command,
-            cgroups,
-            _ruleset,
-        } = self.prepare(request, policy)?;
-        let child = command.spawn().map_err(SandboxError::Spawn)?;
+        let mut held = match self.mode {
+            #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+            Mode::Linux(platform) => Held {
+                linux: Some(crate::linux::confine(
+                    platform,
+                    &mut command,
+                    policy,
+                    &program,
+                    &workdir,
+                )?),
+            },
+            Mode::Reduced => crate::reduced::confine(&mut command, policy)?,
+        };
+        let spawned = command.spawn().map_err(SandboxError::Spawn);
+        held.spawned();
+        let child = spawned?;
         let guard = ProcessGroupGuard {
             pgid: child.id(),
-            cgroups,
+            held,
         };
         Ok((child, guard))
     }
 }
 
 #[async_trait]
-impl SandboxBackend for LinuxProcessBackend {
+impl SandboxBackend for ProcessBackend {
     fn platform_report(&self) -> &PlatformReport {
-        &self.platform.report
+        match self.mode {
+            #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+            Mode::Linux(platform) => &platform.report,
+            Mode::Reduced => crate::reduced::report(),
+        }
     }
 
     async fn run(
@@ -385,12 +370,13 @@ async fn supervise_interactive(
     }
 }
 
-/// Owns the child's process group (and cgroups): kills all of it on [`Self::kill`] and on drop,
-/// so cancellation (dropping a `run` future) leaves nothing running.
+/// Owns the child's process group (and what its mode holds beside it, e.g. cgroups): kills all of
+/// it on [`Self::kill`] and on drop, so cancellation (dropping a `run` future) leaves nothing
+/// running.
 #[derive(Debug)]
 struct ProcessGroupGuard {
     pgid: Option<u32>,
-    cgroups: Option<ChildCgroups>,
+    held: Held,
 }
 
 impl ProcessGroupGuard {
@@ -402,14 +388,12 @@ impl ProcessGroupGuard {
             // ESRCH (group already empty) is the normal case after a clean exit.
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
-        if let Some(cgroups) = &self.cgroups {
-            cgroups.kill_all();
-        }
+        self.held.kill_all();
     }
 
-    /// True when the memory cgroup saw the kernel OOM-kill one of the child's processes.
+    /// True when the child's memory cgroup saw the kernel OOM-kill one of its processes.
     fn oom_killed(&self) -> bool {
-        self.cgroups.as_ref().is_some_and(ChildCgroups::oom_killed)
+        self.held.oom_killed()
     }
 }
 
@@ -417,30 +401,6 @@ impl Drop for ProcessGroupGuard {
     fn drop(&mut self) {
         self.kill();
         // The cgroup's own drop then kills stragglers until it can remove the directory.
-    }
-}
-
-/// Refuses a strict policy this platform cannot enforce, naming every gap.
-fn check_strict(report: &PlatformReport, deny_network: bool) -> Result<(), SandboxError> {
-    let mut gaps = Vec::new();
-    if !report.process_limit_enforced() {
-        gaps.push("process limit (root without uid drop or pids cgroup)");
-    }
-    if report.landlock_abi.is_none() {
-        gaps.push("landlock");
-    }
-    if deny_network && !report.network_namespace.is_available() {
-        gaps.push("network namespace");
-    }
-    if !report.seccomp.is_available() {
-        gaps.push("seccomp");
-    }
-    if gaps.is_empty() {
-        Ok(())
-    } else {
-        Err(SandboxError::NotEnforceable {
-            detail: gaps.join(", "),
-        })
     }
 }
 
@@ -509,37 +469,6 @@ fn child_environment(policy: &SandboxPolicy, workdir: &Path) -> Vec<(OsString, O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Capability;
-
-    #[test]
-    fn strict_policy_names_every_missing_feature() {
-        let report = PlatformReport {
-            backend: "linux-process",
-            running_as_root: true,
-            rlimits: true,
-            landlock_abi: None,
-            network_namespace: Capability::Unavailable {
-                reason: "EPERM".into(),
-            },
-            uid_drop: Capability::Unavailable {
-                reason: "EPERM".into(),
-            },
-            cgroup_pids: Capability::Unavailable {
-                reason: "read-only".into(),
-            },
-            cgroup_memory: Capability::Unavailable {
-                reason: "read-only".into(),
-            },
-            seccomp: Capability::Unavailable {
-                reason: "EINVAL".into(),
-            },
-            parent_death_signal: true,
-        };
-        let err = check_strict(&report, true).unwrap_err().to_string();
-        for gap in ["process limit", "landlock", "network namespace", "seccomp"] {
-            assert!(err.contains(gap), "{gap} missing from: {err}");
-        }
-    }
 
     #[test]
     fn bare_program_name_is_found_on_path() {

@@ -3,6 +3,8 @@
 //! Where this platform lacks a feature, the test checks that the platform report says so and
 //! prints a notice instead of passing silently.
 
+#![cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus, Stdio};

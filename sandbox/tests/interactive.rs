@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use skillet_sandbox::{
-    InteractiveChild, InteractiveOptions, LinuxProcessBackend, Outcome, SandboxBackend,
+    Failure, InteractiveChild, InteractiveOptions, LinuxProcessBackend, Outcome, SandboxBackend,
     SandboxCommand, SandboxPolicy,
 };
 use tokio::io::AsyncWriteExt;
@@ -69,7 +69,7 @@ async fn crash_mid_conversation_reports_the_signal_and_stderr_tail() {
             signal: libc::SIGABRT
         }
     );
-    assert_eq!(report.outcome.a2e_code_hint(), "sandbox_crash");
+    assert_eq!(report.outcome.failure(), Some(Failure::Crashed));
     assert!(
         report
             .stderr_tail

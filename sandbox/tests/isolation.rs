@@ -2,6 +2,8 @@
 //! process limit. Where this platform lacks a feature, the test asserts that the platform report
 //! says so (a missing feature must be visible, never a silent pass).
 
+#![cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+
 use std::net::TcpListener;
 
 use skillet_sandbox::{

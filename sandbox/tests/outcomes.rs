@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use skillet_sandbox::{
-    LinuxProcessBackend, Outcome, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy, Stream,
+    Failure, LinuxProcessBackend, Outcome, RunResult, SandboxBackend, SandboxCommand,
+    SandboxPolicy, Stream,
 };
 
 const CHILD: &str = env!("CARGO_BIN_EXE_sandbox-test-child");
@@ -50,14 +51,14 @@ async fn well_behaved_child_echoes_json_from_stdin() {
         result.stderr.to_text_lossy()
     );
     assert_eq!(stdout(&result).trim(), r#"{"echo":{"a":[1,2]}}"#);
-    assert_eq!(result.outcome.a2e_code_hint(), "");
+    assert_eq!(result.outcome.failure(), None);
 }
 
 #[tokio::test]
 async fn non_zero_exit_is_reported_with_its_code() {
     let result = run(&["exit-code", "7"]).await;
     assert_eq!(result.outcome, Outcome::Exited { code: 7 });
-    assert_eq!(result.outcome.a2e_code_hint(), "sandbox_crash");
+    assert_eq!(result.outcome.failure(), Some(Failure::Crashed));
 }
 
 #[tokio::test]
@@ -70,7 +71,7 @@ async fn unbounded_allocation_is_out_of_memory() {
         stdout(&result),
         result.stderr.to_text_lossy()
     );
-    assert_eq!(result.outcome.a2e_code_hint(), "out_of_memory");
+    assert_eq!(result.outcome.failure(), Some(Failure::OutOfMemory));
 }
 
 #[tokio::test]
@@ -82,7 +83,7 @@ async fn segfault_is_a_signal_crash() {
             signal: libc::SIGSEGV
         }
     );
-    assert_eq!(result.outcome.a2e_code_hint(), "sandbox_crash");
+    assert_eq!(result.outcome.failure(), Some(Failure::Crashed));
 }
 
 #[tokio::test]
@@ -91,7 +92,7 @@ async fn endless_loop_hits_the_wall_clock() {
     policy.timeout_ms = 300;
     let (result, _dir) = run_with(&policy, &["loop-forever"], b"").await;
     assert_eq!(result.outcome, Outcome::TimedOut);
-    assert_eq!(result.outcome.a2e_code_hint(), "timeout");
+    assert_eq!(result.outcome.failure(), Some(Failure::TimedOut));
     assert_group_is_gone(&result);
 }
 
@@ -106,7 +107,7 @@ async fn endless_loop_hits_the_cpu_limit_as_sigxcpu() {
             signal: libc::SIGXCPU
         }
     );
-    assert_eq!(result.outcome.a2e_code_hint(), "timeout");
+    assert_eq!(result.outcome.failure(), Some(Failure::TimedOut));
 }
 
 #[tokio::test]
@@ -122,7 +123,7 @@ async fn megabytes_of_output_exceed_the_stdout_limit() {
     );
     assert_eq!(result.stdout.bytes.len(), 64 * 1024);
     assert!(result.stdout.truncated);
-    assert_eq!(result.outcome.a2e_code_hint(), "skill_error");
+    assert_eq!(result.outcome.failure(), Some(Failure::OutputTooLarge));
 }
 
 #[tokio::test]

@@ -33,7 +33,7 @@ mod plugin;
 mod scratch;
 
 use secrecy::ExposeSecret;
-use skillet_sandbox::{Outcome, SandboxPolicy};
+use skillet_sandbox::{Failure, Outcome, SandboxPolicy};
 
 pub use command::{CommandFailure, CommandTool};
 pub use config::{CommandToolConfig, PluginConfig};
@@ -44,9 +44,17 @@ use crate::protocol::ErrorCode;
 /// The A2E code for how a sandboxed child ended, `None` when it succeeded (then its *output*
 /// decides: a contract breach is `skill_error`).
 pub fn outcome_error_code(outcome: &Outcome) -> Option<ErrorCode> {
-    match outcome.a2e_code_hint() {
-        "" => None,
-        hint => Some(hint.parse().unwrap_or(ErrorCode::SandboxCrash)),
+    outcome.failure().map(failure_error_code)
+}
+
+/// The A2E code of each kind of sandbox failure (the table in the module doc). Exhaustive, so a
+/// new kind of failure does not compile until it has a code.
+fn failure_error_code(failure: Failure) -> ErrorCode {
+    match failure {
+        Failure::Crashed | Failure::NotStarted => ErrorCode::SandboxCrash,
+        Failure::TimedOut => ErrorCode::Timeout,
+        Failure::OutOfMemory => ErrorCode::OutOfMemory,
+        Failure::OutputTooLarge => ErrorCode::SkillError,
     }
 }
 
@@ -111,6 +119,33 @@ mod tests {
             outcome_error_code(&Outcome::Signaled { signal: 11 }),
             Some(ErrorCode::SandboxCrash)
         );
+    }
+
+    #[test]
+    fn every_sandbox_failure_maps_to_its_a2e_code() {
+        let cases = [
+            (Failure::Crashed, ErrorCode::SandboxCrash),
+            (Failure::NotStarted, ErrorCode::SandboxCrash),
+            (Failure::TimedOut, ErrorCode::Timeout),
+            (Failure::OutOfMemory, ErrorCode::OutOfMemory),
+            (Failure::OutputTooLarge, ErrorCode::SkillError),
+        ];
+        for (failure, code) in cases {
+            assert_eq!(failure_error_code(failure), code, "{failure:?}");
+        }
+        // The outcomes behind each kind reach the same codes end to end.
+        let cpu_limit = Outcome::Signaled {
+            signal: libc::SIGXCPU,
+        };
+        assert_eq!(outcome_error_code(&cpu_limit), Some(ErrorCode::Timeout));
+        let overflow = Outcome::OutputLimitExceeded {
+            stream: skillet_sandbox::Stream::Stdout,
+        };
+        assert_eq!(outcome_error_code(&overflow), Some(ErrorCode::SkillError));
+        let spawn = Outcome::SpawnFailed {
+            reason: "no such program".into(),
+        };
+        assert_eq!(outcome_error_code(&spawn), Some(ErrorCode::SandboxCrash));
     }
 
     #[test]

@@ -226,6 +226,16 @@ fn spawn_grandchild() -> i32 {
 
 /// Makes one syscall a tool never needs, with harmless arguments that succeed for an
 /// unprivileged process when nothing filters them; prints and exits like [`report`].
+/// Linux syscalls: elsewhere the mode is a usage error.
+#[cfg(not(target_os = "linux"))]
+fn try_syscall(name: &str) -> i32 {
+    eprintln!("try-syscall {name:?}: Linux only");
+    2
+}
+
+/// Makes one syscall a tool never needs, with harmless arguments that succeed for an
+/// unprivileged process when nothing filters them; prints and exits like [`report`].
+#[cfg(target_os = "linux")]
 fn try_syscall(name: &str) -> i32 {
     const KEYCTL_GET_KEYRING_ID: libc::c_long = 0;
     const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;

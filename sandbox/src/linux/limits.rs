@@ -24,15 +24,8 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
 
-use crate::seccomp::SyscallFilter;
-
-/// One rlimit to set: the resource and its (soft, hard) values.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Rlimit {
-    pub(crate) resource: libc::__rlimit_resource_t,
-    pub(crate) soft: u64,
-    pub(crate) hard: u64,
-}
+use super::seccomp::SyscallFilter;
+use crate::rlimits::{self, Rlimit};
 
 /// How the child enters a network namespace.
 #[derive(Debug)]
@@ -97,14 +90,7 @@ impl ChildSetup {
                 }
             }
         }
-        for limit in &self.rlimits {
-            let value = libc::rlimit {
-                rlim_cur: limit.soft,
-                rlim_max: limit.hard,
-            };
-            // SAFETY: `value` is a valid rlimit on our stack.
-            check(unsafe { libc::setrlimit(limit.resource, &value) })?;
-        }
+        rlimits::apply(&self.rlimits)?;
         if let Some((uid, gid)) = self.drop_to {
             // SAFETY: plain credential syscalls; setgroups gets an empty list. setgid before
             // setuid, since an unprivileged uid may no longer change its gid.
@@ -187,60 +173,7 @@ unsafe fn write_file(path: *const libc::c_char, bytes: &[u8]) -> io::Result<()> 
     Ok(())
 }
 
-/// The rlimits for `limits`, plus `RLIMIT_CORE = 0`.
-///
-/// `pids_cgroup`: the child's own pids cgroup caps its processes, and the child cannot leave it
-/// (it runs as the dropped uid). `RLIMIT_NPROC` is then left out: it counts every process of the
-/// uid, and every sandboxed child shares the dropped uid, so one child at its limit (a fork bomb)
-/// would make its neighbours' `execve` fail with `EAGAIN`.
-pub(crate) fn rlimits_for(limits: &crate::ResourceLimits, pids_cgroup: bool) -> Vec<Rlimit> {
-    let mut out = Vec::new();
-    let mut push = |resource, value: Option<u64>, extra_hard: u64| {
-        if let Some(v) = value {
-            out.push(Rlimit {
-                resource,
-                soft: v,
-                hard: v.saturating_add(extra_hard),
-            });
-        }
-    };
-    push(libc::RLIMIT_AS, limits.address_space_bytes, 0);
-    push(libc::RLIMIT_CPU, limits.cpu_seconds, 1);
-    push(libc::RLIMIT_NOFILE, limits.open_files, 0);
-    if !pids_cgroup {
-        push(libc::RLIMIT_NPROC, limits.processes, 0);
-    }
-    push(libc::RLIMIT_FSIZE, limits.file_size_bytes, 0);
-    // No core dumps: they would land in the working directory and take time and space.
-    push(libc::RLIMIT_CORE, Some(0), 0);
-    out
-}
-
 /// The `uid_map` / `gid_map` line mapping `id` to itself.
 pub(crate) fn identity_map(id: u32) -> Vec<u8> {
     format!("{id} {id} 1\n").into_bytes()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn has_nproc(limits: &[Rlimit]) -> bool {
-        limits.iter().any(|l| l.resource == libc::RLIMIT_NPROC)
-    }
-
-    #[test]
-    fn the_process_rlimit_is_left_to_a_pids_cgroup_when_the_child_has_one() {
-        let limits = crate::ResourceLimits {
-            processes: Some(8),
-            ..crate::ResourceLimits::default()
-        };
-        assert!(has_nproc(&rlimits_for(&limits, false)));
-        assert!(!has_nproc(&rlimits_for(&limits, true)));
-        let core = |l: &[Rlimit]| {
-            l.iter()
-                .any(|l| l.resource == libc::RLIMIT_CORE && l.hard == 0)
-        };
-        assert!(core(&rlimits_for(&limits, true)) && core(&rlimits_for(&limits, false)));
-    }
 }
