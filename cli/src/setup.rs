@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::args::GlobalArgs;
 use super::exit::Failure;
 use super::locate::{self, BaseDirs};
-use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
+use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::embedded::EmbeddedMock;
@@ -81,7 +81,7 @@ pub async fn load_parts(
     // Before the skills load: the platform probe forks, and a fork is cheaper while the
     // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its
     // children's wait on top; BENCHMARKS.md, "Loading 1,000 skills").
-    let backend: Arc<dyn SandboxBackend> = Arc::new(LinuxProcessBackend::new());
+    let backend: Arc<dyn SandboxBackend> = Arc::new(ProcessBackend::new());
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {
         skills.register(skill).map_err(Failure::setup)?;

@@ -87,4 +87,4 @@ pub use policy::{
     ChildIdentity, Enforcement, EnvPolicy, FilesystemPolicy, NetworkAccess, ResourceLimits,
     SandboxPolicy,
 };
-pub use process::{LinuxProcessBackend, ProcessBackend};
+pub use process::ProcessBackend;

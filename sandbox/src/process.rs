@@ -38,10 +38,6 @@ pub struct ProcessBackend {
     mode: Mode,
 }
 
-/// The name callers have used since the backend was Linux-only: the same type, whose
-/// [`ProcessBackend::new`] picks the Linux sandbox where this build has it.
-pub type LinuxProcessBackend = ProcessBackend;
-
 #[derive(Debug, Clone, Copy)]
 enum Mode {
     #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]

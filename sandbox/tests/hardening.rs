@@ -11,8 +11,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use skillet_sandbox::{
-    Capability, LinuxProcessBackend, Outcome, RunResult, SandboxBackend, SandboxCommand,
-    SandboxPolicy, platform_report,
+    Capability, Outcome, ProcessBackend, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy,
+    platform_report,
 };
 
 const CHILD: &str = env!("CARGO_BIN_EXE_sandbox-test-child");
@@ -21,7 +21,7 @@ const PARENT: &str = env!("CARGO_BIN_EXE_sandbox-test-parent");
 async fn run(policy: &SandboxPolicy, args: &[&str], stdin: &[u8]) -> RunResult {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = SandboxCommand::new(CHILD, dir.path()).args(args);
-    LinuxProcessBackend::new()
+    ProcessBackend::new()
         .run(&command, policy, stdin.to_vec())
         .await
 }

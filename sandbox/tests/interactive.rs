@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use skillet_sandbox::{
-    Failure, InteractiveChild, InteractiveOptions, LinuxProcessBackend, Outcome, SandboxBackend,
+    Failure, InteractiveChild, InteractiveOptions, Outcome, ProcessBackend, SandboxBackend,
     SandboxCommand, SandboxPolicy,
 };
 use tokio::io::AsyncWriteExt;
@@ -17,7 +17,7 @@ async fn spawn(
 ) -> (InteractiveChild, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = SandboxCommand::new(CHILD, dir.path()).args(args);
-    let child = LinuxProcessBackend::new()
+    let child = ProcessBackend::new()
         .spawn_interactive(&command, &SandboxPolicy::default(), options)
         .await
         .expect("spawn");

@@ -7,7 +7,7 @@
 use std::net::TcpListener;
 
 use skillet_sandbox::{
-    LinuxProcessBackend, NetworkAccess, Outcome, RunResult, SandboxBackend, SandboxCommand,
+    NetworkAccess, Outcome, ProcessBackend, RunResult, SandboxBackend, SandboxCommand,
     SandboxPolicy, platform_report,
 };
 
@@ -15,7 +15,7 @@ const CHILD: &str = env!("CARGO_BIN_EXE_sandbox-test-child");
 
 async fn run_in(dir: &std::path::Path, policy: &SandboxPolicy, args: &[&str]) -> RunResult {
     let command = SandboxCommand::new(CHILD, dir).args(args);
-    LinuxProcessBackend::new()
+    ProcessBackend::new()
         .run(&command, policy, Vec::new())
         .await
 }

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use skillet_sandbox::{
-    Failure, LinuxProcessBackend, Outcome, RunResult, SandboxBackend, SandboxCommand,
-    SandboxPolicy, Stream,
+    Failure, Outcome, ProcessBackend, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy,
+    Stream,
 };
 
 const CHILD: &str = env!("CARGO_BIN_EXE_sandbox-test-child");
@@ -27,7 +27,7 @@ async fn run_with(
 ) -> (RunResult, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = SandboxCommand::new(CHILD, dir.path()).args(args);
-    let result = LinuxProcessBackend::new()
+    let result = ProcessBackend::new()
         .run(&command, policy, stdin.to_vec())
         .await;
     (result, dir)
@@ -146,7 +146,7 @@ async fn file_size_limit_stops_a_big_write() {
 async fn missing_program_is_spawn_failed_not_a_panic() {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = SandboxCommand::new("/nonexistent/program", dir.path());
-    let result = LinuxProcessBackend::new()
+    let result = ProcessBackend::new()
         .run(&command, &policy(), Vec::new())
         .await;
     match &result.outcome {
@@ -163,7 +163,7 @@ async fn missing_workdir_is_spawn_failed() {
     let command = SandboxCommand::new(CHILD, "/nonexistent/workdir")
         .arg("exit-code")
         .arg("0");
-    let result = LinuxProcessBackend::new()
+    let result = ProcessBackend::new()
         .run(&command, &policy(), Vec::new())
         .await;
     assert!(
@@ -197,7 +197,7 @@ async fn leader_exit_kills_grandchildren_holding_the_pipes() {
 async fn dropping_the_run_future_kills_the_child() {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = SandboxCommand::new(CHILD, dir.path()).args(["sleep", "60000"]);
-    let backend = LinuxProcessBackend::new();
+    let backend = ProcessBackend::new();
     let policy = policy();
     let run = backend.run(&command, &policy, Vec::new());
     // Give it time to spawn, then cancel by dropping.
@@ -220,7 +220,7 @@ async fn dropping_the_run_future_kills_the_child() {
 
 #[tokio::test]
 async fn engine_keeps_serving_while_a_child_misbehaves() {
-    let backend = LinuxProcessBackend::new();
+    let backend = ProcessBackend::new();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut slow_policy = policy();
     slow_policy.timeout_ms = 1500;

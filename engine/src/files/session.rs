@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use skillet_sandbox::{LinuxProcessBackend, SandboxBackend};
+use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use super::artifacts;
 use super::blocking::FileOps;
@@ -61,7 +61,7 @@ impl FileSupport {
         let backend = config
             .scripts
             .enabled
-            .then(|| Arc::new(LinuxProcessBackend::new()) as Arc<dyn SandboxBackend>);
+            .then(|| Arc::new(ProcessBackend::new()) as Arc<dyn SandboxBackend>);
         FileSupport::with_backend(config, backend)
     }
 

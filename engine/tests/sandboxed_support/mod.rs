@@ -14,7 +14,7 @@ use skillet_engine::deadline::Deadline;
 use skillet_engine::events::EventEmitter;
 use skillet_engine::handler::HandlerContext;
 use skillet_engine::tools::ToolContext;
-use skillet_sandbox::{LinuxProcessBackend, SandboxBackend, SandboxPolicy};
+use skillet_sandbox::{ProcessBackend, SandboxBackend, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
 #[path = "../workspace_bins/mod.rs"]
@@ -40,7 +40,7 @@ pub fn sandbox_child() -> PathBuf {
 
 /// The backend every test uses.
 pub fn backend() -> Arc<dyn SandboxBackend> {
-    Arc::new(LinuxProcessBackend::new())
+    Arc::new(ProcessBackend::new())
 }
 
 /// A policy with a 512 MiB address space (so unbounded allocation fails fast) and generous

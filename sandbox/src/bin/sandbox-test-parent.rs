@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use skillet_sandbox::{InteractiveOptions, LinuxProcessBackend, SandboxBackend, SandboxCommand};
+use skillet_sandbox::{InteractiveOptions, ProcessBackend, SandboxBackend, SandboxCommand};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,7 +21,7 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async {
         let command = SandboxCommand::new(program, workdir).args(["sleep", "60000"]);
-        let child = match LinuxProcessBackend::new()
+        let child = match ProcessBackend::new()
             .spawn_interactive(&command, &Default::default(), InteractiveOptions::default())
             .await
         {
