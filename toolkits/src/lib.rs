@@ -6,4 +6,6 @@
 //! that offers their tools to a model live in the engine's `tools`; this crate only connects to the outside
 //! world and maps it onto those traits.
 
+#![warn(missing_docs)]
+
 pub mod mcp;

@@ -87,7 +87,8 @@ impl AllowedTools {
 pub struct SkillResources {
     /// The files beside `SKILL.md`, sorted by path, at most [`MAX_LISTED_FILES`].
     pub files: Vec<SkillFile>,
-    /// Whether the listing stopped at [`MAX_LISTED_FILES`] or [`MAX_DEPTH`].
+    /// Whether the listing stopped at [`MAX_LISTED_FILES`] files or at the depth limit (eight
+    /// directory levels, the skill folder's own included); a cut listing is still readable by path.
     pub listing_cut: bool,
     /// A plain Agent Skills manifest (no `a2a-*`/`a2e-*` key).
     pub plain_agent_skill: bool,

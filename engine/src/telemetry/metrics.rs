@@ -1,5 +1,5 @@
 //! Prometheus metrics of the process, served as `GET /metrics` (OpenMetrics text) by
-//! `skillet serve --http` through [`router`].
+//! `skillet serve --http` through `skillet_host::metrics_route::router`.
 //!
 //! | metric | type | labels |
 //! |---|---|---|

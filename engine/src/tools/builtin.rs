@@ -1,9 +1,8 @@
 //! Small deterministic tools the `skillet` binary registers so the bundled skills run out of the
 //! box: `calculator` (arithmetic on an expression) and `word_count`.
 //!
-//! They are ordinary [`Tool`](super::Tool)s built with
-//! [`inline_tool_fn`](super::inline_tool_fn) (pure computation: they run on the call's own task),
-//! and double as examples of writing one.
+//! They are ordinary [`Tool`]s built with [`inline_tool_fn`] (pure
+//! computation: they run on the call's own task), and double as examples of writing one.
 
 use std::sync::Arc;
 
