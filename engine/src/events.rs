@@ -40,7 +40,7 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<SkillEvent> {
 }
 
 /// Default cap on events collected into one `SkillResult`.
-pub const DEFAULT_COLLECT_CAP: usize = 1000;
+pub(crate) const DEFAULT_COLLECT_CAP: usize = 1000;
 
 /// The per-call event handle. Clones share the call's sequence and collection.
 #[derive(Clone)]

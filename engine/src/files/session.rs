@@ -65,7 +65,7 @@ impl FileSupport {
     }
 
     /// Support for `config` with scripts on `backend` (`None`: scripts are never offered).
-    pub fn with_backend(config: FilesConfig, backend: Option<Arc<dyn SandboxBackend>>) -> Self {
+    pub(crate) fn with_backend(config: FilesConfig, backend: Option<Arc<dyn SandboxBackend>>) -> Self {
         let backend = backend.filter(|_| config.scripts.enabled);
         FileSupport {
             scripts: Arc::new(config.scripts.clone()),
@@ -80,12 +80,12 @@ impl FileSupport {
     }
 
     /// Whether `run_skill_script` can be offered at all.
-    pub fn scripts_enabled(&self) -> bool {
+    pub(crate) fn scripts_enabled(&self) -> bool {
         self.backend.is_some()
     }
 
     /// Takes the input files out of a call's arguments (see `workspace`).
-    pub fn take_inputs(
+    pub(crate) fn take_inputs(
         &self,
         arguments: &mut Map<String, Value>,
     ) -> Result<Vec<InputFile>, String> {
@@ -104,7 +104,7 @@ impl FileSupport {
     }
 
     /// The "Files" section of the system prompt, when the call gets file tools.
-    pub fn prompt_section(&self, skill: &CompiledSkill, inputs: &[InputFile]) -> Option<String> {
+    pub(crate) fn prompt_section(&self, skill: &CompiledSkill, inputs: &[InputFile]) -> Option<String> {
         if !Self::applies(skill, inputs) {
             return None;
         }

@@ -148,7 +148,7 @@ impl Workspace {
 
     /// Writes the call's input files (remembered, so they are not reported as produced unless
     /// the run changes them).
-    pub fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), String> {
+    pub(crate) fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), String> {
         for input in inputs {
             confine::write_file(&self.path, &input.name, &input.bytes)
                 .map_err(|e| format!("input file: {e}"))?;

@@ -169,7 +169,7 @@ impl CompiledSchema {
     }
 
     /// Whether this schema constrains nothing (`{}` or `true`).
-    pub fn is_unconstrained(&self) -> bool {
+    pub(crate) fn is_unconstrained(&self) -> bool {
         self.unconstrained
     }
 
@@ -186,7 +186,7 @@ impl CompiledSchema {
 
     /// The schema document, shared (a reference count, no copy): what a request offering it to
     /// a model holds.
-    pub fn shared_source(&self) -> SharedJson {
+    pub(crate) fn shared_source(&self) -> SharedJson {
         self.source.clone()
     }
 

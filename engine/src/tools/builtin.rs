@@ -44,7 +44,7 @@ pub fn calculator() -> Arc<dyn Tool> {
 }
 
 /// `word_count`: counts the words, lines and characters of a text.
-pub fn word_count() -> Arc<dyn Tool> {
+pub(crate) fn word_count() -> Arc<dyn Tool> {
     inline_tool_fn(
         "word_count",
         "Counts the words, lines and characters of a text.",
@@ -67,7 +67,7 @@ pub fn word_count() -> Arc<dyn Tool> {
 
 /// Evaluates an arithmetic expression; the result is a JSON number (integral results are
 /// integers).
-pub fn evaluate(expression: &str) -> Result<Value, String> {
+pub(crate) fn evaluate(expression: &str) -> Result<Value, String> {
     let mut parser = Parser {
         chars: expression.chars().filter(|c| !c.is_whitespace()).collect(),
         pos: 0,

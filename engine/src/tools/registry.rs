@@ -64,7 +64,7 @@ impl ToolSet {
 
     /// Adds a tool the engine makes for this call (the skill's file tools), offered like a
     /// declared one.
-    pub fn add_engine_tool(&mut self, tool: Arc<dyn Tool>) {
+    pub(crate) fn add_engine_tool(&mut self, tool: Arc<dyn Tool>) {
         self.push(tool, ToolSource::Direct);
     }
 
@@ -202,7 +202,7 @@ impl ToolRegistry {
     /// Starts the named toolkits that are still `Idle` (first-use toolkits), concurrently, so
     /// their tools are listed before a skill's first turn. Failures are returned; the skill then
     /// runs without those tools and the toolkit reports `Failed`.
-    pub async fn ensure_started(&self, toolkits: &[String]) -> Vec<ToolkitError> {
+    pub(crate) async fn ensure_started(&self, toolkits: &[String]) -> Vec<ToolkitError> {
         let starts = toolkits
             .iter()
             .filter_map(|name| self.toolkits.get(name))
