@@ -35,7 +35,7 @@ use skillet_protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResp
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
 
 /// How long cancelled calls get to answer before they are abandoned (and answered for).
-pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a call was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct Admitted {
 
 impl Admitted {
     /// The call's cancellation token (a child of the host's shutdown token).
-    pub fn cancel_token(&self) -> CancellationToken {
+    pub(crate) fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
     }
 }
@@ -230,7 +230,7 @@ impl HostCore {
     }
 
     /// Waits until every call has answered.
-    pub async fn wait_idle(&self) {
+    pub(crate) async fn wait_idle(&self) {
         self.inner.tracker.close();
         self.inner.tracker.wait().await;
         self.inner.tracker.reopen();

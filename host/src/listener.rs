@@ -44,7 +44,7 @@ use tower::ServiceExt;
 
 /// File descriptors kept free for everything but connections (logs, toolkit children, provider
 /// sockets).
-pub const FD_HEADROOM: u64 = 64;
+pub(crate) const FD_HEADROOM: u64 = 64;
 
 /// Limits of the accept loop.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +127,7 @@ type Registry = Arc<Mutex<BTreeMap<u64, Connection>>>;
 
 /// Serves `app` on `listener` until `shutdown` completes; then stops accepting, asks every
 /// connection to close after its current request, and returns when all have closed.
-pub async fn serve_connections(
+pub(crate) async fn serve_connections(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
@@ -308,7 +308,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// The error of a request body that did not arrive within the body-read timeout.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]
-pub struct BodyTimedOut;
+pub(crate) struct BodyTimedOut;
 
 /// A request body that fails with [`BodyTimedOut`] once its deadline passes.
 struct DeadlineBody {

@@ -27,7 +27,7 @@ use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDiscoverRequest;
 
 /// The metadata key that names the skill to run.
-pub const SKILL_ID_KEY: &str = "skillId";
+pub(crate) const SKILL_ID_KEY: &str = "skillId";
 
 /// The argument a plain Agent Skills skill receives a text message as (the engine's one name).
 pub use skillet_protocol::PROMPT_ARGUMENT;

@@ -120,7 +120,7 @@ impl RpcError {
     }
 
     /// Adds an `ErrorInfo.metadata` entry.
-    pub fn with_metadata(mut self, key: &str, value: impl Into<String>) -> RpcError {
+    pub(crate) fn with_metadata(mut self, key: &str, value: impl Into<String>) -> RpcError {
         self.details
             .metadata
             .insert(key.to_owned(), Value::String(value.into()));
@@ -128,7 +128,7 @@ impl RpcError {
     }
 
     /// Adds input violations.
-    pub fn with_violations(mut self, violations: Vec<(String, String)>) -> RpcError {
+    pub(crate) fn with_violations(mut self, violations: Vec<(String, String)>) -> RpcError {
         self.details.violations = violations;
         self
     }

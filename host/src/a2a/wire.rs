@@ -72,7 +72,7 @@ impl Part {
     }
 
     /// A text part of media type `media_type`.
-    pub fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
+    pub(crate) fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
         Part::of(PartContent::Text(text.into()), Some(media_type))
     }
 
@@ -112,7 +112,7 @@ fn unspecified() -> Role {
 
 impl Message {
     /// An agent message with one text part, in `task_id` / `context_id`.
-    pub fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Message {
+    pub(crate) fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Message {
         Message {
             message_id: skillet_protocol::new_id(),
             context_id: context_id.to_owned(),
@@ -284,7 +284,7 @@ pub enum StreamResponse {
 /// `SendMessageRequest.configuration`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct SendMessageConfiguration {
+pub(crate) struct SendMessageConfiguration {
     /// Media types the client accepts for outputs (empty: any).
     pub accepted_output_modes: Vec<String>,
     /// Most history messages in the returned task.
@@ -296,7 +296,7 @@ pub struct SendMessageConfiguration {
 /// `SendMessage` / `SendStreamingMessage` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SendMessageParams {
+pub(crate) struct SendMessageParams {
     /// The message.
     pub message: Message,
     /// Options.
@@ -310,7 +310,7 @@ pub struct SendMessageParams {
 /// `GetTask` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetTaskParams {
+pub(crate) struct GetTaskParams {
     /// The task.
     pub id: String,
     /// Most history messages returned (absent: all; 0: none).
@@ -321,7 +321,7 @@ pub struct GetTaskParams {
 /// `CancelTask` / `SubscribeToTask` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskIdParams {
+pub(crate) struct TaskIdParams {
     /// The task.
     pub id: String,
 }

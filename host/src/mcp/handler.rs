@@ -42,7 +42,7 @@ pub struct McpHandler {
 impl McpHandler {
     /// A handler for a new session on `core`; `peers` collects sessions for
     /// `notifications/tools/list_changed`.
-    pub fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
+    pub(crate) fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
         McpHandler {
             core: core.clone(),
             scope: core.scope(),

@@ -18,11 +18,11 @@ use super::tools;
 use crate::core::HostCore;
 
 /// How often the offered tools are compared.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The initialized MCP sessions of one server.
 #[derive(Clone, Debug, Default)]
-pub struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+pub(crate) struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
 
 impl SessionPeers {
     /// Adds a session (on `notifications/initialized`).
@@ -46,7 +46,7 @@ fn fingerprint(core: &HostCore) -> String {
 }
 
 /// Notifies `peers` whenever the offered tools change, until `stop`.
-pub async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
+pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
     let mut last = fingerprint(&core);
     loop {
         tokio::select! {

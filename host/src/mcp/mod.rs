@@ -14,15 +14,15 @@
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
-pub mod body_check;
-pub mod coalesce;
+pub(crate) mod body_check;
+pub(crate) mod coalesce;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handler;
 pub mod limits;
 pub mod list_changed;
 pub mod notify;
-pub mod pre_init;
+pub(crate) mod pre_init;
 pub mod serve;
 pub mod tools;
 

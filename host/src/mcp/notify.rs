@@ -30,7 +30,7 @@ use skillet_protocol::{EventPayload, SkillEvent};
 
 /// The session's logging level, shared by its calls.
 #[derive(Clone, Debug)]
-pub struct SessionLogLevel(Arc<Mutex<LoggingLevel>>);
+pub(crate) struct SessionLogLevel(Arc<Mutex<LoggingLevel>>);
 
 impl Default for SessionLogLevel {
     fn default() -> Self {
@@ -64,7 +64,7 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 /// An A2E log level as an MCP one (unknown levels are `info`).
-pub fn mcp_level(level: &str) -> LoggingLevel {
+pub(crate) fn mcp_level(level: &str) -> LoggingLevel {
     match level {
         "debug" => LoggingLevel::Debug,
         "warn" | "warning" => LoggingLevel::Warning,
@@ -79,7 +79,7 @@ enum Item {
 }
 
 /// The event sink of one MCP call and the task that sends its notifications.
-pub struct EventForwarder {
+pub(crate) struct EventForwarder {
     queue: mpsc::UnboundedSender<Item>,
 }
 

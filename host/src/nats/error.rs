@@ -57,7 +57,7 @@ impl NatsError {
     }
 
     /// Whether retrying cannot help.
-    pub fn is_permanent(&self) -> bool {
+    pub(crate) fn is_permanent(&self) -> bool {
         matches!(self, NatsError::Permanent(_) | NatsError::Invalid(_))
     }
 }
