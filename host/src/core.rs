@@ -237,8 +237,8 @@ impl HostCore {
     }
 
     /// Shutdown: calls get `grace` to finish, then are cancelled (they still answer) and get
-    /// [`CANCEL_GRACE`]; any still running after that is aborted, which answers for it with a
-    /// retryable `runtime_error`. Returns when every call has answered.
+    /// two seconds more (`CANCEL_GRACE`); any still running after that is aborted, which answers
+    /// for it with a retryable `runtime_error`. Returns when every call has answered.
     pub async fn drain(&self, grace: Duration) {
         let tracker = &self.inner.tracker;
         tracker.close();

@@ -4,8 +4,8 @@
 //! `axum::serve` has none of the three, so a few hundred idle sockets could exhaust the process's
 //! file descriptors and take the server offline. Here:
 //! - **connection cap** — at most [`ConnectionLimits::max_connections`] open connections, clamped
-//!   below the process's open-file limit (`RLIMIT_NOFILE` minus [`FD_HEADROOM`]) so accepting never
-//!   starves the rest of the process. When full, the oldest connection with no request in
+//!   below the process's open-file limit (`RLIMIT_NOFILE` minus 64 spare descriptors) so
+//!   accepting never starves the rest of the process. When full, the oldest connection with no request in
 //!   progress is closed to make room; when every connection is busy the new one is closed.
 //! - **header-read timeout** — an HTTP/1 client must send a request's headers within
 //!   [`ConnectionLimits::header_read_timeout`].
@@ -13,7 +13,7 @@
 //!   [`ConnectionLimits::idle_timeout`] (fresh, keep-alive, HTTP/2 alike) is closed.
 //! - **body-read timeout** — a request's body must arrive within
 //!   [`ConnectionLimits::body_read_timeout`] of its headers; reading it later fails with
-//!   [`BodyTimedOut`] (a trickled body would otherwise hold a busy connection forever).
+//!   `BodyTimedOut` (a trickled body would otherwise hold a busy connection forever).
 //! - **no Nagle delay** — every connection gets `TCP_NODELAY`, so an answer streamed in pieces
 //!   (SSE) is not held back waiting for the peer's delayed ACK.
 //!

@@ -74,7 +74,8 @@ impl ProviderErrorKind {
 /// A failed provider call. `Display` and `Debug` never contain a credential.
 #[derive(Debug, Clone)]
 pub struct ProviderError {
-    /// The classification.
+    /// What went wrong, as the engine maps it onto an A2E error code (timeout, auth, rate
+    /// limit, refused mode, ...).
     pub kind: ProviderErrorKind,
     /// Human-readable detail (server message or transport error), truncated.
     pub message: String,

@@ -65,7 +65,10 @@ impl FileSupport {
     }
 
     /// Support for `config` with scripts on `backend` (`None`: scripts are never offered).
-    pub(crate) fn with_backend(config: FilesConfig, backend: Option<Arc<dyn SandboxBackend>>) -> Self {
+    pub(crate) fn with_backend(
+        config: FilesConfig,
+        backend: Option<Arc<dyn SandboxBackend>>,
+    ) -> Self {
         let backend = backend.filter(|_| config.scripts.enabled);
         FileSupport {
             scripts: Arc::new(config.scripts.clone()),
@@ -74,7 +77,7 @@ impl FileSupport {
         }
     }
 
-    /// The settings in force.
+    /// The `[skills.*]` file settings this call's file tools were built with.
     pub fn config(&self) -> &FilesConfig {
         &self.config
     }
@@ -104,7 +107,11 @@ impl FileSupport {
     }
 
     /// The "Files" section of the system prompt, when the call gets file tools.
-    pub(crate) fn prompt_section(&self, skill: &CompiledSkill, inputs: &[InputFile]) -> Option<String> {
+    pub(crate) fn prompt_section(
+        &self,
+        skill: &CompiledSkill,
+        inputs: &[InputFile],
+    ) -> Option<String> {
         if !Self::applies(skill, inputs) {
             return None;
         }
@@ -233,7 +240,8 @@ impl CallFiles {
         &self.tools
     }
 
-    /// The workspace directory.
+    /// The call's workspace directory, where input files are written and produced files are
+    /// collected as artifacts.
     pub fn workspace(&self) -> &std::path::Path {
         self.workspace.path()
     }

@@ -141,7 +141,7 @@ impl Workspace {
         })
     }
 
-    /// The directory.
+    /// The call's workspace directory: the root every workspace file tool's path is confined to.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -21,7 +21,7 @@
 //!   $defs/b`): a load error naming the cycle (`cycles`). Recursion that descends into a property
 //!   or item (a tree) is fine.
 //!
-//! An empty schema `{}` (or `true`) means "no constraint"; [`CompiledSchema::is_unconstrained`]
+//! An empty schema `{}` (or `true`) means "no constraint"; `CompiledSchema::is_unconstrained`
 //! tells the run loop it may skip validation (e.g. no JSON repair turn for free-form output).
 //!
 //! [`SchemaCache`] (`cache`) compiles each distinct document once during a load and hands the

@@ -33,7 +33,7 @@ pub struct A2aMetadata {
     pub id: String,
     /// Display name (`a2a-name`); the projection falls back to the skill name.
     pub display_name: Option<String>,
-    /// `a2a-tags` as declared (may be empty; see [`A2aMetadata::card_tags`]).
+    /// `a2a-tags` as declared (may be empty; see `A2aMetadata::card_tags`).
     pub tags: Vec<String>,
     /// `a2a-examples`.
     pub examples: Vec<String>,

@@ -4,7 +4,7 @@
 //! object; over HTTP the same headers on `POST /a2e` are copied there by the transport
 //! ([`TraceHeaders`]) unless the body already carries them, and an MCP `tools/call` carries
 //! them in its `_meta` (SEP-414), copied there by [`adopt_from_meta`]. The run loop makes the call's
-//! `invoke_agent` span a child of that context ([`continue_trace`]). A malformed `traceparent`
+//! `invoke_agent` span a child of that context (`continue_trace`). A malformed `traceparent`
 //! is ignored (a new trace starts): outside input never fails a call here.
 //!
 //! Not here: exporting (`otlp`).

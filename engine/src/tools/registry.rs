@@ -21,7 +21,7 @@ pub enum ToolSource {
 pub struct ResolvedTool {
     /// The provider-safe name the model sees and calls.
     pub offered_name: String,
-    /// The tool.
+    /// The tool a call of `offered_name` dispatches to.
     pub tool: Arc<dyn Tool>,
     /// Where it comes from.
     pub source: ToolSource,
@@ -185,7 +185,7 @@ impl ToolRegistry {
     }
 
     /// Starts every toolkit that connects at boot; returns the failures (the toolkits stay
-    /// registered, `Failed`). First-use toolkits stay `Idle` (see [`Self::ensure_started`]).
+    /// registered, `Failed`). First-use toolkits stay `Idle` (see `Self::ensure_started`).
     pub async fn start_toolkits(&self) -> Vec<ToolkitError> {
         let starts = self
             .toolkits

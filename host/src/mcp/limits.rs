@@ -17,11 +17,11 @@
 //!
 //! [`BoundedSessions`] wraps rmcp's manager and keeps the counts (streams are counted until
 //! their response body is dropped, that is until the client goes or the session ends); the
-//! [`refuse_over_limits`] middleware answers over-cap requests before rmcp sees them (rmcp
+//! `refuse_over_limits` middleware answers over-cap requests before rmcp sees them (rmcp
 //! would answer a session manager's error with a bare 500), and the manager refuses them
 //! again should two requests race past the check.
 //!
-//! Not here: the connection cap itself (`host::listener`), the handler (`handler`).
+//! Not here: the connection cap itself (`crate::listener`), the handler (`handler`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

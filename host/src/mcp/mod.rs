@@ -7,9 +7,9 @@
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
 //! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
-//! - [`coalesce`] — stdio's output, where messages flushed together go out in one write;
+//! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
-//! - [`pre_init`] — stdio's filter of messages sent before `initialize`.
+//! - `pre_init` — stdio's filter of messages sent before `initialize`.
 //!
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 

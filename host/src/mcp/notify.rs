@@ -8,7 +8,7 @@
 //! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
 //! Events are forwarded in order by one task per call; once the request is cancelled nothing
-//! more is sent. [`EventForwarder::flush`] waits until every event emitted so far was sent, so
+//! more is sent. `EventForwarder::flush` waits until every event emitted so far was sent, so
 //! the notifications of a call always precede its result.
 //!
 //! Not here: the result itself (`answer`).

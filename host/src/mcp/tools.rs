@@ -3,7 +3,7 @@
 //! Only `Published` skills are tools (`Blocked`, `Created` and `Archived` ones are not offered).
 //! A tool's `inputSchema` is the skill's input schema as written; a skill without one (a plain
 //! Agent Skills skill, whose input schema is the engine's `{}` = "anything") gets
-//! [`default_input_schema`], because MCP requires an object schema. Its `outputSchema` is the
+//! `default_input_schema`, because MCP requires an object schema. Its `outputSchema` is the
 //! skill's output schema when that describes an object (MCP only allows object results as
 //! `structuredContent`); otherwise the tool has no `outputSchema` and its result is text only.
 //!
@@ -46,7 +46,7 @@ pub(crate) fn published_skills(service: &dyn SkillService) -> Vec<SkillDefinitio
         .collect()
 }
 
-/// The MCP tools for `skills` (which should be [`published_skills`]).
+/// The MCP tools for `skills` (which should be the `published_skills` of a registry).
 pub fn tools(skills: &[SkillDefinition]) -> Vec<Tool> {
     skills.iter().map(tool).collect()
 }

@@ -1,7 +1,7 @@
 //! [`ResultStore`]: the JetStream key-value bucket that keeps each call's one answer, keyed by
 //! request id, for `result_ttl_seconds`.
 //!
-//! The first answer stored for an id wins ([`ResultStore::store_once`] is a create, not a put):
+//! The first answer stored for an id wins (`ResultStore::store_once` is a create, not a put):
 //! a worker that finishes a call another worker already answered (a redelivery racing an ack)
 //! publishes the stored answer, not its own, so a caller never sees two different answers for
 //! one id. A caller that lost its connection reads the answer with [`ResultStore::get`].
