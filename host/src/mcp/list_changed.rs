@@ -4,7 +4,8 @@
 //! Which skills are `Published` can change while the server runs (a toolkit a skill depends on
 //! comes up or goes down, so the registry's dependency status flips). The service has no change
 //! feed, so `watch_tools` compares the offered tools every second (`POLL_INTERVAL`) and
-//! notifies every initialized session when they differ. Closed sessions are dropped as they are found.
+//! notifies every initialized session when they differ. Closed sessions are dropped as they are
+//! found.
 //!
 //! Not here: what a tool looks like (`tools`).
 
