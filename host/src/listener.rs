@@ -6,7 +6,8 @@
 //! - **connection cap** — at most [`ConnectionLimits::max_connections`] open connections, clamped
 //!   below the process's open-file limit (`RLIMIT_NOFILE` minus 64 spare descriptors) so
 //!   accepting never starves the rest of the process. When full, the oldest connection with no
-//!   request in progress is closed to make room; when every connection is busy the new one is closed.
+//!   request in progress is closed to make room; when every connection is busy the new one is
+//!   closed.
 //! - **header-read timeout** — an HTTP/1 client must send a request's headers within
 //!   [`ConnectionLimits::header_read_timeout`].
 //! - **idle timeout** — a connection with no request in progress for

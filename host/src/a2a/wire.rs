@@ -15,7 +15,7 @@ pub enum Role {
     /// Not said.
     #[serde(rename = "ROLE_UNSPECIFIED")]
     Unspecified,
-    /// The client.
+    /// The A2A client (the agent asking for the skill).
     #[serde(rename = "ROLE_USER")]
     User,
     /// This agent.
@@ -98,7 +98,7 @@ pub struct Message {
     /// Who sent it.
     #[serde(default = "unspecified")]
     pub role: Role,
-    /// Its content.
+    /// The message's content: text, files and JSON data parts, in order.
     #[serde(default)]
     pub parts: Vec<Part>,
     /// Message metadata (carries the skill selection, see `input`).
@@ -170,7 +170,7 @@ impl TaskState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
-    /// The state.
+    /// Where the task is in its lifecycle (submitted, working, or a terminal state).
     pub state: TaskState,
     /// Why / what is happening.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,7 +181,7 @@ pub struct TaskStatus {
 }
 
 impl TaskStatus {
-    /// A status now.
+    /// A status in `state` stamped with the current time.
     pub fn now(state: TaskState, message: Option<Message>) -> TaskStatus {
         TaskStatus {
             state,
@@ -238,11 +238,11 @@ pub struct Task {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
-    /// The task.
+    /// The id of the task whose status changed (the A2E call id it runs as).
     pub task_id: String,
-    /// Its context.
+    /// The conversation the task belongs to (the request's `contextId`, or one the server made).
     pub context_id: String,
-    /// The new status.
+    /// The status the task has from now on.
     pub status: TaskStatus,
     /// Event metadata (`progress` in percent, `a2eCode` on failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,9 +253,9 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
-    /// The task.
+    /// The id of the task the artifact belongs to.
     pub task_id: String,
-    /// Its context.
+    /// The conversation the task belongs to.
     pub context_id: String,
     /// The artifact (or the chunk to append).
     pub artifact: Artifact,
@@ -275,9 +275,9 @@ pub enum StreamResponse {
     Task(Task),
     /// A direct message (never sent by this binding).
     Message(Message),
-    /// A status change.
+    /// The task's status changed (e.g. working → completed).
     StatusUpdate(TaskStatusUpdateEvent),
-    /// An artifact change.
+    /// An artifact was created or a chunk appended to it.
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
