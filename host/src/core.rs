@@ -42,7 +42,7 @@ pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
 pub enum Refusal {
     /// The concurrent-call limit is reached (retryable).
     Busy {
-        /// The limit.
+        /// The process's concurrent-call limit that is reached (shared by every transport).
         max_calls: usize,
     },
     /// A call with this id is already in flight in the same scope.

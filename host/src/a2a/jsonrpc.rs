@@ -52,7 +52,7 @@ pub enum RpcCode {
 }
 
 impl RpcCode {
-    /// The numeric code.
+    /// The JSON-RPC `error.code` this variant is sent as (e.g. `-32700` for a parse error).
     pub fn code(self) -> i64 {
         match self {
             RpcCode::ParseError => -32700,
@@ -92,7 +92,7 @@ impl RpcCode {
 /// An error answer: code, message, and `google.rpc` detail objects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
-    /// The code.
+    /// The JSON-RPC or A2A error code the answer carries.
     pub code: RpcCode,
     /// What went wrong, for a person.
     pub message: String,

@@ -45,7 +45,7 @@ pub struct StoreLimits {
 /// Every stored task is still running and the store is at `max_tasks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreFull {
-    /// The bound.
+    /// The store's capacity in tasks ([`StoreLimits::max_tasks`]), all of them running.
     pub max_tasks: usize,
 }
 

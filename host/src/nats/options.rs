@@ -83,7 +83,7 @@ impl NatsOptions {
         Duration::from_secs(self.result_ttl_seconds.max(1))
     }
 
-    /// The dedupe window.
+    /// How long JetStream remembers a call id to drop a republished duplicate (at least 1 s).
     pub(crate) fn duplicate_window(&self) -> Duration {
         Duration::from_secs(self.duplicate_window_seconds.max(1))
     }
