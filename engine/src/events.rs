@@ -6,7 +6,7 @@
 //! streaming, and every event is also collected for `SkillResult.events` up to a cap (past it,
 //! collection stops and `truncated` is reported). State is per call: no global lock.
 //!
-//! Collected events are kept compact until the call answers ([`Collected`]): what a
+//! Collected events are kept compact until the call answers (the private `Collected`): what a
 //! [`SkillEvent`] adds (the id as text, the protocol version, the request id) is the same for
 //! every event of the call or derived, so it is added once when the events are taken. That is
 //! about half an event's memory, and three allocations fewer per event, for every call in
@@ -41,7 +41,7 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<SkillEvent> {
 }
 
 /// Default cap on events collected into one `SkillResult`.
-pub const DEFAULT_COLLECT_CAP: usize = 1000;
+pub(crate) const DEFAULT_COLLECT_CAP: usize = 1000;
 
 /// The per-call event handle. Clones share the call's sequence and collection.
 #[derive(Clone)]

@@ -31,6 +31,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub use skillet_protocol as protocol;
 
 pub mod deadline;

@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 /// The `protocolBinding` this host advertises for its `POST /a2e` endpoint. A2A v1.0 leaves the
 /// binding an open string; the core bindings (`JSONRPC`, `GRPC`, `HTTP+JSON`) are A2A itself,
 /// which this endpoint does not speak, so it names the protocol it does speak.
-pub const A2E_BINDING: &str = "A2E";
+pub(crate) const A2E_BINDING: &str = "A2E";
 
 /// Returns `card` with a `supportedInterfaces` entry for `a2e_url` when the card names no
 /// interface yet (and `a2e_url` is known).
-pub fn complete_card(mut card: Value, a2e_url: Option<&str>) -> Value {
+pub(crate) fn complete_card(mut card: Value, a2e_url: Option<&str>) -> Value {
     let (Some(url), Some(object)) = (a2e_url, card.as_object_mut()) else {
         return card;
     };

@@ -35,14 +35,14 @@ use skillet_protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResp
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
 
 /// How long cancelled calls get to answer before they are abandoned (and answered for).
-pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a call was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// The concurrent-call limit is reached (retryable).
     Busy {
-        /// The limit.
+        /// The process's concurrent-call limit that is reached (shared by every transport).
         max_calls: usize,
     },
     /// A call with this id is already in flight in the same scope.
@@ -104,7 +104,7 @@ pub struct Admitted {
 
 impl Admitted {
     /// The call's cancellation token (a child of the host's shutdown token).
-    pub fn cancel_token(&self) -> CancellationToken {
+    pub(crate) fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
     }
 }
@@ -230,15 +230,15 @@ impl HostCore {
     }
 
     /// Waits until every call has answered.
-    pub async fn wait_idle(&self) {
+    pub(crate) async fn wait_idle(&self) {
         self.inner.tracker.close();
         self.inner.tracker.wait().await;
         self.inner.tracker.reopen();
     }
 
     /// Shutdown: calls get `grace` to finish, then are cancelled (they still answer) and get
-    /// [`CANCEL_GRACE`]; any still running after that is aborted, which answers for it with a
-    /// retryable `runtime_error`. Returns when every call has answered.
+    /// two seconds more (`CANCEL_GRACE`); any still running after that is aborted, which answers
+    /// for it with a retryable `runtime_error`. Returns when every call has answered.
     pub async fn drain(&self, grace: Duration) {
         let tracker = &self.inner.tracker;
         tracker.close();

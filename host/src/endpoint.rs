@@ -44,7 +44,7 @@ use skillet_protocol::{
 pub use super::core::DEFAULT_MAX_CONCURRENT_CALLS;
 
 /// Where a connection's outgoing messages go, in the order they are produced.
-pub type Outbound = mpsc::UnboundedSender<Message>;
+pub(crate) type Outbound = mpsc::UnboundedSender<Message>;
 
 /// A decoded request, or nothing to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +136,7 @@ impl Endpoint {
     }
 
     /// Decodes bytes that may not be UTF-8 (`parse_error` when they are not).
-    pub fn parse_bytes(bytes: &[u8]) -> Result<Request, Box<SkillCallResponse>> {
+    pub(crate) fn parse_bytes(bytes: &[u8]) -> Result<Request, Box<SkillCallResponse>> {
         match std::str::from_utf8(bytes) {
             Ok(text) => Endpoint::parse(text),
             Err(e) => Err(Box::new(SkillCallResponse::rejected(
@@ -170,7 +170,7 @@ impl Endpoint {
     }
 
     /// Decodes one message's bytes and dispatches it (see [`Endpoint::dispatch`]).
-    pub fn handle_bytes(
+    pub(crate) fn handle_bytes(
         &self,
         scope: &CallScope,
         bytes: &[u8],
@@ -227,7 +227,7 @@ impl Endpoint {
 }
 
 /// The answer to a message that failed to decode.
-pub fn reject_decode(error: &DecodeError) -> SkillCallResponse {
+pub(crate) fn reject_decode(error: &DecodeError) -> SkillCallResponse {
     SkillCallResponse::rejected(
         error.req_id.clone().unwrap_or_default(),
         error.name.clone().unwrap_or_default(),

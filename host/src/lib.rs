@@ -29,6 +29,8 @@
 //! types; each takes its own options (`mcp::limits::McpLimits`, `nats::NatsOptions`,
 //! `a2a::card::A2aProvider`, ...) with its defaults beside it.
 
+#![warn(missing_docs)]
+
 pub mod a2a;
 pub mod card;
 pub mod core;

@@ -4,16 +4,17 @@
 //! `axum::serve` has none of the three, so a few hundred idle sockets could exhaust the process's
 //! file descriptors and take the server offline. Here:
 //! - **connection cap** — at most [`ConnectionLimits::max_connections`] open connections, clamped
-//!   below the process's open-file limit (`RLIMIT_NOFILE` minus [`FD_HEADROOM`]) so accepting never
-//!   starves the rest of the process. When full, the oldest connection with no request in
-//!   progress is closed to make room; when every connection is busy the new one is closed.
+//!   below the process's open-file limit (`RLIMIT_NOFILE` minus 64 spare descriptors) so
+//!   accepting never starves the rest of the process. When full, the oldest connection with no
+//!   request in progress is closed to make room; when every connection is busy the new one is
+//!   closed.
 //! - **header-read timeout** — an HTTP/1 client must send a request's headers within
 //!   [`ConnectionLimits::header_read_timeout`].
 //! - **idle timeout** — a connection with no request in progress for
 //!   [`ConnectionLimits::idle_timeout`] (fresh, keep-alive, HTTP/2 alike) is closed.
 //! - **body-read timeout** — a request's body must arrive within
 //!   [`ConnectionLimits::body_read_timeout`] of its headers; reading it later fails with
-//!   [`BodyTimedOut`] (a trickled body would otherwise hold a busy connection forever).
+//!   `BodyTimedOut` (a trickled body would otherwise hold a busy connection forever).
 //! - **no Nagle delay** — every connection gets `TCP_NODELAY`, so an answer streamed in pieces
 //!   (SSE) is not held back waiting for the peer's delayed ACK.
 //!
@@ -44,7 +45,7 @@ use tower::ServiceExt;
 
 /// File descriptors kept free for everything but connections (logs, toolkit children, provider
 /// sockets).
-pub const FD_HEADROOM: u64 = 64;
+pub(crate) const FD_HEADROOM: u64 = 64;
 
 /// Limits of the accept loop.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +128,7 @@ type Registry = Arc<Mutex<BTreeMap<u64, Connection>>>;
 
 /// Serves `app` on `listener` until `shutdown` completes; then stops accepting, asks every
 /// connection to close after its current request, and returns when all have closed.
-pub async fn serve_connections(
+pub(crate) async fn serve_connections(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
@@ -308,7 +309,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// The error of a request body that did not arrive within the body-read timeout.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]
-pub struct BodyTimedOut;
+pub(crate) struct BodyTimedOut;
 
 /// A request body that fails with [`BodyTimedOut`] once its deadline passes.
 struct DeadlineBody {

@@ -17,6 +17,8 @@
 //! Not here: what a body contains (the providers' wire modules). A leaf crate: it depends on
 //! nothing of ours.
 
+#![warn(missing_docs)]
+
 use std::fmt::Display;
 
 use serde::ser::{self, Serialize};

@@ -13,10 +13,10 @@ pub enum SkillStatus {
     Created,
     /// Blocked: a declared tool or toolkit is missing.
     Blocked,
-    /// Available for use.
+    /// Discoverable and callable (the default): the only status a call runs in.
     #[default]
     Published,
-    /// Archived and unavailable.
+    /// Retired: kept for the record, never run.
     Archived,
 }
 
@@ -26,9 +26,10 @@ pub enum SkillStatus {
 /// the other optional fields are omitted when absent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillDefinition {
-    /// Unique skill name.
+    /// The skill's name, unique among the skills a host serves; what `skill/call/req.name`
+    /// names.
     pub name: String,
-    /// Skill version.
+    /// The skill's own version string (from its `SKILL.md`), not the protocol's.
     pub version: String,
     /// Human-readable description.
     pub description: String,
@@ -40,7 +41,7 @@ pub struct SkillDefinition {
     /// Toolkit dependencies (toolkit names, or objects with a `name`).
     #[serde(default)]
     pub toolkits: Option<Vec<Value>>,
-    /// Availability.
+    /// Whether the skill can be called: only a [`SkillStatus::Published`] skill runs.
     pub status: SkillStatus,
     /// JSON Schema for the input arguments (`{}` accepts anything).
     #[serde(default)]
@@ -71,22 +72,25 @@ pub struct SkillDefinition {
     pub argument_hint: String,
     /// Origin: `user`, `system` or `project`.
     pub source: String,
-    /// Classification category.
+    /// A free-form grouping label for catalogues (e.g. `code`); None when the skill names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// Classification tags.
+    /// Free-form labels; `skill/discover/req.tags` keeps the skills having any of them. None when
+    /// the skill names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
-    /// Maximum agentic turns.
+    /// The most model turns one call may take (a turn is one provider request); None: the
+    /// host's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
     /// Timeout for skill execution, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
-    /// Icon for UI.
+    /// An icon for user interfaces, as the skill gives it (a URL or a short text); None when
+    /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icon: Option<String>,
-    /// Additional metadata.
+    /// Extra key/values the skill declares, passed to agents as they are; None when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
 }

@@ -82,9 +82,9 @@ impl std::fmt::Display for LogLevel {
 pub enum EventPayload {
     /// Progress update; `pct` is 0–100 and never decreases within a call.
     Progress {
-        /// Percent complete.
+        /// Percent complete, 0 to 100.
         pct: u8,
-        /// What is happening.
+        /// What the run is doing now, for people.
         message: String,
     },
     /// Incremental data chunk of a named artifact; `final` marks its last chunk.
@@ -103,12 +103,12 @@ pub enum EventPayload {
     Log {
         /// Its severity.
         level: LogLevel,
-        /// The line.
+        /// The log line's text (the engine redacts the secrets it knows before emitting it).
         message: String,
     },
     /// One-liner status update.
     Status {
-        /// The status line.
+        /// One line of human-readable status, e.g. `calling tool word_count`.
         message: String,
     },
 }
@@ -169,11 +169,12 @@ impl EventPayload {
 /// `ts`, `req_id` and `seq`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillEvent {
-    /// Message UUID.
+    /// This event's own message id (the engine gives every event a fresh UUID v4).
     pub id: String,
-    /// Protocol version.
+    /// The protocol version the event is written in ([`crate::PROTOCOL_VERSION`] for every event
+    /// this engine emits).
     pub version: String,
-    /// Unix epoch timestamp.
+    /// When the event was emitted: seconds since the Unix epoch, fractional.
     pub ts: f64,
     /// The call this event belongs to (the request's `id`).
     pub req_id: String,

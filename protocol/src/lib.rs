@@ -4,7 +4,37 @@
 //! Everything here is plain serde data with no behaviour beyond construction, decoding and
 //! encoding: field names, defaults and JSON shapes follow the seed exactly, and every wire example
 //! of the seed (`shared/vectors/a2e/`) decodes and re-encodes with the same fields and values.
-//! Transports live in `host`; the meaning of a call lives in `run`.
+//!
+//! What lives here: the message types ([`Message`] and the five bodies), the data they carry
+//! ([`SkillDefinition`], [`LLMConfig`] with its credentials as `SecretString`s that encode as
+//! `[REDACTED]`, [`SkillResult`], [`SkillEvent`]), the error codes ([`ErrorCode`],
+//! [`SkillErrorCode`]), the argument names every adapter shares ([`PROMPT_ARGUMENT`]), and the
+//! codec: [`decode`] (which classifies a bad message into the [`ProtocolError`] to answer it
+//! with) and [`encode`] / [`encode_line_into`].
+//!
+//! What does not: any I/O or transport (`skillet-host` frames these messages on stdio, HTTP,
+//! NATS), and the meaning of a call (running it is `skillet-engine`'s `run`). The only crate of
+//! ours this one depends on is `skillet-json`, so every layer above can share the wire types
+//! without pulling in a runtime.
+//!
+//! Decoding a message and encoding it back:
+//!
+//! ```
+//! use skillet_protocol::{Message, decode, encode};
+//!
+//! let text = r#"{"type":"skill/call/req","id":"sc1","version":"1.0","ts":1716123457.1,"name":"code_review","arguments":{"code":"def add(a, b): return a + b"}}"#;
+//! let message = decode(text)?;
+//! let Message::CallRequest(call) = &message else { panic!("a skill/call/req") };
+//! assert_eq!(call.name, "code_review");
+//! assert_eq!(call.timeout, 60); // fields left out take the seed's defaults
+//!
+//! let line = encode(&message);
+//! assert!(line.starts_with(r#"{"type":"skill/call/req","id":"sc1""#));
+//! assert_eq!(decode(&line)?, message);
+//! # Ok::<(), skillet_protocol::DecodeError>(())
+//! ```
+
+#![warn(missing_docs)]
 
 mod codec;
 mod definition;
@@ -27,13 +57,13 @@ pub use messages::{
 };
 pub use result::{CostEstimate, SkillResult, TokenUsage, TurnUsage};
 
-/// The protocol version this engine speaks; messages carrying another version are answered with
-/// [`ErrorCode::VersionMismatch`].
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
 /// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default
 /// tool input, an A2A text part) uses this one name.
 pub const PROMPT_ARGUMENT: &str = "prompt";
 
+/// The protocol version this engine speaks; messages carrying another version are answered with
+/// [`ErrorCode::VersionMismatch`].
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// A fresh message id (a UUID v4, as the seed's "auto UUID").

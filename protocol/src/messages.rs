@@ -20,13 +20,14 @@ fn default_true() -> bool {
 /// `skill/discover/req`: Agent → Host, list skills.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillDiscoverRequest {
-    /// Message UUID.
+    /// This message's id: a UUID v4 when the sender leaves it out.
     #[serde(default = "new_id")]
     pub id: String,
-    /// Protocol version.
+    /// The protocol version the message is written in (default [`crate::PROTOCOL_VERSION`]); a
+    /// host refuses a request in another version with `version_mismatch`.
     #[serde(default = "default_version")]
     pub version: String,
-    /// Unix epoch timestamp.
+    /// When the message was written: seconds since the Unix epoch, fractional (default: now).
     #[serde(default = "now_ts")]
     pub ts: f64,
     /// Keep skills having any of these tags (OR); empty keeps all.
@@ -52,13 +53,14 @@ impl Default for SkillDiscoverRequest {
 /// `skill/discover/resp`: Host → Agent, the matching skill manifests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillDiscoverResponse {
-    /// Message UUID.
+    /// This message's id: a UUID v4 when the sender leaves it out.
     #[serde(default = "new_id")]
     pub id: String,
-    /// Protocol version.
+    /// The protocol version the message is written in (default [`crate::PROTOCOL_VERSION`]); a
+    /// host refuses a request in another version with `version_mismatch`.
     #[serde(default = "default_version")]
     pub version: String,
-    /// Unix epoch timestamp.
+    /// When the message was written: seconds since the Unix epoch, fractional (default: now).
     #[serde(default = "now_ts")]
     pub ts: f64,
     /// Echoes the request's `id`.
@@ -85,13 +87,14 @@ impl SkillDiscoverResponse {
 /// `skill/call/req`: Agent → Host, execute a skill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillCallRequest {
-    /// Message UUID.
+    /// This message's id: a UUID v4 when the sender leaves it out.
     #[serde(default = "new_id")]
     pub id: String,
-    /// Protocol version.
+    /// The protocol version the message is written in (default [`crate::PROTOCOL_VERSION`]); a
+    /// host refuses a request in another version with `version_mismatch`.
     #[serde(default = "default_version")]
     pub version: String,
-    /// Unix epoch timestamp.
+    /// When the message was written: seconds since the Unix epoch, fractional (default: now).
     #[serde(default = "now_ts")]
     pub ts: f64,
     /// The skill to run; must match a `SkillDefinition.name`. Required: a call without a name
@@ -103,7 +106,7 @@ pub struct SkillCallRequest {
     /// Ties the call to an agent turn or trajectory.
     #[serde(default)]
     pub correlation_id: String,
-    /// Per-call wall-clock limit in seconds.
+    /// Per-call wall-clock limit in seconds (default 60).
     #[serde(default = "default_timeout")]
     pub timeout: u64,
     /// Whether to emit `skill/event` messages during execution.
@@ -112,7 +115,8 @@ pub struct SkillCallRequest {
     /// Model/provider override for this invocation (subject to the host's policy).
     #[serde(default)]
     pub llm_override: Option<LLMConfig>,
-    /// Additional metadata.
+    /// Free-form key/values from the caller; a W3C `traceparent` (and `tracestate`) here
+    /// continues the caller's trace.
     #[serde(default)]
     pub metadata: Map<String, Value>,
 }
@@ -141,28 +145,31 @@ impl SkillCallRequest {
 /// errors) carry `error`; execution outcomes — success or failure — carry `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillCallResponse {
-    /// Message UUID.
+    /// This message's id: a UUID v4 when the sender leaves it out.
     #[serde(default = "new_id")]
     pub id: String,
-    /// Protocol version.
+    /// The protocol version the message is written in (default [`crate::PROTOCOL_VERSION`]); a
+    /// host refuses a request in another version with `version_mismatch`.
     #[serde(default = "default_version")]
     pub version: String,
-    /// Unix epoch timestamp.
+    /// When the message was written: seconds since the Unix epoch, fractional (default: now).
     #[serde(default = "now_ts")]
     pub ts: f64,
     /// Echoes the request's `id`.
     #[serde(default)]
     pub req_id: String,
-    /// The skill that was executed.
+    /// The skill the request named (empty when a rejected request carried no recoverable name).
     #[serde(default)]
     pub name: String,
-    /// The execution result.
+    /// The outcome of the run (success or failure, with data, events and usage); None when the
+    /// call was rejected before it ran, in which case `error` says why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<SkillResult>,
-    /// Transport-level error.
+    /// Why the request was rejected before it ran (None when it ran: its outcome, success or
+    /// failure, is in `data`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ProtocolError>,
-    /// Result creation timestamp.
+    /// When the answer was made: seconds since the Unix epoch, fractional (default: now).
     #[serde(default = "now_ts")]
     pub created_at: f64,
 }

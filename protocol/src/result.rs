@@ -11,7 +11,7 @@ use super::{ErrorCode, SkillEvent};
 /// `truncated` when false and `events` when empty, matching the seed's wire example.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillResult {
-    /// Whether execution succeeded.
+    /// Whether the run produced its answer; when false, `error` and `error_code` say why.
     pub success: bool,
     /// Result data (validated against the skill's output schema when it has one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,15 +22,16 @@ pub struct SkillResult {
     /// Whether output (or the collected events) was truncated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
-    /// Error message.
+    /// What went wrong, for people (None on success).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Machine-readable error code.
+    /// The A2E code of the failure, for programs (None on success).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
     /// Execution time in milliseconds.
     pub duration_ms: u64,
-    /// Collected streaming events.
+    /// The call's events in `seq` order, as many as the host's collection cap keeps (past it,
+    /// `truncated` is set).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<SkillEvent>,
     /// Token usage of the call (model-backed skills), per call and per turn, with a cost
@@ -69,7 +70,7 @@ pub struct TokenUsage {
 pub struct TurnUsage {
     /// The turn (1-based).
     pub turn: u32,
-    /// The model that answered.
+    /// The model that answered this turn, as the provider named it.
     pub model: String,
     /// Prompt tokens (absent: the server reported no usage for this turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,14 +89,16 @@ pub struct TurnUsage {
 /// A cost estimate from the host's price list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostEstimate {
-    /// The amount.
+    /// The estimated cost of the call's reported tokens, in `currency` (prices are per million
+    /// tokens of each kind; turns whose usage was not reported count nothing).
     pub amount: f64,
     /// The price list's currency.
     pub currency: String,
 }
 
 impl SkillResult {
-    /// A successful result.
+    /// A successful result: `success` true, no error, no events or usage yet (the run loop adds
+    /// them), `duration_ms` in milliseconds.
     pub fn success(data: Option<Value>, summary: Option<Value>, duration_ms: u64) -> Self {
         SkillResult {
             success: true,

@@ -1,4 +1,4 @@
-//! Anthropic Messages (`POST {base}/v1/messages`, SSE when streaming): the [`Wire`] for the
+//! Anthropic Messages (`POST {base}/v1/messages`, SSE when streaming): the `Wire` (crate-private, `wire.rs`) for the
 //! `anthropic` kind.
 //!
 //! Anthropic specifics: `max_tokens` is required (default [`DEFAULT_MAX_TOKENS`]), the system

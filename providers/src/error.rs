@@ -74,7 +74,8 @@ impl ProviderErrorKind {
 /// A failed provider call. `Display` and `Debug` never contain a credential.
 #[derive(Debug, Clone)]
 pub struct ProviderError {
-    /// The classification.
+    /// What went wrong, as the engine maps it onto an A2E error code (timeout, auth, rate
+    /// limit, refused mode, ...).
     pub kind: ProviderErrorKind,
     /// Human-readable detail (server message or transport error), truncated.
     pub message: String,
@@ -184,7 +185,7 @@ impl ProviderError {
     }
 
     /// The server answered with a failure mid-stream after the status line said 200.
-    pub fn from_stream_error(message: impl Into<String>, delivered_anything: bool) -> Self {
+    pub(crate) fn from_stream_error(message: impl Into<String>, delivered_anything: bool) -> Self {
         let message = message.into();
         let lower = message.to_ascii_lowercase();
         let kind = if lower.contains("overloaded") || lower.contains("unavailable") {
@@ -201,7 +202,7 @@ impl ProviderError {
     /// `Unavailable`, read/connect timeouts are `Timeout`, both retryable. Body read errors
     /// count as dropped connections: we parse JSON ourselves, so reqwest's "decode" errors only
     /// ever mean the body stopped arriving.
-    pub fn from_transport(err: &reqwest::Error) -> Self {
+    pub(crate) fn from_transport(err: &reqwest::Error) -> Self {
         // reqwest's Display includes the URL, which never carries the key (keys travel in
         // headers), but strip it anyway: base URLs may embed tokens in paths on some gateways.
         let message = err.without_url_ref_text();
@@ -216,7 +217,7 @@ impl ProviderError {
 
     /// Classifies an HTTP error response from its status, headers, the error's `type`/`code`
     /// strings and message as parsed from the body by the provider module.
-    pub fn from_http(
+    pub(crate) fn from_http(
         status: StatusCode,
         headers: &HeaderMap,
         error_codes: &[&str],

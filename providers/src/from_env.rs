@@ -92,9 +92,9 @@ pub enum EnvError {
     /// The chosen kind needs a variable that is not set.
     #[error("provider {kind} needs {var}")]
     Missing {
-        /// The kind.
+        /// The provider kind that was chosen (by `SKILLET_PROVIDER` or by the one variable set).
         kind: ProviderKind,
-        /// The variable it needs.
+        /// The environment variable it needs, e.g. `ANTHROPIC_API_KEY`.
         var: &'static str,
     },
     /// `SKILLET_MODEL` is unset and the caller gave no default model.
@@ -103,9 +103,9 @@ pub enum EnvError {
     /// A variable's value is unusable (the value is shown only for non-secret variables).
     #[error("{var}: {reason}")]
     Invalid {
-        /// The variable.
+        /// The environment variable whose value is unusable.
         var: &'static str,
-        /// Why.
+        /// What is wrong with it (e.g. not a URL); quotes the value only when it is not secret.
         reason: String,
     },
 }
@@ -163,7 +163,7 @@ impl EnvProvider {
         })
     }
 
-    /// The kind.
+    /// Which API the environment chose (OpenAI-compatible, Ollama or Anthropic).
     pub fn kind(&self) -> ProviderKind {
         self.kind
     }

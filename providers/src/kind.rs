@@ -76,12 +76,12 @@ impl ProviderKind {
     }
 
     /// The base URL used when the config names none (`None`: the kind needs one).
-    pub fn default_base_url(self) -> Option<&'static str> {
+    pub(crate) fn default_base_url(self) -> Option<&'static str> {
         self.info().default_base_url
     }
 
     /// Whether a spec of this kind needs an API key.
-    pub fn requires_credential(self) -> bool {
+    pub(crate) fn requires_credential(self) -> bool {
         self.info().requires_key
     }
 

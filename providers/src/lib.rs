@@ -61,6 +61,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod anthropic;
 mod anthropic_response;
 mod anthropic_stream;

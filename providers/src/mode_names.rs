@@ -35,7 +35,8 @@ impl OutputMode {
     /// Every spelling, for error messages and docs.
     pub const NAMES: &'static str = "auto, json_schema, json_object, tool, prompted, none";
 
-    /// The config spelling.
+    /// How `skillet.toml` and [`ModeNotice`](crate::ModeNotice)s spell this mode, e.g.
+    /// `json_schema`.
     pub fn as_str(self) -> &'static str {
         match self {
             OutputMode::Auto => "auto",
@@ -90,7 +91,8 @@ impl ToolMode {
     /// Every spelling.
     pub const NAMES: &'static str = "auto, native, prompted";
 
-    /// The config spelling.
+    /// How `skillet.toml` and [`ModeNotice`](crate::ModeNotice)s spell this mode, e.g.
+    /// `native`.
     pub fn as_str(self) -> &'static str {
         match self {
             ToolMode::Auto => "auto",

@@ -139,7 +139,7 @@ impl Default for OverridePolicy {
 
 impl OverridePolicy {
     /// A policy that refuses every override.
-    pub fn deny_all() -> Self {
+    pub(crate) fn deny_all() -> Self {
         OverridePolicy {
             config: OverridePolicyConfig::default(),
             origins: Vec::new(),

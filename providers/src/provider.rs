@@ -49,11 +49,11 @@ pub trait Provider: Send + Sync {
 /// What the retry policy tells an observer before it waits and tries again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryNotice {
-    /// The provider retrying.
+    /// The kind of the provider whose attempt failed.
     pub provider: ProviderKind,
     /// The attempt that failed (1-based).
     pub attempt: u32,
-    /// The total attempts allowed.
+    /// The attempts allowed in all, the first included (the spec's retry settings).
     pub max_attempts: u32,
     /// How long the policy waits before the next attempt.
     pub wait: Duration,
@@ -85,13 +85,14 @@ impl std::fmt::Display for RetryNotice {
 pub struct ModeNotice {
     /// The provider's kind.
     pub provider: ProviderKind,
-    /// The model.
+    /// The model the refusal is remembered for (per server + model).
     pub model: String,
-    /// What was refused.
+    /// What was refused: the answer's schema or the tools.
     pub feature: Feature,
-    /// The mode refused.
+    /// The config spelling of the mode the server refused.
     pub from: String,
-    /// The mode used from now on.
+    /// The config spelling of the next mode on the ladder, used for this server + model from
+    /// now on.
     pub to: String,
     /// The server's words (status and message, redacted and shortened).
     pub reason: String,

@@ -36,7 +36,7 @@ impl SharedJson {
         }))
     }
 
-    /// The document.
+    /// The shared JSON value itself (its text, written once, is what goes on the wire).
     pub fn value(&self) -> &Value {
         &self.0.value
     }

@@ -108,9 +108,10 @@ pub enum CredentialSource {
 /// values.
 #[derive(Clone)]
 pub struct ProviderSpec {
-    /// Which API.
+    /// Which API the provider speaks, and so which wire maps its requests.
     pub kind: ProviderKind,
-    /// The model name.
+    /// The model as sent to the server (e.g. `gpt-4o-mini`, `llama3.2`); the constructors refuse
+    /// an empty one.
     pub model: String,
     /// The effective base URL (the kind's default when the config named none), without a
     /// trailing slash.
@@ -150,7 +151,7 @@ pub enum ConfigError {
     /// A key has an unusable value.
     #[error("provider_config.{key}: {reason}")]
     Invalid {
-        /// The key.
+        /// The `provider_config` key whose value is unusable, e.g. `base_url`.
         key: String,
         /// Why the value is unusable.
         reason: String,

@@ -189,7 +189,7 @@ impl ToolCall {
     /// Builds a call from the raw argument text a provider returned, keeping invalid JSON as a
     /// string plus the parse error (and flagging JSON that is not an object) rather than failing
     /// the whole chat.
-    pub fn from_raw_arguments(id: String, name: String, raw: &str) -> Self {
+    pub(crate) fn from_raw_arguments(id: String, name: String, raw: &str) -> Self {
         // An empty argument string means "no arguments" for every API we speak.
         if raw.trim().is_empty() {
             return ToolCall {

@@ -129,12 +129,12 @@ impl Observation {
     }
 
     /// How many times `tool` was called.
-    pub fn calls_of(&self, tool: &str) -> usize {
+    pub(crate) fn calls_of(&self, tool: &str) -> usize {
         self.tool_calls.iter().filter(|t| *t == tool).count()
     }
 
     /// The trace for a message: `calculator, read_file` or `none`.
-    pub fn trace_line(&self) -> String {
+    pub(crate) fn trace_line(&self) -> String {
         if self.tool_calls.is_empty() {
             "none".to_owned()
         } else {

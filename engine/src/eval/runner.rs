@@ -35,7 +35,7 @@ pub struct ModelTarget {
 pub struct EvalPlan {
     /// The skill's name.
     pub skill: String,
-    /// The cases.
+    /// The cases to run, in file order (each runs `repeat` times on every model).
     pub cases: Vec<EvalCase>,
     /// Runs of each case per model (at least 1).
     pub repeat: u32,
@@ -63,7 +63,7 @@ pub struct RunRecord {
     pub repeat: u32,
     /// Whether every check held.
     pub passed: bool,
-    /// The checks that did not.
+    /// The checks that did not hold, in the case's order (empty when `passed`).
     pub failures: Vec<CheckFailure>,
     /// What the run showed.
     pub observation: Observation,

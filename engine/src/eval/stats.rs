@@ -74,7 +74,8 @@ pub struct MeanCost {
     pub amount: f64,
     /// The price list's currency.
     pub currency: String,
-    /// The runs it is the mean of.
+    /// How many runs had a cost estimate and went into the mean (runs without one are left
+    /// out, not counted as free).
     pub runs: u64,
 }
 

@@ -67,7 +67,7 @@ pub enum SkillError {
     /// setting the host does not allow) or not published.
     #[error("{reason}")]
     NotRunnable {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// Why, naming what is missing.
         reason: String,
@@ -76,7 +76,7 @@ pub enum SkillError {
     /// instructions need); every violation is listed.
     #[error("invalid arguments for `{skill}`: {}", list(violations))]
     InvalidArguments {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// Every violation.
         violations: Vec<ArgumentViolation>,
@@ -84,7 +84,7 @@ pub enum SkillError {
     /// The host's policy refused the call's provider override.
     #[error("{message}")]
     Unauthorized {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// What was refused.
         message: String,
@@ -92,7 +92,7 @@ pub enum SkillError {
     /// The call itself is unusable (e.g. an override that is not a usable provider config).
     #[error("{message}")]
     InvalidRequest {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// What is wrong.
         message: String,
@@ -101,16 +101,17 @@ pub enum SkillError {
     /// settings do not resolve.
     #[error("{message}")]
     NoProvider {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
-        /// Why.
+        /// Why no provider resolved (no default configured, or the skill's provider settings
+        /// and the host's `[skill_provider]` policy).
         message: String,
     },
     /// The run failed with this A2E code (`max_turns` exhausted, output never valid, a gate
     /// refused it, a tool loop, ...).
     #[error("`{skill}` failed ({code}): {message}")]
     Failed {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// The A2E code.
         code: ErrorCode,
@@ -122,7 +123,7 @@ pub enum SkillError {
     /// The call's deadline passed.
     #[error("`{skill}` timed out: {message}")]
     Timeout {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// What the run was doing.
         message: String,
@@ -132,7 +133,7 @@ pub enum SkillError {
     /// The caller cancelled the run.
     #[error("`{skill}` was cancelled: {message}")]
     Cancelled {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// What the run was doing.
         message: String,
@@ -142,7 +143,7 @@ pub enum SkillError {
     /// The model's provider failed (after its retries): `kind` says how.
     #[error("`{skill}`: {message}")]
     Provider {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// How the provider failed (rate limit, auth, unavailable, ...).
         kind: ProviderErrorKind,
@@ -154,9 +155,10 @@ pub enum SkillError {
     /// The run succeeded but its data does not decode as the requested type.
     #[error("the output of `{skill}` does not decode as {type_name}: {error}")]
     Decode {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
-        /// The type asked for.
+        /// The Rust type the data was to decode as (`std::any::type_name` of `run_typed`'s
+        /// output type).
         type_name: &'static str,
         /// serde's message.
         error: String,
@@ -167,7 +169,7 @@ pub enum SkillError {
     /// error); `code` is its A2E code.
     #[error("`{skill}` ({code}): {message}")]
     Internal {
-        /// The skill.
+        /// The name of the skill the run was asked for.
         skill: String,
         /// The A2E code.
         code: ErrorCode,

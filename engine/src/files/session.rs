@@ -66,7 +66,10 @@ impl FileSupport {
     }
 
     /// Support for `config` with scripts on `backend` (`None`: scripts are never offered).
-    pub fn with_backend(config: FilesConfig, backend: Option<Arc<dyn SandboxBackend>>) -> Self {
+    pub(crate) fn with_backend(
+        config: FilesConfig,
+        backend: Option<Arc<dyn SandboxBackend>>,
+    ) -> Self {
         let backend = backend.filter(|_| config.scripts.enabled);
         FileSupport {
             scripts: Arc::new(config.scripts.clone()),
@@ -75,18 +78,18 @@ impl FileSupport {
         }
     }
 
-    /// The settings in force.
+    /// The `[skills.*]` file settings this call's file tools were built with.
     pub fn config(&self) -> &FilesConfig {
         &self.config
     }
 
     /// Whether `run_skill_script` can be offered at all.
-    pub fn scripts_enabled(&self) -> bool {
+    pub(crate) fn scripts_enabled(&self) -> bool {
         self.backend.is_some()
     }
 
     /// Takes the input files out of a call's arguments (see `workspace`).
-    pub fn take_inputs(
+    pub(crate) fn take_inputs(
         &self,
         arguments: &mut Map<String, Value>,
     ) -> Result<Vec<InputFile>, String> {
@@ -105,7 +108,11 @@ impl FileSupport {
     }
 
     /// The "Files" section of the system prompt, when the call gets file tools.
-    pub fn prompt_section(&self, skill: &CompiledSkill, inputs: &[InputFile]) -> Option<String> {
+    pub(crate) fn prompt_section(
+        &self,
+        skill: &CompiledSkill,
+        inputs: &[InputFile],
+    ) -> Option<String> {
         if !Self::applies(skill, inputs) {
             return None;
         }
@@ -234,7 +241,8 @@ impl CallFiles {
         &self.tools
     }
 
-    /// The workspace directory.
+    /// The call's workspace directory, where input files are written and produced files are
+    /// collected as artifacts.
     pub fn workspace(&self) -> &std::path::Path {
         self.workspace.path()
     }

@@ -2,7 +2,8 @@
 //! and whether its bundled scripts may run. Plain data, read from `skillet.toml`; every key has a
 //! default, unknown keys are errors.
 //!
-//! Not here: using them (`session`, `scripts`), or reading the file (`config`).
+//! Not here: using them (`session`, `scripts`), or reading the file (the `skillet` crate's
+//! `config`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -141,14 +141,14 @@ impl Workspace {
         })
     }
 
-    /// The directory.
+    /// The call's workspace directory: the root every workspace file tool's path is confined to.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Writes the call's input files (remembered, so they are not reported as produced unless
     /// the run changes them).
-    pub fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), String> {
+    pub(crate) fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), String> {
         for input in inputs {
             confine::write_file(&self.path, &input.name, &input.bytes)
                 .map_err(|e| format!("input file: {e}"))?;

@@ -165,14 +165,14 @@ impl ExecutorBuilder {
 
     /// The host's own providers by name, resolved before any spec (see
     /// [`ProviderRegistry`]).
-    pub fn provider_registry(mut self, registry: ProviderRegistry) -> Self {
+    pub(crate) fn provider_registry(mut self, registry: ProviderRegistry) -> Self {
         self.registered = registry;
         self
     }
 
     /// The host's default model: the provider registered as `name` (see
     /// [`Self::provider_registry`]; an unregistered name fails [`Self::build`]).
-    pub fn default_registered(mut self, name: impl Into<String>) -> Self {
+    pub(crate) fn default_registered(mut self, name: impl Into<String>) -> Self {
         self.default = Some(HostDefault::Registered(name.into()));
         self
     }

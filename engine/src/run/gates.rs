@@ -50,7 +50,7 @@ pub struct GateRejection {
 }
 
 /// Runs `gates` in order; the first veto (or panic) is returned.
-pub async fn run_gates(
+pub(crate) async fn run_gates(
     gates: &[std::sync::Arc<dyn PreTerminalGate>],
     ctx: GateContext<'_>,
 ) -> Result<(), GateRejection> {

@@ -51,7 +51,11 @@ pub trait TerminalHook: Send + Sync {
 }
 
 /// Runs every hook once for `event`, each isolated and time-bounded.
-pub async fn run_hooks(hooks: &[Arc<dyn TerminalHook>], event: TerminalEvent<'_>, limit: Duration) {
+pub(crate) async fn run_hooks(
+    hooks: &[Arc<dyn TerminalHook>],
+    event: TerminalEvent<'_>,
+    limit: Duration,
+) {
     if hooks.is_empty() {
         return;
     }

@@ -19,7 +19,7 @@ use crate::schema::Violation;
 /// The system prompt: instructions plus, with an output schema (its compact JSON text, written
 /// once per skill: [`CompiledSchema::text`](crate::schema::CompiledSchema::text)), the
 /// output-format section. Allocated at its exact size: a call in flight holds it for every turn.
-pub fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String {
+pub(crate) fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String {
     let Some(schema) = output_schema else {
         return instructions.to_owned();
     };
@@ -39,7 +39,7 @@ pub fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String 
 pub use skillet_protocol::PROMPT_ARGUMENT;
 
 /// The first user message for `arguments` (see the module docs for the rule).
-pub fn first_user_message(arguments: &Map<String, Value>) -> String {
+pub(crate) fn first_user_message(arguments: &Map<String, Value>) -> String {
     if arguments.len() == 1
         && let Some(Value::String(prompt)) = arguments.get(PROMPT_ARGUMENT)
     {
@@ -51,7 +51,7 @@ pub fn first_user_message(arguments: &Map<String, Value>) -> String {
 }
 
 /// The repair message after a final answer that is not JSON.
-pub fn repair_unparseable(error: &str) -> String {
+pub(crate) fn repair_unparseable(error: &str) -> String {
     format!(
         "Your previous answer could not be used: it is not valid JSON ({error}). Answer again \
          with only a single JSON value that matches the output schema."
@@ -59,7 +59,7 @@ pub fn repair_unparseable(error: &str) -> String {
 }
 
 /// The repair message after a final answer the token limit cut off mid-JSON.
-pub fn repair_cut_off() -> String {
+pub(crate) fn repair_cut_off() -> String {
     "Your previous answer was cut off by the token limit before the JSON was complete. Answer \
      again with only the JSON value, shorter: no explanation, no reasoning."
         .to_owned()
@@ -67,7 +67,7 @@ pub fn repair_cut_off() -> String {
 
 /// The repair message after a final answer that failed the output schema; lists every
 /// violation.
-pub fn repair_violations(violations: &[Violation]) -> String {
+pub(crate) fn repair_violations(violations: &[Violation]) -> String {
     let mut text = format!(
         "Your previous answer does not match the output schema ({} problem{}):\n",
         violations.len(),

@@ -14,7 +14,7 @@ use crate::schema::{CompiledSchema, Violation};
 
 /// What a final answer turned out to be.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FinalOutput {
+pub(crate) enum FinalOutput {
     /// Usable: this is `SkillResult.data`.
     Accepted(Value),
     /// Not JSON at all; the parse error.
@@ -41,7 +41,7 @@ pub fn judge(text: &str, schema: Option<&CompiledSchema>) -> FinalOutput {
 /// Parses a JSON answer: the whole text, or else the content of its one fenced code block
 /// (```` ```json ```` or a bare ```` ``` ````), or else the first JSON object or array inside
 /// prose. Two or more fenced blocks are ambiguous and rejected.
-pub fn parse_json_answer(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_json_answer(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the answer is empty".to_owned());

@@ -83,7 +83,7 @@ impl ProviderRegistry {
 
     /// Lets a request's `llm_override` choose the provider registered as `name` (whether or not
     /// it is registered yet).
-    pub fn allow_override(&mut self, name: impl Into<String>) {
+    pub(crate) fn allow_override(&mut self, name: impl Into<String>) {
         self.overridable.insert(name.into());
     }
 
@@ -93,7 +93,7 @@ impl ProviderRegistry {
     }
 
     /// Whether an `llm_override` may choose `name`.
-    pub fn is_overridable(&self, name: &str) -> bool {
+    pub(crate) fn is_overridable(&self, name: &str) -> bool {
         self.overridable.contains(name)
     }
 

@@ -125,7 +125,7 @@ impl HostEndpoint {
     }
 
     /// The endpoint of a host default given as a spec.
-    pub fn of_spec(spec: &ProviderSpec) -> HostEndpoint {
+    pub(crate) fn of_spec(spec: &ProviderSpec) -> HostEndpoint {
         HostEndpoint {
             kind: spec.kind,
             origin: spec.origin(),

@@ -11,7 +11,7 @@
 //!
 //! Message content (model answers, tool arguments and results) is recorded only when the host
 //! opted in (`[telemetry] capture_content`), through [`record_content`]; credentials never are.
-//! Not here: where spans go (`telemetry::otlp`).
+//! Not here: where spans go (the `skillet` crate's `telemetry::otlp`).
 
 use opentelemetry::{Array, StringValue, Value};
 use skillet_providers::Usage;

@@ -21,7 +21,7 @@
 //!   $defs/b`): a load error naming the cycle (`cycles`). Recursion that descends into a property
 //!   or item (a tree) is fine.
 //!
-//! An empty schema `{}` (or `true`) means "no constraint"; [`CompiledSchema::is_unconstrained`]
+//! An empty schema `{}` (or `true`) means "no constraint"; `CompiledSchema::is_unconstrained`
 //! tells the run loop it may skip validation (e.g. no JSON repair turn for free-form output).
 //!
 //! [`SchemaCache`] (`cache`) compiles each distinct document once during a load and hands the
@@ -169,7 +169,7 @@ impl CompiledSchema {
     }
 
     /// Whether this schema constrains nothing (`{}` or `true`).
-    pub fn is_unconstrained(&self) -> bool {
+    pub(crate) fn is_unconstrained(&self) -> bool {
         self.unconstrained
     }
 
@@ -186,7 +186,7 @@ impl CompiledSchema {
 
     /// The schema document, shared (a reference count, no copy): what a request offering it to
     /// a model holds.
-    pub fn shared_source(&self) -> SharedJson {
+    pub(crate) fn shared_source(&self) -> SharedJson {
         self.source.clone()
     }
 

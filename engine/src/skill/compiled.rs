@@ -33,7 +33,7 @@ pub struct A2aMetadata {
     pub id: String,
     /// Display name (`a2a-name`); the projection falls back to the skill name.
     pub display_name: Option<String>,
-    /// `a2a-tags` as declared (may be empty; see [`A2aMetadata::card_tags`]).
+    /// `a2a-tags` as declared (may be empty; see `A2aMetadata::card_tags`).
     pub tags: Vec<String>,
     /// `a2a-examples`.
     pub examples: Vec<String>,
@@ -48,7 +48,7 @@ pub struct A2aMetadata {
 impl A2aMetadata {
     /// Tags for the Agent Card, which must be non-empty: the declared tags, else the skill's
     /// category, else `["skill"]`.
-    pub fn card_tags(&self, category: Option<&str>) -> Vec<String> {
+    pub(crate) fn card_tags(&self, category: Option<&str>) -> Vec<String> {
         if !self.tags.is_empty() {
             self.tags.clone()
         } else if let Some(c) = category {
@@ -105,7 +105,7 @@ impl CompiledSkill {
     /// compiles its schemas, reads tool/toolkit names (strings or objects with a `name`), and
     /// keeps `instructions` as literal text. Names follow the A2E rules (non-empty), not the
     /// stricter SKILL.md directory rules, so `code_review` is fine here.
-    pub fn from_definition(
+    pub(crate) fn from_definition(
         definition: SkillDefinition,
     ) -> Result<CompiledSkill, Vec<ManifestError>> {
         let file = PathBuf::from(

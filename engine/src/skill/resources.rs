@@ -77,7 +77,7 @@ impl AllowedTools {
     }
 
     /// Whether any name maps to a file tool.
-    pub fn any_file_tool(&self) -> bool {
+    pub(crate) fn any_file_tool(&self) -> bool {
         self.read || self.write || self.scripts
     }
 }
@@ -87,7 +87,8 @@ impl AllowedTools {
 pub struct SkillResources {
     /// The files beside `SKILL.md`, sorted by path, at most [`MAX_LISTED_FILES`].
     pub files: Vec<SkillFile>,
-    /// Whether the listing stopped at [`MAX_LISTED_FILES`] or [`MAX_DEPTH`].
+    /// Whether the listing stopped at [`MAX_LISTED_FILES`] files or at the depth limit (eight
+    /// directory levels, the skill folder's own included); a cut listing is still readable by path.
     pub listing_cut: bool,
     /// A plain Agent Skills manifest (no `a2a-*`/`a2e-*` key).
     pub plain_agent_skill: bool,
@@ -98,12 +99,12 @@ pub struct SkillResources {
 impl SkillResources {
     /// Whether a call of this skill gets file tools and a workspace: a plain Agent Skill with
     /// files beside `SKILL.md`, or any skill whose `allowed-tools` names a file tool.
-    pub fn uses_files(&self) -> bool {
+    pub(crate) fn uses_files(&self) -> bool {
         (self.plain_agent_skill && !self.files.is_empty()) || self.allowed.any_file_tool()
     }
 
     /// Whether the folder ships scripts (files under `scripts/`).
-    pub fn has_scripts(&self) -> bool {
+    pub(crate) fn has_scripts(&self) -> bool {
         self.files.iter().any(|f| f.path.starts_with("scripts/"))
     }
 }

@@ -1,5 +1,5 @@
 //! Prometheus metrics of the process, served as `GET /metrics` (OpenMetrics text) by
-//! `skillet serve --http` through [`router`].
+//! `skillet serve --http` through `skillet_host::metrics_route::router`.
 //!
 //! | metric | type | labels |
 //! |---|---|---|
@@ -31,7 +31,7 @@ use prometheus_client::registry::Registry;
 use skillet_providers::Usage;
 
 /// The label standing for a name that is not the host's own.
-pub const UNKNOWN: &str = "unknown";
+pub(crate) const UNKNOWN: &str = "unknown";
 
 type Labels<const N: usize> = [(&'static str, String); N];
 type Histograms = Family<Labels<1>, Histogram, fn() -> Histogram>;
@@ -145,28 +145,28 @@ impl Metrics {
     }
 
     /// Counts an answered call.
-    pub fn call_answered(&self, skill: &str, outcome: &str) {
+    pub(crate) fn call_answered(&self, skill: &str, outcome: &str) {
         self.calls
             .get_or_create(&[("skill", skill.to_owned()), ("outcome", outcome.to_owned())])
             .inc();
     }
 
     /// Records an executed call's wall time.
-    pub fn call_took(&self, skill: &str, took: Duration) {
+    pub(crate) fn call_took(&self, skill: &str, took: Duration) {
         self.call_duration
             .get_or_create(&[("skill", skill.to_owned())])
             .observe(took.as_secs_f64());
     }
 
     /// Records a turn's wall time.
-    pub fn turn_took(&self, skill: &str, took: Duration) {
+    pub(crate) fn turn_took(&self, skill: &str, took: Duration) {
         self.turn_duration
             .get_or_create(&[("skill", skill.to_owned())])
             .observe(took.as_secs_f64());
     }
 
     /// Adds the tokens of one provider response.
-    pub fn tokens_used(&self, model: &str, usage: &Usage) {
+    pub(crate) fn tokens_used(&self, model: &str, usage: &Usage) {
         let counts = [
             ("input", Some(usage.input_tokens)),
             ("output", Some(usage.output_tokens)),
@@ -185,14 +185,14 @@ impl Metrics {
     }
 
     /// Counts a provider response that reported no usage.
-    pub fn usage_unreported(&self, model: &str) {
+    pub(crate) fn usage_unreported(&self, model: &str) {
         self.usage_unreported
             .get_or_create(&[("model", model.to_owned())])
             .inc();
     }
 
     /// Counts a provider retry.
-    pub fn provider_retried(&self, provider: &str, reason: &str) {
+    pub(crate) fn provider_retried(&self, provider: &str, reason: &str) {
         self.provider_retries
             .get_or_create(&[
                 ("provider", provider.to_owned()),
@@ -202,7 +202,7 @@ impl Metrics {
     }
 
     /// Counts an answered tool call (and its error).
-    pub fn tool_answered(&self, tool: &str, failed: bool) {
+    pub(crate) fn tool_answered(&self, tool: &str, failed: bool) {
         let labels = [("tool", tool.to_owned())];
         self.tool_calls.get_or_create(&labels).inc();
         if failed {

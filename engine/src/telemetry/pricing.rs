@@ -37,10 +37,10 @@ pub struct Pricing {
     models: BTreeMap<String, ModelPrice>,
 }
 
-/// A cost estimate.
+/// What a call's tokens cost by the host's price list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
-    /// The estimated amount.
+    /// The estimate, in `currency`: each kind of token times its price per million.
     pub amount: f64,
     /// The price list's currency.
     pub currency: String,

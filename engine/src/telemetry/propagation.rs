@@ -4,7 +4,7 @@
 //! object; over HTTP the same headers on `POST /a2e` are copied there by the transport
 //! ([`TraceHeaders`]) unless the body already carries them, and an MCP `tools/call` carries
 //! them in its `_meta` (SEP-414), copied there by [`adopt_from_meta`]. The run loop makes the call's
-//! `invoke_agent` span a child of that context ([`continue_trace`]). A malformed `traceparent`
+//! `invoke_agent` span a child of that context (`continue_trace`). A malformed `traceparent`
 //! is ignored (a new trace starts): outside input never fails a call here.
 //!
 //! Not here: exporting (`otlp`).
@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The trace-context keys, as metadata keys and HTTP header names.
-pub const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
+pub(crate) const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
 /// The `traceparent`/`tracestate` headers of an HTTP request, taken before its body is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn adopt_from_meta(meta: &Map<String, Value>, metadata: &mut Map<String, Val
 
 /// Parents `span` on the caller's trace named in `metadata`, when there is a valid one. Call it
 /// before the span is first entered.
-pub fn continue_trace(span: &tracing::Span, metadata: &Map<String, Value>) {
+pub(crate) fn continue_trace(span: &tracing::Span, metadata: &Map<String, Value>) {
     let carrier: HashMap<String, String> = TRACE_KEYS
         .iter()
         .filter_map(|key| {

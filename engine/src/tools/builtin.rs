@@ -1,9 +1,8 @@
 //! Small deterministic tools the `skillet` binary registers so the bundled skills run out of the
 //! box: `calculator` (arithmetic on an expression) and `word_count`.
 //!
-//! They are ordinary [`Tool`](super::Tool)s built with
-//! [`inline_tool_fn`](super::inline_tool_fn) (pure computation: they run on the call's own task),
-//! and double as examples of writing one.
+//! They are ordinary [`Tool`]s built with [`inline_tool_fn`] (pure
+//! computation: they run on the call's own task), and double as examples of writing one.
 
 use std::sync::Arc;
 
@@ -45,7 +44,7 @@ pub fn calculator() -> Arc<dyn Tool> {
 }
 
 /// `word_count`: counts the words, lines and characters of a text.
-pub fn word_count() -> Arc<dyn Tool> {
+pub(crate) fn word_count() -> Arc<dyn Tool> {
     inline_tool_fn(
         "word_count",
         "Counts the words, lines and characters of a text.",
@@ -68,7 +67,7 @@ pub fn word_count() -> Arc<dyn Tool> {
 
 /// Evaluates an arithmetic expression; the result is a JSON number (integral results are
 /// integers).
-pub fn evaluate(expression: &str) -> Result<Value, String> {
+pub(crate) fn evaluate(expression: &str) -> Result<Value, String> {
     let mut parser = Parser {
         chars: expression.chars().filter(|c| !c.is_whitespace()).collect(),
         pos: 0,

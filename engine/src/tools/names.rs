@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 /// Longest tool name every provider accepts.
-pub const MAX_TOOL_NAME_LEN: usize = 64;
+pub(crate) const MAX_TOOL_NAME_LEN: usize = 64;
 
 /// Whether `name` is accepted as-is by every provider.
 pub fn is_provider_safe(name: &str) -> bool {
@@ -55,7 +55,7 @@ impl NameMap {
 
     /// Assigns a provider-safe name to the next tool, trying `preferred` candidates in order
     /// (each sanitized) and then numbered variants of the first; returns the name chosen.
-    pub fn assign(&mut self, preferred: &[&str]) -> String {
+    pub(crate) fn assign(&mut self, preferred: &[&str]) -> String {
         let index = self.offered.len();
         let candidates: Vec<String> = preferred.iter().map(|p| sanitize(p)).collect();
         let chosen = candidates

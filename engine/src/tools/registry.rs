@@ -21,7 +21,7 @@ pub enum ToolSource {
 pub struct ResolvedTool {
     /// The provider-safe name the model sees and calls.
     pub offered_name: String,
-    /// The tool.
+    /// The tool a call of `offered_name` dispatches to.
     pub tool: Arc<dyn Tool>,
     /// Where it comes from.
     pub source: ToolSource,
@@ -64,7 +64,7 @@ impl ToolSet {
 
     /// Adds a tool the engine makes for this call (the skill's file tools), offered like a
     /// declared one.
-    pub fn add_engine_tool(&mut self, tool: Arc<dyn Tool>) {
+    pub(crate) fn add_engine_tool(&mut self, tool: Arc<dyn Tool>) {
         self.push(tool, ToolSource::Direct);
     }
 
@@ -185,7 +185,7 @@ impl ToolRegistry {
     }
 
     /// Starts every toolkit that connects at boot; returns the failures (the toolkits stay
-    /// registered, `Failed`). First-use toolkits stay `Idle` (see [`Self::ensure_started`]).
+    /// registered, `Failed`). First-use toolkits stay `Idle` (see `Self::ensure_started`).
     pub async fn start_toolkits(&self) -> Vec<ToolkitError> {
         let starts = self
             .toolkits
@@ -202,7 +202,7 @@ impl ToolRegistry {
     /// Starts the named toolkits that are still `Idle` (first-use toolkits), concurrently, so
     /// their tools are listed before a skill's first turn. Failures are returned; the skill then
     /// runs without those tools and the toolkit reports `Failed`.
-    pub async fn ensure_started(&self, toolkits: &[String]) -> Vec<ToolkitError> {
+    pub(crate) async fn ensure_started(&self, toolkits: &[String]) -> Vec<ToolkitError> {
         let starts = toolkits
             .iter()
             .filter_map(|name| self.toolkits.get(name))

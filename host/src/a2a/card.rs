@@ -29,10 +29,10 @@ pub struct A2aProvider {
 }
 
 /// The `protocolBinding` of the JSON-RPC interface.
-pub const JSONRPC_BINDING: &str = "JSONRPC";
+pub(crate) const JSONRPC_BINDING: &str = "JSONRPC";
 
 /// The A2A protocol version this binding speaks.
-pub const A2A_PROTOCOL_VERSION: &str = "1.0";
+pub(crate) const A2A_PROTOCOL_VERSION: &str = "1.0";
 
 /// A service whose card advertises the A2A JSON-RPC binding at `jsonrpc_url`.
 pub struct A2aCardService {
@@ -58,7 +58,7 @@ impl A2aCardService {
 
 /// `card` with the JSON-RPC interface first, the capabilities of this binding and `provider`.
 /// A card that is an error report (`{"error": ...}`) is returned unchanged.
-pub fn with_jsonrpc(mut card: Value, url: &str, provider: Option<&A2aProvider>) -> Value {
+pub(crate) fn with_jsonrpc(mut card: Value, url: &str, provider: Option<&A2aProvider>) -> Value {
     let Some(object) = card.as_object_mut() else {
         return card;
     };

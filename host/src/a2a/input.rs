@@ -1,6 +1,6 @@
 //! From an A2A message to a skill call: which skill (selection) and with which arguments.
 //!
-//! **Selection.** The skill is named by its card id under the metadata key [`SKILL_ID_KEY`]
+//! **Selection.** The skill is named by its card id under the metadata key `SKILL_ID_KEY`
 //! (`"skillId"`) of the message, or else of the `SendMessage` request; when the card lists
 //! exactly one skill, it is used without being named. Anything else is `-32602` naming the
 //! available ids.
@@ -27,7 +27,7 @@ use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDiscoverRequest;
 
 /// The metadata key that names the skill to run.
-pub const SKILL_ID_KEY: &str = "skillId";
+pub(crate) const SKILL_ID_KEY: &str = "skillId";
 
 /// The argument a plain Agent Skills skill receives a text message as (the engine's one name).
 pub use skillet_protocol::PROMPT_ARGUMENT;

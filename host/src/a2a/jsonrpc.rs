@@ -52,7 +52,7 @@ pub enum RpcCode {
 }
 
 impl RpcCode {
-    /// The numeric code.
+    /// The JSON-RPC `error.code` this variant is sent as (e.g. `-32700` for a parse error).
     pub fn code(self) -> i64 {
         match self {
             RpcCode::ParseError => -32700,
@@ -92,7 +92,7 @@ impl RpcCode {
 /// An error answer: code, message, and `google.rpc` detail objects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
-    /// The code.
+    /// The JSON-RPC or A2A error code the answer carries.
     pub code: RpcCode,
     /// What went wrong, for a person.
     pub message: String,
@@ -120,7 +120,7 @@ impl RpcError {
     }
 
     /// Adds an `ErrorInfo.metadata` entry.
-    pub fn with_metadata(mut self, key: &str, value: impl Into<String>) -> RpcError {
+    pub(crate) fn with_metadata(mut self, key: &str, value: impl Into<String>) -> RpcError {
         self.details
             .metadata
             .insert(key.to_owned(), Value::String(value.into()));
@@ -128,7 +128,7 @@ impl RpcError {
     }
 
     /// Adds input violations.
-    pub fn with_violations(mut self, violations: Vec<(String, String)>) -> RpcError {
+    pub(crate) fn with_violations(mut self, violations: Vec<(String, String)>) -> RpcError {
         self.details.violations = violations;
         self
     }

@@ -28,11 +28,11 @@ use skillet_engine::events::EventSink;
 use skillet_protocol::{ErrorCode, EventPayload, SkillCallResponse, SkillEvent};
 
 /// The artifact id of a task's final validated output.
-pub const OUTPUT_ARTIFACT_ID: &str = "output";
+pub(crate) const OUTPUT_ARTIFACT_ID: &str = "output";
 
 /// The task a run's updates belong to.
 #[derive(Debug, Clone)]
-pub struct Projection {
+pub(crate) struct Projection {
     /// The task.
     pub task_id: String,
     /// Its context.
@@ -170,7 +170,7 @@ impl Projection {
 }
 
 /// Applies a run's live events to its task in the store.
-pub struct TaskEventSink {
+pub(crate) struct TaskEventSink {
     store: Arc<TaskStore>,
     projection: Projection,
     /// Artifacts that already had a chunk.

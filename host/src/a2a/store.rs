@@ -45,13 +45,13 @@ pub struct StoreLimits {
 /// Every stored task is still running and the store is at `max_tasks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreFull {
-    /// The bound.
+    /// The store's capacity in tasks ([`StoreLimits::max_tasks`]), all of them running.
     pub max_tasks: usize,
 }
 
 /// Why a task cannot be cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelRefusal {
+pub(crate) enum CancelRefusal {
     /// No such task (never existed, expired or evicted).
     NotFound,
     /// It already finished in this state.
@@ -59,7 +59,7 @@ pub enum CancelRefusal {
 }
 
 /// A live stream of a task's updates; it ends after the terminal status.
-pub type Subscription = mpsc::UnboundedReceiver<StreamResponse>;
+pub(crate) type Subscription = mpsc::UnboundedReceiver<StreamResponse>;
 
 struct Entry {
     task: Task,
@@ -232,7 +232,7 @@ impl TaskStore {
 
     /// The task with at most `history_length` history messages, even if its TTL has passed
     /// (as long as it was not purged yet): for answering the request that ran or cancelled it.
-    pub fn final_snapshot(&self, id: &str, history_length: Option<usize>) -> Option<Task> {
+    pub(crate) fn final_snapshot(&self, id: &str, history_length: Option<usize>) -> Option<Task> {
         let inner = self.lock();
         let mut task = inner.tasks.get(id)?.task.clone();
         if let Some(keep) = history_length {
@@ -257,7 +257,7 @@ impl TaskStore {
 
     /// Marks the task cancelled by its client and cancels its run. The run still finishes
     /// (and reports `canceled` through `projection`).
-    pub fn request_cancel(&self, id: &str) -> Result<(), CancelRefusal> {
+    pub(crate) fn request_cancel(&self, id: &str) -> Result<(), CancelRefusal> {
         let mut inner = self.lock();
         let entry = self.live(&mut inner, id).ok_or(CancelRefusal::NotFound)?;
         if entry.finished_at.is_some() {
@@ -269,7 +269,7 @@ impl TaskStore {
     }
 
     /// Whether the task's client asked to cancel it.
-    pub fn cancel_requested(&self, id: &str) -> bool {
+    pub(crate) fn cancel_requested(&self, id: &str) -> bool {
         self.lock()
             .tasks
             .get(id)

@@ -15,7 +15,7 @@ pub enum Role {
     /// Not said.
     #[serde(rename = "ROLE_UNSPECIFIED")]
     Unspecified,
-    /// The client.
+    /// The A2A client (the agent asking for the skill).
     #[serde(rename = "ROLE_USER")]
     User,
     /// This agent.
@@ -72,7 +72,7 @@ impl Part {
     }
 
     /// A text part of media type `media_type`.
-    pub fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
+    pub(crate) fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
         Part::of(PartContent::Text(text.into()), Some(media_type))
     }
 
@@ -98,7 +98,7 @@ pub struct Message {
     /// Who sent it.
     #[serde(default = "unspecified")]
     pub role: Role,
-    /// Its content.
+    /// The message's content: text, files and JSON data parts, in order.
     #[serde(default)]
     pub parts: Vec<Part>,
     /// Message metadata (carries the skill selection, see `input`).
@@ -112,7 +112,7 @@ fn unspecified() -> Role {
 
 impl Message {
     /// An agent message with one text part, in `task_id` / `context_id`.
-    pub fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Message {
+    pub(crate) fn agent_text(task_id: &str, context_id: &str, text: impl Into<String>) -> Message {
         Message {
             message_id: skillet_protocol::new_id(),
             context_id: context_id.to_owned(),
@@ -170,7 +170,7 @@ impl TaskState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
-    /// The state.
+    /// Where the task is in its lifecycle (submitted, working, or a terminal state).
     pub state: TaskState,
     /// Why / what is happening.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,7 +181,7 @@ pub struct TaskStatus {
 }
 
 impl TaskStatus {
-    /// A status now.
+    /// A status in `state` stamped with the current time.
     pub fn now(state: TaskState, message: Option<Message>) -> TaskStatus {
         TaskStatus {
             state,
@@ -238,11 +238,11 @@ pub struct Task {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
-    /// The task.
+    /// The id of the task whose status changed (the A2E call id it runs as).
     pub task_id: String,
-    /// Its context.
+    /// The conversation the task belongs to (the request's `contextId`, or one the server made).
     pub context_id: String,
-    /// The new status.
+    /// The status the task has from now on.
     pub status: TaskStatus,
     /// Event metadata (`progress` in percent, `a2eCode` on failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,9 +253,9 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
-    /// The task.
+    /// The id of the task the artifact belongs to.
     pub task_id: String,
-    /// Its context.
+    /// The conversation the task belongs to.
     pub context_id: String,
     /// The artifact (or the chunk to append).
     pub artifact: Artifact,
@@ -275,16 +275,16 @@ pub enum StreamResponse {
     Task(Task),
     /// A direct message (never sent by this binding).
     Message(Message),
-    /// A status change.
+    /// The task's status changed (e.g. working → completed).
     StatusUpdate(TaskStatusUpdateEvent),
-    /// An artifact change.
+    /// An artifact was created or a chunk appended to it.
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
 /// `SendMessageRequest.configuration`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct SendMessageConfiguration {
+pub(crate) struct SendMessageConfiguration {
     /// Media types the client accepts for outputs (empty: any).
     pub accepted_output_modes: Vec<String>,
     /// Most history messages in the returned task.
@@ -296,7 +296,7 @@ pub struct SendMessageConfiguration {
 /// `SendMessage` / `SendStreamingMessage` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SendMessageParams {
+pub(crate) struct SendMessageParams {
     /// The message.
     pub message: Message,
     /// Options.
@@ -310,7 +310,7 @@ pub struct SendMessageParams {
 /// `GetTask` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetTaskParams {
+pub(crate) struct GetTaskParams {
     /// The task.
     pub id: String,
     /// Most history messages returned (absent: all; 0: none).
@@ -321,7 +321,7 @@ pub struct GetTaskParams {
 /// `CancelTask` / `SubscribeToTask` params.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskIdParams {
+pub(crate) struct TaskIdParams {
     /// The task.
     pub id: String,
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use skillet_protocol::{ErrorCode, ProtocolError, SkillCallResponse};
 
 /// The `_meta` key carrying the A2E error code of an `isError` result.
-pub const META_A2E_CODE: &str = "a2e_code";
+pub(crate) const META_A2E_CODE: &str = "a2e_code";
 
 /// Maps a call's answer.
 pub fn tool_result(response: SkillCallResponse) -> Result<CallToolResult, ErrorData> {
@@ -57,7 +57,7 @@ pub fn rejection(error: &ProtocolError) -> Result<CallToolResult, ErrorData> {
 }
 
 /// An `isError` result naming the A2E code and message.
-pub fn error_result(code: ErrorCode, message: &str, retryable: bool) -> CallToolResult {
+pub(crate) fn error_result(code: ErrorCode, message: &str, retryable: bool) -> CallToolResult {
     let mut answer = CallToolResult::error(vec![ContentBlock::text(format!(
         "{}: {message}",
         code.as_str()

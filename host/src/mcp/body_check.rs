@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// The check, as an axum middleware over the `/mcp` route.
-pub async fn refuse_malformed_bodies(
+pub(crate) async fn refuse_malformed_bodies(
     max_body_bytes: usize,
     request: Request,
     next: Next,

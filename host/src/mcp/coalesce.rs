@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// The most bytes waiting for the writer task before a write waits too.
-pub const MAX_PENDING_BYTES: usize = 1 << 20;
+pub(crate) const MAX_PENDING_BYTES: usize = 1 << 20;
 
 /// Where written bytes wait for the writer task.
 #[derive(Default)]
@@ -50,13 +50,13 @@ impl Shared {
 }
 
 /// The writing end (an [`AsyncWrite`]); see the module docs.
-pub struct CoalescingWriter {
+pub(crate) struct CoalescingWriter {
     shared: Arc<Shared>,
 }
 
 /// Wraps `output`: returns the writer and the task that writes to `output` (it ends when the
 /// writer is dropped or shut down and everything written was written, or on an error).
-pub fn coalescing<W>(mut output: W) -> (CoalescingWriter, JoinHandle<()>)
+pub(crate) fn coalescing<W>(mut output: W) -> (CoalescingWriter, JoinHandle<()>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {

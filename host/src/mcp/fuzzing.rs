@@ -1,6 +1,6 @@
 //! The fuzzing entry (`fuzz/mcp_message`): one message from an MCP client, decoded as our server
 //! decodes it — rmcp's client JSON-RPC message type, then, for a `tools/call`, our own mapping
-//! onto an A2E call ([`handler::skill_call`]) and the `_meta` progress token the event
+//! onto an A2E call (`handler::skill_call`) and the `_meta` progress token the event
 //! forwarder reads. Hidden from the docs; not an API.
 //!
 //! Not here: sessions, admission, running the call (`handler`, `serve`).

@@ -3,7 +3,7 @@
 //!
 //! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
 //! same concurrency limit as A2E, since the core is shared), run by the core with an
-//! [`EventForwarder`] as its event sink, and answered through [`answer::tool_result`]. When the
+//! `EventForwarder` as its event sink, and answered through [`answer::tool_result`]. When the
 //! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
 //! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
 //! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
@@ -30,7 +30,7 @@ use skillet_engine::telemetry::propagation;
 use skillet_protocol::{ErrorCode, SkillCallRequest};
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
-/// via [`McpHandler::new_session`]; all share the core.
+/// via `McpHandler::new_session`; all share the core.
 #[derive(Clone, Debug)]
 pub struct McpHandler {
     core: HostCore,
@@ -42,7 +42,7 @@ pub struct McpHandler {
 impl McpHandler {
     /// A handler for a new session on `core`; `peers` collects sessions for
     /// `notifications/tools/list_changed`.
-    pub fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
+    pub(crate) fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
         McpHandler {
             core: core.clone(),
             scope: core.scope(),

@@ -17,11 +17,11 @@
 //!
 //! [`BoundedSessions`] wraps rmcp's manager and keeps the counts (streams are counted until
 //! their response body is dropped, that is until the client goes or the session ends); the
-//! [`refuse_over_limits`] middleware answers over-cap requests before rmcp sees them (rmcp
+//! `refuse_over_limits` middleware answers over-cap requests before rmcp sees them (rmcp
 //! would answer a session manager's error with a bare 500), and the manager refuses them
 //! again should two requests race past the check.
 //!
-//! Not here: the connection cap itself (`host::listener`), the handler (`handler`).
+//! Not here: the connection cap itself (`crate::listener`), the handler (`handler`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -188,7 +188,7 @@ impl BoundedSessions {
     /// Makes room for one more session: forgets sessions rmcp already dropped (their
     /// keep-alive ran out), then closes the idle one used the longest ago when at the cap.
     /// `Err` when the cap is reached and every session is busy.
-    pub async fn make_room(&self) -> Result<(), BoundedError> {
+    pub(crate) async fn make_room(&self) -> Result<(), BoundedError> {
         let live: Vec<SessionId> = self.inner.sessions.read().await.keys().cloned().collect();
         let evict = {
             let mut counts = lock(&self.counts);
@@ -215,7 +215,7 @@ impl BoundedSessions {
     }
 
     /// Whether session `id` may open one more standalone stream; the refusal says which cap.
-    pub fn stream_room(&self, id: &SessionId) -> Result<(), BoundedError> {
+    pub(crate) fn stream_room(&self, id: &SessionId) -> Result<(), BoundedError> {
         let counts = lock(&self.counts);
         self.check_stream_room(&counts, id)
     }
@@ -349,7 +349,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Answers over-cap requests with 503 before rmcp sees them: an `initialize` (a `POST` without
 /// a session) when no session can be made room for, a `GET` when a stream cap is reached.
-pub async fn refuse_over_limits(
+pub(crate) async fn refuse_over_limits(
     sessions: Arc<BoundedSessions>,
     request: Request,
     next: Next,

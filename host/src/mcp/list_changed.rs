@@ -3,8 +3,9 @@
 //!
 //! Which skills are `Published` can change while the server runs (a toolkit a skill depends on
 //! comes up or goes down, so the registry's dependency status flips). The service has no change
-//! feed, so [`watch_tools`] compares the offered tools every [`POLL_INTERVAL`] and notifies every
-//! initialized session when they differ. Closed sessions are dropped as they are found.
+//! feed, so `watch_tools` compares the offered tools every second (`POLL_INTERVAL`) and
+//! notifies every initialized session when they differ. Closed sessions are dropped as they are
+//! found.
 //!
 //! Not here: what a tool looks like (`tools`).
 
@@ -18,11 +19,11 @@ use super::tools;
 use crate::core::HostCore;
 
 /// How often the offered tools are compared.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The initialized MCP sessions of one server.
 #[derive(Clone, Debug, Default)]
-pub struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+pub(crate) struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
 
 impl SessionPeers {
     /// Adds a session (on `notifications/initialized`).
@@ -46,7 +47,7 @@ fn fingerprint(core: &HostCore) -> String {
 }
 
 /// Notifies `peers` whenever the offered tools change, until `stop`.
-pub async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
+pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
     let mut last = fingerprint(&core);
     loop {
         tokio::select! {

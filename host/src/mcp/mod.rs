@@ -7,23 +7,24 @@
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
 //! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
-//! - [`coalesce`] — stdio's output, where messages flushed together go out in one write;
+//! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
-//! - [`pre_init`] — stdio's filter of messages sent before `initialize`.
+//! - `pre_init` — stdio's filter of messages sent before `initialize`;
+//! - `eof_drain` — at the end of stdin, the requests already read are answered first.
 //!
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
-pub mod body_check;
-pub mod coalesce;
-pub mod eof_drain;
+pub(crate) mod body_check;
+pub(crate) mod coalesce;
+pub(crate) mod eof_drain;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handler;
 pub mod limits;
 pub mod list_changed;
 pub mod notify;
-pub mod pre_init;
+pub(crate) mod pre_init;
 pub mod serve;
 pub mod tools;
 

@@ -8,7 +8,7 @@
 //! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
 //! Events are forwarded in order by one task per call; once the request is cancelled nothing
-//! more is sent. [`EventForwarder::flush`] waits until every event emitted so far was sent, so
+//! more is sent. `EventForwarder::flush` waits until every event emitted so far was sent, so
 //! the notifications of a call always precede its result.
 //!
 //! Not here: the result itself (`answer`).
@@ -31,7 +31,7 @@ use skillet_protocol::{EventPayload, SkillEvent};
 
 /// The session's logging level, shared by its calls.
 #[derive(Clone, Debug)]
-pub struct SessionLogLevel(Arc<Mutex<LoggingLevel>>);
+pub(crate) struct SessionLogLevel(Arc<Mutex<LoggingLevel>>);
 
 impl Default for SessionLogLevel {
     fn default() -> Self {
@@ -64,8 +64,8 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
-/// An A2E log level as an MCP one (unknown levels are `info`).
-pub fn mcp_level(level: LogLevel) -> LoggingLevel {
+/// An A2E log level as an MCP one.
+pub(crate) fn mcp_level(level: LogLevel) -> LoggingLevel {
     match level {
         LogLevel::Debug => LoggingLevel::Debug,
         LogLevel::Info => LoggingLevel::Info,
@@ -80,7 +80,7 @@ enum Item {
 }
 
 /// The event sink of one MCP call and the task that sends its notifications.
-pub struct EventForwarder {
+pub(crate) struct EventForwarder {
     queue: mpsc::UnboundedSender<Item>,
 }
 

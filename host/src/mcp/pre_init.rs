@@ -19,7 +19,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 /// `inner` with the pre-`initialize` filter (see the module doc).
-pub struct PreInit<T> {
+pub(crate) struct PreInit<T> {
     inner: T,
     started: bool,
 }

@@ -9,7 +9,7 @@
 //! Both transports run calls through
 //! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
 //!
-//! Not here: the handler (`handler`) and the accept loop (`host::listener`).
+//! Not here: the handler (`handler`) and the accept loop (`crate::listener`).
 
 use std::future::Future;
 use std::sync::Arc;

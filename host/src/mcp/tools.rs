@@ -3,7 +3,7 @@
 //! Only `Published` skills are tools (`Blocked`, `Created` and `Archived` ones are not offered).
 //! A tool's `inputSchema` is the skill's input schema as written; a skill without one (a plain
 //! Agent Skills skill, whose input schema is the engine's `{}` = "anything") gets
-//! [`default_input_schema`], because MCP requires an object schema. Its `outputSchema` is the
+//! `default_input_schema`, because MCP requires an object schema. Its `outputSchema` is the
 //! skill's output schema when that describes an object (MCP only allows object results as
 //! `structuredContent`); otherwise the tool has no `outputSchema` and its result is text only.
 //!
@@ -21,7 +21,7 @@ use skillet_protocol::{SkillDefinition, SkillDiscoverRequest, SkillStatus};
 /// The `inputSchema` of a skill that declares no input schema: one optional free-text
 /// `prompt` ([`PROMPT_ARGUMENT`], the name A2A text parts use too), which the engine sends to the
 /// model as the user message. The engine accepts any arguments for such a skill.
-pub fn default_input_schema() -> JsonObject {
+pub(crate) fn default_input_schema() -> JsonObject {
     match json!({
         "type": "object",
         "properties": {
@@ -37,7 +37,7 @@ pub fn default_input_schema() -> JsonObject {
 }
 
 /// The skills the service offers as tools now, in discover order.
-pub fn published_skills(service: &dyn SkillService) -> Vec<SkillDefinition> {
+pub(crate) fn published_skills(service: &dyn SkillService) -> Vec<SkillDefinition> {
     service
         .discover(&SkillDiscoverRequest::default())
         .skills
@@ -46,7 +46,7 @@ pub fn published_skills(service: &dyn SkillService) -> Vec<SkillDefinition> {
         .collect()
 }
 
-/// The MCP tools for `skills` (which should be [`published_skills`]).
+/// The MCP tools for `skills` (which should be the `published_skills` of a registry).
 pub fn tools(skills: &[SkillDefinition]) -> Vec<Tool> {
     skills.iter().map(tool).collect()
 }
@@ -73,7 +73,7 @@ pub fn tool(skill: &SkillDefinition) -> Tool {
 }
 
 /// The skill's output schema when it describes an object.
-pub fn object_output_schema(skill: &SkillDefinition) -> Option<&JsonObject> {
+pub(crate) fn object_output_schema(skill: &SkillDefinition) -> Option<&JsonObject> {
     let schema = &skill.output_schema;
     (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
 }

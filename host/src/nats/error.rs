@@ -11,17 +11,17 @@ pub enum NatsError {
     /// The server could not be reached.
     #[error("cannot connect to NATS at {url}: {reason}")]
     Connect {
-        /// The server URL.
+        /// The server URL that was tried, with any credentials in it redacted.
         url: String,
-        /// Why.
+        /// The client's reason (e.g. a refused connection), or `no connection within 10 s`.
         reason: String,
     },
     /// Creating or binding a JetStream object failed.
     #[error("JetStream {what}: {reason}")]
     JetStream {
-        /// The stream, consumer or bucket.
+        /// Which JetStream object failed: the stream, the consumer or the results bucket, by name.
         what: String,
-        /// Why.
+        /// The server's or the client's reason.
         reason: String,
     },
     /// A publish, subscribe or request failed.
@@ -30,9 +30,9 @@ pub enum NatsError {
     /// No answer came in time.
     #[error("no answer for call {req_id} within {seconds} s")]
     Timeout {
-        /// The call.
+        /// The id of the call that got no answer.
         req_id: String,
-        /// The wait.
+        /// How long the client waited, in seconds.
         seconds: u64,
     },
     /// The request cannot be sent over NATS (e.g. its id is not a valid subject token).
@@ -57,7 +57,7 @@ impl NatsError {
     }
 
     /// Whether retrying cannot help.
-    pub fn is_permanent(&self) -> bool {
+    pub(crate) fn is_permanent(&self) -> bool {
         matches!(self, NatsError::Permanent(_) | NatsError::Invalid(_))
     }
 }

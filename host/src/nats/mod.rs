@@ -2,7 +2,7 @@
 //! so calls survive a worker's death and load spreads over machines (`docs/SCALING.md`).
 //!
 //! - [`subjects`] — the wire layout: subjects, headers, which ids fit in a subject.
-//! - [`connect`] — opening a connection from `[nats]` (credentials, reconnect forever).
+//! - [`connect`](mod@connect) — opening a connection from `[nats]` (credentials, reconnect forever).
 //! - [`store`] — the results bucket: one stored answer per request id.
 //! - `fit` — an answer kept within the server's `max_payload` before it is stored.
 //! - [`worker`] — the worker adapter over the [`crate::HostCore`].

@@ -72,19 +72,19 @@ impl Default for NatsOptions {
 
 impl NatsOptions {
     /// The ack wait (at least 100 ms).
-    pub fn ack_wait(&self) -> Duration {
+    pub(crate) fn ack_wait(&self) -> Duration {
         Duration::try_from_secs_f64(self.ack_wait_seconds)
             .unwrap_or(Duration::from_secs(30))
             .max(Duration::from_millis(100))
     }
 
     /// How long answers are kept.
-    pub fn result_ttl(&self) -> Duration {
+    pub(crate) fn result_ttl(&self) -> Duration {
         Duration::from_secs(self.result_ttl_seconds.max(1))
     }
 
-    /// The dedupe window.
-    pub fn duplicate_window(&self) -> Duration {
+    /// How long JetStream remembers a call id to drop a republished duplicate (at least 1 s).
+    pub(crate) fn duplicate_window(&self) -> Duration {
         Duration::from_secs(self.duplicate_window_seconds.max(1))
     }
 

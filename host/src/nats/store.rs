@@ -1,7 +1,7 @@
 //! [`ResultStore`]: the JetStream key-value bucket that keeps each call's one answer, keyed by
 //! request id, for `result_ttl_seconds`.
 //!
-//! The first answer stored for an id wins ([`ResultStore::store_once`] is a create, not a put):
+//! The first answer stored for an id wins (`ResultStore::store_once` is a create, not a put):
 //! a worker that finishes a call another worker already answered (a redelivery racing an ack)
 //! publishes the stored answer, not its own, so a caller never sees two different answers for
 //! one id. A caller that lost its connection reads the answer with [`ResultStore::get`].
@@ -82,7 +82,7 @@ impl ResultStore {
 
     /// Stores `response` unless an answer is stored already; returns the stored one (the given
     /// response when it won).
-    pub async fn store_once(
+    pub(crate) async fn store_once(
         &self,
         response: SkillCallResponse,
     ) -> Result<SkillCallResponse, NatsError> {
@@ -106,7 +106,7 @@ impl ResultStore {
     }
 
     /// [`ResultStore::store_once`], retried while the server is unreachable, for at most `limit`.
-    pub async fn store_once_retrying(
+    pub(crate) async fn store_once_retrying(
         &self,
         response: SkillCallResponse,
         limit: Duration,
@@ -149,7 +149,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 }
 
 /// A stored or published answer, if it is a `skill/call/resp`.
-pub fn decode_response(bytes: &[u8]) -> Option<SkillCallResponse> {
+pub(crate) fn decode_response(bytes: &[u8]) -> Option<SkillCallResponse> {
     match skillet_protocol::decode(std::str::from_utf8(bytes).ok()?) {
         Ok(Message::CallResponse(response)) => Some(response),
         _ => None,

@@ -13,16 +13,16 @@
 //! Not here: connecting, publishing or consuming (the worker and client modules).
 
 /// Header carrying the subject the call's `skill/call/resp` is published to.
-pub const REPLY_HEADER: &str = "Skillet-Reply";
+pub(crate) const REPLY_HEADER: &str = "Skillet-Reply";
 
 /// JetStream's dedupe header; set to the call id.
 pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// Queue group the workers answer discover requests in.
-pub const DISCOVER_QUEUE: &str = "skillet-workers";
+pub(crate) const DISCOVER_QUEUE: &str = "skillet-workers";
 
 /// Longest call id usable on NATS.
-pub const MAX_ID_LEN: usize = 128;
+pub(crate) const MAX_ID_LEN: usize = 128;
 
 /// The subjects under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ impl Subjects {
     }
 
     /// Every call subject (the stream's subject filter).
-    pub fn all_calls(&self) -> String {
+    pub(crate) fn all_calls(&self) -> String {
         format!("{}.call.>", self.prefix)
     }
 
@@ -61,7 +61,7 @@ impl Subjects {
     /// Whether `subject` is under the prefix: the work queue, a call's events, discover. A
     /// caller-given reply subject must not be one (an answer published on the call subjects
     /// would be a new call; on another call's events subject, a forged event).
-    pub fn is_own(&self, subject: &str) -> bool {
+    pub(crate) fn is_own(&self, subject: &str) -> bool {
         subject == self.prefix
             || subject
                 .strip_prefix(self.prefix.as_str())
@@ -69,7 +69,7 @@ impl Subjects {
     }
 
     /// The skill a call subject names, if it is one of ours.
-    pub fn skill_of<'a>(&self, subject: &'a str) -> Option<&'a str> {
+    pub(crate) fn skill_of<'a>(&self, subject: &'a str) -> Option<&'a str> {
         subject
             .strip_prefix(self.prefix.as_str())?
             .strip_prefix(".call.")
@@ -78,7 +78,7 @@ impl Subjects {
 
 /// Whether `token` can be one subject token and a result key: 1 to [`MAX_ID_LEN`] of ASCII
 /// letters, digits, `-`, `_` or `=` (UUIDs qualify).
-pub fn is_valid_token(token: &str) -> bool {
+pub(crate) fn is_valid_token(token: &str) -> bool {
     !token.is_empty()
         && token.len() <= MAX_ID_LEN
         && token
@@ -89,7 +89,7 @@ pub fn is_valid_token(token: &str) -> bool {
 /// Whether a caller-given reply subject may be published to: a concrete subject (no wildcards or
 /// whitespace) outside the `$`-namespaces (`$JS.API`, `$KV`, `$SYS`, …), so a caller cannot make
 /// a worker send its answer as a JetStream API request.
-pub fn is_safe_reply(subject: &str) -> bool {
+pub(crate) fn is_safe_reply(subject: &str) -> bool {
     !subject.is_empty()
         && !subject.starts_with('$')
         && subject.len() <= 512

@@ -13,11 +13,12 @@
 //!   mapped onto [`ToolOutput`](skillet_engine::tools::ToolOutput).
 //!
 //! Not here: provider-safe tool names (the `ToolRegistry` derives them from the MCP names),
-//! argument validation and per-turn dispatch (the run loop), reading `skillet.toml` (the host).
+//! argument validation and per-turn dispatch (the run loop), reading `skillet.toml` (the `skillet`
+//! crate).
 //!
 //! ```no_run
 //! # async fn demo() {
-//! use skillet_engine::toolkits::mcp::{self, McpToolkitConfig};
+//! use skillet_toolkits::mcp::{self, McpToolkitConfig};
 //! use skillet_engine::tools::ToolRegistry;
 //!
 //! let config: McpToolkitConfig = toml::from_str(r#"
