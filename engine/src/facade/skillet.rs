@@ -245,14 +245,7 @@ impl<'a> Call<'a> {
 }
 
 fn not_an_object(skill: &str, value: &Value) -> SkillError {
-    let kind = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
+    let kind = crate::template::json_kind(value);
     SkillError::InvalidArguments {
         skill: skill.to_owned(),
         violations: vec![ArgumentViolation {
