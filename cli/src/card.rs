@@ -1,6 +1,6 @@
 //! `skillet card [--url URL]`: prints the A2A Agent Card of the loaded skills (pretty JSON on
-//! stdout); exits 1, listing the problems on stderr, when it is not a valid card (no skills, a
-//! skill without tags).
+//! stdout); exits 1, saying why on stderr, when no valid card can be made (no skills, a skill
+//! without tags).
 
 use std::io::Write;
 
@@ -8,7 +8,6 @@ use super::args::{CardArgs, GlobalArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
 use skillet_engine::service::SkillService;
-use skillet_host::card::card_problems;
 
 /// Runs the command.
 pub async fn card(
@@ -25,21 +24,16 @@ pub async fn card(
     let executor = setup::build_executor(&parts, None, identity)?;
     let card = executor.agent_card();
     parts.tools.shutdown_toolkits().await;
-    let _ = writeln!(
-        std::io::stdout().lock(),
-        "{}",
-        serde_json::to_string_pretty(&card).unwrap_or_else(|_| card.to_string())
-    );
-    let mut problems = card_problems(&card);
-    if let Some(error) = card.get("error").and_then(|e| e.as_str()) {
-        problems.insert(0, error.to_owned());
+    match card {
+        Ok(card) => {
+            // A card of strings, lists and maps always serializes.
+            let text = serde_json::to_string_pretty(&card).unwrap_or_default();
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            Ok(Outcome::Success)
+        }
+        Err(problem) => {
+            console.warn(format!("agent card: {problem}"));
+            Ok(Outcome::Failed)
+        }
     }
-    for problem in &problems {
-        console.warn(format!("agent card: {problem}"));
-    }
-    Ok(if problems.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Failed
-    })
 }

@@ -148,8 +148,10 @@ impl SkillService for HostileService {
         std::future::pending().await
     }
 
-    fn agent_card(&self) -> Value {
-        json!({})
+    fn agent_card(
+        &self,
+    ) -> Result<skillet_engine::skill::a2a::AgentCard, skillet_engine::skill::a2a::CardError> {
+        Err(skillet_engine::skill::a2a::CardError::NoSkills)
     }
 }
 

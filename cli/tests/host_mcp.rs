@@ -53,7 +53,9 @@ impl SkillService for SwitchableService {
         self.echo.call(request, events, cancel).await
     }
 
-    fn agent_card(&self) -> Value {
+    fn agent_card(
+        &self,
+    ) -> Result<skillet_engine::skill::a2a::AgentCard, skillet_engine::skill::a2a::CardError> {
         self.echo.agent_card()
     }
 }

@@ -34,8 +34,10 @@ pub trait SkillService: Send + Sync {
         cancel: CancellationToken,
     ) -> SkillCallResponse;
 
-    /// The A2A Agent Card (v1.0 JSON) describing the skills this service offers.
-    fn agent_card(&self) -> serde_json::Value;
+    /// The A2A Agent Card (v1.0) describing the skills this service offers, typed until a
+    /// transport writes it; an error when no valid card can be made (no skills, a skill
+    /// without tags).
+    fn agent_card(&self) -> Result<crate::skill::a2a::AgentCard, crate::skill::a2a::CardError>;
 
     /// Whether a call to the skill `name` may run now (it exists and is `Published`). The
     /// default asks [`SkillService::discover`], building every definition; a service with an

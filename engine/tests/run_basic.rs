@@ -449,7 +449,7 @@ async fn discover_and_agent_card_come_from_the_registry() {
     assert_eq!(response.req_id, discover.id);
     let names: Vec<&str> = response.skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["code-review"]);
-    let card = h.executor.agent_card();
+    let card = serde_json::to_value(h.executor.agent_card().unwrap()).unwrap();
     let ids: Vec<&str> = card["skills"]
         .as_array()
         .unwrap()

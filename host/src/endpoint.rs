@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use super::core::{CallScope, HostCore, Refusal};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
+use skillet_engine::skill::a2a::{AgentCard, CardError};
 use skillet_protocol::{
     DecodeError, ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
@@ -165,7 +166,7 @@ impl Endpoint {
     }
 
     /// The A2A Agent Card of the service.
-    pub fn agent_card(&self) -> serde_json::Value {
+    pub fn agent_card(&self) -> Result<AgentCard, CardError> {
         self.core.service().agent_card()
     }
 

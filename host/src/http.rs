@@ -33,7 +33,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::card::complete_card;
+use super::card::{card_json, complete_card};
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
 use super::listener::{ConnectionLimits, serve_connections};
@@ -138,8 +138,11 @@ pub async fn serve_with(
 }
 
 async fn get_card(State(state): State<AppState>) -> Response {
-    let card = complete_card(state.endpoint.agent_card(), state.a2e_url.as_deref());
-    axum::Json(card).into_response()
+    let card = state
+        .endpoint
+        .agent_card()
+        .map(|card| complete_card(card, state.a2e_url.as_deref()));
+    axum::Json(card_json(card)).into_response()
 }
 
 async fn get_health(State(state): State<AppState>) -> Response {

@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use skillet_engine::events::{EventEmitter, EventSink};
 use skillet_engine::service::SkillService;
+use skillet_engine::skill::a2a::{AgentCard, AgentSkill, CardError};
 use skillet_protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDefinition,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillResult,
@@ -90,12 +91,22 @@ impl SkillService for EchoService {
         SkillCallResponse::result(&request.id, &request.name, result)
     }
 
-    fn agent_card(&self) -> Value {
-        json!({
-            "name": "echo host", "description": "test", "version": "0.1.0",
-            "defaultInputModes": ["application/json"], "defaultOutputModes": ["application/json"],
-            "skills": [{"id": "echo", "name": "echo", "description": "Echoes", "tags": ["test"]}]
-        })
+    fn agent_card(&self) -> Result<AgentCard, CardError> {
+        // No URL of its own: the transport completes the card with where it listens.
+        AgentCard::builder("echo host", "test", "0.1.0")
+            .interface("", "A2E", "1.0")
+            .default_input_modes(vec!["application/json".into()])
+            .skill(AgentSkill {
+                id: "echo".into(),
+                name: "echo".into(),
+                description: "Echoes".into(),
+                tags: vec!["test".into()],
+                examples: Vec::new(),
+                input_modes: Vec::new(),
+                output_modes: Vec::new(),
+                security_requirements: Vec::new(),
+            })
+            .build()
     }
 }
 

@@ -185,8 +185,8 @@ mod tests {
             ];
             SkillCallResponse::result(&request.id, &request.name, result)
         }
-        fn agent_card(&self) -> serde_json::Value {
-            json!({})
+        fn agent_card(&self) -> Result<crate::skill::a2a::AgentCard, crate::skill::a2a::CardError> {
+            Err(crate::skill::a2a::CardError::NoSkills)
         }
     }
 

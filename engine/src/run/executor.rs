@@ -32,7 +32,7 @@ use crate::protocol::{
 };
 use crate::service::SkillService;
 use crate::skill::Registry;
-use crate::skill::a2a::AgentCard;
+use crate::skill::a2a::{AgentCard, CardError};
 use crate::telemetry::Pricing;
 use crate::tools::ToolRegistry;
 
@@ -349,17 +349,12 @@ impl SkillService for Executor {
             .is_some_and(|skill| skill.is_runnable())
     }
 
-    fn agent_card(&self) -> serde_json::Value {
+    fn agent_card(&self) -> Result<AgentCard, CardError> {
         let card = &self.inner.card;
-        let built = AgentCard::builder(&card.name, &card.description, &card.version)
+        AgentCard::builder(&card.name, &card.description, &card.version)
             // The endpoint speaks A2E, not A2A's own HTTP+JSON binding: say so.
             .interface(&card.url, "A2E", crate::protocol::PROTOCOL_VERSION)
             .skills_from(&self.inner.skills)
-            .build();
-        match built.map(serde_json::to_value) {
-            Ok(Ok(value)) => value,
-            Ok(Err(e)) => serde_json::json!({"error": format!("agent card: {e}")}),
-            Err(e) => serde_json::json!({"error": format!("agent card: {e}")}),
-        }
+            .build()
     }
 }

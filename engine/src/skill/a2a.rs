@@ -92,6 +92,18 @@ pub struct AgentCapabilities {
     /// Whether push notifications are supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push_notifications: Option<bool>,
+    /// Whether an authenticated extended card is served (`GetExtendedAgentCard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_agent_card: Option<bool>,
+}
+
+/// Who runs the agent (`AgentProvider`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentProvider {
+    /// The organization's name.
+    pub organization: String,
+    /// The organization's website.
+    pub url: String,
 }
 
 /// An A2A Agent Card (v1.0 JSON).
@@ -106,6 +118,9 @@ pub struct AgentCard {
     pub supported_interfaces: Vec<AgentInterface>,
     /// Agent version.
     pub version: String,
+    /// Who runs the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<AgentProvider>,
     /// Optional features.
     pub capabilities: AgentCapabilities,
     /// Media types every skill accepts unless it says otherwise.
@@ -140,6 +155,9 @@ pub enum CardError {
     /// Default modes must be non-empty.
     #[error("`{0}` must not be empty")]
     EmptyModes(&'static str),
+    /// `name`, `description` and `version` must be non-empty.
+    #[error("`{0}` must not be empty")]
+    EmptyField(&'static str),
 }
 
 impl AgentCard {
@@ -155,6 +173,7 @@ impl AgentCard {
                 description: description.into(),
                 supported_interfaces: Vec::new(),
                 version: version.into(),
+                provider: None,
                 capabilities: AgentCapabilities::default(),
                 default_input_modes: vec!["application/json".into(), "text/plain".into()],
                 default_output_modes: vec!["application/json".into()],
@@ -168,6 +187,15 @@ impl AgentCard {
 
     /// Checks the A2A validity rules (non-empty skills, tags, interfaces, default modes).
     pub fn validate(&self) -> Result<(), CardError> {
+        for (field, value) in [
+            ("name", &self.name),
+            ("description", &self.description),
+            ("version", &self.version),
+        ] {
+            if value.is_empty() {
+                return Err(CardError::EmptyField(field));
+            }
+        }
         if self.supported_interfaces.is_empty() {
             return Err(CardError::NoInterface);
         }
@@ -286,6 +314,8 @@ struct RawCard {
     #[serde(default)]
     version: String,
     #[serde(default)]
+    provider: Option<AgentProvider>,
+    #[serde(default)]
     capabilities: AgentCapabilities,
     #[serde(default)]
     default_input_modes: Vec<String>,
@@ -321,6 +351,7 @@ impl TryFrom<RawCard> for AgentCard {
             description: raw.description,
             supported_interfaces: interfaces,
             version: raw.version,
+            provider: raw.provider,
             capabilities: raw.capabilities,
             default_input_modes: raw.default_input_modes,
             default_output_modes: raw.default_output_modes,

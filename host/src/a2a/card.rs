@@ -9,11 +9,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
+use skillet_engine::skill::a2a::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, CardError,
+};
 use skillet_protocol::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
@@ -57,37 +59,31 @@ impl A2aCardService {
 }
 
 /// `card` with the JSON-RPC interface first, the capabilities of this binding and `provider`.
-/// A card that is an error report (`{"error": ...}`) is returned unchanged.
-pub(crate) fn with_jsonrpc(mut card: Value, url: &str, provider: Option<&A2aProvider>) -> Value {
-    let Some(object) = card.as_object_mut() else {
-        return card;
-    };
-    if object.contains_key("error") {
-        return card;
-    }
-    let interface = json!({
-        "url": url,
-        "protocolBinding": JSONRPC_BINDING,
-        "protocolVersion": A2A_PROTOCOL_VERSION,
-    });
-    let mut interfaces = vec![interface];
-    if let Some(Value::Array(existing)) = object.remove("supportedInterfaces") {
-        interfaces.extend(
-            existing.into_iter().filter(|i| {
-                i.get("protocolBinding").and_then(Value::as_str) != Some(JSONRPC_BINDING)
-            }),
-        );
-    }
-    object.insert("supportedInterfaces".to_owned(), Value::Array(interfaces));
-    object.insert(
-        "capabilities".to_owned(),
-        json!({"streaming": true, "pushNotifications": false, "extendedAgentCard": false}),
+pub(crate) fn with_jsonrpc(
+    mut card: AgentCard,
+    url: &str,
+    provider: Option<&A2aProvider>,
+) -> AgentCard {
+    card.supported_interfaces
+        .retain(|i| i.protocol_binding != JSONRPC_BINDING);
+    card.supported_interfaces.insert(
+        0,
+        AgentInterface {
+            url: url.to_owned(),
+            protocol_binding: JSONRPC_BINDING.to_owned(),
+            protocol_version: A2A_PROTOCOL_VERSION.to_owned(),
+        },
     );
+    card.capabilities = AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(false),
+        extended_agent_card: Some(false),
+    };
     if let Some(provider) = provider {
-        object.insert(
-            "provider".to_owned(),
-            json!({"organization": provider.organization, "url": provider.url}),
-        );
+        card.provider = Some(AgentProvider {
+            organization: provider.organization.clone(),
+            url: provider.url.clone(),
+        });
     }
     card
 }
@@ -111,33 +107,43 @@ impl SkillService for A2aCardService {
         self.inner.is_runnable(name)
     }
 
-    fn agent_card(&self) -> Value {
-        with_jsonrpc(
-            self.inner.agent_card(),
-            &self.jsonrpc_url,
-            self.provider.as_ref(),
-        )
+    fn agent_card(&self) -> Result<AgentCard, CardError> {
+        self.inner
+            .agent_card()
+            .map(|card| with_jsonrpc(card, &self.jsonrpc_url, self.provider.as_ref()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skillet_engine::skill::a2a::AgentSkill;
 
     #[test]
     fn the_jsonrpc_interface_comes_first_and_a2e_stays() {
-        let card = json!({"name": "n", "supportedInterfaces": [
-            {"url": "http://h/a2e", "protocolBinding": "A2E", "protocolVersion": "1.0"}]});
+        let card = AgentCard::builder("n", "d", "1")
+            .interface("http://h/a2e", "A2E", "1.0")
+            .skill(AgentSkill {
+                id: "s".into(),
+                name: "s".into(),
+                description: "d".into(),
+                tags: vec!["t".into()],
+                examples: Vec::new(),
+                input_modes: Vec::new(),
+                output_modes: Vec::new(),
+                security_requirements: Vec::new(),
+            })
+            .build()
+            .unwrap();
         let provider = A2aProvider {
             organization: "Org".into(),
             url: "https://org".into(),
         };
         let card = with_jsonrpc(card, "http://h/a2a", Some(&provider));
+        let card = serde_json::to_value(card).unwrap();
         assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
         assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
         assert_eq!(card["capabilities"]["pushNotifications"], false);
         assert_eq!(card["provider"]["organization"], "Org");
-        let error = json!({"error": "agent card: no skills"});
-        assert_eq!(with_jsonrpc(error.clone(), "u", None), error);
     }
 }

@@ -71,16 +71,9 @@ pub struct SkillIndex {
 impl SkillIndex {
     /// Indexes the skills on `service`'s card (ids are the card's, names the A2E skill names).
     pub fn build(service: &dyn SkillService) -> SkillIndex {
-        let card = service.agent_card();
-        let card_ids: Vec<String> = card
-            .get("skills")
-            .and_then(Value::as_array)
-            .map(|skills| {
-                skills
-                    .iter()
-                    .filter_map(|s| s.get("id").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
+        let card_ids: Vec<String> = service
+            .agent_card()
+            .map(|card| card.skills.into_iter().map(|skill| skill.id).collect())
             .unwrap_or_default();
         let definitions = service.discover(&SkillDiscoverRequest::default()).skills;
         let mut skills = BTreeMap::new();

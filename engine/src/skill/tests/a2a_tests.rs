@@ -75,6 +75,7 @@ fn card_from_registry_lists_published_skills_with_defaults() {
         .capabilities(AgentCapabilities {
             streaming: Some(true),
             push_notifications: None,
+            extended_agent_card: None,
         })
         .skills_from(&registry)
         .build()
