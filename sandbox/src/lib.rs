@@ -82,9 +82,10 @@ pub use capture::CapturedOutput;
 pub use error::SandboxError;
 pub use interactive::{ChildReader, ChildWriter, ExitReport, InteractiveChild};
 pub use outcome::{Failure, Outcome, Stream};
-pub use platform::{Capability, PlatformReport, SandboxMode, platform_report};
+pub use platform::{Capability, PlatformReport, SandboxMode};
 pub use policy::{
     ChildIdentity, Enforcement, EnvPolicy, FilesystemPolicy, NetworkAccess, ResourceLimits,
     SandboxPolicy,
 };
 pub use process::ProcessBackend;
+pub use process::platform_report;

@@ -182,22 +182,9 @@ impl fmt::Display for PlatformReport {
     }
 }
 
-/// What [`crate::ProcessBackend::new`] enforces here: the Linux sandbox's probed report when this
-/// build has it, else the reduced mode's (probed once, then cached).
-pub fn platform_report() -> &'static PlatformReport {
-    #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
-    {
-        &crate::linux::platform().report
-    }
-    #[cfg(not(all(target_os = "linux", feature = "linux-sandbox")))]
-    {
-        crate::reduced::report()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::process::platform_report;
 
     #[test]
     fn report_is_one_line_naming_every_feature() {
@@ -216,25 +203,5 @@ mod tests {
         ] {
             assert!(line.contains(key), "{key} missing in {line}");
         }
-    }
-
-    #[test]
-    fn the_reduced_report_names_every_gap_plainly() {
-        let report = crate::reduced::report();
-        assert_eq!(report.mode, SandboxMode::Reduced);
-        let gaps = report.not_enforced();
-        for gap in [
-            "filesystem confinement",
-            "network isolation",
-            "syscall filter",
-            "memory cgroup",
-            "kill on engine death",
-        ] {
-            assert!(gaps.contains(&gap), "{gap} missing in {gaps:?}");
-        }
-        assert!(!gaps.contains(&"rlimits"), "{gaps:?}");
-        let line = report.to_string();
-        assert!(line.contains("backend=reduced-process"), "{line}");
-        assert!(line.contains("filesystem confinement"), "{line}");
     }
 }

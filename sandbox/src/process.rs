@@ -51,6 +51,19 @@ impl Default for ProcessBackend {
     }
 }
 
+/// What [`ProcessBackend::new`] enforces here: the Linux sandbox's probed report when this
+/// build has it, else the reduced mode's (probed once, then cached).
+pub fn platform_report() -> &'static PlatformReport {
+    #[cfg(all(target_os = "linux", feature = "linux-sandbox"))]
+    {
+        &crate::linux::platform().report
+    }
+    #[cfg(not(all(target_os = "linux", feature = "linux-sandbox")))]
+    {
+        crate::reduced::report()
+    }
+}
+
 /// What must live beside a child and is killed with it: nothing in the reduced mode; in the
 /// Linux sandbox its cgroups (and, until the spawn, its Landlock ruleset).
 #[derive(Debug, Default)]
@@ -144,7 +157,10 @@ impl ProcessBackend {
                     &workdir,
                 )?),
             },
-            Mode::Reduced => crate::reduced::confine(&mut command, policy)?,
+            Mode::Reduced => {
+                crate::reduced::confine(&mut command, policy)?;
+                Held::default()
+            }
         };
         let spawned = command.spawn().map_err(SandboxError::Spawn);
         held.spawned();

@@ -20,7 +20,6 @@ use tokio::process::Command;
 use crate::error::SandboxError;
 use crate::platform::{Capability, PlatformReport, SandboxMode};
 use crate::policy::{Enforcement, SandboxPolicy};
-use crate::process::Held;
 use crate::rlimits::{self, rlimits_for};
 
 /// The reduced mode's report (its gaps are fixed; only `running_as_root` is read from the OS).
@@ -54,7 +53,7 @@ pub(crate) fn report() -> &'static PlatformReport {
 }
 
 /// Adds the reduced mode's confinement (the rlimits) to `command`, or refuses a strict policy.
-pub(crate) fn confine(command: &mut Command, policy: &SandboxPolicy) -> Result<Held, SandboxError> {
+pub(crate) fn confine(command: &mut Command, policy: &SandboxPolicy) -> Result<(), SandboxError> {
     if policy.enforcement == Enforcement::Strict {
         return Err(SandboxError::NotEnforceable {
             detail: format!("reduced mode: {}", report().not_enforced().join(", ")),
@@ -67,5 +66,30 @@ pub(crate) fn confine(command: &mut Command, policy: &SandboxPolicy) -> Result<H
     unsafe {
         command.pre_exec(move || rlimits::apply(&limits));
     }
-    Ok(Held::default())
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reduced_report_names_every_gap_plainly() {
+        let report = report();
+        assert_eq!(report.mode, SandboxMode::Reduced);
+        let gaps = report.not_enforced();
+        for gap in [
+            "filesystem confinement",
+            "network isolation",
+            "syscall filter",
+            "memory cgroup",
+            "kill on engine death",
+        ] {
+            assert!(gaps.contains(&gap), "{gap} missing in {gaps:?}");
+        }
+        assert!(!gaps.contains(&"rlimits"), "{gaps:?}");
+        let line = report.to_string();
+        assert!(line.contains("backend=reduced-process"), "{line}");
+        assert!(line.contains("filesystem confinement"), "{line}");
+    }
 }

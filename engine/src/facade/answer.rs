@@ -1,19 +1,26 @@
-//! How one wire answer (`skill/call/resp`) becomes `Result<SkillOutput, SkillError>`: each
+//! One call through the executor (`execute`, shared by a plain run and a stream) and how its
+//! wire answer (`skill/call/resp`) becomes `Result<SkillOutput, SkillError>`: each
 //! rejection and failure code mapped onto the [`SkillError`] variant a caller handles, from what
 //! the engine knows structurally (the registry, the input schema, the call's [`CallReport`], the
 //! caller's own cancellation) and never from message text.
 //!
-//! Not here: running the call (`skillet`), the types themselves (`output`, `error`).
+//! Not here: building the call (`skillet`), streaming its events (`streaming`), the types
+//! themselves (`output`, `error`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use super::error::{ArgumentViolation, FailedRun, SkillError};
 use super::output::SkillOutput;
-use crate::protocol::{ErrorCode, ProtocolError, SkillCallResponse, SkillResult};
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EventSink;
+use crate::protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult};
 use crate::run::Executor;
 use crate::run::call_report::CallReport;
+use crate::service::SkillService;
 
 /// What the caller knows about the call besides its answer.
 pub(crate) struct CallFacts<'a> {
@@ -199,6 +206,30 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// Runs `request` through `executor` and interprets its answer.
+pub(crate) async fn execute(
+    executor: &Executor,
+    request: SkillCallRequest,
+    sink: Option<Arc<dyn EventSink>>,
+    cancel: CancellationToken,
+) -> Result<SkillOutput, SkillError> {
+    let skill = request.name.clone();
+    let request_id = request.id.clone();
+    let had_override = request.llm_override.is_some();
+    // Kept for the error path only: the structured violations of a refused call.
+    let arguments = request.arguments.clone();
+    let call = executor.call(request, sink, cancel.clone());
+    let (response, report) = CallReport::collect(call).await;
+    let facts = CallFacts {
+        skill: &skill,
+        request_id,
+        arguments: &arguments,
+        had_override,
+        cancelled: cancel.is_cancelled(),
+    };
+    interpret(executor, facts, response, &report)
 }
 
 #[cfg(test)]

@@ -296,3 +296,10 @@ fn registration_problem(
     };
     ManifestError::error(&file, "frontmatter.name", refused.to_string())
 }
+
+impl Skillet {
+    /// Starts configuring skills, providers and tools.
+    pub fn builder() -> SkilletBuilder {
+        SkilletBuilder::default()
+    }
+}

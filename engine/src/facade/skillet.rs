@@ -13,16 +13,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::answer::{CallFacts, interpret};
-use super::builder::SkilletBuilder;
+use super::answer::execute;
 use super::error::{ArgumentViolation, SkillError};
 use super::output::SkillOutput;
 use super::streaming::SkillStream;
-use crate::events::EventSink;
+
 use crate::protocol::{Credentials, LLMConfig, SkillCallRequest};
 use crate::run::Executor;
-use crate::run::call_report::CallReport;
-use crate::service::SkillService;
 use crate::skill::ManifestError;
 
 /// Skills ready to run; build one with [`Skillet::builder`]. Cheap to clone (one `Arc`), and
@@ -45,11 +42,6 @@ impl std::fmt::Debug for Skillet {
 }
 
 impl Skillet {
-    /// Starts configuring skills, providers and tools.
-    pub fn builder() -> SkilletBuilder {
-        SkilletBuilder::default()
-    }
-
     pub(crate) fn new(executor: Executor, warnings: Vec<ManifestError>) -> Self {
         Skillet {
             executor,
@@ -253,28 +245,4 @@ fn not_an_object(skill: &str, value: &Value) -> SkillError {
             message: format!("the arguments must be a JSON object, not {kind}"),
         }],
     }
-}
-
-/// Runs `request` through `executor` and interprets its answer.
-pub(crate) async fn execute(
-    executor: &Executor,
-    request: SkillCallRequest,
-    sink: Option<Arc<dyn EventSink>>,
-    cancel: CancellationToken,
-) -> Result<SkillOutput, SkillError> {
-    let skill = request.name.clone();
-    let request_id = request.id.clone();
-    let had_override = request.llm_override.is_some();
-    // Kept for the error path only: the structured violations of a refused call.
-    let arguments = request.arguments.clone();
-    let call = executor.call(request, sink, cancel.clone());
-    let (response, report) = CallReport::collect(call).await;
-    let facts = CallFacts {
-        skill: &skill,
-        request_id,
-        arguments: &arguments,
-        had_override,
-        cancelled: cancel.is_cancelled(),
-    };
-    interpret(executor, facts, response, &report)
 }

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::answer::execute;
 use super::error::SkillError;
 use super::output::SkillOutput;
-use super::skillet::execute;
 use crate::events::EventSink;
 use crate::protocol::{ErrorCode, SkillCallRequest, SkillEvent};
 use crate::run::Executor;
