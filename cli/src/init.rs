@@ -110,29 +110,18 @@ fn write_files(folder: &Path, name: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The skill loader's rule for a name (Agent Skills): 1 to 64 of `a-z`, `0-9` and `-`, no
-/// leading, trailing or double `-`. The loader's own check cannot be called from here (it is
-/// private to the skill module), so `validate --strict` on every scaffold, in the CLI tests,
-/// keeps the two in step.
+/// The skill loader's rule for a name (`skillet_engine::skill::name_problems`), refused with a
+/// valid name to use instead.
 fn check_name(name: &str) -> Result<(), String> {
-    let len = name.chars().count();
-    let allowed = name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    let hyphens_ok = !name.starts_with('-') && !name.ends_with('-') && !name.contains("--");
-    if len == 0 || len > MAX_NAME_CHARS {
-        return Err(format!(
-            "skill name {name:?}: must be 1 to {MAX_NAME_CHARS} characters, found {len}"
-        ));
+    let problems = skillet_engine::skill::name_problems(name);
+    if problems.is_empty() {
+        return Ok(());
     }
-    if !allowed || !hyphens_ok {
-        return Err(format!(
-            "skill name {name:?}: use lowercase letters, digits and single hyphens \
-             ([a-z0-9-], no leading, trailing or double `-`), e.g. {:?}",
-            suggested_name(name)
-        ));
-    }
-    Ok(())
+    Err(format!(
+        "skill name {name:?}: {}; e.g. {:?}",
+        problems.join("; "),
+        suggested_name(name)
+    ))
 }
 
 /// `name` made valid, for the error message: lowercased, other characters as `-`, runs of

@@ -1,7 +1,6 @@
-//! "Did you mean …?" for a skill name that is not loaded: the closest loaded names by edit
-//! distance, and names that contain (or are contained in) what was typed, at most
-//! [`MAX_SUGGESTIONS`]. Commands refuse the unknown name with [`unknown_skill`] before they
-//! start a model, so a typo costs no mock or provider start-up.
+//! "Did you mean …?" for a skill name that is not loaded (the names from the engine's
+//! `skill::suggest`). Commands refuse the unknown name with [`unknown_skill`] before they start
+//! a model, so a typo costs no mock or provider start-up.
 //!
 //! Not here: the registry (`skillet_engine::skill`), the rejection a served call gets (`run`'s executor).
 
@@ -11,34 +10,7 @@ use super::exit::{Failure, Outcome};
 use super::setup::HostParts;
 use crate::config::ProviderChoice;
 use skillet_engine::skill::RegisteredSkill;
-
-/// The most names one refusal suggests.
-pub const MAX_SUGGESTIONS: usize = 3;
-
-/// The names among `known` closest to `typed`, best first: each within an edit distance of a
-/// third of the longer name (at least 2), or containing `typed` or contained in it.
-pub fn closest<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let typed_lower = typed.to_lowercase();
-    let mut scored: Vec<(usize, &str)> = known
-        .into_iter()
-        .filter_map(|name| {
-            let lower = name.to_lowercase();
-            let distance = edit_distance(&typed_lower, &lower);
-            let longest = typed_lower.chars().count().max(lower.chars().count());
-            let near = distance <= (longest / 3).max(2);
-            let overlaps = !typed_lower.is_empty()
-                && (lower.contains(&typed_lower) || typed_lower.contains(&lower));
-            (near || overlaps).then_some((distance, name))
-        })
-        .collect();
-    scored.sort_unstable();
-    scored.dedup();
-    scored
-        .into_iter()
-        .take(MAX_SUGGESTIONS)
-        .map(|(_, name)| name)
-        .collect()
-}
+use skillet_engine::skill::suggest::closest_names;
 
 /// The refusal of an unknown skill `typed` (exit 3, as a call rejected with `unknown_skill`),
 /// naming the closest of `known`; `not_started` says what the refusal spared (e.g. "the
@@ -48,7 +20,7 @@ pub fn unknown_skill<'a>(
     known: impl IntoIterator<Item = &'a str>,
     not_started: &str,
 ) -> Failure {
-    let near = closest(typed, known);
+    let near = closest_names(typed, known);
     let hint = match near.as_slice() {
         [] => String::new(),
         [one] => format!("; did you mean {one}?"),
@@ -79,22 +51,6 @@ pub async fn loaded_skill(parts: &HostParts, name: &str) -> Result<Arc<Registere
     Err(unknown_skill(name, skills.iter().map(|s| s.name()), spared))
 }
 
-/// Levenshtein distance over characters (two rows).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,28 +62,6 @@ mod tests {
         "table-report",
         "translate",
     ];
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_substitutions() {
-        assert_eq!(edit_distance("", ""), 0);
-        assert_eq!(edit_distance("summarise", "summarize"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("abc", ""), 3);
-    }
-
-    #[test]
-    fn a_typo_suggests_the_nearest_name_first_and_a_fragment_the_names_containing_it() {
-        assert_eq!(closest("summarise", KNOWN), ["summarize"]);
-        assert_eq!(closest("report", KNOWN), ["table-report", "expense-report"]);
-        assert_eq!(closest("Code-Reveiw", KNOWN), ["code-review"]);
-        assert!(closest("zzzzzzzzzz", KNOWN).is_empty());
-    }
-
-    #[test]
-    fn at_most_three_names_are_suggested() {
-        let many = ["ab-1", "ab-2", "ab-3", "ab-4"];
-        assert_eq!(closest("ab", many).len(), MAX_SUGGESTIONS);
-    }
 
     #[test]
     fn the_refusal_exits_3_names_the_suggestion_and_what_was_spared() {

@@ -42,11 +42,17 @@ pub enum LogLevel {
 impl LogLevel {
     /// The level a `level` string names (see the type's docs for the mapping).
     pub fn from_wire(level: &str) -> LogLevel {
-        match level.to_ascii_lowercase().as_str() {
-            "trace" | "debug" => LogLevel::Debug,
-            "warn" | "warning" => LogLevel::Warn,
-            "error" | "err" | "critical" | "fatal" | "alert" | "emergency" => LogLevel::Error,
-            _ => LogLevel::Info,
+        let is = |names: &[&str]| names.iter().any(|n| level.eq_ignore_ascii_case(n));
+        if is(&["debug", "trace"]) {
+            LogLevel::Debug
+        } else if is(&["info"]) {
+            LogLevel::Info
+        } else if is(&["warn", "warning"]) {
+            LogLevel::Warn
+        } else if is(&["error", "err", "critical", "fatal", "alert", "emergency"]) {
+            LogLevel::Error
+        } else {
+            LogLevel::Info
         }
     }
 }

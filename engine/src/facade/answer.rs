@@ -20,7 +20,7 @@ use crate::events::EventSink;
 use crate::protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult};
 use crate::run::Executor;
 use crate::run::call_report::CallReport;
-use crate::service::SkillService;
+use crate::skill::suggest;
 
 /// What the caller knows about the call besides its answer.
 pub(crate) struct CallFacts<'a> {
@@ -176,36 +176,12 @@ fn failed(facts: &CallFacts<'_>, result: SkillResult, report: &CallReport) -> Sk
     }
 }
 
-/// The names nearest to `wanted` (edit distance at most a third of its length, at least 2, or
-/// one containing the other), nearest first, at most three.
+/// The names nearest to `wanted`, nearest first (the rule of [`crate::skill::suggest`]).
 pub(crate) fn closest_names(wanted: &str, names: &[String]) -> Vec<String> {
-    let limit = (wanted.chars().count() / 3).max(2);
-    let mut near: Vec<(usize, &String)> = names
-        .iter()
-        .filter_map(|name| {
-            let distance = edit_distance(wanted, name);
-            let related = name.contains(wanted) || wanted.contains(name.as_str());
-            (distance <= limit || related).then_some((distance, name))
-        })
-        .collect();
-    near.sort();
-    near.into_iter().take(3).map(|(_, n)| n.clone()).collect()
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
+    suggest::closest_names(wanted, names.iter().map(String::as_str))
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Runs `request` through `executor` and interprets its answer.
@@ -215,18 +191,15 @@ pub(crate) async fn execute(
     sink: Option<Arc<dyn EventSink>>,
     cancel: CancellationToken,
 ) -> Result<SkillOutput, SkillError> {
-    let skill = request.name.clone();
-    let request_id = request.id.clone();
-    let had_override = request.llm_override.is_some();
-    // Kept for the error path only: the structured violations of a refused call.
-    let arguments = request.arguments.clone();
-    let call = executor.call(request, sink, cancel.clone());
+    // The request stays here, lent to the call, so its arguments are at hand on the error path
+    // (the structured violations of a refused call) without a copy.
+    let call = executor.call_borrowed(&request, sink, cancel.clone());
     let (response, report) = CallReport::collect(call).await;
     let facts = CallFacts {
-        skill: &skill,
-        request_id,
-        arguments: &arguments,
-        had_override,
+        skill: &request.name,
+        request_id: request.id.clone(),
+        arguments: &request.arguments,
+        had_override: request.llm_override.is_some(),
         cancelled: cancel.is_cancelled(),
     };
     interpret(executor, facts, response, &report)
@@ -244,6 +217,5 @@ mod tests {
         assert_eq!(closest_names("sumarize", &names), vec!["summarize"]);
         assert_eq!(closest_names("review", &names), vec!["code-review"]);
         assert!(closest_names("zzz", &names).is_empty());
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

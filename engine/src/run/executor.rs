@@ -273,6 +273,34 @@ impl ExecutorBuilder {
 }
 
 impl Executor {
+    /// Runs `request` to its one response, borrowing it (the facade keeps the request for its
+    /// error path instead of copying its arguments). A panic anywhere in the call becomes a
+    /// `runtime_error` answer: a bug in the engine must not cost the caller its one response
+    /// (tool, handler, gate and hook panics are already contained closer to their source).
+    pub(crate) async fn call_borrowed(
+        &self,
+        request: &SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+    ) -> SkillCallResponse {
+        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel));
+        match futures::FutureExt::catch_unwind(call).await {
+            Ok(response) => response,
+            Err(_panic) => {
+                let (skill, req_id) = (&request.name, &request.id);
+                tracing::error!(%skill, %req_id, "internal error: the call panicked");
+                SkillCallResponse::rejected(
+                    req_id,
+                    skill,
+                    ProtocolError::new(
+                        ErrorCode::RuntimeError,
+                        "internal error while running the skill",
+                    ),
+                )
+            }
+        }
+    }
+
     /// Starts configuring an executor.
     pub fn builder() -> ExecutorBuilder {
         ExecutorBuilder::default()
@@ -316,32 +344,9 @@ impl SkillService for Executor {
         'life0: 'async_trait,
         Self: 'async_trait,
     {
-        Box::pin(async move {
-            // A bug in the engine must not cost the caller its one response: a panic anywhere
-            // in the call becomes a `runtime_error` answer (tool, handler, gate and hook panics
-            // are already contained closer to their source).
-            let call = std::panic::AssertUnwindSafe(self.inner.call(&request, events, cancel));
-            match futures::FutureExt::catch_unwind(call).await {
-                Ok(response) => response,
-                Err(_panic) => {
-                    let (skill, req_id) = (&request.name, &request.id);
-                    tracing::error!(%skill, %req_id, "internal error: the call panicked");
-                    SkillCallResponse::rejected(
-                        req_id,
-                        skill,
-                        ProtocolError::new(
-                            ErrorCode::RuntimeError,
-                            "internal error while running the skill",
-                        ),
-                    )
-                }
-            }
-        })
+        Box::pin(async move { self.call_borrowed(&request, events, cancel).await })
     }
 
-    /// The card of the `Published` skills. A card A2A would reject (no skills, a skill
-    /// without tags) is returned as `{"error": ...}` with the reason, so a transport can
-    /// answer it as a server-side error.
     fn is_runnable(&self, name: &str) -> bool {
         self.inner
             .skills

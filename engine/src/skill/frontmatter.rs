@@ -330,6 +330,18 @@ fn check(
 
 /// Every reason `name` is not a valid Agent Skills name for directory `dir_name`.
 pub(crate) fn check_name(name: &str, dir_name: &str) -> Vec<String> {
+    let mut reasons = name_problems(name);
+    if name != dir_name {
+        reasons.push(format!(
+            "`name` {name:?} must equal the directory name {dir_name:?}"
+        ));
+    }
+    reasons
+}
+
+/// Every reason `name` is not a valid Agent Skills name, whatever its folder: 1 to 64 of
+/// `a-z`, `0-9` and `-`, no leading, trailing or double `-` (empty: valid).
+pub fn name_problems(name: &str) -> Vec<String> {
     let mut reasons = Vec::new();
     let len = name.chars().count();
     if len == 0 || len > MAX_NAME_CHARS {
@@ -341,11 +353,6 @@ pub(crate) fn check_name(name: &str, dir_name: &str) -> Vec<String> {
         reasons.push(format!(
             "`name` {name:?} must be lowercase letters, digits and single hyphens \
              ([a-z0-9-], no leading, trailing or double `-`)"
-        ));
-    }
-    if name != dir_name {
-        reasons.push(format!(
-            "`name` {name:?} must equal the directory name {dir_name:?}"
         ));
     }
     reasons

@@ -92,6 +92,7 @@ mod manifest_assets;
 mod parallel;
 pub mod registry;
 mod resources;
+pub mod suggest;
 
 #[cfg(test)]
 mod tests;
@@ -100,6 +101,7 @@ pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
 pub(crate) use assets::{SkillDir, read_capped};
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
+pub use frontmatter::name_problems;
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
 pub(crate) use resources::in_engine_dir;
