@@ -254,10 +254,12 @@ async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 }
 
-/// Issue 30: over stdio rmcp read lines up to its own 16 MiB, not `max_message_bytes`.
+/// Issue 30: over stdio rmcp read lines up to its own 16 MiB, not `max_message_bytes`, and then
+/// dropped a longer line without a word: the client's request waited for its own timeout.
 #[tokio::test]
-async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
-    let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
+async fn a_line_over_max_message_bytes_is_answered_and_the_session_goes_on() {
+    let service = Arc::new(SwitchableService::default());
+    let core = HostCore::new(service.clone(), 2);
     let mut session = RawSession::start_with(&core, 4096);
     session.send(initialize_request()).await;
     session.answer().await;
@@ -265,14 +267,28 @@ async fn a_line_over_max_message_bytes_is_dropped_and_the_session_goes_on() {
         .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     session
-        .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
-                     "params": {"_meta": {"pad": "x".repeat(8192)}}}))
+        .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": {"pad": "x".repeat(8192)}}}))
         .await;
     session
         .send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
         .await;
+    let refused = session.answer().await;
+    assert_eq!(
+        refused["id"], 5,
+        "the oversized call gets its answer: {refused}"
+    );
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("4096-byte limit"), "{message}");
     let answer = session.answer().await;
-    assert_eq!(answer["id"], 6, "the oversized line was read: {answer}");
+    assert_eq!(answer["id"], 6, "{answer}");
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(
+        service.echo.completed.load(Ordering::SeqCst),
+        0,
+        "the oversized call never ran"
+    );
     assert!(!session.server.is_finished());
 }
 

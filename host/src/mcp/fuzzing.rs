@@ -1,7 +1,8 @@
 //! The fuzzing entry (`fuzz/mcp_message`): one message from an MCP client, decoded as our server
 //! decodes it — rmcp's client JSON-RPC message type, then, for a `tools/call`, our own mapping
 //! onto an A2E call (`handler::skill_call`) and the `_meta` progress token the event
-//! forwarder reads. Hidden from the docs; not an API.
+//! forwarder reads; and stdio's line guard (`oversize`) over arbitrary input. Hidden from the
+//! docs; not an API.
 //!
 //! Not here: sessions, admission, running the call (`handler`, `serve`).
 
@@ -45,6 +46,25 @@ pub fn decode_client_message(bytes: &[u8]) -> Decoded {
     }
 }
 
+/// What rmcp reads of `input` through stdio's line guard with the limit `limit` (at least 1).
+/// Every line it yields is within `limit` bytes, or is a cut line (`limit` bytes and `#`), or a
+/// marker of at most [`super::oversize::GUARD_SLACK`] bytes.
+pub fn guard_stdio_input(input: &[u8], limit: usize) -> Vec<u8> {
+    use std::task::{Context, Poll, Waker};
+    use tokio::io::{AsyncRead, ReadBuf};
+    let mut guard = super::oversize::LineGuard::new(input, limit.max(1));
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut all = Vec::new();
+    let mut buf = [0u8; 97];
+    loop {
+        let mut out = ReadBuf::new(&mut buf);
+        match std::pin::Pin::new(&mut guard).poll_read(&mut cx, &mut out) {
+            Poll::Ready(Ok(())) if !out.filled().is_empty() => all.extend_from_slice(out.filled()),
+            _ => return all,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +82,15 @@ mod tests {
         let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         assert!(matches!(decode_client_message(list), Decoded::Other));
         assert!(matches!(decode_client_message(b"{"), Decoded::Rejected));
+    }
+
+    #[test]
+    fn the_stdio_guard_cuts_long_lines_and_keeps_short_ones() {
+        let out = guard_stdio_input(b"{\"id\":1,\"x\":\"long line\"}\n{}\n", 8);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "{\"id\":1,#");
+        assert!(lines[1].contains("\"id\":1,\"method\":\"skillet/oversized\""));
+        assert_eq!(lines[2], "{}");
     }
 }

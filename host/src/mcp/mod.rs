@@ -10,7 +10,8 @@
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
 //! - `pre_init` — stdio's filter of messages sent before `initialize`;
-//! - `eof_drain` — at the end of stdin, the requests already read are answered first.
+//! - `eof_drain` — at the end of stdin, the requests already read are answered first;
+//! - `oversize` — stdio lines over `max_message_bytes` are answered (-32600), not dropped.
 //!
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
@@ -24,6 +25,7 @@ pub mod handler;
 pub mod limits;
 pub mod list_changed;
 pub mod notify;
+pub(crate) mod oversize;
 pub(crate) mod pre_init;
 pub mod serve;
 pub mod tools;

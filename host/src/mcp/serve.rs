@@ -28,6 +28,7 @@ use super::eof_drain::DrainAtEof;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
 use super::list_changed::{SessionPeers, watch_tools};
+use super::oversize::{AnswerOversized, GUARD_SLACK, LineGuard};
 use super::pre_init::PreInit;
 use crate::core::{CANCEL_GRACE, HostCore};
 
@@ -86,8 +87,8 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
 /// Serves one MCP session over a byte stream (stdin/stdout for `serve --mcp`) until the client
 /// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
 /// cancels them); at the end of input their answers are still written (`eof_drain`). A line
-/// longer than `max_line_bytes` (`[server] max_message_bytes`) is dropped unread, as rmcp drops
-/// one over its own 16 MiB default, and a line that is not JSON is ignored as the official MCP
+/// longer than `max_line_bytes` (`[server] max_message_bytes`) is answered with -32600 and not
+/// read (`oversize`; rmcp would drop it without a word), and a line that is not JSON is ignored as the official MCP
 /// SDKs ignore it (answering unparsable input can start an error storm with a peer that echoes
 /// it; rmcp issue #938); well-formed JSON that is not a message gets -32600.
 pub async fn serve_stream<R, W>(
@@ -109,9 +110,10 @@ where
     // rmcp writes and flushes each message alone; this gathers those flushed together.
     let (output, written) = coalescing(output);
     let transport = DrainAtEof::new(
-        PreInit::new(
-            AsyncRwTransport::new_server(input, output).with_max_line_length(max_line_bytes),
-        ),
+        PreInit::new(AnswerOversized::new(
+            AsyncRwTransport::new_server(LineGuard::new(input, max_line_bytes), output)
+                .with_max_line_length(max_line_bytes.saturating_add(GUARD_SLACK)),
+        )),
         core.clone(),
         grace,
     );
