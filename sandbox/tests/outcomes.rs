@@ -193,6 +193,34 @@ async fn leader_exit_kills_grandchildren_holding_the_pipes() {
     );
 }
 
+/// Issue 30: what a script leaves behind must be dead when the run answers, not a moment later.
+/// A grandchild in a process group of its own escapes the group kill; the child's pids cgroup
+/// finds it. Without cgroups that is a documented gap of the platform (`not_enforced`).
+#[tokio::test]
+async fn a_grandchild_that_left_the_group_is_dead_when_the_run_returns() {
+    let report = ProcessBackend::new().platform_report().clone();
+    if !report.cgroup_pids.is_available() {
+        eprintln!("skipped: no pids cgroup here ({:?})", report.cgroup_pids);
+        return;
+    }
+    let result = run(&["spawn-detached"]).await;
+    assert_eq!(
+        result.outcome,
+        Outcome::Exited { code: 0 },
+        "{}",
+        stdout(&result)
+    );
+    let grandchild: i32 = stdout(&result)
+        .trim()
+        .strip_prefix("grandchild ")
+        .and_then(|p| p.parse().ok())
+        .expect("grandchild pid");
+    assert!(
+        !process_alive(grandchild),
+        "grandchild {grandchild} outlived the run that started it"
+    );
+}
+
 #[tokio::test]
 async fn dropping_the_run_future_kills_the_child() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -54,7 +54,8 @@ fn main() {
             println!("uid={uid} gid={gid}");
             0
         }
-        "spawn-grandchild" => spawn_grandchild(),
+        "spawn-grandchild" => spawn_grandchild(false),
+        "spawn-detached" => spawn_grandchild(true),
         "try-syscall" => try_syscall(arg.unwrap_or("")),
         "touch-memory" => touch_memory(arg.and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => {
@@ -207,12 +208,17 @@ fn write_big_file(bytes: usize) -> i32 {
 
 /// Starts a grandchild that sleeps holding stdout, prints its pid and exits at once: the sandbox
 /// must kill the grandchild rather than wait for it.
-fn spawn_grandchild() -> i32 {
+/// Starts a grandchild that sleeps, prints its pid and exits; `detached` puts the grandchild in a
+/// process group of its own, out of reach of the group kill.
+fn spawn_grandchild(detached: bool) -> i32 {
+    use std::os::unix::process::CommandExt;
     let me = std::env::current_exe().expect("own path");
-    match std::process::Command::new(me)
-        .args(["sleep", "60000"])
-        .spawn()
-    {
+    let mut command = std::process::Command::new(me);
+    command.args(["sleep", "60000"]);
+    if detached {
+        command.process_group(0);
+    }
+    match command.spawn() {
         Ok(child) => {
             println!("grandchild {}", child.id());
             0
