@@ -15,6 +15,11 @@
 //!   calls; [`McpLimits::for_connections`] keeps the total at most half the connection cap, so
 //!   the other half is always there for calls and health checks. A `GET` over a cap gets 503.
 //!
+//! - **finished calls' streams** — rmcp keeps each finished `tools/call` stream's events (about
+//!   8 kB) for late resumption; [`COMPLETED_STREAM_TTL`] keeps them 10 s instead of rmcp's 60 s
+//!   (a client resumes after the 3 s `retry` the stream announces), so a burst of calls costs a
+//!   sixth of the memory for a sixth of the time. They are not counted against the caps above.
+//!
 //! [`BoundedSessions`] wraps rmcp's manager and keeps the counts (streams are counted until
 //! their response body is dropped, that is until the client goes or the session ends); the
 //! `refuse_over_limits` middleware answers over-cap requests before rmcp sees them (rmcp
@@ -165,11 +170,16 @@ fn lock(counts: &Mutex<Counts>) -> std::sync::MutexGuard<'_, Counts> {
     counts.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How long a finished call's stream is kept for a client to resume it (see the module doc).
+pub const COMPLETED_STREAM_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl BoundedSessions {
     /// A manager within `limits`.
     pub fn new(limits: McpLimits) -> Self {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.completed_cache_ttl = COMPLETED_STREAM_TTL;
         BoundedSessions {
-            inner: LocalSessionManager::default(),
+            inner,
             limits,
             counts: Arc::default(),
         }
@@ -401,6 +411,18 @@ mod tests {
         assert_eq!(
             McpLimits::default().for_connections(10_000).max_streams,
             DEFAULT_MAX_STREAMS
+        );
+    }
+
+    #[test]
+    fn finished_call_streams_are_kept_for_a_resume_not_for_a_minute() {
+        let sessions = BoundedSessions::new(McpLimits::default());
+        let config = &sessions.inner.session_config;
+        assert_eq!(config.completed_cache_ttl, COMPLETED_STREAM_TTL);
+        let retry = config.sse_retry.expect("rmcp announces a retry interval");
+        assert!(
+            config.completed_cache_ttl >= 3 * retry,
+            "a resume still finds it"
         );
     }
 
