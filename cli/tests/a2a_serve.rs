@@ -154,7 +154,11 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         ("list tasks", v1, rpc(json!(17), "ListTasks", json!({})).into(), json!(17), -32004),
         ("push config", v1, rpc(json!(18), "CreateTaskPushNotificationConfig", json!({"taskId": "t", "url": "https://h"})).into(), json!(18), -32003),
         ("extended card", v1, rpc(json!(19), "GetExtendedAgentCard", json!({})).into(), json!(19), -32007),
-        ("no version (0.3)", None, rpc(json!(20), "GetTask", json!({"id": "x"})).into(), json!(20), -32009),
+        ("no version, a 0.3 name", None, rpc(json!(20), "tasks/get", json!({"id": "x"})).into(), json!(20), -32009),
+        ("no version, a 1.0 name is read as 1.0", None, rpc(json!(24), "GetTask", json!({"id": "no-such-task"})).into(), json!(24), -32001),
+        ("version 0.3 named", Some("0.3"), rpc(json!(25), "GetTask", json!({"id": "x"})).into(), json!(25), -32009),
+        ("no messageId", v1, rpc(json!(26), "SendMessage", json!({"message": {"role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}})).into(), json!(26), -32602),
+        ("empty messageId", v1, rpc(json!(27), "SendStreamingMessage", json!({"message": {"messageId": " ", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}})).into(), json!(27), -32602),
         ("version 2.0", Some("2.0"), rpc(json!(21), "GetTask", json!({"id": "x"})).into(), json!(21), -32009),
     ];
     for (name, version, body, id, code) in cases {

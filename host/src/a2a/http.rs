@@ -5,8 +5,9 @@
 //!
 //! Every JSON-RPC answer, errors included, is HTTP 200, except a body over the size limit (413,
 //! still with a JSON-RPC error body). The protocol version is the `A2A-Version` header (or
-//! query parameter); an absent or empty one means `0.3` (A2A §3.6.2), and any version other
-//! than `1.0` (patch ignored) is answered with `-32009` VersionNotSupported. Errors detected
+//! query parameter); an absent or empty one means `0.3` (A2A §3.6.2) — unless the method has a
+//! 1.0 name (`SendMessage`, not `message/send`), which only a 1.0 client sends — and any version
+//! other than `1.0` (patch ignored) is answered with `-32009` VersionNotSupported. Errors detected
 //! before a stream starts are plain JSON answers; a stream, once started, always ends with the
 //! task's terminal status.
 
@@ -67,6 +68,7 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
         Ok(request) => request,
         Err((id, error)) => return json_response(StatusCode::OK, &jsonrpc::error(&id, &error)),
     };
+    let version = version.unwrap_or_else(|| implied_version(&request.method).to_owned());
     if !is_supported(&version) {
         let error = RpcError::new(
             RpcCode::VersionNotSupported,
@@ -96,7 +98,20 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
     }
 }
 
-fn requested_version(headers: &HeaderMap, query: Option<&str>) -> String {
+/// The version a request that names none is read as: `1.0` when its method has a 1.0 name
+/// (`SendMessage`; 0.3's are `message/send` and the like), so a 1.0 client that omits the header
+/// is understood, and 0.3 ([`IMPLIED_VERSION`], A2A §3.6.2) otherwise.
+fn implied_version(method: &str) -> &'static str {
+    let is_1_0_name = !method.contains('/') && method.starts_with(|c: char| c.is_ascii_uppercase());
+    if is_1_0_name {
+        A2A_PROTOCOL_VERSION
+    } else {
+        IMPLIED_VERSION
+    }
+}
+
+/// The version the request names in its header or query, if any.
+fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     let from_header = headers
         .get(VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -110,10 +125,7 @@ fn requested_version(headers: &HeaderMap, query: Option<&str>) -> String {
             .map(|(_, v)| v.trim())
             .filter(|v| !v.is_empty())
     };
-    from_header
-        .or_else(from_query)
-        .unwrap_or(IMPLIED_VERSION)
-        .to_owned()
+    from_header.or_else(from_query).map(str::to_owned)
 }
 
 /// `1.0` and `1.0.x`: patch versions do not affect compatibility.
@@ -137,12 +149,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_are_matched_on_major_and_minor_and_absent_means_0_3() {
+    fn versions_are_matched_on_major_and_minor_and_absent_means_0_3_for_0_3_names() {
         let mut headers = HeaderMap::new();
-        assert_eq!(requested_version(&headers, None), "0.3");
-        assert_eq!(requested_version(&headers, Some("A2A-Version=1.0")), "1.0");
+        assert_eq!(requested_version(&headers, None), None);
+        assert_eq!(implied_version("message/send"), "0.3");
+        assert_eq!(implied_version("tasks/get"), "0.3");
+        assert_eq!(implied_version("SendMessage"), "1.0");
+        assert_eq!(implied_version("ListTasks"), "1.0");
+        assert_eq!(
+            requested_version(&headers, Some("A2A-Version=1.0")).as_deref(),
+            Some("1.0")
+        );
         headers.insert("a2a-version", HeaderValue::from_static("1.0.3"));
-        assert_eq!(requested_version(&headers, None), "1.0.3");
+        assert_eq!(requested_version(&headers, None).as_deref(), Some("1.0.3"));
         assert!(is_supported("1.0") && is_supported("1.0.3"));
         assert!(!is_supported("0.3") && !is_supported("1.1") && !is_supported("1"));
     }

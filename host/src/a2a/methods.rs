@@ -118,6 +118,12 @@ impl A2aAdapter {
             configuration,
             metadata,
         } = params;
+        if message.message_id.trim().is_empty() {
+            return Err(RpcError::new(
+                RpcCode::InvalidParams,
+                "message.messageId is required (A2A 1.0 §4.1.4): a unique id chosen by the sender",
+            ));
+        }
         let configuration = configuration.unwrap_or_default();
         let history_length = history_length(configuration.history_length)?;
         let accepted = &configuration.accepted_output_modes;
