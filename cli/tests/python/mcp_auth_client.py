@@ -60,7 +60,11 @@ async def main() -> None:
                 async with ClientSession(streams[0], streams[1]) as session:
                     await session.initialize()
         summary["sdk_without_token"] = "initialized"
-    except MCPError as error:
+    except BaseException as error:  # noqa: BLE001 - anyio wraps it in exception groups
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        if not isinstance(error, MCPError):
+            raise
         summary["sdk_without_token"] = f"MCPError {error.error.code}"
 
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
