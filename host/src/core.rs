@@ -43,8 +43,8 @@ use skillet_protocol::{
 };
 
 /// The call metadata key the core sets to the caller's identity id (a caller's own value is
-/// dropped), so the run's span and logs can name who asked.
-pub const CALLER_METADATA_KEY: &str = "skillet.caller";
+/// dropped), so the run's span names who asked (`enduser.id`).
+pub use skillet_engine::telemetry::CALLER_METADATA_KEY;
 
 /// Default number of calls one host runs at once.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
