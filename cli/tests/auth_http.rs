@@ -208,6 +208,66 @@ async fn a_valid_key_or_token_runs_its_skill_and_nothing_else_and_sees_only_its_
 }
 
 #[tokio::test]
+async fn a_rotated_issuer_key_is_fetched_on_its_unknown_kid_but_unknown_kids_cannot_flood_the_issuer()
+ {
+    let old = SigningKey::new("old");
+    let new = SigningKey::new("new");
+    let jwks = Jwks::serve(vec![old.jwk()]).await;
+    let server = AuthServer::start_with(&jwks.url, 0, "jwks_min_refresh_seconds = 0").await;
+    let client = reqwest::Client::new();
+    let discover = || json!({"type": "skill/discover/req", "id": "d"}).to_string();
+    let status = |token: String| {
+        let client = client.clone();
+        let server = &server;
+        async move { post_a2e(&client, server, Some(&token), discover()).await.0 }
+    };
+    assert_eq!(status(old.sign(&claims("alice", "run-a"))).await, 200);
+    assert_eq!(jwks.fetch_count(), 1, "fetched once, then cached");
+    assert_eq!(status(old.sign(&claims("alice", "run-a"))).await, 200);
+    assert_eq!(jwks.fetch_count(), 1, "the cache answers");
+    jwks.rotate(vec![new.jwk()]);
+    assert_eq!(
+        status(new.sign(&claims("alice", "run-a"))).await,
+        200,
+        "refreshed on the new kid"
+    );
+    assert_eq!(jwks.fetch_count(), 2);
+    assert_eq!(
+        status(old.sign(&claims("alice", "run-a"))).await,
+        401,
+        "the retired key is gone"
+    );
+
+    // With the default minimum interval, a burst of made-up kids fetches nothing more.
+    let guarded_jwks = Jwks::serve(vec![old.jwk()]).await;
+    let guarded = AuthServer::start(&guarded_jwks.url, 0).await;
+    let (ok, _, _) = post_a2e(
+        &client,
+        &guarded,
+        Some(&old.sign(&claims("a", "run-a"))),
+        discover(),
+    )
+    .await;
+    assert_eq!(ok, 200);
+    for n in 0..20 {
+        let forged = SigningKey::new(&format!("made-up-{n}"));
+        let (code, _, _) = post_a2e(
+            &client,
+            &guarded,
+            Some(&forged.sign(&claims("a", "run-a"))),
+            discover(),
+        )
+        .await;
+        assert_eq!(code, 401);
+    }
+    assert_eq!(
+        guarded_jwks.fetch_count(),
+        1,
+        "unknown kids within the interval fetch nothing"
+    );
+}
+
+#[tokio::test]
 async fn metrics_needs_the_metrics_scope_and_the_public_routes_need_nothing() {
     let jwks = Jwks::serve(vec![]).await;
     let server = AuthServer::start(&jwks.url, 0).await;

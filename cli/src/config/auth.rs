@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use skillet_host::auth::{
-    AccessOptions, ApiKey, CallerLimits, Grant, JwtIssuer, jwt::DEFAULT_LEEWAY,
+    AccessOptions, ApiKey, CallerLimits, Grant, JwtIssuer, jwks::MIN_REFRESH, jwt::DEFAULT_LEEWAY,
 };
 
 /// `[auth]`.
@@ -93,6 +93,10 @@ pub struct JwtEntry {
     /// Clock skew allowed on `exp`/`nbf`, in seconds (default 30).
     #[serde(default)]
     pub leeway_seconds: Option<u64>,
+    /// Shortest time between two fetches of the key set, in seconds (default 10): a token with
+    /// an unknown `kid` fetches again only after it.
+    #[serde(default)]
+    pub jwks_min_refresh_seconds: Option<u64>,
     /// Calls per minute of each subject (default: `[auth]`'s).
     #[serde(default)]
     pub calls_per_minute: Option<u32>,
@@ -214,6 +218,9 @@ impl AuthConfig {
                 audiences: j.audience.clone().into_vec(),
                 leeway: j.leeway_seconds.map_or(DEFAULT_LEEWAY, Duration::from_secs),
                 limits: limits(j.calls_per_minute, j.max_concurrent_calls),
+                min_refresh: j
+                    .jwks_min_refresh_seconds
+                    .map_or(MIN_REFRESH, Duration::from_secs),
             })
             .collect();
         let scopes = self

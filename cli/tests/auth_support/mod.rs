@@ -102,19 +102,21 @@ pub fn claims(sub: &str, scope: &str) -> Value {
 pub struct Jwks {
     pub url: String,
     pub fetches: Arc<AtomicUsize>,
+    body: Arc<std::sync::Mutex<String>>,
 }
 
 impl Jwks {
     pub async fn serve(keys: Vec<Value>) -> Jwks {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
-        let body = json!({"keys": keys}).to_string();
+        let body = Arc::new(std::sync::Mutex::new(json!({"keys": keys}).to_string()));
+        let served = Arc::clone(&body);
         let fetches = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&fetches);
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 counted.fetch_add(1, Ordering::SeqCst);
-                let body = body.clone();
+                let body = served.lock().unwrap().clone();
                 tokio::spawn(async move {
                     let mut buf = [0u8; 4096];
                     let _ = socket.read(&mut buf).await;
@@ -127,12 +129,21 @@ impl Jwks {
                 });
             }
         });
-        Jwks { url, fetches }
+        Jwks { url, fetches, body }
+    }
+
+    /// Serves `keys` from now on (a key rotation at the issuer).
+    pub fn rotate(&self, keys: Vec<Value>) {
+        *self.body.lock().unwrap() = json!({"keys": keys}).to_string();
+    }
+
+    pub fn fetch_count(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
     }
 }
 
 /// The `[auth]` section the tests serve with.
-pub fn auth_config(jwks_url: &str) -> String {
+pub fn auth_config(jwks_url: &str, jwt_extra: &str) -> String {
     let sha = |key: &str| skillet_host::auth::sha256_hex(key);
     format!(
         r#"
@@ -182,6 +193,7 @@ issuer = "{ISSUER}"
 jwks_uri = "{jwks_url}"
 audience = "{AUDIENCE}"
 leeway_seconds = 5
+{jwt_extra}
 "#,
         a = sha(KEY_A),
         revoked = sha(KEY_REVOKED),
@@ -202,11 +214,20 @@ pub struct AuthServer {
 
 impl AuthServer {
     pub async fn start(jwks_url: &str, latency_ms: u64) -> AuthServer {
+        AuthServer::start_with(jwks_url, latency_ms, "").await
+    }
+
+    /// [`AuthServer::start`] with `jwt_extra` appended to the `[[auth.jwt]]` table.
+    pub async fn start_with(jwks_url: &str, latency_ms: u64, jwt_extra: &str) -> AuthServer {
         let skills = tempfile::tempdir().unwrap();
         write_skill(skills.path(), "echo-a", latency_ms, "{json: {echo: \"a\"}}");
         write_skill(skills.path(), "echo-b", 0, "{json: {echo: \"b\"}}");
         let cwd = tempfile::tempdir().unwrap();
-        std::fs::write(cwd.path().join("skillet.toml"), auth_config(jwks_url)).unwrap();
+        std::fs::write(
+            cwd.path().join("skillet.toml"),
+            auth_config(jwks_url, jwt_extra),
+        )
+        .unwrap();
         let server = ServeHttp::new(SKILLET)
             .cwd(cwd.path())
             .env("RUST_LOG", "debug")

@@ -1,6 +1,7 @@
 //! An issuer's JSON Web Key Set: fetched over HTTP (the workspace's reqwest, rustls), parsed
 //! into public keys [`ring`] verifies with, cached, and fetched again when a token names a key
-//! id (`kid`) the cache does not have — at most once per [`MIN_REFRESH`], so a flood of tokens
+//! id (`kid`) the cache does not have — at most once per [`MIN_REFRESH`] (the issuer's
+//! `min_refresh`), so a flood of tokens
 //! with made-up `kid`s cannot turn into a flood of requests to the issuer.
 //!
 //! Keys: `RSA` (`n`, `e`), `EC` P-256 / P-384 (`x`, `y`), `OKP` Ed25519 (`x`). Keys marked
@@ -8,7 +9,7 @@
 //!
 //! Not here: the token itself and its claims (`jwt`).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -131,6 +132,7 @@ struct Cached {
 /// One issuer's key set, fetched on demand.
 pub(crate) struct JwksCache {
     uri: String,
+    min_refresh: Duration,
     client: reqwest::Client,
     cached: Mutex<Cached>,
     /// Held while fetching, so concurrent misses fetch once.
@@ -144,9 +146,10 @@ impl std::fmt::Debug for JwksCache {
 }
 
 impl JwksCache {
-    pub(crate) fn new(uri: String, client: reqwest::Client) -> JwksCache {
+    pub(crate) fn new(uri: String, client: reqwest::Client, min_refresh: Duration) -> JwksCache {
         JwksCache {
             uri,
+            min_refresh,
             client,
             cached: Mutex::new(Cached {
                 keys: Vec::new(),
@@ -176,7 +179,7 @@ impl JwksCache {
     }
 
     /// The matching cached keys, or `None` to fetch first: never fetched, stale, or no match
-    /// and the last fetch is at least [`MIN_REFRESH`] old (an unknown `kid`: keys rotated).
+    /// and the last fetch is at least `min_refresh` old (an unknown `kid`: keys rotated).
     fn lookup(&self, kid: Option<&str>) -> Option<Vec<Jwk>> {
         let cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         let age = cached.fetched.map(|t| t.elapsed())?;
@@ -189,7 +192,7 @@ impl JwksCache {
             .filter(|k| kid.is_none() || k.kid.as_deref() == kid)
             .cloned()
             .collect();
-        if found.is_empty() && age >= MIN_REFRESH {
+        if found.is_empty() && age >= self.min_refresh {
             return None;
         }
         Some(found)
@@ -225,15 +228,13 @@ impl JwksCache {
     }
 }
 
-/// Shared by every issuer's cache.
-pub(crate) fn http_client() -> Arc<reqwest::Client> {
-    Arc::new(
-        reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default(),
-    )
+/// Shared by every issuer's cache (cheap to clone: one connection pool).
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ pub struct JwtIssuer {
     pub leeway: Duration,
     /// Limits of each subject's calls (default: `[auth]`'s).
     pub limits: Option<CallerLimits>,
+    /// The shortest time between two fetches of its key set (default
+    /// [`super::jwks::MIN_REFRESH`]): a token naming an unknown `kid` fetches again only after it.
+    pub min_refresh: Duration,
 }
 
 /// Why a token was refused (for the log; the caller only learns "invalid token").
@@ -127,7 +130,7 @@ impl Verifier {
             issuers: issuers
                 .into_iter()
                 .map(|i| {
-                    let cache = JwksCache::new(i.jwks_uri.clone(), (*client).clone());
+                    let cache = JwksCache::new(i.jwks_uri.clone(), client.clone(), i.min_refresh);
                     (i, cache)
                 })
                 .collect(),
@@ -316,6 +319,7 @@ mod tests {
             audiences: vec!["skillet".into()],
             leeway: Duration::from_secs(30),
             limits: None,
+            min_refresh: super::super::jwks::MIN_REFRESH,
         }
     }
 

@@ -24,7 +24,7 @@ pub mod api_key;
 pub mod audit;
 pub mod grant;
 pub mod http;
-mod jwks;
+pub mod jwks;
 pub mod jwt;
 pub mod limits;
 
