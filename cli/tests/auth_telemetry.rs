@@ -2,8 +2,6 @@
 //! caller's identity id as `enduser.id` — the key's id, never the key — and a caller cannot set
 //! it itself through the call's metadata. Spans arrive at the test's own OTLP collector.
 
-mod cli_support;
-mod serve_support;
 mod telemetry_support;
 
 use serde_json::json;

@@ -65,7 +65,12 @@ pub struct ApiKeyEntry {
     /// The key's name in audit lines and limits.
     pub id: String,
     /// SHA-256 of the key, 64 hex digits. The key itself is never written anywhere.
+    #[serde(default)]
     pub sha256: String,
+    /// Read only to refuse it without echoing it: a key written here by mistake is an error
+    /// that names the field, never the value (a TOML error would quote the line).
+    #[serde(default)]
+    pub key: Option<secrecy::SecretString>,
     /// Its scopes.
     #[serde(default)]
     pub scopes: Vec<String>,
@@ -172,6 +177,14 @@ impl AuthConfig {
             }
         }
         for (i, key) in self.api_keys.iter().enumerate() {
+            if key.key.is_some() {
+                return Some((
+                    format!("auth.api_keys[{i}].key"),
+                    "never write a key itself here: write its SHA-256 as `sha256` \
+                     (printf %s \"$KEY\" | sha256sum) and remove `key`"
+                        .into(),
+                ));
+            }
             if let Err(e) = ApiKey::new(&key.id, &key.sha256, Vec::new()) {
                 return Some((format!("auth.api_keys[{i}].sha256"), e.to_string()));
             }
@@ -192,10 +205,18 @@ impl AuthConfig {
     pub fn access_options(&self) -> Result<AccessOptions, String> {
         let mut entries = self.api_keys.clone();
         if let Some(path) = &self.keys_file {
+            // toml's message without its source snippet: the file may hold a key by mistake.
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("[auth] keys_file {}: {e}", path.display()))?;
             let file: KeysFile = toml::from_str(&text)
                 .map_err(|e| format!("[auth] keys_file {}: {}", path.display(), e.message()))?;
+            if let Some(entry) = file.api_keys.iter().find(|k| k.key.is_some()) {
+                return Err(format!(
+                    "[auth] keys_file {}: api key {:?} holds the key itself; write its sha256 instead",
+                    path.display(),
+                    entry.id
+                ));
+            }
             entries.extend(file.api_keys);
         }
         let api_keys = entries
@@ -243,5 +264,52 @@ impl AuthConfig {
             audit_file: self.audit_file.clone(),
             metrics_scope: self.metrics_scope.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn an_auth_section_becomes_access_options_with_paths_anchored_and_keys_file_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let hash = skillet_host::auth::sha256_hex("k");
+        std::fs::write(
+            dir.path().join("keys.toml"),
+            format!("[[api_keys]]\nid = \"from-file\"\nsha256 = \"{hash}\"\n"),
+        )
+        .unwrap();
+        let text = format!(
+            "[auth]\naudit_file = \"a.jsonl\"\nkeys_file = \"keys.toml\"\n\
+             [auth.scopes.s]\nskills = [\"x*\"]\n\
+             [[auth.api_keys]]\nid = \"inline\"\nsha256 = \"{hash}\"\nscopes = [\"s\"]\n\
+             [[auth.jwt]]\nissuer = \"i\"\njwks_uri = \"http://127.0.0.1:1/j\"\naudience = [\"a\", \"b\"]\n"
+        );
+        let config = Config::from_toml_str(&text, &dir.path().join("skillet.toml")).unwrap();
+        let auth = config.auth.unwrap();
+        assert_eq!(auth.audit_file, Some(dir.path().join("a.jsonl")));
+        let options = auth.access_options().unwrap();
+        let ids: Vec<&str> = options.api_keys.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(ids, ["inline", "from-file"]);
+        assert_eq!(options.issuers[0].audiences, ["a", "b"]);
+        assert_eq!(options.issuers[0].min_refresh, MIN_REFRESH);
+    }
+
+    #[test]
+    fn a_key_itself_a_bad_hash_or_a_bad_glob_is_refused_naming_the_key() {
+        let path = Path::new("skillet.toml");
+        let inline = "[[auth.api_keys]]\nid = \"x\"\nkey = \"sk-secret\"\n";
+        let err = Config::from_toml_str(inline, path).unwrap_err();
+        let shown = format!("{err} {err:?}");
+        assert!(shown.contains("auth.api_keys[0].key"), "{shown}");
+        assert!(!shown.contains("sk-secret"), "{shown}");
+        let short = "[[auth.api_keys]]\nid = \"x\"\nsha256 = \"abc\"\n";
+        let err = Config::from_toml_str(short, path).unwrap_err().to_string();
+        assert!(err.contains("auth.api_keys[0].sha256"), "{err}");
+        let glob = "[auth.scopes.s]\nskills = [\"a[\"]\n";
+        let err = Config::from_toml_str(glob, path).unwrap_err().to_string();
+        assert!(err.contains("auth.scopes.s"), "{err}");
     }
 }

@@ -170,10 +170,18 @@ impl JwksCache {
         if let Some(found) = self.lookup(kid) {
             return Ok(found);
         }
-        let keys = self.fetch().await?;
+        let fetched = self.fetch().await;
         let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
-        cached.keys = keys;
+        // A failed fetch counts as one too (the old keys stay): an issuer that is down is not
+        // asked again for every token.
         cached.fetched = Some(Instant::now());
+        match fetched {
+            Ok(keys) => cached.keys = keys,
+            Err(e) if cached.keys.is_empty() => return Err(e),
+            Err(e) => {
+                tracing::warn!(uri = %self.uri, error = %e, "JWKS refresh failed; keeping the cached keys")
+            }
+        }
         drop(cached);
         Ok(self.lookup(kid).unwrap_or_default())
     }
@@ -199,7 +207,7 @@ impl JwksCache {
     }
 
     async fn fetch(&self) -> Result<Vec<Jwk>, String> {
-        let response = self
+        let mut response = self
             .client
             .get(&self.uri)
             .send()
@@ -212,15 +220,23 @@ impl JwksCache {
                 response.status()
             ));
         }
-        let bytes = response
-            .bytes()
+        let too_large = || format!("the key set {} is over {MAX_JWKS_BYTES} bytes", self.uri);
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
+        {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| format!("reading the key set {}: {e}", self.uri))?;
-        if bytes.len() > MAX_JWKS_BYTES {
-            return Err(format!(
-                "the key set {} is over {MAX_JWKS_BYTES} bytes",
-                self.uri
-            ));
+            .map_err(|e| format!("reading the key set {}: {e}", self.uri))?
+        {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > MAX_JWKS_BYTES {
+                return Err(too_large());
+            }
         }
         let keys = parse_jwks(&bytes)?;
         tracing::debug!(uri = %self.uri, keys = keys.len(), "fetched JWKS");
