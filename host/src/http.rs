@@ -7,7 +7,9 @@
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
 //!
-//! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
+//! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why),
+//! except: under `[auth]`, 401 for no or a bad credential (`auth::http`), 403 for a call the caller
+//! may not make (`unauthorized`) and 429 with `Retry-After` when its own limits are reached;
 //! 408 for a body that did not arrive within the body-read timeout; 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
 //! is reached — both still with a `skill/call/resp` error body. A client that disconnects cancels
 //! its call. Shutdown stops accepting, lets calls finish within the grace period, then cancels
