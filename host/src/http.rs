@@ -125,7 +125,8 @@ pub async fn serve_with(
     let mut app = router(endpoint.clone(), options, a2e_url).merge(extra);
     // With access rules, every door on this server authenticates its callers (`auth::http`).
     if let Some(access) = endpoint.core().access() {
-        app = crate::auth::http::protect(app, Arc::clone(access), base_url);
+        let base = access.public_url().map_or(base_url, str::to_owned);
+        app = crate::auth::http::protect(app, Arc::clone(access), base);
     }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = serve_connections(listener, app, options.connections, async move {

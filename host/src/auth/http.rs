@@ -91,22 +91,27 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
     let caller = match caller {
         Ok(caller) => caller,
         Err(failure) => {
-            let identity = match &failure {
-                AuthFailure::Key(KeyRefusal::Revoked(id)) => id.clone(),
-                _ => Caller::Anonymous.id().to_owned(),
-            };
-            tracing::warn!(target: "skillet::audit", %path, %identity, reason = %failure, "request refused: not authenticated");
-            access.audit(&AuditRecord {
-                ts: now_rfc3339(),
-                identity,
-                skill: String::new(),
-                req_id: String::new(),
-                outcome: format!("refused:unauthenticated ({failure})"),
-                duration_ms: None,
-                input_tokens: None,
-                output_tokens: None,
-                cost: None,
-            });
+            // Logged, not written to the audit file: anyone can send these, and the file must not
+            // grow at an anonymous sender's pace. A revoked key names a once-trusted holder.
+            match &failure {
+                AuthFailure::Key(KeyRefusal::Revoked(id)) => access.audit(&AuditRecord {
+                    ts: now_rfc3339(),
+                    identity: id.clone(),
+                    skill: String::new(),
+                    req_id: String::new(),
+                    outcome: "refused:revoked_key".to_owned(),
+                    duration_ms: None,
+                    input_tokens: None,
+                    output_tokens: None,
+                    cost: None,
+                }),
+                AuthFailure::Missing => {
+                    tracing::debug!(target: "skillet::audit", %path, "request refused: no credential");
+                }
+                other => {
+                    tracing::info!(target: "skillet::audit", %path, reason = %other, "request refused: not authenticated");
+                }
+            }
             return unauthenticated(&base, &path, failure != AuthFailure::Missing);
         }
     };

@@ -117,6 +117,9 @@ pub struct AccessOptions {
     pub audit_file: Option<PathBuf>,
     /// The scope needed for `GET /metrics` (default [`DEFAULT_METRICS_SCOPE`]).
     pub metrics_scope: Option<String>,
+    /// This server's public base URL (`https://skills.example.com`), the protected-resource
+    /// metadata's `resource` and the `WWW-Authenticate` link (default: `http://LISTEN`).
+    pub public_url: Option<String>,
 }
 
 /// The configured identities and the decisions over them. Cheap to share (`Arc`).
@@ -129,6 +132,7 @@ pub struct Access {
     limiter: Limiter,
     audit: AuditLog,
     metrics_scope: String,
+    public_url: Option<String>,
 }
 
 impl Access {
@@ -141,6 +145,7 @@ impl Access {
             limits,
             audit_file,
             metrics_scope,
+            public_url,
         } = options;
         Ok(Access {
             keys: ApiKeys::new(api_keys),
@@ -150,7 +155,13 @@ impl Access {
             limiter: Limiter::default(),
             audit: AuditLog::open(audit_file.as_deref())?,
             metrics_scope: metrics_scope.unwrap_or_else(|| DEFAULT_METRICS_SCOPE.to_owned()),
+            public_url,
         })
+    }
+
+    /// The configured public base URL, if any.
+    pub fn public_url(&self) -> Option<&str> {
+        self.public_url.as_deref()
     }
 
     /// Whether any identity is configured (no keys and no issuers: nobody gets in).
