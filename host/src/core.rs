@@ -32,7 +32,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::auth::audit::{AuditRecord, now_rfc3339};
+use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
 use skillet_engine::events::EventSink;
@@ -227,17 +227,7 @@ impl HostCore {
             return Ok(None);
         };
         let refuse = |refusal: Refusal, outcome: &str| {
-            access.audit(&AuditRecord {
-                ts: now_rfc3339(),
-                identity: caller.id().to_owned(),
-                skill: skill.to_owned(),
-                req_id: req_id.to_owned(),
-                outcome: outcome.to_owned(),
-                duration_ms: None,
-                input_tokens: None,
-                output_tokens: None,
-                cost: None,
-            });
+            access.audit(&AuditRecord::refused(caller.id(), skill, req_id, outcome));
             refusal
         };
         let find = |name: &str| {
@@ -379,7 +369,9 @@ impl HostCore {
             drop(permit);
             drop(registration);
             if let Some(caller) = caller {
-                caller.access.audit(&answered_record(&caller.id, &response));
+                caller
+                    .access
+                    .audit(&AuditRecord::answered(&caller.id, &response));
             }
             guard.answer(response);
         });
@@ -568,31 +560,5 @@ impl Drop for AnswerGuard {
             std::mem::take(&mut self.name),
             error,
         ));
-    }
-}
-
-/// The audit record of an answered call.
-fn answered_record(identity: &str, response: &SkillCallResponse) -> AuditRecord {
-    let usage = response.data.as_ref().and_then(|d| d.usage.as_ref());
-    let outcome = match (&response.data, &response.error) {
-        (_, Some(error)) => error.code.as_str().to_owned(),
-        (Some(result), None) if result.success => "ok".to_owned(),
-        (Some(result), None) => result
-            .error_code
-            .map_or_else(|| "skill_error".to_owned(), |c| c.as_str().to_owned()),
-        (None, None) => "unknown".to_owned(),
-    };
-    AuditRecord {
-        ts: now_rfc3339(),
-        identity: identity.to_owned(),
-        skill: response.name.clone(),
-        req_id: response.req_id.clone(),
-        outcome,
-        duration_ms: response.data.as_ref().map(|d| d.duration_ms),
-        input_tokens: usage.and_then(|u| u.input_tokens),
-        output_tokens: usage.and_then(|u| u.output_tokens),
-        cost: usage
-            .and_then(|u| u.cost.as_ref())
-            .and_then(|c| serde_json::to_value(c).ok()),
     }
 }

@@ -15,6 +15,7 @@ use std::sync::mpsc;
 
 use serde::Serialize;
 use serde_json::Value;
+use skillet_protocol::SkillCallResponse;
 
 /// One audit record.
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +42,49 @@ pub struct AuditRecord {
     /// The cost estimate, when prices are configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Value>,
+}
+
+impl AuditRecord {
+    /// The record of a call refused before it ran (`outcome`: `refused:…`).
+    pub fn refused(identity: &str, skill: &str, req_id: &str, outcome: &str) -> AuditRecord {
+        AuditRecord {
+            ts: now_rfc3339(),
+            identity: identity.to_owned(),
+            skill: skill.to_owned(),
+            req_id: req_id.to_owned(),
+            outcome: outcome.to_owned(),
+            duration_ms: None,
+            input_tokens: None,
+            output_tokens: None,
+            cost: None,
+        }
+    }
+
+    /// The record of an answered call: `ok`, the rejection's code, or the failed run's code.
+    pub fn answered(identity: &str, response: &SkillCallResponse) -> AuditRecord {
+        let usage = response.data.as_ref().and_then(|d| d.usage.as_ref());
+        let outcome = match (&response.data, &response.error) {
+            (_, Some(error)) => error.code.as_str().to_owned(),
+            (Some(result), None) if result.success => "ok".to_owned(),
+            (Some(result), None) => result
+                .error_code
+                .map_or_else(|| "skill_error".to_owned(), |c| c.as_str().to_owned()),
+            (None, None) => "unknown".to_owned(),
+        };
+        AuditRecord {
+            ts: now_rfc3339(),
+            identity: identity.to_owned(),
+            skill: response.name.clone(),
+            req_id: response.req_id.clone(),
+            outcome,
+            duration_ms: response.data.as_ref().map(|d| d.duration_ms),
+            input_tokens: usage.and_then(|u| u.input_tokens),
+            output_tokens: usage.and_then(|u| u.output_tokens),
+            cost: usage
+                .and_then(|u| u.cost.as_ref())
+                .and_then(|c| serde_json::to_value(c).ok()),
+        }
+    }
 }
 
 /// Where records go.

@@ -28,7 +28,7 @@ use axum::routing::get;
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::audit::{AuditRecord, now_rfc3339};
+use super::audit::AuditRecord;
 use super::{Access, AuthFailure, Caller, KeyRefusal};
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 
@@ -94,17 +94,9 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
             // Logged, not written to the audit file: anyone can send these, and the file must not
             // grow at an anonymous sender's pace. A revoked key names a once-trusted holder.
             match &failure {
-                AuthFailure::Key(KeyRefusal::Revoked(id)) => access.audit(&AuditRecord {
-                    ts: now_rfc3339(),
-                    identity: id.clone(),
-                    skill: String::new(),
-                    req_id: String::new(),
-                    outcome: "refused:revoked_key".to_owned(),
-                    duration_ms: None,
-                    input_tokens: None,
-                    output_tokens: None,
-                    cost: None,
-                }),
+                AuthFailure::Key(KeyRefusal::Revoked(id)) => {
+                    access.audit(&AuditRecord::refused(id, "", "", "refused:revoked_key"));
+                }
                 AuthFailure::Missing => {
                     tracing::debug!(target: "skillet::audit", %path, "request refused: no credential");
                 }
