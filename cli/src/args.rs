@@ -260,6 +260,10 @@ pub struct ServeArgs {
     /// Work the NATS JetStream call queue at URL (default: the config's nats.url).
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
     pub nats: Option<String>,
+    /// Serve --http on a non-loopback address without an [auth] section (anyone who can reach
+    /// the port runs skills on this host's credentials). Refused without this flag.
+    #[arg(long)]
+    pub allow_unauthenticated: bool,
 }
 
 impl ServeArgs {

@@ -8,6 +8,7 @@
 //! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
 //! the wire; a configured provider always wins.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::args::{GlobalArgs, ServeArgs};
@@ -16,6 +17,7 @@ use super::setup::{self, Console};
 use super::{shutdown_signal, std_pipes};
 use skillet_engine::service::SkillService;
 use skillet_host::a2a;
+use skillet_host::auth::Access;
 use skillet_host::core::HostCore;
 use skillet_host::endpoint::Endpoint;
 use skillet_host::http::{self, HttpOptions};
@@ -83,6 +85,7 @@ pub async fn serve(
         }
         Some(addr) => {
             let addr = addr.unwrap_or(server.http_listen);
+            let access = access_rules(&parts.config, addr, args.allow_unauthenticated, console)?;
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
@@ -105,7 +108,7 @@ pub async fn serve(
                     a2a_config.provider.clone(),
                 ));
             }
-            let core = HostCore::new(service, server.max_concurrent_calls);
+            let core = HostCore::with_access(service, server.max_concurrent_calls, access);
             let endpoint = Endpoint::from_core(core.clone());
             let a2a_routes = if a2a_config.jsonrpc {
                 let limits = a2a::StoreLimits {
@@ -162,4 +165,44 @@ pub async fn serve(
     parts.tools.shutdown_toolkits().await;
     drop(mock);
     Ok(Outcome::Success)
+}
+
+/// The access rules of `serve --http` on `addr`: `[auth]`'s, or none — which is refused on a
+/// non-loopback address unless `--allow-unauthenticated` (then with a warning).
+fn access_rules(
+    config: &crate::config::Config,
+    addr: SocketAddr,
+    allow_unauthenticated: bool,
+    console: Console,
+) -> Result<Option<Arc<Access>>, Failure> {
+    let Some(auth) = &config.auth else {
+        if addr.ip().is_loopback() {
+            return Ok(None);
+        }
+        if !allow_unauthenticated {
+            return Err(Failure::usage(format!(
+                "refusing to serve HTTP on {addr} without authentication: anyone who can reach \
+                 it would run skills on this host's credentials. Add an [auth] section to {} \
+                 (README, \"Authentication\"), bind a loopback address, or pass \
+                 --allow-unauthenticated",
+                config.origin()
+            )));
+        }
+        console.warn(format!(
+            "serving HTTP on {addr} WITHOUT authentication (--allow-unauthenticated): anyone who \
+             can reach it runs skills on this host's credentials"
+        ));
+        return Ok(None);
+    };
+    let options = auth.access_options().map_err(Failure::setup)?;
+    let access = Access::new(options).map_err(|e| {
+        Failure::setup(format!(
+            "[auth] audit_file: cannot open it for appending: {e}"
+        ))
+    })?;
+    if !access.has_identities() {
+        console
+            .warn("[auth] names no API key and no JWT issuer: every HTTP request will be refused");
+    }
+    Ok(Some(Arc::new(access)))
 }

@@ -2,9 +2,14 @@
 //! calls through.
 //!
 //! What lives here, once for every wire protocol:
-//! - **admission** — the concurrent-call limit ([`Refusal::Busy`], answered at once, never
-//!   queued) and the in-flight id rule ([`Refusal::DuplicateId`]: within one [`CallScope`], a
-//!   call id may be in flight once);
+//! - **admission** — who may run what ([`Refusal::Unauthorized`], decided by the
+//!   [`Access`] rules for the [`Caller`] the door authenticated: [`CallScope::admit_as`],
+//!   [`HostCore::admit_anonymous_as`]), the caller's own limits ([`Refusal::Limited`]), the
+//!   concurrent-call limit ([`Refusal::Busy`], answered at once, never queued) and the
+//!   in-flight id rule ([`Refusal::DuplicateId`]: within one [`CallScope`], a call id may be in
+//!   flight once); every decision on an identified call is audited;
+//! - **visibility** — [`HostCore::discover_as`] and [`HostCore::may_see`]: a caller sees only
+//!   the skills it may run;
 //! - **cancellation** — per call (by id, [`CallScope::cancel`]) and for everything
 //!   ([`HostCore::cancel_all`]);
 //! - **shutdown/drain** — [`HostCore::drain`]: wait for calls, then cancel them, then abandon them;
@@ -27,9 +32,19 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::auth::audit::AuditRecord;
+use crate::auth::limits::CallerPermit;
+use crate::auth::{Access, Caller};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
-use skillet_protocol::{ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse};
+use skillet_protocol::{
+    ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDefinition,
+    SkillDiscoverRequest, SkillDiscoverResponse,
+};
+
+/// The call metadata key the core sets to the caller's identity id (a caller's own value is
+/// dropped), so the run's span names who asked (`enduser.id`).
+pub use skillet_engine::telemetry::CALLER_METADATA_KEY;
 
 /// Default number of calls one host runs at once.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
@@ -47,6 +62,14 @@ pub enum Refusal {
     },
     /// A call with this id is already in flight in the same scope.
     DuplicateId(String),
+    /// The caller may not make this call (or the skill does not exist: the two are not told
+    /// apart, so a caller learns nothing about skills it may not run).
+    Unauthorized,
+    /// The caller's own limit (calls per minute or in flight) is reached (retryable).
+    Limited {
+        /// How long to wait before retrying.
+        retry_after: Duration,
+    },
 }
 
 impl Refusal {
@@ -63,6 +86,17 @@ impl Refusal {
                 ErrorCode::InvalidMessage,
                 format!("a call with id {id:?} is already in flight; use a fresh id per call"),
             ),
+            Refusal::Unauthorized => {
+                ProtocolError::new(ErrorCode::Unauthorized, "not authorized for this call")
+            }
+            Refusal::Limited { retry_after } => ProtocolError::new(
+                ErrorCode::RuntimeError,
+                format!(
+                    "rate limited: this identity's call limit is reached; retry in {}s",
+                    retry_after.as_secs().max(1)
+                ),
+            )
+            .with_retryable(true),
         }
     }
 }
@@ -83,6 +117,8 @@ struct CoreInner {
     /// Abort handles of running call tasks, to abandon them at the end of a drain.
     running: Mutex<HashMap<u64, AbortHandle>>,
     next_task: AtomicU64,
+    /// Who may run what; `None`: everyone everything.
+    access: Option<Arc<Access>>,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -100,6 +136,16 @@ pub struct Admitted {
     permit: OwnedSemaphorePermit,
     cancel: CancellationToken,
     registration: Option<IdRegistration>,
+    caller: Option<AdmittedCaller>,
+}
+
+/// The caller of an admitted call under access rules: its room under its own limits and what
+/// its audit record needs.
+#[derive(Debug)]
+struct AdmittedCaller {
+    _permit: Option<CallerPermit>,
+    id: String,
+    access: Arc<Access>,
 }
 
 impl Admitted {
@@ -112,6 +158,16 @@ impl Admitted {
 impl HostCore {
     /// A core over `service` running at most `max_concurrent_calls` calls at once (at least one).
     pub fn new(service: Arc<dyn SkillService>, max_concurrent_calls: usize) -> Self {
+        HostCore::with_access(service, max_concurrent_calls, None)
+    }
+
+    /// [`HostCore::new`] with access rules: calls admitted with [`CallScope::admit_as`] or
+    /// [`HostCore::admit_anonymous_as`] are checked against them and audited.
+    pub fn with_access(
+        service: Arc<dyn SkillService>,
+        max_concurrent_calls: usize,
+        access: Option<Arc<Access>>,
+    ) -> Self {
         let max_calls = max_concurrent_calls.max(1);
         HostCore {
             inner: Arc::new(CoreInner {
@@ -122,6 +178,7 @@ impl HostCore {
                 tracker: TaskTracker::new(),
                 running: Mutex::new(HashMap::new()),
                 next_task: AtomicU64::new(0),
+                access,
             }),
         }
     }
@@ -129,6 +186,83 @@ impl HostCore {
     /// The service behind this core.
     pub fn service(&self) -> &Arc<dyn SkillService> {
         &self.inner.service
+    }
+
+    /// The access rules, when configured.
+    pub fn access(&self) -> Option<&Arc<Access>> {
+        self.inner.access.as_ref()
+    }
+
+    /// Whether `caller` may see `skill` (everyone may without access rules).
+    pub fn may_see(&self, caller: &Caller, skill: &SkillDefinition) -> bool {
+        self.inner
+            .access
+            .as_ref()
+            .is_none_or(|access| access.may_see(caller, skill))
+    }
+
+    /// The service's discover answer with only the skills `caller` may run.
+    pub fn discover_as(
+        &self,
+        caller: &Caller,
+        request: &SkillDiscoverRequest,
+    ) -> SkillDiscoverResponse {
+        let mut response = self.inner.service.discover(request);
+        if self.inner.access.is_some() {
+            response.skills.retain(|s| self.may_see(caller, s));
+        }
+        response
+    }
+
+    /// The access decision and the caller's limits for one call of `skill`: `Ok(None)` without
+    /// access rules. Refusals are audited here.
+    fn check_caller(
+        &self,
+        caller: &Caller,
+        skill: &str,
+        req_id: &str,
+        llm_override: bool,
+    ) -> Result<Option<AdmittedCaller>, Refusal> {
+        let Some(access) = &self.inner.access else {
+            return Ok(None);
+        };
+        let refuse = |refusal: Refusal, outcome: &str| {
+            access.audit(&AuditRecord::refused(caller.id(), skill, req_id, outcome));
+            refusal
+        };
+        let find = |name: &str| {
+            self.inner
+                .service
+                .discover(&SkillDiscoverRequest::default())
+                .skills
+                .into_iter()
+                .find(|s| s.name == name)
+        };
+        if !access.may_run(caller, skill, llm_override, find) {
+            return Err(refuse(Refusal::Unauthorized, "refused:unauthorized"));
+        }
+        let permit = access.limit(caller).map_err(|retry_after| {
+            refuse(Refusal::Limited { retry_after }, "refused:rate_limited")
+        })?;
+        Ok(Some(AdmittedCaller {
+            _permit: permit,
+            id: caller.id().to_owned(),
+            access: Arc::clone(access),
+        }))
+    }
+
+    /// [`HostCore::admit_anonymous`] for a call of `skill` by `caller`, checked against the
+    /// access rules first (`llm_override`: whether the call carries one).
+    pub fn admit_anonymous_as(
+        &self,
+        caller: &Caller,
+        skill: &str,
+        llm_override: bool,
+    ) -> Result<Admitted, Refusal> {
+        let checked = self.check_caller(caller, skill, "", llm_override)?;
+        let mut admitted = self.admit_anonymous()?;
+        admitted.caller = checked;
+        Ok(admitted)
     }
 
     /// Calls holding a slot now.
@@ -156,6 +290,7 @@ impl HostCore {
             permit,
             cancel: self.inner.shutdown.child_token(),
             registration: None,
+            caller: None,
         })
     }
 
@@ -187,12 +322,20 @@ impl HostCore {
     pub fn spawn_call<F>(
         &self,
         admitted: Admitted,
-        request: SkillCallRequest,
+        mut request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         answer: F,
     ) where
         F: FnOnce(SkillCallResponse) + Send + 'static,
     {
+        // Only the core says who the caller is.
+        request.metadata.remove(CALLER_METADATA_KEY);
+        if let Some(caller) = &admitted.caller {
+            request.metadata.insert(
+                CALLER_METADATA_KEY.to_owned(),
+                serde_json::Value::String(caller.id.clone()),
+            );
+        }
         let guard = AnswerGuard {
             answer: Some(Box::new(answer)),
             req_id: request.id.clone(),
@@ -209,6 +352,7 @@ impl HostCore {
             permit,
             cancel,
             registration,
+            caller,
         } = admitted;
         tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
         // The lock is held across the spawn so the task cannot deregister before it registered.
@@ -224,6 +368,11 @@ impl HostCore {
             // reuse both at once.
             drop(permit);
             drop(registration);
+            if let Some(caller) = caller {
+                caller
+                    .access
+                    .audit(&AuditRecord::answered(&caller.id, &response));
+            }
             guard.answer(response);
         });
         running.insert(task_id, handle.abort_handle());
@@ -299,8 +448,21 @@ impl CallScope {
         &self.core
     }
 
-    /// Admits the call `id`: refused when its id is in flight in this scope or all slots are
-    /// taken. The id is released when the call answers (or the [`Admitted`] is dropped).
+    /// Admits `call` from `caller`: refused when the access rules do not let the caller run it
+    /// ([`Refusal::Unauthorized`]), its own limits are reached ([`Refusal::Limited`]), its id
+    /// is in flight in this scope or all slots are taken. The id is released when the call
+    /// answers (or the [`Admitted`] is dropped); the answer is audited.
+    pub fn admit_as(&self, caller: &Caller, call: &SkillCallRequest) -> Result<Admitted, Refusal> {
+        let checked =
+            self.core
+                .check_caller(caller, &call.name, &call.id, call.llm_override.is_some())?;
+        let mut admitted = self.admit(&call.id)?;
+        admitted.caller = checked;
+        Ok(admitted)
+    }
+
+    /// Admits the call `id` for a trusted caller (no access check: stdio, NATS): refused when
+    /// its id is in flight in this scope or all slots are taken.
     pub fn admit(&self, id: &str) -> Result<Admitted, Refusal> {
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         if ids.contains_key(id) {
@@ -316,6 +478,7 @@ impl CallScope {
                 ids: Arc::clone(&self.ids),
                 id: id.to_owned(),
             }),
+            caller: None,
         })
     }
 

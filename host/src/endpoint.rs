@@ -33,6 +33,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::Caller;
 use super::core::{CallScope, HostCore, Refusal};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
@@ -198,14 +199,28 @@ impl Endpoint {
         out: &Outbound,
         live: bool,
     ) -> Dispatched {
+        self.dispatch_as(&Caller::Local, scope, request, out, live)
+    }
+
+    /// [`Endpoint::dispatch`] for `caller`: discover lists only the skills it may run, and a
+    /// call it may not make is refused (`unauthorized`) by the core's admission.
+    pub fn dispatch_as(
+        &self,
+        caller: &Caller,
+        scope: &CallScope,
+        request: Request,
+        out: &Outbound,
+        live: bool,
+    ) -> Dispatched {
         let call = match request {
             Request::Discover(discover) => {
-                let _ = out.send(Message::DiscoverResponse(self.discover(&discover)));
+                let answer = self.core.discover_as(caller, &discover);
+                let _ = out.send(Message::DiscoverResponse(answer));
                 return Dispatched::Answered;
             }
             Request::Call(call) => *call,
         };
-        let admitted = match scope.admit(&call.id) {
+        let admitted = match scope.admit_as(caller, &call) {
             Ok(admitted) => admitted,
             Err(refusal) => {
                 let _ = out.send(Message::CallResponse(SkillCallResponse::rejected(

@@ -7,7 +7,9 @@
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
 //!
-//! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why);
+//! HTTP status: 200 for every A2E answer, including protocol rejections (their `error` says why),
+//! except: under `[auth]`, 401 for no or a bad credential (`auth::http`), 403 for a call the caller
+//! may not make (`unauthorized`) and 429 with `Retry-After` when its own limits are reached;
 //! 408 for a body that did not arrive within the body-read timeout; 413 for a body over the limit and 503 (with `Retry-After: 1`) when the concurrent-call limit
 //! is reached — both still with a `skill/call/resp` error body. A client that disconnects cancels
 //! its call. Shutdown stops accepting, lets calls finish within the grace period, then cancels
@@ -19,6 +21,7 @@
 //! module only maps HTTP requests and responses onto A2E messages.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -114,7 +117,17 @@ pub async fn serve_with(
         .local_addr()
         .ok()
         .map(|addr| format!("http://{addr}/a2e"));
-    let app = router(endpoint.clone(), options, a2e_url).merge(extra);
+    let base_url = listener
+        .local_addr()
+        .ok()
+        .map(|addr| format!("http://{addr}"))
+        .unwrap_or_default();
+    let mut app = router(endpoint.clone(), options, a2e_url).merge(extra);
+    // With access rules, every door on this server authenticates its callers (`auth::http`).
+    if let Some(access) = endpoint.core().access() {
+        let base = access.public_url().map_or(base_url, str::to_owned);
+        app = crate::auth::http::protect(app, Arc::clone(access), base);
+    }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = serve_connections(listener, app, options.connections, async move {
         let _ = stop_rx.await;
@@ -141,7 +154,18 @@ async fn get_card(State(state): State<AppState>) -> Response {
     let card = state
         .endpoint
         .agent_card()
-        .map(|card| complete_card(card, state.a2e_url.as_deref()));
+        .map(|card| complete_card(card, state.a2e_url.as_deref()))
+        .map(|card| match state.endpoint.core().access() {
+            Some(access) => {
+                let skills = state
+                    .endpoint
+                    .service()
+                    .discover(&skillet_protocol::SkillDiscoverRequest::default())
+                    .skills;
+                access.secure_card(card, &skills)
+            }
+            None => card,
+        });
     axum::Json(card_json(card)).into_response()
 }
 
@@ -155,6 +179,7 @@ async fn get_health(State(state): State<AppState>) -> Response {
 }
 
 async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Response {
+    let caller = crate::auth::http::caller_of(request.extensions());
     let wants_sse = accepts_event_stream(request.headers());
     let trace =
         skillet_engine::telemetry::propagation::TraceHeaders::from_headers(request.headers());
@@ -193,7 +218,7 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
             }
             state
                 .endpoint
-                .dispatch(&state.scope, request, &out, wants_sse)
+                .dispatch_as(&caller, &state.scope, request, &out, wants_sse)
         }
         Err(rejection) => {
             let _ = out.send(Message::CallResponse(*rejection));
@@ -215,12 +240,12 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
             let status = match refusal {
                 Refusal::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
                 Refusal::DuplicateId(_) => StatusCode::OK,
+                Refusal::Unauthorized => StatusCode::FORBIDDEN,
+                Refusal::Limited { .. } => StatusCode::TOO_MANY_REQUESTS,
             };
             let mut response = answer(status, message, wants_sse);
-            if status == StatusCode::SERVICE_UNAVAILABLE {
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            if let Some(wait) = retry_after(&refusal) {
+                response.headers_mut().insert(header::RETRY_AFTER, wait);
             }
             return response;
         }
@@ -245,6 +270,17 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// The `Retry-After` of a retryable refusal (seconds).
+pub(crate) fn retry_after(refusal: &Refusal) -> Option<HeaderValue> {
+    match refusal {
+        Refusal::Busy { .. } => Some(HeaderValue::from_static("1")),
+        Refusal::Limited { retry_after } => {
+            HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()).ok()
+        }
+        Refusal::DuplicateId(_) | Refusal::Unauthorized => None,
+    }
 }
 
 /// Whether a body error is the size limit (rather than a timeout or a broken connection).

@@ -2,11 +2,13 @@
 //!
 //! Host interfaces: how agent hosts and people reach the engine.
 //!
-//! - [`core`] — the protocol-neutral host core: admission (concurrency limit, in-flight ids),
+//! - [`core`] — the protocol-neutral host core: admission (access rules, concurrency limit, in-flight ids),
 //!   cancellation, shutdown/drain, event fan-out, one answer per call. Every adapter runs calls
 //!   through it.
 //! - [`endpoint`] — the A2E adapter: one A2E message in → its answers out, with the
 //!   protocol-error rules; shared by the A2E transports.
+//! - [`auth`] — identities (API keys, JWT bearer tokens), what each may run, per-identity
+//!   limits and the audit trail; the HTTP layer answering 401.
 //! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
@@ -32,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod a2a;
+pub mod auth;
 pub mod card;
 pub mod core;
 pub mod endpoint;

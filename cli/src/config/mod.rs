@@ -20,6 +20,7 @@
 //! | `[skills.workspace]`, `[skills.scripts]` | [`skillet_engine::files::FilesConfig`] | per-call workspaces, file-tool caps, bundled scripts (off by default) |
 //! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
 //! | `[pricing.MODEL]` | [`skillet_engine::telemetry::ModelPrice`] | prices per model for cost estimates |
+//! | `[auth]` | [`auth::AuthConfig`] | who may reach the HTTP doors (API keys as SHA-256, JWT issuers), what each scope may run, per-identity limits, the audit file |
 //! | `[nats]` | [`NatsOptions`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
@@ -29,6 +30,7 @@
 //! ([`providers::ProviderChoice`]), building the executor (`host::cli`).
 
 pub mod a2a;
+pub mod auth;
 pub mod extensions;
 pub mod nats;
 pub mod providers;
@@ -126,6 +128,10 @@ pub struct Config {
     /// NATS JetStream workers and callers.
     #[serde(default)]
     pub nats: NatsOptions,
+    /// Authentication and authorization of the HTTP doors; absent: none (loopback only,
+    /// unless `serve --allow-unauthenticated`).
+    #[serde(default)]
+    pub auth: Option<auth::AuthConfig>,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -329,6 +335,9 @@ impl Config {
             extensions::anchor_plugin(plugin, base);
         }
         self.nats.credentials_file.as_mut().map(anchor);
+        if let Some(auth) = &mut self.auth {
+            auth.anchor_paths(base);
+        }
     }
 
     /// Cross-field checks serde cannot express.
@@ -376,6 +385,9 @@ impl Config {
                     "expected a positive number of seconds".into(),
                 ));
             }
+        }
+        if let Some((key, reason)) = self.auth.as_ref().and_then(auth::AuthConfig::problem) {
+            return Err(invalid(key, reason));
         }
         if let Some(problem) = self.nats.problems().into_iter().next() {
             let (key, reason) = problem.split_once(": ").unwrap_or(("nats", &problem));

@@ -40,6 +40,8 @@ pub struct HttpServer {
     pub mock: Option<String>,
     /// The stderr lines read up to and including the listening notice.
     pub startup_lines: Vec<String>,
+    /// Every stderr line after those, as it arrives (for tests that look for what was logged).
+    pub later_lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The temporary working directory, when the builder made one.
     _cwd: Option<tempfile::TempDir>,
 }
@@ -164,12 +166,19 @@ impl ServeHttp {
             }
         };
         // Keep draining stderr so the child never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+        let later_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let collected = std::sync::Arc::clone(&later_lines);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stderr.next_line().await {
+                collected.lock().unwrap().push(line);
+            }
+        });
         HttpServer {
             child,
             base,
             mock,
             startup_lines,
+            later_lines,
             _cwd: temp_cwd,
         }
     }

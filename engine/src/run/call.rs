@@ -85,6 +85,13 @@ impl ExecutorInner {
     ) -> SkillCallResponse {
         let started = Instant::now();
         let span = spans::invoke_agent(&request.name, &request.id, &request.correlation_id);
+        if let Some(caller) = request
+            .metadata
+            .get(crate::telemetry::CALLER_METADATA_KEY)
+            .and_then(serde_json::Value::as_str)
+        {
+            span.record("enduser.id", caller);
+        }
         propagation::continue_trace(&span, &request.metadata);
         let _in_flight = InFlight::enter();
         async {

@@ -37,6 +37,7 @@ pub(crate) fn invoke_agent(skill: &str, req_id: &str, correlation_id: &str) -> S
         gen_ai.usage.reasoning.output_tokens = Empty,
         error.type = Empty,
         skillet.request.id = req_id,
+        enduser.id = Empty,
         skillet.outcome = Empty,
         skillet.turns = Empty,
         skillet.cost = Empty,

@@ -16,5 +16,9 @@ pub mod propagation;
 
 pub use pricing::{ModelPrice, Pricing};
 
+/// The call metadata key naming who asked for the call (an identity id, never a secret): set
+/// only by the host core after authentication, recorded as the call span's `enduser.id`.
+pub const CALLER_METADATA_KEY: &str = "skillet.caller";
+
 /// The version of the OpenTelemetry GenAI semantic conventions the spans follow.
 pub const GENAI_SEMCONV_VERSION: &str = "1.37.0";

@@ -52,6 +52,7 @@ pub fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
 }
 
 async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Response {
+    let caller = crate::auth::http::caller_of(request.extensions());
     let version = requested_version(request.headers(), request.uri().query());
     let limit = state.max_body_bytes;
     let Ok(body) = axum::body::to_bytes(request.into_body(), limit).await else {
@@ -80,7 +81,7 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
         return json_response(StatusCode::OK, &jsonrpc::error(&request.id, &error));
     }
     let id = request.id.clone();
-    match state.adapter.handle(request).await {
+    match state.adapter.handle_as(request, &caller).await {
         Ok(Answer::Result(result)) => json_response(StatusCode::OK, &jsonrpc::result(&id, result)),
         Ok(Answer::Stream { first, rest }) => {
             let items = futures::stream::once(async move { *first })

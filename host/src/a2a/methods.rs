@@ -37,6 +37,7 @@ use super::wire::{
     GetTaskParams, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
     TaskStatus,
 };
+use crate::auth::Caller;
 use crate::core::{CANCEL_GRACE, HostCore, Refusal};
 use skillet_engine::events::EventSink;
 use skillet_protocol::{SkillCallRequest, new_id};
@@ -82,11 +83,21 @@ impl A2aAdapter {
         &self.inner.store
     }
 
-    /// Answers one request.
+    /// Answers one request from a trusted caller.
     pub async fn handle(&self, request: RpcRequest) -> Result<Answer, RpcError> {
+        self.handle_as(request, &Caller::Local).await
+    }
+
+    /// Answers one request from `caller` (a message to a skill it may not run is refused by
+    /// the core's admission).
+    pub async fn handle_as(
+        &self,
+        request: RpcRequest,
+        caller: &Caller,
+    ) -> Result<Answer, RpcError> {
         match request.method.as_str() {
-            "SendMessage" => self.send(params(request.params)?, false).await,
-            "SendStreamingMessage" => self.send(params(request.params)?, true).await,
+            "SendMessage" => self.send(params(request.params)?, false, caller).await,
+            "SendStreamingMessage" => self.send(params(request.params)?, true, caller).await,
             "GetTask" => self.get_task(params(request.params)?),
             "CancelTask" => self.cancel_task(params(request.params)?).await,
             "SubscribeToTask" => self.subscribe(params(request.params)?),
@@ -112,7 +123,12 @@ impl A2aAdapter {
         }
     }
 
-    async fn send(&self, params: SendMessageParams, streaming: bool) -> Result<Answer, RpcError> {
+    async fn send(
+        &self,
+        params: SendMessageParams,
+        streaming: bool,
+        caller: &Caller,
+    ) -> Result<Answer, RpcError> {
         let SendMessageParams {
             message,
             configuration,
@@ -153,17 +169,11 @@ impl A2aAdapter {
             });
         }
         let invocation = self.inner.index.resolve(&message, metadata.as_ref())?;
-        let admitted = self.inner.core.admit_anonymous().map_err(|refusal| {
-            let Refusal::Busy { max_calls } = refusal else {
-                return RpcError::new(RpcCode::Internal, "call refused");
-            };
-            RpcError::new(
-                RpcCode::Internal,
-                format!("host busy: {max_calls} calls already in flight; retry later"),
-            )
-            .with_metadata("a2eCode", "runtime_error")
-            .with_metadata("retryable", "true")
-        })?;
+        let admitted = self
+            .inner
+            .core
+            .admit_anonymous_as(caller, &invocation.name, false)
+            .map_err(refusal_error)?;
         let task_id = new_id();
         let context_id = if message.context_id.is_empty() {
             new_id()
@@ -322,6 +332,25 @@ pub(super) fn history_length(requested: Option<i64>) -> Result<Option<usize>, Rp
                 format!("historyLength must not be negative (got {n})"),
             )
         }),
+    }
+}
+
+/// A refused admission as an A2A error: busy and rate-limited are retryable internal errors,
+/// a skill the caller may not run is `-32600` with `a2eCode: unauthorized` (A2A defines no
+/// JSON-RPC code for it; an unauthenticated request never gets here: it is HTTP 401).
+fn refusal_error(refusal: Refusal) -> RpcError {
+    let error = refusal.to_protocol_error();
+    let code = match refusal {
+        Refusal::Unauthorized => RpcCode::InvalidRequest,
+        Refusal::Busy { .. } | Refusal::Limited { .. } | Refusal::DuplicateId(_) => {
+            RpcCode::Internal
+        }
+    };
+    let rpc = RpcError::new(code, error.message).with_metadata("a2eCode", error.code.as_str());
+    if error.retryable {
+        rpc.with_metadata("retryable", "true")
+    } else {
+        rpc
     }
 }
 

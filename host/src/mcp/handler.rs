@@ -98,9 +98,11 @@ impl ServerHandler for McpHandler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let skills = tools::published_skills(self.core.service().as_ref());
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        let mut skills = tools::published_skills(self.core.service().as_ref());
+        skills.retain(|skill| self.core.may_see(&caller, skill));
         Ok(ListToolsResult::with_all_items(tools::tools(&skills)))
     }
 
@@ -109,15 +111,24 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.core.service().is_runnable(&request.name) {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", request.name),
-                None,
-            ));
-        }
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        let name = request.name.clone();
         let call = skill_call(&context.id, &context.meta, request);
-        let admitted = match self.scope.admit(&call.id) {
+        // Access first: a tool the caller may not run is refused alike whether it exists or not.
+        let admitted = match self.scope.admit_as(&caller, &call) {
+            Ok(_) if !self.core.service().is_runnable(&name) => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool: {name}"),
+                    None,
+                ));
+            }
             Ok(admitted) => admitted,
+            Err(refusal @ (Refusal::Unauthorized | Refusal::Limited { .. })) => {
+                let error = refusal.to_protocol_error();
+                return Ok(
+                    answer::error_result(error.code, &error.message, error.retryable).into(),
+                );
+            }
             Err(refusal @ Refusal::Busy { .. }) => {
                 let error = refusal.to_protocol_error();
                 return Ok(

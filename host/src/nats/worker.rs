@@ -388,7 +388,9 @@ async fn run_call(
     let admitted = match shared.scope.admit(&call.id) {
         Ok(admitted) => admitted,
         Err(Refusal::DuplicateId(_)) => return None,
-        Err(Refusal::Busy { .. }) => {
+        // `admit` makes no access decision (NATS callers are trusted: its own permissions
+        // are the wall), so only busy remains.
+        Err(Refusal::Busy { .. } | Refusal::Unauthorized | Refusal::Limited { .. }) => {
             // Cannot happen (the pull takes no more than free slots); let another worker try.
             let _ = message.ack_with(AckKind::Nak(Some(PULL_RETRY))).await;
             return None;
