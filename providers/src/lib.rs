@@ -78,6 +78,7 @@ mod kind;
 mod mode_names;
 mod modes;
 mod ollama;
+mod ollama_tags;
 mod openai;
 mod openai_request;
 mod policy;
@@ -101,7 +102,10 @@ pub use policy::{
 };
 pub use pool::{ProviderPool, build_provider};
 
-pub use from_env::{EnvError, EnvProvider, ollama_base_url};
+pub use from_env::{
+    EnvError, EnvProvider, base_url_from_lookup, base_url_var, key_var, ollama_base_url,
+};
+pub use ollama_tags::{OllamaModelsError, ollama_models};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use kind::ProviderKind;
