@@ -21,6 +21,7 @@
 //! | `max_tokens`, `temperature`, `top_p`, `seed` | number | unset | default [`Hints`] for requests that set none |
 //! | `anthropic_version` | string | `2023-06-01` | `anthropic-version` header (Anthropic only) |
 //! | `http2_prior_knowledge` | boolean | `false` | speak HTTP/2 from the first byte, without negotiating it (`h2c` on `http://`): every call to the host multiplexes over one connection instead of one connection per call in flight. Only for servers that accept it (mock-llm, vLLM behind an HTTP/2 proxy, gateways); `https://` hosts negotiate HTTP/2 by ALPN without it |
+//! | `prompt_cache` | boolean | `true` | mark the prompt's stable prefix for the provider's prompt cache: Anthropic `cache_control` breakpoints on the system prompt, the last tool and (from the second turn) the conversation so far. OpenAI and Ollama cache without being asked; the flag changes nothing there |
 //!
 //! Unknown keys are rejected, so a typo does not silently fall back to a default.
 //!
@@ -133,6 +134,8 @@ pub struct ProviderSpec {
     /// Send HTTP/2 without negotiating it (`h2c` on plain `http://`); such specs share the
     /// pool's second client.
     pub http2_prior_knowledge: bool,
+    /// Mark the stable prefix for the provider's prompt cache (`prompt_cache`, default on).
+    pub prompt_cache: bool,
     /// How the answer's schema is sent (`structured_output`; `auto` negotiates).
     pub output_mode: OutputMode,
     /// How tools are offered (`tool_calling`; `auto` negotiates).
@@ -188,6 +191,7 @@ const KNOWN_KEYS: &[&str] = &[
     "seed",
     "anthropic_version",
     "http2_prior_knowledge",
+    "prompt_cache",
     "structured_output",
     "tool_calling",
 ];
@@ -210,6 +214,7 @@ impl ProviderSpec {
             default_hints: &self.default_hints,
             anthropic_version: &self.anthropic_version,
             official_openai: self.kind == ProviderKind::Openai,
+            prompt_cache: self.prompt_cache,
         }
     }
 
@@ -243,6 +248,7 @@ impl ProviderSpec {
             default_hints: Hints::default(),
             anthropic_version: "2023-06-01".to_owned(),
             http2_prior_knowledge: false,
+            prompt_cache: true,
             output_mode: OutputMode::Auto,
             tool_mode: ToolMode::Auto,
         })
@@ -311,6 +317,11 @@ impl ProviderSpec {
             spec.http2_prior_knowledge = flag
                 .as_bool()
                 .ok_or_else(|| invalid("http2_prior_knowledge", "expected true or false"))?;
+        }
+        if let Some(flag) = config.get("prompt_cache") {
+            spec.prompt_cache = flag
+                .as_bool()
+                .ok_or_else(|| invalid("prompt_cache", "expected true or false"))?;
         }
         if let Some(mode) = get_str(config, "structured_output")? {
             spec.output_mode = OutputMode::parse(mode).ok_or_else(|| {
@@ -414,6 +425,7 @@ impl fmt::Debug for ProviderSpec {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("retry", &self.retry)
             .field("default_hints", &self.default_hints)
+            .field("prompt_cache", &self.prompt_cache)
             .field("output_mode", &self.output_mode)
             .field("tool_mode", &self.tool_mode)
             .finish()
@@ -429,7 +441,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 12)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 14)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -439,7 +451,9 @@ impl Serialize for ProviderSpec {
         s.serialize_field("headers", &headers)?;
         s.serialize_field("retry", &self.retry)?;
         s.serialize_field("default_hints", &self.default_hints)?;
+        s.serialize_field("anthropic_version", &self.anthropic_version)?;
         s.serialize_field("http2_prior_knowledge", &self.http2_prior_knowledge)?;
+        s.serialize_field("prompt_cache", &self.prompt_cache)?;
         s.serialize_field("structured_output", &self.output_mode)?;
         s.serialize_field("tool_calling", &self.tool_mode)?;
         s.end()
