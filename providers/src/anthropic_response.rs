@@ -63,9 +63,9 @@ pub(crate) struct WireUsage {
     #[serde(default)]
     pub(crate) output_tokens: Option<u64>,
     #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
 }
 
 impl WireUsage {

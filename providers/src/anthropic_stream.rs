@@ -182,6 +182,14 @@ impl StreamDecoder for EventDecoder {
                 if delta.usage.input_tokens.is_some() {
                     self.usage.input_tokens = delta.usage.input_tokens;
                 }
+                // The final counts, when the delta repeats them (cumulative, as the API sends).
+                if delta.usage.cache_read_input_tokens.is_some() {
+                    self.usage.cache_read_input_tokens = delta.usage.cache_read_input_tokens;
+                }
+                if delta.usage.cache_creation_input_tokens.is_some() {
+                    self.usage.cache_creation_input_tokens =
+                        delta.usage.cache_creation_input_tokens;
+                }
             }
             "message_stop" => {
                 self.stopped = true;

@@ -174,13 +174,14 @@ fn request() -> ChatRequest {
 fn body_matches<W: Wire>() {
     let request = request();
     let hints = Hints::default();
-    for official_openai in [false, true] {
+    for (official_openai, prompt_cache) in [(false, false), (true, false), (false, true)] {
         let settings = WireSettings {
             model: "m",
             api_key: None,
             default_hints: &hints,
             anthropic_version: "2023-06-01",
             official_openai,
+            prompt_cache,
         };
         for stream in [false, true] {
             let plan = crate::modes::TurnPlan::enforcing(&request);

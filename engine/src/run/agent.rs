@@ -99,6 +99,7 @@ impl RunState {
                     input_tokens: Some(reported.input_tokens),
                     output_tokens: Some(reported.output_tokens),
                     cached_input_tokens: reported.cached_input_tokens,
+                    cache_creation_input_tokens: reported.cache_creation_input_tokens,
                     reasoning_tokens: reported.reasoning_tokens,
                 }
             }

@@ -14,7 +14,7 @@ pub mod metrics;
 pub mod pricing;
 pub mod propagation;
 
-pub use pricing::{ModelPrice, Pricing};
+pub use pricing::{ModelPrice, Pricing, TokenCounts};
 
 /// The version of the OpenTelemetry GenAI semantic conventions the spans follow.
 pub const GENAI_SEMCONV_VERSION: &str = "1.37.0";
