@@ -27,7 +27,7 @@ use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, ThinkingBlock};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
@@ -121,6 +121,15 @@ pub(crate) struct WireRequest<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<ToolChoice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`: extended thinking (`thinking_budget_tokens`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Thinking {
+    Enabled { budget_tokens: u32 },
 }
 
 #[derive(Serialize)]
@@ -174,14 +183,40 @@ enum WireRequestBlock<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
 }
 
-impl WireRequestBlock<'_> {
+impl<'a> WireRequestBlock<'a> {
+    /// Marks a cache breakpoint (thinking blocks take none; they are never a turn's last block).
     fn mark_cached(&mut self) {
-        let (WireRequestBlock::Text { cache_control, .. }
-        | WireRequestBlock::ToolUse { cache_control, .. }
-        | WireRequestBlock::ToolResult { cache_control, .. }) = self;
-        *cache_control = Some(CacheControl::Ephemeral);
+        match self {
+            WireRequestBlock::Text { cache_control, .. }
+            | WireRequestBlock::ToolUse { cache_control, .. }
+            | WireRequestBlock::ToolResult { cache_control, .. } => {
+                *cache_control = Some(CacheControl::Ephemeral);
+            }
+            WireRequestBlock::Thinking { .. } | WireRequestBlock::RedactedThinking { .. } => {}
+        }
+    }
+
+    /// A reasoning block as the API sent it.
+    fn echo(block: &'a ThinkingBlock) -> Self {
+        match block {
+            ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            } => WireRequestBlock::Thinking {
+                thinking,
+                signature,
+            },
+            ThinkingBlock::RedactedThinking { data } => WireRequestBlock::RedactedThinking { data },
+        }
     }
 }
 
@@ -220,6 +255,7 @@ struct WrappedValue<'a> {
 enum ToolChoice {
     Tool { name: &'static str },
     Any,
+    Auto,
 }
 
 fn to_wire_request<'a>(
@@ -288,9 +324,22 @@ fn to_wire_request<'a>(
     } else {
         system.map(System::Text)
     };
+    let mut max_tokens = hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let thinking = spec.reasoning.thinking_budget_tokens.map(|budget_tokens| {
+        // The API wants room for the answer beyond the budget.
+        if max_tokens <= budget_tokens {
+            max_tokens = budget_tokens.saturating_add(DEFAULT_MAX_TOKENS);
+        }
+        // Thinking allows no forced tool (`tool` or `any`): the model must be free to think
+        // first, so the answer tool is offered, not forced.
+        if tool_choice.is_some() {
+            tool_choice = Some(ToolChoice::Auto);
+        }
+        Thinking::Enabled { budget_tokens }
+    });
     let body = WireRequest {
         model: spec.model,
-        max_tokens: hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        max_tokens,
         messages,
         system,
         temperature: hints.temperature,
@@ -298,6 +347,7 @@ fn to_wire_request<'a>(
         stream,
         tools,
         tool_choice,
+        thinking,
     };
     (body, shape)
 }
@@ -321,8 +371,16 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
     for message in messages {
         let (role, blocks) = match message {
             ChatMessage::User { text } => ("user", text_block(text).into_iter().collect()),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<WireRequestBlock> = text_block(text).into_iter().collect();
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                thinking,
+            } => {
+                // The turn's reasoning goes back first and unchanged, as the API requires of
+                // a tool-use turn with thinking on.
+                let mut blocks: Vec<WireRequestBlock> =
+                    thinking.iter().map(WireRequestBlock::echo).collect();
+                blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
                     id: &c.id,
                     name: &c.name,

@@ -66,6 +66,8 @@
 pub mod anthropic;
 mod anthropic_response;
 mod anthropic_stream;
+#[cfg(test)]
+mod anthropic_thinking_tests;
 mod error;
 mod frames;
 mod from_env;
@@ -117,6 +119,6 @@ pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeo
 pub use text_reply::find_json_value;
 pub use transport::POOL_MAX_IDLE_PER_HOST;
 pub use types::{
-    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,
-    ToolCall, ToolSpec, TurnPhase, Usage,
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, REASONING_EFFORTS, Reasoning,
+    ResponseSchema, StreamSink, ThinkingBlock, ToolCall, ToolSpec, TurnPhase, Usage,
 };

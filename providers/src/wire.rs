@@ -37,6 +37,8 @@ pub(crate) struct WireSettings<'a> {
     pub(crate) official_openai: bool,
     /// Mark the prompt's stable prefix for the provider's cache (where the API is asked to).
     pub(crate) prompt_cache: bool,
+    /// How much the model reasons (each wire sends its own API's setting).
+    pub(crate) reasoning: &'a crate::types::Reasoning,
 }
 
 pub(crate) struct KindInfo {

@@ -36,6 +36,7 @@ fn second_turn() -> ChatRequest {
             ChatMessage::Assistant {
                 text: "Looking.".into(),
                 tool_calls: vec![call],
+                thinking: Vec::new(),
             },
             ChatMessage::tool_result("toolu_1", "lookup", "found"),
         ],

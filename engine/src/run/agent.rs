@@ -283,6 +283,8 @@ impl TurnLoop<'_> {
             messages.push(ChatMessage::Assistant {
                 text: response.text,
                 tool_calls: calls.clone(),
+                // Sent back unchanged with the calls' results (Anthropic extended thinking).
+                thinking: response.thinking,
             });
             let threshold = self.limits.tool_loop_threshold;
             for call in &calls {
