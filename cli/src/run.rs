@@ -204,6 +204,9 @@ fn usage_line(usage: &skillet_protocol::TokenUsage) -> String {
     if let Some(cached) = usage.cached_input_tokens {
         line.push_str(&format!(", {cached} cached"));
     }
+    if let Some(written) = usage.cache_creation_input_tokens {
+        line.push_str(&format!(", {written} written to the cache"));
+    }
     if let Some(reasoning) = usage.reasoning_tokens {
         line.push_str(&format!(", {reasoning} reasoning"));
     }

@@ -76,7 +76,9 @@ pub async fn load_parts(
         model: global.model(),
         base_url: global.base_url.clone(),
     };
-    let choice = ProviderChoice::resolve(&config, &shortcuts).map_err(Failure::setup)?;
+    let choice = ProviderChoice::resolve_listing_models(&config, &shortcuts)
+        .await
+        .map_err(Failure::setup)?;
     redact_configured_secrets(&config, &choice);
     // Before the skills load: the platform probe forks, and a fork is cheaper while the
     // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its

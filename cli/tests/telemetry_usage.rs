@@ -14,13 +14,22 @@ use telemetry_support::*;
 /// (cached input, reasoning) tokens mock-llm reports per turn.
 const BREAKDOWN: [(i64, i64); 3] = [(40, 5), (80, 10), (120, 15)];
 
-/// The `usage` extras of each scenario turn; `reasoning` only where the API has the field.
+/// Cache writes mock-llm reports per turn where the API has the field (Anthropic).
+const CACHE_WRITES: [i64; 3] = [30, 20, 10];
+
+/// The `usage` extras of each scenario turn; `reasoning` on OpenAI, cache writes on Anthropic
+/// (each only where the API has the field).
 fn usage_extras(with_reasoning: bool) -> [String; 3] {
+    let mut turn = 0;
     BREAKDOWN.map(|(cached, reasoning)| {
+        turn += 1;
         if with_reasoning {
             format!(", cached: {cached}, reasoning: {reasoning}")
         } else {
-            format!(", cached: {cached}")
+            format!(
+                ", cached: {cached}, cache_write: {}",
+                CACHE_WRITES[turn - 1]
+            )
         }
     })
 }
@@ -49,6 +58,16 @@ async fn breakdown_reaches_result_spans_and_metrics(kind: &str, reports_reasonin
         Value::Null
     };
     assert_eq!(usage["reasoning_tokens"], expected_reasoning, "{usage}");
+    let writes_total: i64 = CACHE_WRITES.iter().sum();
+    let expected_writes = if reports_reasoning {
+        Value::Null
+    } else {
+        json!(writes_total)
+    };
+    assert_eq!(
+        usage["cache_creation_input_tokens"], expected_writes,
+        "{usage}"
+    );
     let turns = usage["turns"].as_array().unwrap();
     for (turn, (cached, reasoning)) in turns.iter().zip(BREAKDOWN) {
         assert_eq!(turn["cached_input_tokens"], cached, "{turn}");
@@ -89,12 +108,26 @@ async fn breakdown_reaches_result_spans_and_metrics(kind: &str, reports_reasonin
         int_attr(agent, "gen_ai.usage.cache_read.input_tokens"),
         cached_total
     );
+    if !reports_reasoning {
+        assert_eq!(
+            int_attr(agent, "gen_ai.usage.cache_creation.input_tokens"),
+            writes_total
+        );
+    }
 
     let metrics = metrics_text(&server.base).await;
     let line = format!(
         r#"skillet_tokens_total{{model="{MODEL}",direction="cached_input"}} {cached_total}"#
     );
     assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    let writes_line = format!(
+        r#"skillet_tokens_total{{model="{MODEL}",direction="cache_creation_input"}} {writes_total}"#
+    );
+    assert_eq!(
+        metrics.lines().any(|l| l == writes_line),
+        !reports_reasoning,
+        "{metrics}"
+    );
     let reasoning_line = format!(
         r#"skillet_tokens_total{{model="{MODEL}",direction="reasoning"}} {reasoning_total}"#
     );

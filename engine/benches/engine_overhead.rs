@@ -171,6 +171,7 @@ async fn direct_calls(f: &Fixture, turns: usize) {
             messages.push(ChatMessage::Assistant {
                 text: response.text,
                 tool_calls: vec![call.clone()],
+                thinking: Vec::new(),
             });
             messages.push(ChatMessage::tool_result(
                 &call.id,

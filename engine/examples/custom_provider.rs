@@ -50,6 +50,7 @@ impl Provider for Echo {
             usage: None,
             request_id: None,
             reasoning: None,
+            thinking: Vec::new(),
         })
     }
 }

@@ -115,16 +115,22 @@ fn blocks(reply: &Reply) -> Vec<Value> {
     out
 }
 
-/// The `usage` object of a message: Anthropic counts cache reads apart from `input_tokens`.
+/// The `usage` object of a message: Anthropic counts cache reads and cache writes apart from
+/// `input_tokens` (their sum is the prompt); both fields appear when the scenario sets either.
 fn input_usage(reply: &Reply, output_tokens: u32) -> Value {
     let cached = reply.usage.cached.unwrap_or(0).min(reply.usage.input);
+    let written = reply
+        .usage
+        .cache_write
+        .unwrap_or(0)
+        .min(reply.usage.input - cached);
     let mut usage = json!({
-        "input_tokens": reply.usage.input - cached,
+        "input_tokens": reply.usage.input - cached - written,
         "output_tokens": output_tokens,
     });
-    if reply.usage.cached.is_some() {
+    if reply.usage.cached.is_some() || reply.usage.cache_write.is_some() {
         usage["cache_read_input_tokens"] = json!(cached);
-        usage["cache_creation_input_tokens"] = json!(0);
+        usage["cache_creation_input_tokens"] = json!(written);
     }
     usage
 }

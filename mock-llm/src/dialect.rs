@@ -209,6 +209,7 @@ mod tests {
                 input: 1,
                 output: 1,
                 cached: None,
+                cache_write: None,
                 reasoning: None,
             },
             created: 0,

@@ -194,6 +194,7 @@ impl Script {
                 input: req.prompt_tokens(),
                 output: 0,
                 cached: None,
+                cache_write: None,
                 reasoning: None,
             },
             created,

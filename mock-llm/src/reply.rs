@@ -73,6 +73,10 @@ pub struct Usage {
     /// OpenAI `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<u32>,
+    /// Prompt tokens written to the prompt cache (part of `input`), when the scenario sets them:
+    /// Anthropic `cache_creation_input_tokens` (OpenAI and Ollama report none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<u32>,
     /// Reasoning tokens (part of `output`), when the scenario sets them: OpenAI
     /// `completion_tokens_details.reasoning_tokens` (Anthropic and Ollama report none).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -54,6 +54,10 @@ pub struct TokenUsage {
     /// Prompt tokens served from the provider's cache, when the provider reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
+    /// Prompt tokens written to the provider's cache (Anthropic `cache_creation_input_tokens`),
+    /// when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
     /// Reasoning tokens (part of `output_tokens`), when the provider reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
@@ -81,6 +85,9 @@ pub struct TurnUsage {
     /// Cached prompt tokens, when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
+    /// Prompt tokens written to the cache, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
     /// Reasoning tokens, when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,

@@ -56,6 +56,7 @@ fn full_result(text: &str) -> SkillResult {
             input_tokens: Some(10),
             output_tokens: Some(5),
             cached_input_tokens: Some(2),
+            cache_creation_input_tokens: Some(3),
             reasoning_tokens: Some(1),
             turns: vec![TurnUsage {
                 turn: 1,
@@ -63,6 +64,7 @@ fn full_result(text: &str) -> SkillResult {
                 input_tokens: Some(10),
                 output_tokens: Some(5),
                 cached_input_tokens: None,
+                cache_creation_input_tokens: Some(3),
                 reasoning_tokens: Some(1),
             }],
             cost: Some(CostEstimate {

@@ -7,6 +7,12 @@
 //! `input_json_delta` fragments, and structured output goes through a forced tool
 //! ([`ANSWER_TOOL`]) whose input is the answer. Answers are mapped in `anthropic_response.rs`,
 //! streamed events in `anthropic_stream.rs`.
+//!
+//! Prompt caching (`prompt_cache`, on unless a spec turns it off): `cache_control` breakpoints
+//! on the last tool (the tools are the start of the cached prefix), on the system prompt (sent
+//! as one text block to carry it), and from the second turn on the last block of the
+//! conversation, so each turn reads the prefix the one before wrote. Three of the API's four
+//! breakpoints; a prefix shorter than the model's minimum is simply not cached.
 
 use std::sync::LazyLock;
 
@@ -21,7 +27,7 @@ use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, ThinkingBlock};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
@@ -104,7 +110,7 @@ pub(crate) struct WireRequest<'a> {
     max_tokens: u32,
     messages: Vec<WireTurn<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    system: Option<System<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,6 +121,15 @@ pub(crate) struct WireRequest<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<ToolChoice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`: extended thinking (`thinking_budget_tokens`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Thinking {
+    Enabled { budget_tokens: u32 },
 }
 
 #[derive(Serialize)]
@@ -123,22 +138,86 @@ struct WireTurn<'a> {
     content: Vec<WireRequestBlock<'a>>,
 }
 
+/// The system prompt: a plain string, or one text block when it carries a cache breakpoint.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum System<'a> {
+    Text(&'a str),
+    Cached([SystemBlock<'a>; 1]),
+}
+
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+/// `{"type": "ephemeral"}`: a prompt-cache breakpoint (the API's default five-minute cache).
+#[derive(Serialize, Clone, Copy)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum CacheControl {
+    Ephemeral,
+}
+
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum WireRequestBlock<'a> {
     Text {
         text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: &'a str,
         name: &'a str,
         input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: &'a str,
         content: &'a str,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+}
+
+impl<'a> WireRequestBlock<'a> {
+    /// Marks a cache breakpoint (thinking blocks take none; they are never a turn's last block).
+    fn mark_cached(&mut self) {
+        match self {
+            WireRequestBlock::Text { cache_control, .. }
+            | WireRequestBlock::ToolUse { cache_control, .. }
+            | WireRequestBlock::ToolResult { cache_control, .. } => {
+                *cache_control = Some(CacheControl::Ephemeral);
+            }
+            WireRequestBlock::Thinking { .. } | WireRequestBlock::RedactedThinking { .. } => {}
+        }
+    }
+
+    /// A reasoning block as the API sent it.
+    fn echo(block: &'a ThinkingBlock) -> Self {
+        match block {
+            ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            } => WireRequestBlock::Thinking {
+                thinking,
+                signature,
+            },
+            ThinkingBlock::RedactedThinking { data } => WireRequestBlock::RedactedThinking { data },
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -146,6 +225,8 @@ struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: InputSchema<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// The input sent back for a call whose own was not a JSON object.
@@ -174,6 +255,7 @@ struct WrappedValue<'a> {
 enum ToolChoice {
     Tool { name: &'static str },
     Any,
+    Auto,
 }
 
 fn to_wire_request<'a>(
@@ -194,6 +276,7 @@ fn to_wire_request<'a>(
             name: &t.name,
             description: &t.description,
             input_schema: InputSchema::Given(t.parameters.json_text()),
+            cache_control: None,
         })
         .collect();
     let mut shape = AnswerShape::None;
@@ -217,6 +300,7 @@ fn to_wire_request<'a>(
             name: ANSWER_TOOL,
             description: "Give your final answer by calling this tool; its input is the answer.",
             input_schema,
+            cache_control: None,
         });
         // Without other tools the answer tool is forced; with them the model must call some
         // tool, so it can still use the real ones before answering.
@@ -226,18 +310,58 @@ fn to_wire_request<'a>(
             ToolChoice::Any
         });
     }
+    let mut messages = to_wire_messages(&request.messages);
+    let system = request.system.as_deref().filter(|s| !s.is_empty());
+    let system = if spec.prompt_cache {
+        mark_cache_breakpoints(&mut tools, &mut messages);
+        system.map(|text| {
+            System::Cached([SystemBlock {
+                kind: "text",
+                text,
+                cache_control: CacheControl::Ephemeral,
+            }])
+        })
+    } else {
+        system.map(System::Text)
+    };
+    let mut max_tokens = hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let thinking = spec.reasoning.thinking_budget_tokens.map(|budget_tokens| {
+        // The API wants room for the answer beyond the budget.
+        if max_tokens <= budget_tokens {
+            max_tokens = budget_tokens.saturating_add(DEFAULT_MAX_TOKENS);
+        }
+        // Thinking allows no forced tool (`tool` or `any`): the model must be free to think
+        // first, so the answer tool is offered, not forced.
+        if tool_choice.is_some() {
+            tool_choice = Some(ToolChoice::Auto);
+        }
+        Thinking::Enabled { budget_tokens }
+    });
     let body = WireRequest {
         model: spec.model,
-        max_tokens: hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        messages: to_wire_messages(&request.messages),
-        system: request.system.as_deref().filter(|s| !s.is_empty()),
+        max_tokens,
+        messages,
+        system,
         temperature: hints.temperature,
         top_p: hints.top_p,
         stream,
         tools,
         tool_choice,
+        thinking,
     };
     (body, shape)
+}
+
+/// The breakpoints besides the system prompt's: the last tool, and once the conversation has
+/// an answer of the model in it (a later turn), its last block.
+fn mark_cache_breakpoints(tools: &mut [WireTool<'_>], messages: &mut [WireTurn<'_>]) {
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(CacheControl::Ephemeral);
+    }
+    let later_turn = messages.iter().any(|m| m.role == "assistant");
+    if later_turn && let Some(block) = messages.last_mut().and_then(|m| m.content.last_mut()) {
+        block.mark_cached();
+    }
 }
 
 /// Maps messages to alternating user/assistant turns: consecutive messages of the same role
@@ -247,8 +371,16 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
     for message in messages {
         let (role, blocks) = match message {
             ChatMessage::User { text } => ("user", text_block(text).into_iter().collect()),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<WireRequestBlock> = text_block(text).into_iter().collect();
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                thinking,
+            } => {
+                // The turn's reasoning goes back first and unchanged, as the API requires of
+                // a tool-use turn with thinking on.
+                let mut blocks: Vec<WireRequestBlock> =
+                    thinking.iter().map(WireRequestBlock::echo).collect();
+                blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
                     id: &c.id,
                     name: &c.name,
@@ -258,6 +390,7 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
                     } else {
                         &NO_INPUT
                     },
+                    cache_control: None,
                 }));
                 ("assistant", blocks)
             }
@@ -272,6 +405,7 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
                     tool_use_id: call_id,
                     content,
                     is_error: *is_error,
+                    cache_control: None,
                 }],
             ),
         };
@@ -291,5 +425,8 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
 
 /// The API rejects empty text blocks, so empty text adds none.
 fn text_block(text: &str) -> Option<WireRequestBlock<'_>> {
-    (!text.is_empty()).then_some(WireRequestBlock::Text { text })
+    (!text.is_empty()).then_some(WireRequestBlock::Text {
+        text,
+        cache_control: None,
+    })
 }

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::types::{ChatResponse, FinishReason, ToolCall, Usage};
+use crate::types::{ChatResponse, FinishReason, ThinkingBlock, ToolCall, Usage};
 
 pub use crate::modes::ANSWER_TOOL;
 
@@ -52,6 +52,16 @@ pub(crate) enum WireBlock {
         #[serde(default)]
         input: Value,
     },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -63,9 +73,9 @@ pub(crate) struct WireUsage {
     #[serde(default)]
     pub(crate) output_tokens: Option<u64>,
     #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
 }
 
 impl WireUsage {
@@ -92,23 +102,56 @@ impl WireUsage {
 pub(crate) fn from_wire_message(message: WireMessage, answer: &AnswerShape) -> ChatResponse {
     let mut text = String::new();
     let mut calls = Vec::new();
+    let mut thinking = Vec::new();
     for block in message.content {
         match block {
             WireBlock::Text { text: t } => text.push_str(&t),
             WireBlock::ToolUse { id, name, input } => {
                 calls.push(ToolCall::from_value(id, name, input))
             }
+            WireBlock::Thinking {
+                thinking: t,
+                signature,
+            } => thinking.push(ThinkingBlock::Thinking {
+                thinking: t,
+                signature,
+            }),
+            WireBlock::RedactedThinking { data } => {
+                thinking.push(ThinkingBlock::RedactedThinking { data })
+            }
             WireBlock::Other => {}
         }
     }
-    assemble(
+    let response = assemble(
         text,
         calls,
         message.stop_reason.as_deref(),
         Some(message.usage.usage()),
         message.id,
         answer,
-    )
+    );
+    with_thinking(response, thinking)
+}
+
+/// The response with its reasoning blocks (kept to echo) and their text (its `reasoning`).
+pub(crate) fn with_thinking(
+    mut response: ChatResponse,
+    thinking: Vec<ThinkingBlock>,
+) -> ChatResponse {
+    let text: Vec<&str> = thinking
+        .iter()
+        .filter_map(|b| match b {
+            ThinkingBlock::Thinking { thinking, .. } if !thinking.is_empty() => {
+                Some(thinking.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    if !text.is_empty() {
+        response.reasoning = Some(text.join("\n"));
+    }
+    response.thinking = thinking;
+    response
 }
 
 /// Builds the response; an answer-tool call becomes the response text.
@@ -160,5 +203,6 @@ pub(crate) fn assemble(
         usage,
         request_id,
         reasoning: None,
+        thinking: Vec::new(),
     }
 }

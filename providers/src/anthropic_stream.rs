@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::anthropic_response::{ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble};
+use crate::anthropic_response::{
+    ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble, with_thinking,
+};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::transport::TrackingSink;
-use crate::types::{ChatResponse, ToolCall};
+use crate::types::{ChatResponse, ThinkingBlock, ToolCall};
 use crate::wire::{Flow, StreamDecoder, StreamEvent};
 
 #[derive(Deserialize)]
@@ -54,6 +56,16 @@ enum Delta {
         #[serde(default)]
         partial_json: String,
     },
+    #[serde(rename = "thinking_delta")]
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    #[serde(rename = "signature_delta")]
+    Signature {
+        #[serde(default)]
+        signature: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -93,6 +105,8 @@ enum PartialBlock {
         name: String,
         json: String,
     },
+    /// Reasoning, kept whole to send back (never streamed to the sink: it is not the answer).
+    Thinking(ThinkingBlock),
 }
 
 /// Assembles a streamed message from its events until `message_stop`.
@@ -148,6 +162,22 @@ impl StreamDecoder for EventDecoder {
                         let block = PartialBlock::ToolUse { id, name, json };
                         self.blocks.insert(start.index, block);
                     }
+                    WireBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => {
+                        let block = ThinkingBlock::Thinking {
+                            thinking,
+                            signature,
+                        };
+                        self.blocks
+                            .insert(start.index, PartialBlock::Thinking(block));
+                    }
+                    WireBlock::RedactedThinking { data } => {
+                        let block = ThinkingBlock::RedactedThinking { data };
+                        self.blocks
+                            .insert(start.index, PartialBlock::Thinking(block));
+                    }
                     WireBlock::Other => {}
                 }
             }
@@ -168,6 +198,14 @@ impl StreamDecoder for EventDecoder {
                         }
                         json.push_str(&partial_json);
                     }
+                    (
+                        Some(PartialBlock::Thinking(ThinkingBlock::Thinking { thinking, .. })),
+                        Delta::Thinking { thinking: more },
+                    ) => thinking.push_str(&more),
+                    (
+                        Some(PartialBlock::Thinking(ThinkingBlock::Thinking { signature, .. })),
+                        Delta::Signature { signature: more },
+                    ) => signature.push_str(&more),
                     _ => {}
                 }
             }
@@ -181,6 +219,14 @@ impl StreamDecoder for EventDecoder {
                 }
                 if delta.usage.input_tokens.is_some() {
                     self.usage.input_tokens = delta.usage.input_tokens;
+                }
+                // The final counts, when the delta repeats them (cumulative, as the API sends).
+                if delta.usage.cache_read_input_tokens.is_some() {
+                    self.usage.cache_read_input_tokens = delta.usage.cache_read_input_tokens;
+                }
+                if delta.usage.cache_creation_input_tokens.is_some() {
+                    self.usage.cache_creation_input_tokens =
+                        delta.usage.cache_creation_input_tokens;
                 }
             }
             "message_stop" => {
@@ -219,18 +265,24 @@ impl StreamDecoder for EventDecoder {
             ));
         }
         let mut calls = Vec::new();
+        let mut thinking = Vec::new();
         for block in self.blocks.into_values() {
-            if let PartialBlock::ToolUse { id, name, json } = block {
-                calls.push(ToolCall::from_raw_arguments(id, name, &json));
+            match block {
+                PartialBlock::ToolUse { id, name, json } => {
+                    calls.push(ToolCall::from_raw_arguments(id, name, &json));
+                }
+                PartialBlock::Thinking(block) => thinking.push(block),
+                PartialBlock::Text => {}
             }
         }
-        Ok(assemble(
+        let response = assemble(
             self.text,
             calls,
             self.stop_reason.as_deref(),
             Some(self.usage.usage()),
             self.message_id,
             &self.answer,
-        ))
+        );
+        Ok(with_thinking(response, thinking))
     }
 }

@@ -129,13 +129,7 @@ impl EnvProvider {
             Some(name) => ProviderKind::parse(&name).ok_or(EnvError::UnknownProvider(name))?,
             None => detect_kind(&get)?,
         };
-        let (key_var, url_var) = match kind {
-            ProviderKind::Anthropic => (Some(ANTHROPIC_API_KEY), Some(ANTHROPIC_BASE_URL)),
-            ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-                (Some(OPENAI_API_KEY), Some(OPENAI_BASE_URL))
-            }
-            ProviderKind::Ollama => (None, None),
-        };
+        let key_var = key_var(kind);
         let key = key_var.and_then(|var| get(var).map(|v| (SecretString::from(v), var)));
         if key.is_none()
             && kind.requires_credential()
@@ -143,12 +137,7 @@ impl EnvProvider {
         {
             return Err(EnvError::Missing { kind, var });
         }
-        let base_url = match kind {
-            ProviderKind::Ollama => get(OLLAMA_HOST)
-                .map(|host| ollama_base_url(&host))
-                .transpose()?,
-            _ => url_var.and_then(|var| get(var).map(|v| v.trim().to_owned())),
-        };
+        let base_url = base_url_from_lookup(kind, &get)?;
         if base_url.is_none() && kind.default_base_url().is_none() {
             return Err(EnvError::Missing {
                 kind,
@@ -191,11 +180,7 @@ impl EnvProvider {
             .as_deref()
             .or(default_model)
             .ok_or(EnvError::MissingModel(self.kind))?;
-        let url_var = match self.kind {
-            ProviderKind::Anthropic => ANTHROPIC_BASE_URL,
-            ProviderKind::Ollama => OLLAMA_HOST,
-            ProviderKind::Openai | ProviderKind::OpenaiCompatible => OPENAI_BASE_URL,
-        };
+        let url_var = base_url_var(self.kind);
         let mut spec =
             ProviderSpec::new(self.kind, model, self.base_url.as_deref()).map_err(|e| match e {
                 ConfigError::Missing("model") => EnvError::MissingModel(self.kind),
@@ -211,6 +196,43 @@ impl EnvProvider {
             };
         }
         Ok(spec)
+    }
+}
+
+/// The variable a key of `kind` is read from in the standard environment (`OPENAI_API_KEY` for
+/// both OpenAI kinds, as the OpenAI SDKs read it; `ANTHROPIC_API_KEY`; none for Ollama).
+pub fn key_var(kind: ProviderKind) -> Option<&'static str> {
+    match kind {
+        ProviderKind::Anthropic => Some(ANTHROPIC_API_KEY),
+        ProviderKind::Openai | ProviderKind::OpenaiCompatible => Some(OPENAI_API_KEY),
+        ProviderKind::Ollama => None,
+    }
+}
+
+/// The variable the standard environment names `kind`'s endpoint with.
+pub fn base_url_var(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => ANTHROPIC_BASE_URL,
+        ProviderKind::Ollama => OLLAMA_HOST,
+        ProviderKind::Openai | ProviderKind::OpenaiCompatible => OPENAI_BASE_URL,
+    }
+}
+
+/// The base URL the standard environment gives `kind` (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+/// or `OLLAMA_HOST` read as the Ollama CLI reads it); `None` when the variable is unset or
+/// empty. The same rule [`EnvProvider`] applies, for callers that chose the kind themselves (the
+/// CLI's `--provider KIND`).
+pub fn base_url_from_lookup(
+    kind: ProviderKind,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, EnvError> {
+    let var = base_url_var(kind);
+    let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) else {
+        return Ok(None);
+    };
+    match kind {
+        ProviderKind::Ollama => ollama_base_url(&value).map(Some),
+        _ => Ok(Some(value.trim().to_owned())),
     }
 }
 

@@ -199,3 +199,47 @@ fn debug_and_errors_never_show_the_key() {
     assert!(!error.to_string().contains(KEY), "{error}");
     assert!(error.to_string().contains(OPENAI_BASE_URL), "{error}");
 }
+
+#[test]
+fn the_base_url_of_a_chosen_kind_comes_from_its_own_variable() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let all = env(&[
+        ("OPENAI_BASE_URL", " http://127.0.0.1:8000/v1 "),
+        ("ANTHROPIC_BASE_URL", "http://gateway:9000"),
+        ("OLLAMA_HOST", ":1234"),
+    ]);
+    let url = |kind| base_url_from_lookup(kind, &all).unwrap();
+    assert_eq!(
+        url(ProviderKind::OpenaiCompatible).as_deref(),
+        Some("http://127.0.0.1:8000/v1")
+    );
+    assert_eq!(
+        url(ProviderKind::Openai).as_deref(),
+        Some("http://127.0.0.1:8000/v1")
+    );
+    assert_eq!(
+        url(ProviderKind::Anthropic).as_deref(),
+        Some("http://gateway:9000")
+    );
+    assert_eq!(
+        url(ProviderKind::Ollama).as_deref(),
+        Some("http://127.0.0.1:1234")
+    );
+    let empty = env(&[("OLLAMA_HOST", "  ")]);
+    assert_eq!(base_url_from_lookup(ProviderKind::Ollama, &empty), Ok(None));
+    let bad = env(&[("OLLAMA_HOST", "h:99999")]);
+    assert!(matches!(
+        base_url_from_lookup(ProviderKind::Ollama, &bad),
+        Err(EnvError::Invalid {
+            var: "OLLAMA_HOST",
+            ..
+        })
+    ));
+}

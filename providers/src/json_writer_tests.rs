@@ -8,7 +8,9 @@ use serde::Serialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use crate::types::{ChatMessage, ChatRequest, Hints, ResponseSchema, ToolCall, ToolSpec};
+use crate::types::{
+    ChatMessage, ChatRequest, Hints, Reasoning, ResponseSchema, ThinkingBlock, ToolCall, ToolSpec,
+};
 use crate::wire::{Wire, WireSettings};
 use skillet_json::*;
 
@@ -146,6 +148,15 @@ fn request() -> ChatRequest {
         messages: vec![
             ChatMessage::user(awkward()),
             ChatMessage::Assistant {
+                thinking: vec![
+                    ThinkingBlock::Thinking {
+                        thinking: awkward(),
+                        signature: "sig+/=".into(),
+                    },
+                    ThinkingBlock::RedactedThinking {
+                        data: "EmwKAhgB".into(),
+                    },
+                ],
                 text: String::new(),
                 tool_calls: vec![call],
             },
@@ -174,13 +185,25 @@ fn request() -> ChatRequest {
 fn body_matches<W: Wire>() {
     let request = request();
     let hints = Hints::default();
-    for official_openai in [false, true] {
+    let reasoning = Reasoning {
+        reasoning_effort: Some("high".into()),
+        thinking_budget_tokens: Some(2048),
+        think: Some(true),
+    };
+    let none = Reasoning::default();
+    for (official_openai, prompt_cache, reasoning) in [
+        (false, false, &none),
+        (true, false, &reasoning),
+        (false, true, &reasoning),
+    ] {
         let settings = WireSettings {
             model: "m",
             api_key: None,
             default_hints: &hints,
             anthropic_version: "2023-06-01",
             official_openai,
+            prompt_cache,
+            reasoning,
         };
         for stream in [false, true] {
             let plan = crate::modes::TurnPlan::enforcing(&request);

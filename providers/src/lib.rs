@@ -66,6 +66,8 @@
 pub mod anthropic;
 mod anthropic_response;
 mod anthropic_stream;
+#[cfg(test)]
+mod anthropic_thinking_tests;
 mod error;
 mod frames;
 mod from_env;
@@ -78,6 +80,7 @@ mod kind;
 mod mode_names;
 mod modes;
 mod ollama;
+mod ollama_tags;
 mod openai;
 mod openai_request;
 mod policy;
@@ -101,7 +104,10 @@ pub use policy::{
 };
 pub use pool::{ProviderPool, build_provider};
 
-pub use from_env::{EnvError, EnvProvider, ollama_base_url};
+pub use from_env::{
+    EnvError, EnvProvider, base_url_from_lookup, base_url_var, key_var, ollama_base_url,
+};
+pub use ollama_tags::{OllamaModelsError, ollama_models};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use kind::ProviderKind;
@@ -113,6 +119,6 @@ pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeo
 pub use text_reply::find_json_value;
 pub use transport::POOL_MAX_IDLE_PER_HOST;
 pub use types::{
-    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ResponseSchema, StreamSink,
-    ToolCall, ToolSpec, TurnPhase, Usage,
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, REASONING_EFFORTS, Reasoning,
+    ResponseSchema, StreamSink, ThinkingBlock, ToolCall, ToolSpec, TurnPhase, Usage,
 };

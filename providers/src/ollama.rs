@@ -93,6 +93,8 @@ pub(crate) struct WireRequest<'a> {
     format: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "WireOptions::is_empty")]
     options: WireOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -182,7 +184,9 @@ fn to_wire_request<'a>(
     for m in &request.messages {
         messages.push(match m {
             ChatMessage::User { text } => message("user", Cow::Borrowed(text)),
-            ChatMessage::Assistant { text, tool_calls } => WireRequestMessage {
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => WireRequestMessage {
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireRequestToolCall {
@@ -240,6 +244,7 @@ fn to_wire_request<'a>(
             num_predict: hints.max_tokens,
             seed: hints.seed,
         },
+        think: spec.reasoning.think,
     }
 }
 
@@ -364,6 +369,7 @@ impl StreamDecoder for LineDecoder {
             usage: self.usage,
             request_id: None,
             reasoning: None,
+            thinking: Vec::new(),
         })
     }
 }

@@ -171,6 +171,7 @@ fn from_wire_response(
         usage: response.usage.map(usage),
         request_id: Some(response.id),
         reasoning: None,
+        thinking: Vec::new(),
     })
 }
 
@@ -330,6 +331,7 @@ impl StreamDecoder for ChunkDecoder {
             usage: self.usage,
             request_id: self.response_id,
             reasoning: None,
+            thinking: Vec::new(),
         })
     }
 }

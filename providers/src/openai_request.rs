@@ -30,6 +30,8 @@ pub(crate) struct ChatCompletionBody<'a> {
     messages: Messages<'a>,
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat<'a>>,
@@ -112,6 +114,7 @@ impl<'a> ChatCompletionBody<'a> {
                 history: &request.messages,
             },
             model: spec.model,
+            reasoning_effort: spec.reasoning.reasoning_effort.as_deref(),
             max_completion_tokens: hints.max_tokens.filter(|_| official),
             response_format: ResponseFormat::for_plan(plan),
             stream: stream.then_some(true),
@@ -171,7 +174,9 @@ enum Message<'a> {
 fn message(message: &ChatMessage) -> Message<'_> {
     match message {
         ChatMessage::User { text } => Message::User { content: text },
-        ChatMessage::Assistant { text, tool_calls } => Message::Assistant {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => Message::Assistant {
             // An assistant turn with neither text nor calls still says `content: ""`.
             content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
             tool_calls: (!tool_calls.is_empty()).then_some(ToolCalls(tool_calls)),

@@ -100,7 +100,9 @@ fn to_wire_message(message: &ChatMessage) -> ChatCompletionRequestMessage {
                 name: None,
             })
         }
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             let calls: Vec<ChatCompletionMessageToolCalls> = tool_calls
                 .iter()
                 .map(|c| {
@@ -149,11 +151,13 @@ fn rich_request() -> ChatRequest {
         messages: vec![
             ChatMessage::user("compute <6 * 7> + 1\t\u{0001}"),
             ChatMessage::Assistant {
+                thinking: Vec::new(),
                 text: String::new(),
                 tool_calls: vec![call("c1", r#"{"op":"mul","a":6,"b":7.5,"s":"q\"x"}"#)],
             },
             ChatMessage::tool_result("c1", "calc", "42"),
             ChatMessage::Assistant {
+                thinking: Vec::new(),
                 text: "thinking aloud".into(),
                 tool_calls: vec![call("c2", "{not json"), call("c3", "[1,2]"), call("c4", "")],
             },

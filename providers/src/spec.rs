@@ -21,6 +21,10 @@
 //! | `max_tokens`, `temperature`, `top_p`, `seed` | number | unset | default [`Hints`] for requests that set none |
 //! | `anthropic_version` | string | `2023-06-01` | `anthropic-version` header (Anthropic only) |
 //! | `http2_prior_knowledge` | boolean | `false` | speak HTTP/2 from the first byte, without negotiating it (`h2c` on `http://`): every call to the host multiplexes over one connection instead of one connection per call in flight. Only for servers that accept it (mock-llm, vLLM behind an HTTP/2 proxy, gateways); `https://` hosts negotiate HTTP/2 by ALPN without it |
+//! | `reasoning_effort` | string | unset | OpenAI kinds: `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`) for reasoning models |
+//! | `thinking_budget_tokens` | integer ≥ 1024 | unset | Anthropic: extended thinking with this budget; `max_tokens` is raised above it when it is not, the answer tool is offered rather than forced (the API allows no forced tool with thinking), and the thinking blocks go back unchanged with the turn's tool calls |
+//! | `think` | boolean | unset | Ollama: `think` for thinking models |
+//! | `prompt_cache` | boolean | `true` | mark the prompt's stable prefix for the provider's prompt cache: Anthropic `cache_control` breakpoints on the system prompt, the last tool and (from the second turn) the conversation so far. OpenAI and Ollama cache without being asked; the flag changes nothing there |
 //!
 //! Unknown keys are rejected, so a typo does not silently fall back to a default.
 //!
@@ -41,7 +45,7 @@ use serde_json::{Map, Value};
 
 use crate::kind::ProviderKind;
 use crate::modes::{OutputMode, ToolMode};
-use crate::types::Hints;
+use crate::types::{Hints, REASONING_EFFORTS, Reasoning};
 use crate::wire::WireSettings;
 
 /// HTTP timeouts. The call's overall deadline is separate (per call, in
@@ -133,6 +137,10 @@ pub struct ProviderSpec {
     /// Send HTTP/2 without negotiating it (`h2c` on plain `http://`); such specs share the
     /// pool's second client.
     pub http2_prior_knowledge: bool,
+    /// Mark the stable prefix for the provider's prompt cache (`prompt_cache`, default on).
+    pub prompt_cache: bool,
+    /// How much the model reasons (`reasoning_effort`, `thinking_budget_tokens`, `think`).
+    pub reasoning: Reasoning,
     /// How the answer's schema is sent (`structured_output`; `auto` negotiates).
     pub output_mode: OutputMode,
     /// How tools are offered (`tool_calling`; `auto` negotiates).
@@ -188,6 +196,10 @@ const KNOWN_KEYS: &[&str] = &[
     "seed",
     "anthropic_version",
     "http2_prior_knowledge",
+    "prompt_cache",
+    "reasoning_effort",
+    "thinking_budget_tokens",
+    "think",
     "structured_output",
     "tool_calling",
 ];
@@ -210,6 +222,8 @@ impl ProviderSpec {
             default_hints: &self.default_hints,
             anthropic_version: &self.anthropic_version,
             official_openai: self.kind == ProviderKind::Openai,
+            prompt_cache: self.prompt_cache,
+            reasoning: &self.reasoning,
         }
     }
 
@@ -243,6 +257,8 @@ impl ProviderSpec {
             default_hints: Hints::default(),
             anthropic_version: "2023-06-01".to_owned(),
             http2_prior_knowledge: false,
+            prompt_cache: true,
+            reasoning: Reasoning::default(),
             output_mode: OutputMode::Auto,
             tool_mode: ToolMode::Auto,
         })
@@ -311,6 +327,38 @@ impl ProviderSpec {
             spec.http2_prior_knowledge = flag
                 .as_bool()
                 .ok_or_else(|| invalid("http2_prior_knowledge", "expected true or false"))?;
+        }
+        if let Some(flag) = config.get("prompt_cache") {
+            spec.prompt_cache = flag
+                .as_bool()
+                .ok_or_else(|| invalid("prompt_cache", "expected true or false"))?;
+        }
+        if let Some(effort) = get_str(config, "reasoning_effort")? {
+            if !REASONING_EFFORTS.contains(&effort) {
+                return Err(invalid(
+                    "reasoning_effort",
+                    &format!("expected one of {}", REASONING_EFFORTS.join(", ")),
+                ));
+            }
+            spec.reasoning.reasoning_effort = Some(effort.to_owned());
+        }
+        if let Some(budget) = config.get("thinking_budget_tokens") {
+            let budget = budget
+                .as_u64()
+                .filter(|n| (1024..=u64::from(u32::MAX)).contains(n))
+                .ok_or_else(|| {
+                    invalid(
+                        "thinking_budget_tokens",
+                        "expected an integer of at least 1024",
+                    )
+                })?;
+            spec.reasoning.thinking_budget_tokens = Some(budget as u32);
+        }
+        if let Some(flag) = config.get("think") {
+            spec.reasoning.think = Some(
+                flag.as_bool()
+                    .ok_or_else(|| invalid("think", "expected true or false"))?,
+            );
         }
         if let Some(mode) = get_str(config, "structured_output")? {
             spec.output_mode = OutputMode::parse(mode).ok_or_else(|| {
@@ -414,6 +462,8 @@ impl fmt::Debug for ProviderSpec {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("retry", &self.retry)
             .field("default_hints", &self.default_hints)
+            .field("prompt_cache", &self.prompt_cache)
+            .field("reasoning", &self.reasoning)
             .field("output_mode", &self.output_mode)
             .field("tool_mode", &self.tool_mode)
             .finish()
@@ -429,7 +479,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 12)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 15)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -439,7 +489,10 @@ impl Serialize for ProviderSpec {
         s.serialize_field("headers", &headers)?;
         s.serialize_field("retry", &self.retry)?;
         s.serialize_field("default_hints", &self.default_hints)?;
+        s.serialize_field("anthropic_version", &self.anthropic_version)?;
         s.serialize_field("http2_prior_knowledge", &self.http2_prior_knowledge)?;
+        s.serialize_field("prompt_cache", &self.prompt_cache)?;
+        s.serialize_field("reasoning", &self.reasoning)?;
         s.serialize_field("structured_output", &self.output_mode)?;
         s.serialize_field("tool_calling", &self.tool_mode)?;
         s.end()

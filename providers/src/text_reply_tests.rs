@@ -23,6 +23,7 @@ fn request(schema: bool) -> ChatRequest {
 
 fn reply(text: &str) -> ChatResponse {
     ChatResponse {
+        thinking: Vec::new(),
         text: text.into(),
         tool_calls: Vec::new(),
         finish_reason: FinishReason::Stop,
@@ -119,6 +120,7 @@ fn a_model_that_writes_its_call_instead_of_using_native_tools_still_calls() {
 fn missing_and_repeated_ids_are_made_unique_in_the_conversation() {
     let mut req = request(true);
     req.messages.push(ChatMessage::Assistant {
+        thinking: Vec::new(),
         text: String::new(),
         tool_calls: vec![ToolCall::from_value(
             "call_0".into(),

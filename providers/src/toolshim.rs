@@ -33,9 +33,9 @@ pub(crate) fn prompted_request(request: &ChatRequest) -> ChatRequest {
     let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
         let text_form = match message {
-            ChatMessage::Assistant { text, tool_calls } if !tool_calls.is_empty() => {
-                ChatMessage::assistant(calls_as_text(text, tool_calls))
-            }
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } if !tool_calls.is_empty() => ChatMessage::assistant(calls_as_text(text, tool_calls)),
             ChatMessage::ToolResult {
                 name,
                 content,
@@ -218,6 +218,7 @@ mod tests {
             messages: vec![
                 ChatMessage::user("{\"items\":[1,2]}"),
                 ChatMessage::Assistant {
+                    thinking: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "call_0".into(),

@@ -50,6 +50,45 @@ pub enum TurnPhase {
     Answer,
 }
 
+/// How much the model reasons before it answers, in each API's own terms (`provider_config`
+/// keys; each is sent only to the API that has it, and only when set).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Reasoning {
+    /// OpenAI `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Anthropic extended thinking with this budget (`thinking: {type: enabled,
+    /// budget_tokens}`; the API's minimum is 1024).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget_tokens: Option<u32>,
+    /// Ollama `think`: whether a thinking model thinks (its reasoning comes back apart from
+    /// the answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think: Option<bool>,
+}
+
+/// The values `reasoning_effort` takes.
+pub const REASONING_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
+
+/// A reasoning block of the model's that goes back to the API exactly as it came (Anthropic
+/// extended thinking: the text and its signature, or the encrypted redacted block).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ThinkingBlock {
+    /// A `thinking` block: the reasoning text and the signature that vouches for it.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The API's signature of the text (opaque, sent back unchanged).
+        signature: String,
+    },
+    /// A `redacted_thinking` block: reasoning the API encrypted.
+    RedactedThinking {
+        /// The encrypted reasoning (opaque, sent back unchanged).
+        data: String,
+    },
+}
+
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
@@ -65,6 +104,10 @@ pub enum ChatMessage {
         text: String,
         /// The tool calls the model made in that turn.
         tool_calls: Vec<ToolCall>,
+        /// The reasoning blocks the API asks to get back unchanged with the turn (Anthropic
+        /// extended thinking on tool-use turns); empty elsewhere.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thinking: Vec<ThinkingBlock>,
     },
     /// The result of one tool call, answered back to the model.
     ToolResult {
@@ -90,6 +133,7 @@ impl ChatMessage {
         ChatMessage::Assistant {
             text: text.into(),
             tool_calls: Vec::new(),
+            thinking: Vec::new(),
         }
     }
 
@@ -307,6 +351,10 @@ pub struct ChatResponse {
     /// reasoning field), kept out of `text`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// The reasoning blocks to send back with this turn when it is continued
+    /// ([`ChatMessage::Assistant`]'s `thinking`); empty unless the API has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<ThinkingBlock>,
 }
 
 /// Receives text as the model produces it. Called only when the call streams (a sink is set).

@@ -35,6 +35,10 @@ pub(crate) struct WireSettings<'a> {
     pub(crate) anthropic_version: &'a str,
     /// The endpoint is OpenAI's own API, not an OpenAI-compatible server.
     pub(crate) official_openai: bool,
+    /// Mark the prompt's stable prefix for the provider's cache (where the API is asked to).
+    pub(crate) prompt_cache: bool,
+    /// How much the model reasons (each wire sends its own API's setting).
+    pub(crate) reasoning: &'a crate::types::Reasoning,
 }
 
 pub(crate) struct KindInfo {

@@ -71,6 +71,7 @@ impl StreamDecoder for Decoder {
             return Err(ProviderError::truncated("no done line", sink.delivered()));
         }
         Ok(ChatResponse {
+            thinking: Vec::new(),
             text: self.text,
             tool_calls: Vec::new(),
             finish_reason: FinishReason::Stop,

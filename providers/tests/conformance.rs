@@ -107,6 +107,7 @@ macro_rules! provider_suite {
                     request.messages.push(ChatMessage::Assistant {
                         text: first.text.clone(),
                         tool_calls: first.tool_calls.clone(),
+                        thinking: Vec::new(),
                     });
                     request.messages.push(ChatMessage::tool_result(
                         call.id.clone(),
@@ -520,6 +521,7 @@ macro_rules! provider_suite {
                         arguments: json!({"city": "Oslo"}),
                         invalid_arguments: None,
                     }],
+                    thinking: Vec::new(),
                 });
                 request
                     .messages

@@ -8,8 +8,13 @@
 //! # Which provider a command uses ([`ProviderChoice::resolve`])
 //! 1. `--provider P` (or `SKILLET_PROVIDER`): the `[providers.P]` table when there is one;
 //!    otherwise `P` is a kind (`openai`, `openai-compatible`, `ollama`, `anthropic`, `mock`) and
-//!    the provider is made from `--model` / `--base-url`, with the key from `OPENAI_API_KEY`
-//!    (openai) or `ANTHROPIC_API_KEY` (anthropic).
+//!    the provider is made from `--model` / `--base-url` and the standard environment: the key
+//!    from `OPENAI_API_KEY` (both OpenAI kinds; required by `openai`) or `ANTHROPIC_API_KEY`,
+//!    the endpoint (unless `--base-url`) from `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or
+//!    `OLLAMA_HOST` (read as the Ollama CLI reads it: `127.0.0.1:9`, `http://h`, `:1234`,
+//!    `0.0.0.0` for this machine; `skillet_providers::ollama_base_url`). `--provider ollama`
+//!    without a model fails with the models the server has
+//!    ([`ProviderChoice::resolve_listing_models`]), or with the URL where nothing answered.
 //! 2. else `default_provider`; else the only configured provider.
 //! 3. else the **embedded mock** (mock-llm in-process): nothing configured.
 //!
@@ -21,7 +26,7 @@ use std::path::PathBuf;
 use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use skillet_providers::ProviderKind;
+use skillet_providers::{EnvError, ProviderKind};
 
 use super::{Config, ConfigError};
 use skillet_protocol::{Credentials, LLMConfig};
@@ -218,8 +223,51 @@ pub enum ProviderChoice {
 }
 
 impl ProviderChoice {
-    /// Applies the rules of the module docs.
+    /// Applies the rules of the module docs, reading the process environment.
     pub fn resolve(config: &Config, shortcuts: &ProviderShortcuts) -> Result<Self, ConfigError> {
+        Self::resolve_with_env(config, shortcuts, &|name| std::env::var(name).ok())
+    }
+
+    /// [`ProviderChoice::resolve`]; when `--provider ollama` names no model, the error lists the
+    /// models the server has (`GET /api/tags`), or names the URL where nothing answered and
+    /// `ollama serve`.
+    pub async fn resolve_listing_models(
+        config: &Config,
+        shortcuts: &ProviderShortcuts,
+    ) -> Result<Self, ConfigError> {
+        let lookup = |name: &str| std::env::var(name).ok();
+        match Self::ad_hoc_ollama_without_model(config, shortcuts, &lookup) {
+            Some(base_url) => Err(no_ollama_model(&base_url?).await),
+            None => Self::resolve_with_env(config, shortcuts, &lookup),
+        }
+    }
+
+    /// The base URL of an ad-hoc `--provider ollama` given no model (`None`: any other case).
+    fn ad_hoc_ollama_without_model(
+        config: &Config,
+        shortcuts: &ProviderShortcuts,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Result<String, ConfigError>> {
+        let name = shortcuts.provider.as_deref()?;
+        if shortcuts.model.is_some()
+            || config.providers.contains_key(name)
+            || ProviderEntryKind::parse(name) != Some(ProviderEntryKind::Real(ProviderKind::Ollama))
+        {
+            return None;
+        }
+        Some(match &shortcuts.base_url {
+            Some(url) => Ok(url.clone()),
+            None => env_base_url(ProviderKind::Ollama, lookup)
+                .map(|url| url.unwrap_or_else(|| "http://127.0.0.1:11434".to_owned())),
+        })
+    }
+
+    /// [`ProviderChoice::resolve`] with the standard variables read through `lookup`.
+    pub fn resolve_with_env(
+        config: &Config,
+        shortcuts: &ProviderShortcuts,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
         let invalid = |key: &str, reason: String| ConfigError::Invalid {
             path: "command line".into(),
             key: key.into(),
@@ -242,7 +290,12 @@ impl ProviderChoice {
                         )
                     })?;
                     let mut entry = ProviderEntry::new(kind);
-                    entry.api_key_env = kind.conventional_key_env().map(str::to_owned);
+                    if let ProviderEntryKind::Real(real) = kind {
+                        entry.api_key_env = ad_hoc_key_env(real, lookup);
+                        if shortcuts.base_url.is_none() {
+                            entry.base_url = env_base_url(real, lookup)?;
+                        }
+                    }
                     ad_hoc = true;
                     (kind.as_str().to_owned(), entry)
                 }
@@ -317,6 +370,60 @@ impl ProviderChoice {
             }
             ProviderChoice::EmbeddedMock { .. } => "embedded mock-llm".to_owned(),
         }
+    }
+}
+
+/// The key variable of an ad-hoc provider: the kind's conventional one when the kind needs a
+/// key (so a missing key is reported by name), else the standard one only when it is set
+/// (`openai-compatible` servers take `OPENAI_API_KEY` as the OpenAI SDKs send it).
+fn ad_hoc_key_env(kind: ProviderKind, lookup: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if let Some(var) = kind.conventional_key_env() {
+        return Some(var.to_owned());
+    }
+    let var = skillet_providers::key_var(kind)?;
+    lookup(var)
+        .is_some_and(|v| !v.trim().is_empty())
+        .then(|| var.to_owned())
+}
+
+/// The endpoint the standard environment gives `kind` (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+/// `OLLAMA_HOST`), an unusable value reported under the variable's name.
+fn env_base_url(
+    kind: ProviderKind,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, ConfigError> {
+    skillet_providers::base_url_from_lookup(kind, lookup).map_err(|e| {
+        let reason = match e {
+            EnvError::Invalid { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        ConfigError::Invalid {
+            path: "environment".into(),
+            key: skillet_providers::base_url_var(kind).into(),
+            reason,
+        }
+    })
+}
+
+/// The error of `--provider ollama` without a model: what the server at `base_url` has, or
+/// that nothing answers there.
+async fn no_ollama_model(base_url: &str) -> ConfigError {
+    let reason = match skillet_providers::ollama_models(base_url).await {
+        Ok(models) if models.is_empty() => format!(
+            "required with --provider ollama; the server at {base_url} has no models yet \
+             (`ollama pull llama3.2`, then --model llama3.2)"
+        ),
+        Ok(models) => format!(
+            "required with --provider ollama; the server at {base_url} has: {} (choose one \
+             with --model NAME)",
+            models.join(", ")
+        ),
+        Err(e) => format!("required with --provider ollama, and {e}"),
+    };
+    ConfigError::Invalid {
+        path: "command line".into(),
+        key: "--model".into(),
+        reason,
     }
 }
 

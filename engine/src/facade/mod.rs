@@ -94,7 +94,8 @@
 //!         };
 //!         let answer = serde_json::json!({"summary": prompt, "key_points": ["echoed"]});
 //!         Ok(ChatResponse { text: answer.to_string(), tool_calls: vec![],
-//!             finish_reason: FinishReason::Stop, usage: None, request_id: None, reasoning: None })
+//!             finish_reason: FinishReason::Stop, usage: None, request_id: None, reasoning: None,
+//!             thinking: vec![] })
 //!     }
 //! }
 //!

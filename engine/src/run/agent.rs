@@ -99,6 +99,7 @@ impl RunState {
                     input_tokens: Some(reported.input_tokens),
                     output_tokens: Some(reported.output_tokens),
                     cached_input_tokens: reported.cached_input_tokens,
+                    cache_creation_input_tokens: reported.cache_creation_input_tokens,
                     reasoning_tokens: reported.reasoning_tokens,
                 }
             }
@@ -282,6 +283,8 @@ impl TurnLoop<'_> {
             messages.push(ChatMessage::Assistant {
                 text: response.text,
                 tool_calls: calls.clone(),
+                // Sent back unchanged with the calls' results (Anthropic extended thinking).
+                thinking: response.thinking,
             });
             let threshold = self.limits.tool_loop_threshold;
             for call in &calls {

@@ -45,7 +45,7 @@ use crate::protocol::{
     SkillResult, SkillStatus, TokenUsage, TurnUsage,
 };
 use crate::skill::{Implementation, RegisteredSkill};
-use crate::telemetry::{Pricing, metrics, propagation};
+use crate::telemetry::{Pricing, TokenCounts, metrics, propagation};
 
 /// What preflight established for a call that will run.
 struct Prepared {
@@ -388,8 +388,9 @@ impl ExecutorInner {
             }
             let turns = state.take_turn_usage();
             let cached_input = reported_sum(&turns, |t| t.cached_input_tokens);
+            let cache_creation = reported_sum(&turns, |t| t.cache_creation_input_tokens);
             let reasoning = reported_sum(&turns, |t| t.reasoning_tokens);
-            spans::record_usage_breakdown(&span, cached_input, None, reasoning);
+            spans::record_usage_breakdown(&span, cached_input, cache_creation, reasoning);
             let cost = estimate_cost(&self.pricing, &turns);
             if let Some(cost) = &cost {
                 span.record(
@@ -401,6 +402,7 @@ impl ExecutorInner {
                 input_tokens: known.then_some(input),
                 output_tokens: known.then_some(output),
                 cached_input_tokens: cached_input,
+                cache_creation_input_tokens: cache_creation,
                 reasoning_tokens: reasoning,
                 turns,
                 cost,
@@ -490,9 +492,12 @@ fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate>
         // A turn of unknown usage has an unknown cost, and so has the call.
         let cost = pricing.cost(
             &turn.model,
-            turn.input_tokens?,
-            turn.cached_input_tokens.unwrap_or(0),
-            turn.output_tokens?,
+            TokenCounts {
+                input: turn.input_tokens?,
+                cache_read: turn.cached_input_tokens.unwrap_or(0),
+                cache_write: turn.cache_creation_input_tokens.unwrap_or(0),
+                output: turn.output_tokens?,
+            },
         )?;
         match &mut total {
             None => {

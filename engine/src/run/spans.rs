@@ -34,6 +34,7 @@ pub(crate) fn invoke_agent(skill: &str, req_id: &str, correlation_id: &str) -> S
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.usage.reasoning.output_tokens = Empty,
         error.type = Empty,
         skillet.request.id = req_id,

@@ -171,6 +171,7 @@ impl Metrics {
             ("input", Some(usage.input_tokens)),
             ("output", Some(usage.output_tokens)),
             ("cached_input", usage.cached_input_tokens),
+            ("cache_creation_input", usage.cache_creation_input_tokens),
             ("reasoning", usage.reasoning_tokens),
         ];
         for (direction, n) in counts {

@@ -14,7 +14,7 @@ pub mod metrics;
 pub mod pricing;
 pub mod propagation;
 
-pub use pricing::{ModelPrice, Pricing};
+pub use pricing::{ModelPrice, Pricing, TokenCounts};
 
 /// The call metadata key naming who asked for the call (an identity id, never a secret): set
 /// only by the host core after authentication, recorded as the call span's `enduser.id`.

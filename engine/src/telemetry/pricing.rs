@@ -18,9 +18,14 @@ pub struct ModelPrice {
     pub input_per_million: f64,
     /// Price of one million output (generated) tokens, reasoning included.
     pub output_per_million: f64,
-    /// Price of one million cached input tokens (default: the input price).
+    /// Price of one million cached input tokens, read from the cache (default: the input
+    /// price).
     #[serde(default)]
     pub cached_input_per_million: Option<f64>,
+    /// Price of one million input tokens written to the cache (Anthropic charges writes above
+    /// the input price; default: the input price).
+    #[serde(default)]
+    pub cache_write_input_per_million: Option<f64>,
     /// ISO 4217 code or any label the host uses (default `USD`).
     #[serde(default = "default_currency")]
     pub currency: String,
@@ -35,6 +40,19 @@ fn default_currency() -> String {
 #[serde(transparent)]
 pub struct Pricing {
     models: BTreeMap<String, ModelPrice>,
+}
+
+/// The tokens of one response, as priced: `cache_read` and `cache_write` are parts of `input`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Prompt tokens, cached ones included.
+    pub input: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write: u64,
+    /// Generated tokens.
+    pub output: u64,
 }
 
 /// What a call's tokens cost by the host's price list.
@@ -59,20 +77,17 @@ impl Pricing {
         self.models.is_empty()
     }
 
-    /// The estimate for `model` (None when it has no price). `cached_input` is the part of
-    /// `input` served from a cache.
-    pub fn cost(&self, model: &str, input: u64, cached_input: u64, output: u64) -> Option<Cost> {
+    /// The estimate for `model` (None when it has no price).
+    pub fn cost(&self, model: &str, tokens: TokenCounts) -> Option<Cost> {
         let price = self.models.get(model)?;
-        let cached = cached_input.min(input);
+        let read = tokens.cache_read.min(tokens.input);
+        let written = tokens.cache_write.min(tokens.input - read);
         let per = |tokens: u64, per_million: f64| tokens as f64 * per_million / 1_000_000.0;
-        let amount = per(input - cached, price.input_per_million)
-            + per(
-                cached,
-                price
-                    .cached_input_per_million
-                    .unwrap_or(price.input_per_million),
-            )
-            + per(output, price.output_per_million);
+        let or_input = |p: Option<f64>| p.unwrap_or(price.input_per_million);
+        let amount = per(tokens.input - read - written, price.input_per_million)
+            + per(read, or_input(price.cached_input_per_million))
+            + per(written, or_input(price.cache_write_input_per_million))
+            + per(tokens.output, price.output_per_million);
         Some(Cost {
             amount,
             currency: price.currency.clone(),
@@ -97,18 +112,42 @@ mod tests {
         .unwrap()
     }
 
+    fn tokens(input: u64, cache_read: u64, cache_write: u64, output: u64) -> TokenCounts {
+        TokenCounts {
+            input,
+            cache_read,
+            cache_write,
+            output,
+        }
+    }
+
     #[test]
     fn cost_charges_cached_input_at_its_own_price() {
         let cost = prices()
-            .cost("gpt-test", 1_000_000, 500_000, 250_000)
+            .cost("gpt-test", tokens(1_000_000, 500_000, 0, 250_000))
             .unwrap();
         assert!((cost.amount - (1.0 + 0.25 + 2.0)).abs() < 1e-9, "{cost:?}");
         assert_eq!(cost.currency, "EUR");
     }
 
     #[test]
+    fn cache_writes_cost_their_own_price_or_else_the_input_price() {
+        let mut list = prices();
+        // 400k uncached, 500k read, 100k written, no output.
+        let counts = tokens(1_000_000, 500_000, 100_000, 0);
+        let at_input = list.cost("gpt-test", counts).unwrap().amount;
+        assert!((at_input - (0.8 + 0.25 + 0.2)).abs() < 1e-9, "{at_input}");
+        list.models
+            .get_mut("gpt-test")
+            .unwrap()
+            .cache_write_input_per_million = Some(2.5);
+        let priced = list.cost("gpt-test", counts).unwrap().amount;
+        assert!((priced - (0.8 + 0.25 + 0.25)).abs() < 1e-9, "{priced}");
+    }
+
+    #[test]
     fn a_model_without_a_price_gets_no_estimate() {
-        assert!(prices().cost("other", 10, 0, 10).is_none());
+        assert!(prices().cost("other", tokens(10, 0, 0, 10)).is_none());
     }
 
     #[test]

@@ -156,6 +156,7 @@ impl Provider for Scripted {
                 usage: None,
                 request_id: None,
                 reasoning: None,
+                thinking: Vec::new(),
             }),
             Behavior::Hang => {
                 let _count_when_dropped = DropCount(self.dropped.clone());

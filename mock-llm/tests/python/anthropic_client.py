@@ -55,3 +55,20 @@ r = retrying.messages.create(model=model, max_tokens=64, messages=[{"role": "use
 check(r.content[0].text == "Hello from mock-llm!", "after retry")
 check(len(journal(base)) == 2, "one retry")
 print("ok anthropic retry after 529")
+
+# Prompt caching: the SDK sends cache_control breakpoints and reads the cache counts back.
+reset(base)
+cached_tools = [dict(tools[0], cache_control={"type": "ephemeral"})]
+system = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+ask = [{"role": "user", "content": "answer from the cache"}]
+r = client.messages.create(model=model, max_tokens=64, system=system, tools=cached_tools, messages=ask)
+check(r.usage.cache_read_input_tokens == 1000, f"cache read: {r.usage}")
+check(r.usage.cache_creation_input_tokens == 150, f"cache write: {r.usage}")
+check(r.usage.input_tokens == 50, f"uncached input: {r.usage}")
+with client.messages.stream(model=model, max_tokens=64, system=system, messages=ask) as s:
+    final = s.get_final_message()
+check(final.usage.cache_read_input_tokens == 1000, f"streamed cache read: {final.usage}")
+check(final.usage.cache_creation_input_tokens == 150, f"streamed cache write: {final.usage}")
+body = journal(base)[0]["body"]
+check(body["system"][0]["cache_control"] == {"type": "ephemeral"}, "breakpoint reached the mock")
+print("ok anthropic prompt cache usage")

@@ -61,3 +61,9 @@ r = retrying.chat.completions.create(model=model, messages=[{"role": "user", "co
 check(r.choices[0].message.content == "Hello from mock-llm!", "after retry")
 check(len(journal(base)) == 2, "one retry")
 print("ok openai retry after 429")
+
+# Cached and reasoning tokens in the usage details.
+r = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "answer from the cache"}])
+check(r.usage.prompt_tokens_details.cached_tokens == 1000, f"cached: {r.usage}")
+check(r.usage.completion_tokens_details.reasoning_tokens == 4, f"reasoning: {r.usage}")
+print("ok openai cached and reasoning usage")
