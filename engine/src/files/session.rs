@@ -109,7 +109,7 @@ impl FileSupport {
     }
 
     /// Whether `run_skill_script` can be offered at all.
-    pub(crate) fn scripts_enabled(&self) -> bool {
+    pub fn scripts_enabled(&self) -> bool {
         self.backend.is_some()
     }
 
