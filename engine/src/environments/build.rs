@@ -82,7 +82,8 @@ pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
         .write(true)
         .open(&lock_path)
         .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    lock.lock()
+    // `File::lock` is newer than our MSRV; this is the same `flock(2)`.
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
         .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
     if let Some(dir) = finished(plan.root, plan.key) {
         return Ok(Built::Existing(dir));

@@ -82,8 +82,11 @@ pub struct Environments {
     python: Result<Interpreter, String>,
     /// One slot per key: builds of one key in this process wait on each other, and the
     /// outcome (a failure too) is kept.
-    slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Result<PathBuf, String>>>>>>,
+    slots: Mutex<HashMap<String, Slot>>,
 }
+
+/// One key's build outcome (`None`: not attempted in this process yet).
+type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, String>>>>;
 
 impl Environments {
     /// Environments for `options`, built with `python` (the resolved `py` interpreter), for
