@@ -241,6 +241,14 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,
+    /// Build the Python environment of every skill that declares requirements (with uv, the only
+    /// step that uses the network), and report it.
+    #[arg(long)]
+    pub prepare: bool,
+    /// Report the interpreter each script extension resolves to, and whether the sandbox can
+    /// run it.
+    #[arg(long)]
+    pub scripts: bool,
 }
 
 /// `skillet serve`.

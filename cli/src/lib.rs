@@ -18,7 +18,7 @@
 //!
 //!   run SKILL [--args JSON|@FILE] [--json] [--timeout SECONDS]
 //!   discover [--tag TAG]... [--category CATEGORY]... [--json] [--nats URL]
-//!   validate DIR... [--strict]
+//!   validate DIR... [--strict] [--prepare] [--scripts]
 //!   serve (--stdio | --mcp | --http [ADDR] | --nats [URL])
 //!   call SKILL --nats [URL] [--args JSON|@FILE] [--json] [--id ID] [--timeout SECONDS]
 //!   card [--url URL]
@@ -56,6 +56,7 @@ mod suggest;
 pub mod telemetry;
 mod toolkits;
 mod validate;
+mod validate_scripts;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -119,7 +120,7 @@ async fn dispatch(cli: &Cli, console: Console) -> Result<Outcome, Failure> {
             nats::discover(global, args, console).await
         }
         Command::Discover(args) => discover::discover(global, args, console).await,
-        Command::Validate(args) => validate::validate(args, global, console),
+        Command::Validate(args) => validate::validate(args, global, console).await,
         Command::Serve(args) if args.nats.is_some() => nats::serve(global, args, console).await,
         Command::Serve(args) => serve::serve(global, args, console).await,
         Command::Call(args) => nats::call(global, args, console).await,

@@ -12,6 +12,7 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::embedded::EmbeddedMock;
+use skillet_engine::environments::{EnvironmentState, SkillFolder};
 use skillet_engine::files::FileSupport;
 use skillet_engine::run::{CardIdentity, Executor, HostEndpoint};
 use skillet_engine::sandboxed::{CommandTool, PluginHost};
@@ -34,6 +35,9 @@ pub struct HostParts {
     pub tools: Arc<ToolRegistry>,
     /// The provider choice from config and shortcuts.
     pub choice: ProviderChoice,
+    /// What skill runs may touch (`[skills.*]`): workspaces, scripts with their resolved
+    /// interpreters and Python environments.
+    pub files: FileSupport,
 }
 
 /// Loads the configuration the global options name, else the first file found where
@@ -115,12 +119,67 @@ pub async fn load_parts(
         tools.toolkit_status(k).is_some_and(|s| s.is_usable())
     });
     judge_skill_providers(&skills, &config, &choice);
+    let files = FileSupport::new(config.skills.clone());
+    judge_environments(&skills, &files);
     Ok(HostParts {
         config,
         skills,
         tools,
         choice,
+        files,
     })
+}
+
+/// Marks the skills whose Python environment cannot be built `Blocked` (a refused
+/// declaration, no uv, no usable interpreter, or a build that failed in this process), so
+/// every command shows them as a served host would. Only when scripts are enabled: otherwise
+/// no environment is ever needed.
+pub fn judge_environments(skills: &Registry, files: &FileSupport) {
+    if !files.scripts_enabled() {
+        return;
+    }
+    let environments = files.environments();
+    skills.resolve_environments(&|skill| {
+        if !skill.resources.has_scripts() {
+            return None;
+        }
+        match environments.state(&SkillFolder::of(skill)) {
+            EnvironmentState::Failed(why) => Some(why),
+            _ => None,
+        }
+    });
+}
+
+/// Builds every environment a loaded skill needs and does not have yet (at `serve` start,
+/// before the first call), one line each on stderr; a failed build makes its skill `Blocked`.
+pub async fn prepare_environments(parts: &HostParts, console: Console) {
+    if !parts.files.scripts_enabled() {
+        return;
+    }
+    let environments = parts.files.environments();
+    for skill in parts.skills.skills() {
+        if !skill.resources.has_scripts() {
+            continue;
+        }
+        let folder = SkillFolder::of(&skill);
+        if !matches!(
+            environments.state(&folder),
+            EnvironmentState::NotBuilt { .. }
+        ) {
+            continue;
+        }
+        let name = skill.name().to_owned();
+        let on_build = |requirements: &skillet_engine::environments::Requirements| {
+            console.notice(format!(
+                "building the Python environment of skill `{name}` ({}) with uv",
+                requirements.lines.join(", ")
+            ));
+        };
+        if let Err(why) = environments.prepare(&folder, &on_build).await {
+            console.warn(format!("skill `{name}` is Blocked: environment: {why}"));
+        }
+    }
+    judge_environments(&parts.skills, &parts.files);
 }
 
 /// Registers every secret the configuration names (`Config::register_secrets`) and the chosen
@@ -266,7 +325,7 @@ pub fn build_executor(
         .skills(Arc::clone(&parts.skills))
         .tools(Arc::clone(&parts.tools))
         .limits(parts.config.limits.clone())
-        .files(FileSupport::new(parts.config.skills.clone()))
+        .files(parts.files.clone())
         .card_identity(identity)
         .pricing(parts.config.pricing.clone())
         .capture_content(parts.config.telemetry.capture_content);

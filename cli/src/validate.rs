@@ -7,7 +7,8 @@
 //! an error: it would be `Blocked` when served. It is judged against the configured default
 //! provider; with none configured, against a host of the skill's own provider kind at its
 //! default endpoint (so only asking for an endpoint or a setting is reported). Nothing is read
-//! from the environment and nothing is sent.
+//! from the environment and nothing is sent, except with `--prepare`, which builds the skills'
+//! Python environments with uv (`validate_scripts`); `--scripts` reports the interpreters.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,13 +16,14 @@ use std::path::Path;
 use super::args::{GlobalArgs, ValidateArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{Console, load_config};
+use super::validate_scripts;
 use crate::config::{ProviderChoice, ProviderShortcuts};
 use skillet_engine::run::HostEndpoint;
 use skillet_engine::skill::{self, CompiledSkill, ManifestError, Registry};
 use skillet_providers::ProviderKind;
 
 /// Runs the command.
-pub fn validate(
+pub async fn validate(
     args: &ValidateArgs,
     global: &GlobalArgs,
     console: Console,
@@ -61,11 +63,13 @@ pub fn validate(
     let mut problems: Vec<ManifestError> = Vec::new();
     let mut duplicates = Vec::new();
     let mut loaded = 0usize;
+    let mut folders = Vec::new();
     for dir in &args.dirs {
         let (skills, found) = load(dir);
         problems.extend(found);
         for compiled in skills {
             loaded += 1;
+            folders.push(validate_scripts::ScriptedSkill::of(&compiled));
             problems.extend(compiled.warnings.iter().cloned());
             problems.extend(provider_problem(&compiled));
             let has_evals = compiled
@@ -87,8 +91,11 @@ pub fn validate(
     for duplicate in &duplicates {
         let _ = writeln!(stdout, "{duplicate}");
     }
-    let errors = problems.iter().filter(|p| p.is_error()).count() + duplicates.len();
-    let warnings = problems.len() + duplicates.len() - errors;
+    drop(stdout);
+    let scripts = validate_scripts::report(&folders, &config.skills, args, console).await;
+    let errors =
+        problems.iter().filter(|p| p.is_error()).count() + duplicates.len() + scripts.errors;
+    let warnings = problems.len() + duplicates.len() + scripts.warnings - (errors - scripts.errors);
     console.notice(format!(
         "{loaded} skill(s) loaded; {errors} error(s), {warnings} warning(s){}; config: {}",
         if args.strict {

@@ -36,6 +36,7 @@
 pub use skillet_protocol as protocol;
 
 pub mod deadline;
+pub mod environments;
 pub mod eval;
 pub mod events;
 pub mod facade;

@@ -30,6 +30,7 @@ fn file_support(root: &Path, scripts: bool) -> FileSupport {
             interpreters: system_interpreters(),
             ..ScriptsConfig::default()
         },
+        ..FilesConfig::default()
     })
 }
 
@@ -387,6 +388,7 @@ async fn declared_tools_work_beside_file_tools_and_reads_are_capped_per_read_and
             ..WorkspaceConfig::default()
         },
         scripts: ScriptsConfig::default(),
+        ..FilesConfig::default()
     });
     let mut tools = ToolRegistry::new();
     for tool in skillet_engine::tools::builtin::all() {

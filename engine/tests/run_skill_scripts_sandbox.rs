@@ -45,6 +45,7 @@ fn script_files(root: &Path, sandbox: SandboxPolicy) -> FileSupport {
             sandbox,
             ..ScriptsConfig::default()
         },
+        ..FilesConfig::default()
     })
 }
 

@@ -28,6 +28,10 @@ pub struct SandboxCommand {
     /// an unprivileged uid, the backend gives that uid ownership of this directory (not of its
     /// contents).
     pub workdir: PathBuf,
+    /// The child's `argv[0]` when it must differ from the resolved program (which is always
+    /// the canonical path). A Python virtual environment needs it: its `bin/python` is a symlink
+    /// to the base interpreter, and Python finds the environment only from `argv[0]`.
+    pub arg0: Option<OsString>,
 }
 
 impl SandboxCommand {
@@ -37,7 +41,14 @@ impl SandboxCommand {
             program: program.into(),
             args: Vec::new(),
             workdir: workdir.into(),
+            arg0: None,
         }
+    }
+
+    /// Sets the child's `argv[0]` (see [`SandboxCommand::arg0`]).
+    pub fn arg0(mut self, arg0: impl Into<OsString>) -> Self {
+        self.arg0 = Some(arg0.into());
+        self
     }
 
     /// Appends one argument.

@@ -136,6 +136,9 @@ impl ProcessBackend {
         let program = resolve_program(&request.program)?;
         let workdir = resolve_workdir(&request.workdir)?;
         let mut command = Command::new(&program);
+        if let Some(arg0) = &request.arg0 {
+            command.arg0(arg0);
+        }
         command
             .args(&request.args)
             .env_clear()

@@ -16,7 +16,14 @@
 //! A script's environment is the sandbox policy's, with a fixed [`SCRIPT_PATH`] as `PATH`
 //! unless the host sets one.
 //!
-//! Not here: the sandbox (`skillet-sandbox`), the host's settings (`settings`).
+//! The interpreter is the one resolved at start-up for the extension
+//! (`environments::Interpreters`); one the sandbox cannot run is a tool error naming it and the
+//! setting that fixes it. A `.py` script of a skill with Python requirements runs with its
+//! environment's interpreter (`environments::Environments`, built on first use with a
+//! `progress` event if it is not yet), the environment readable, nothing else added.
+//!
+//! Not here: the sandbox (`skillet-sandbox`), the host's settings (`settings`), building
+//! environments (`environments`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +36,8 @@ use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, Sandbo
 use super::confine;
 use super::settings::ScriptsConfig;
 use crate::deadline::Deadline;
+use crate::environments::{Environments, Interpreters, SkillFolder};
+use crate::events::EventEmitter;
 use crate::protocol::ErrorCode;
 use crate::sandboxed::outcome_error_code;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -41,23 +50,47 @@ pub const SCRIPT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// The folder of a skill scripts must be in.
 pub const SCRIPTS_DIR: &str = "scripts/";
 
+/// What every script call of a host shares: the settings, the sandbox, the interpreters and
+/// the environments.
+pub(crate) struct ScriptRuntime {
+    pub config: Arc<ScriptsConfig>,
+    pub backend: Arc<dyn SandboxBackend>,
+    pub interpreters: Arc<Interpreters>,
+    pub environments: Arc<Environments>,
+}
+
 /// The tool, bound to one skill folder and one call's workspace.
 pub(crate) struct RunSkillScript {
     skill_dir: PathBuf,
+    folder: SkillFolder,
     workspace: PathBuf,
     config: Arc<ScriptsConfig>,
     backend: Arc<dyn SandboxBackend>,
+    interpreters: Arc<Interpreters>,
+    environments: Arc<Environments>,
     schema: Value,
     description: String,
+}
+
+/// What a script runs: the command and the extra paths the sandbox must let it read.
+struct Prepared {
+    command: SandboxCommand,
+    read_only: Vec<PathBuf>,
 }
 
 impl RunSkillScript {
     pub(crate) fn new(
         skill_dir: PathBuf,
+        folder: SkillFolder,
         workspace: PathBuf,
-        config: Arc<ScriptsConfig>,
-        backend: Arc<dyn SandboxBackend>,
+        runtime: ScriptRuntime,
     ) -> Arc<Self> {
+        let ScriptRuntime {
+            config,
+            backend,
+            interpreters,
+            environments,
+        } = runtime;
         let schema = json!({
             "type": "object",
             "properties": {
@@ -72,7 +105,7 @@ impl RunSkillScript {
             "required": ["path"],
             "additionalProperties": false
         });
-        let extensions: Vec<&str> = config.interpreters.keys().map(String::as_str).collect();
+        let extensions: Vec<&str> = interpreters.extensions().collect();
         let description = format!(
             "Runs a script that ships with this skill (under scripts/; extensions: {}) in a \
              sandbox, with your workspace as its working directory. Returns its exit status, \
@@ -81,16 +114,25 @@ impl RunSkillScript {
         );
         Arc::new(RunSkillScript {
             skill_dir,
+            folder,
             workspace,
             config,
             backend,
+            interpreters,
+            environments,
             schema,
             description,
         })
     }
 
-    /// The interpreter and the script's real path, or why it cannot run.
-    fn command(&self, path: &str, args: &[String]) -> Result<SandboxCommand, String> {
+    /// The interpreter and the script's real path, or why it cannot run. A `.py` script of a
+    /// skill with requirements gets its environment (built now if it is not yet).
+    async fn command(
+        &self,
+        path: &str,
+        args: &[String],
+        events: &EventEmitter,
+    ) -> Result<Prepared, String> {
         let relative = confine::relative_path(path)?;
         if !relative.starts_with(SCRIPTS_DIR.trim_end_matches('/')) {
             return Err(format!(
@@ -102,24 +144,64 @@ impl RunSkillScript {
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or_default();
-        let Some(interpreter) = self.config.interpreters.get(extension) else {
-            let known: Vec<&str> = self
-                .config
-                .interpreters
-                .keys()
-                .map(String::as_str)
-                .collect();
-            return Err(format!(
-                "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
-                known.join(", ")
-            ));
+        let interpreter = match self.interpreters.get(extension) {
+            Some(Ok(interpreter)) => interpreter,
+            Some(Err(why)) => {
+                return Err(format!(
+                    "{}: {path:?} cannot run: {why}",
+                    ErrorCode::SandboxCrash
+                ));
+            }
+            None => {
+                let known: Vec<&str> = self.interpreters.extensions().collect();
+                return Err(format!(
+                    "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
+                    known.join(", ")
+                ));
+            }
         };
-        Ok(SandboxCommand::new(interpreter, &self.workspace)
-            .arg(script)
-            .args(args))
+        let mut read_only = interpreter.read_only.clone();
+        let mut command = SandboxCommand::new(&interpreter.program, &self.workspace);
+        if extension == "py" {
+            let name = self.folder.name.clone();
+            let on_build = |requirements: &crate::environments::Requirements| {
+                events.progress(
+                    events.last_progress(),
+                    format!(
+                        "building the Python environment of skill `{name}` ({}) with uv",
+                        requirements.lines.join(", ")
+                    ),
+                );
+            };
+            let environment = self
+                .environments
+                .prepare(&self.folder, &on_build)
+                .await
+                .map_err(|why| {
+                    format!(
+                        "{}: {path:?} cannot run: the skill's Python environment could not be \
+                         built: {why}",
+                        ErrorCode::RuntimeError
+                    )
+                })?;
+            if let Some(environment) = environment {
+                command = SandboxCommand::new(&environment.python, &self.workspace)
+                    .arg0(environment.python.as_os_str());
+                read_only.push(environment.dir);
+            }
+        }
+        Ok(Prepared {
+            command: command.arg(script).args(args),
+            read_only,
+        })
     }
 
-    async fn execute(&self, arguments: &Value, deadline: Deadline) -> Result<ToolOutput, String> {
+    async fn execute(
+        &self,
+        arguments: &Value,
+        deadline: Deadline,
+        events: &EventEmitter,
+    ) -> Result<ToolOutput, String> {
         let path = arguments["path"].as_str().unwrap_or_default();
         let args: Vec<String> = arguments["args"]
             .as_array()
@@ -134,7 +216,7 @@ impl RunSkillScript {
             .unwrap_or_default()
             .as_bytes()
             .to_vec();
-        let command = self.command(path, &args)?;
+        let Prepared { command, read_only } = self.command(path, &args, events).await?;
         let remaining = deadline.remaining();
         if remaining.is_zero() {
             return Err(format!(
@@ -150,6 +232,7 @@ impl RunSkillScript {
         if let Ok(dir) = self.skill_dir.canonicalize() {
             policy.filesystem.read_only.push(dir);
         }
+        policy.filesystem.read_only.extend(read_only);
         policy
             .env
             .set
@@ -254,7 +337,9 @@ impl Tool for RunSkillScript {
                     Err(ToolError::Cancelled)
                 }
             }
-            result = self.execute(&arguments, ctx.deadline) => result.map_err(ToolError::Failed),
+            result = self.execute(&arguments, ctx.deadline, &ctx.events) => {
+                result.map_err(ToolError::Failed)
+            }
         }
     }
 }

@@ -23,11 +23,12 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 use super::artifacts;
 use super::blocking::FileOps;
 use super::read_budget::ReadBudget;
-use super::scripts::RunSkillScript;
+use super::scripts::{RunSkillScript, ScriptRuntime};
 use super::settings::FilesConfig;
 use super::skill_files::{ListSkillFiles, ReadSkillFile};
 use super::workspace::{InputFile, Workspace, take_input_files};
 use super::workspace_tools::{ListFiles, ReadFile, WriteFile};
+use crate::environments::{Environments, Interpreters, SandboxUser, SkillFolder};
 use crate::events::EventEmitter;
 use crate::skill::CompiledSkill;
 use crate::tools::Tool;
@@ -38,6 +39,8 @@ pub struct FileSupport {
     config: Arc<FilesConfig>,
     scripts: Arc<super::settings::ScriptsConfig>,
     backend: Option<Arc<dyn SandboxBackend>>,
+    interpreters: Arc<Interpreters>,
+    environments: Arc<Environments>,
 }
 
 impl std::fmt::Debug for FileSupport {
@@ -71,11 +74,33 @@ impl FileSupport {
         backend: Option<Arc<dyn SandboxBackend>>,
     ) -> Self {
         let backend = backend.filter(|_| config.scripts.enabled);
+        let user = backend
+            .as_ref()
+            .and_then(|b| sandbox_user(b.platform_report(), &config));
+        // Resolving runs each interpreter once (outside the sandbox): only when scripts can run.
+        let interpreters = match &backend {
+            Some(_) => Interpreters::resolve(&config.scripts.interpreters, user),
+            None => Interpreters::default(),
+        };
+        let environments =
+            Environments::new(config.environment_options(), interpreters.get("py"), user);
         FileSupport {
             scripts: Arc::new(config.scripts.clone()),
             config: Arc::new(config),
             backend,
+            interpreters: Arc::new(interpreters),
+            environments: Arc::new(environments),
         }
+    }
+
+    /// The interpreters scripts run with, as resolved at start-up (empty when scripts are off).
+    pub fn interpreters(&self) -> &Interpreters {
+        &self.interpreters
+    }
+
+    /// The skills' Python environments (`crate::environments`).
+    pub fn environments(&self) -> &Arc<Environments> {
+        &self.environments
     }
 
     /// The `[skills.*]` file settings this call's file tools were built with.
@@ -84,7 +109,7 @@ impl FileSupport {
     }
 
     /// Whether `run_skill_script` can be offered at all.
-    pub(crate) fn scripts_enabled(&self) -> bool {
+    pub fn scripts_enabled(&self) -> bool {
         self.backend.is_some()
     }
 
@@ -201,9 +226,14 @@ impl FileSupport {
         if let (true, Some(backend)) = (self.offers_scripts(skill), &self.backend) {
             tools.push(RunSkillScript::new(
                 skill_dir,
+                SkillFolder::of(skill),
                 dir,
-                Arc::clone(&self.scripts),
-                Arc::clone(backend),
+                ScriptRuntime {
+                    config: Arc::clone(&self.scripts),
+                    backend: Arc::clone(backend),
+                    interpreters: Arc::clone(&self.interpreters),
+                    environments: Arc::clone(&self.environments),
+                },
             ));
         }
         Ok(Some(CallFiles {
@@ -213,6 +243,21 @@ impl FileSupport {
             config: Arc::clone(&self.config),
         }))
     }
+}
+
+/// Who the sandbox runs scripts as, when that is another uid than the engine's (it runs as
+/// root and can drop privileges).
+fn sandbox_user(
+    report: &skillet_sandbox::PlatformReport,
+    config: &FilesConfig,
+) -> Option<SandboxUser> {
+    (report.running_as_root && report.uid_drop.is_available()).then(|| {
+        let identity = config.scripts.sandbox.identity;
+        SandboxUser {
+            uid: identity.uid,
+            gid: identity.gid,
+        }
+    })
 }
 
 /// One call's workspace and file tools.

@@ -19,6 +19,40 @@ pub struct FilesConfig {
     pub workspace: WorkspaceConfig,
     /// Bundled scripts (off by default).
     pub scripts: ScriptsConfig,
+    /// The `uv` program that builds skills' Python environments (default: `uv` on `PATH`).
+    pub uv: Option<PathBuf>,
+    /// Where the environments live (default: `$XDG_CACHE_HOME/skillet/envs`; see
+    /// `crate::environments`).
+    pub environments_dir: Option<PathBuf>,
+    /// The package index uv installs from (default: uv's, PyPI); the only host a build reaches.
+    pub package_index: Option<String>,
+    /// `[skills.environments.NAME]`: requirements the host gives a skill (they replace what its
+    /// folder declares).
+    pub environments: BTreeMap<String, SkillEnvironment>,
+}
+
+/// `[skills.environments.NAME]`: one skill's environment, as the host declares it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SkillEnvironment {
+    /// Python requirement specifiers (`["pypdf>=5", "pdfplumber"]`).
+    pub python: Vec<String>,
+}
+
+impl FilesConfig {
+    /// The settings `crate::environments` reads.
+    pub fn environment_options(&self) -> crate::environments::EnvironmentOptions {
+        crate::environments::EnvironmentOptions {
+            uv: self.uv.clone(),
+            dir: self.environments_dir.clone(),
+            package_index: self.package_index.clone(),
+            skills: self
+                .environments
+                .iter()
+                .map(|(name, env)| (name.clone(), env.python.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// `[skills.workspace]`: the directory each call gets, and the caps of the file tools.
@@ -75,8 +109,10 @@ pub struct ScriptsConfig {
     /// Offer `run_skill_script` at all (default `false`: a skill folder is data, not trusted
     /// code).
     pub enabled: bool,
-    /// Interpreter per file extension (without the dot); a bare name is looked up on `PATH`.
-    /// Scripts with other extensions are refused.
+    /// Interpreter per file extension (without the dot); a bare name is looked up on `PATH`
+    /// (the first match the sandbox can run), shims and symlinks followed to the real program
+    /// at start-up (`crate::environments::Interpreters`). Scripts with other extensions are
+    /// refused.
     pub interpreters: BTreeMap<String, PathBuf>,
     /// Most bytes of stdout and of stderr handed back to the model (each).
     pub max_output_bytes: usize,
@@ -135,5 +171,14 @@ mod tests {
             WorkspaceConfig::default().max_files
         );
         assert!(toml::from_str::<FilesConfig>("[scripts]\nenable = true").is_err());
+        let config: FilesConfig = toml::from_str(
+            "uv = \"/opt/uv\"\nenvironments_dir = \"/var/cache/envs\"\n\
+             [environments.pdf]\npython = [\"pypdf>=5\", \"pdfplumber\"]\n",
+        )
+        .unwrap();
+        let options = config.environment_options();
+        assert_eq!(options.skills["pdf"], ["pypdf>=5", "pdfplumber"]);
+        assert_eq!(options.uv.as_deref(), Some(std::path::Path::new("/opt/uv")));
+        assert!(toml::from_str::<FilesConfig>("[environments.pdf]\npythn = []").is_err());
     }
 }

@@ -530,6 +530,9 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
             if let Some(denied) = &skill.provider_denied {
                 missing.push(denied.clone());
             }
+            if let Some(failed) = &skill.environment_failed {
+                missing.push(format!("environment: {failed}"));
+            }
             ProtocolError::new(
                 ErrorCode::RuntimeError,
                 format!(
@@ -539,7 +542,7 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
                 ),
             )
             // A host's verdict on the skill's provider settings does not change by retrying.
-            .with_retryable(skill.provider_denied.is_none())
+            .with_retryable(skill.provider_denied.is_none() && skill.environment_failed.is_none())
         }
         status => ProtocolError::new(
             ErrorCode::RuntimeError,

@@ -85,6 +85,9 @@ pub struct CompiledSkill {
     pub tools: Vec<String>,
     /// Declared toolkit names (`a2e-toolkits`), in declaration order.
     pub toolkits: Vec<String>,
+    /// Python requirement lines declared in `metadata.a2e-requirements` (the folder's
+    /// `requirements.txt` and `pyproject.toml` are read by `crate::environments`).
+    pub requirements: Vec<String>,
     /// The files beside `SKILL.md` and the mapped `allowed-tools` (empty for programmatic
     /// skills).
     pub resources: SkillResources,
@@ -166,6 +169,7 @@ impl CompiledSkill {
             warnings: Vec::new(),
             tools,
             toolkits,
+            requirements: Vec::new(),
             resources: SkillResources::default(),
             definition,
         })

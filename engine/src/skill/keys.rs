@@ -47,6 +47,8 @@ pub(crate) struct DeclaredKeys {
     pub structured_output: Option<skillet_providers::OutputMode>,
     pub arguments: Option<Vec<String>>,
     pub template: Option<TemplateMode>,
+    /// `a2e-requirements`: Python requirement lines for the skill's scripts.
+    pub requirements: Vec<String>,
 
     /// Whether any `a2a-*` or `a2e-*` key was present (decides the default template mode).
     pub any_declared: bool,
@@ -98,7 +100,9 @@ pub(crate) fn parse(
             }
             continue;
         }
-        keys.any_declared = true;
+        // Requirements are about the scripts, not the A2E definition: declaring them keeps a
+        // plain Agent Skill plain (its template mode, its file tools).
+        keys.any_declared |= key != "a2e-requirements";
         let Some(text) = scalar_text(&entry.value) else {
             problems.push(fail(format!(
                 "`{key}` must be a string (metadata is string to string), found {}",
@@ -153,6 +157,7 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
                 })?)
         }
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
+        "a2e-requirements" => keys.requirements = string_array(text)?,
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,

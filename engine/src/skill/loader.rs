@@ -302,6 +302,7 @@ fn build(
         warnings: Vec::new(),
         tools: keys.tools,
         toolkits: keys.toolkits,
+        requirements: keys.requirements,
         resources,
         definition,
     })

@@ -49,6 +49,7 @@
 //! | `a2e-provider` | provider name | `llm_config.provider_name` | the config's `provider` key |
 //! | `a2e-model` | model name | `llm_config.provider_config.model` | none |
 //! | `a2e-arguments` | JSON array string | `arguments` | none |
+//! | `a2e-requirements` | JSON array string | (scripts' Python environment: `environments`) | none |
 //! | `a2e-template` | `strict` or `literal` | how the body is used | see below |
 //!
 //! `source` is the loader's argument (`user`, `system`, `project`); `file_path` is the SKILL.md

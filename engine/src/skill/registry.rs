@@ -24,6 +24,11 @@
 //! or setting the host does not allow is `Blocked` with `provider_denied` (the reason) in its
 //! metadata and `provider: REASON` in `blocked_reason`. The verdict is kept across later
 //! dependency resolutions.
+//!
+//! [`Registry::resolve_environments`] likewise for a skill whose script environment (its Python
+//! requirements, built with `uv`: `crate::environments`) failed to build: `Blocked` with
+//! `environment_failed` (uv's message) in its metadata and `environment: REASON` in
+//! `blocked_reason`, kept across the other resolutions.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -69,6 +74,8 @@ pub struct RegisteredSkill {
     pub missing_toolkits: Vec<String>,
     /// Why the host does not allow the skill's own provider settings (`Some`: `Blocked`).
     pub provider_denied: Option<String>,
+    /// Why the skill's script environment could not be built (`Some`: `Blocked`).
+    pub environment_failed: Option<String>,
     /// The definition as advertised by discover: current status and blocked metadata applied.
     pub advertised: SkillDefinition,
 }
@@ -90,6 +97,7 @@ impl RegisteredSkill {
             missing_tools: Vec::new(),
             missing_toolkits: Vec::new(),
             provider_denied: None,
+            environment_failed: None,
         }
     }
 
@@ -103,7 +111,12 @@ impl RegisteredSkill {
         tools: Vec<String>,
         toolkits: Vec<String>,
     ) -> Arc<RegisteredSkill> {
-        self.with_blockers(tools, toolkits, self.provider_denied.clone())
+        self.with_blockers(
+            tools,
+            toolkits,
+            self.provider_denied.clone(),
+            self.environment_failed.clone(),
+        )
     }
 
     /// This skill with these blockers: `self` again (shared, not copied) when they change
@@ -113,10 +126,14 @@ impl RegisteredSkill {
         tools: Vec<String>,
         toolkits: Vec<String>,
         provider_denied: Option<String>,
+        environment_failed: Option<String>,
     ) -> Arc<RegisteredSkill> {
         let declared = self.compiled.definition.status;
         let blocked = declared == SkillStatus::Published
-            && !(tools.is_empty() && toolkits.is_empty() && provider_denied.is_none());
+            && !(tools.is_empty()
+                && toolkits.is_empty()
+                && provider_denied.is_none()
+                && environment_failed.is_none());
         let status = if blocked {
             SkillStatus::Blocked
         } else {
@@ -131,6 +148,7 @@ impl RegisteredSkill {
             && tools == self.missing_tools
             && toolkits == self.missing_toolkits
             && provider_denied == self.provider_denied
+            && environment_failed == self.environment_failed
         {
             return Arc::clone(self);
         }
@@ -151,6 +169,10 @@ impl RegisteredSkill {
                 reasons.push(denied.clone());
                 metadata.insert("provider_denied".to_owned(), json!(denied));
             }
+            if let Some(failed) = &environment_failed {
+                reasons.push(format!("environment: {failed}"));
+                metadata.insert("environment_failed".to_owned(), json!(failed));
+            }
             metadata.insert(
                 "blocked_reason".to_owned(),
                 Value::String(reasons.join("; ")),
@@ -163,6 +185,7 @@ impl RegisteredSkill {
             missing_tools: tools,
             missing_toolkits: toolkits,
             provider_denied,
+            environment_failed,
             advertised,
         })
     }
@@ -366,7 +389,42 @@ impl Registry {
                     };
                     let tools = skill.missing_tools.clone();
                     let toolkits = skill.missing_toolkits.clone();
-                    (name.clone(), skill.with_blockers(tools, toolkits, verdict))
+                    let environment = skill.environment_failed.clone();
+                    let next = skill.with_blockers(tools, toolkits, verdict, environment);
+                    (name.clone(), next)
+                })
+                .collect();
+            let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+            if Arc::ptr_eq(&guard, &base) {
+                *guard = Arc::new(next);
+                return;
+            }
+        }
+    }
+}
+
+impl Registry {
+    /// Re-computes every manifest skill's environment verdict: `failed` answers why a skill's
+    /// script environment could not be built (`None`: built, or none needed). Everything else
+    /// is kept as it is.
+    pub fn resolve_environments(&self, failed: &dyn Fn(&CompiledSkill) -> Option<String>) {
+        // Same discipline as `resolve_dependencies`: never call host code under our lock.
+        loop {
+            let base = self.current();
+            let next: Snapshot = base
+                .iter()
+                .map(|(name, skill)| {
+                    let verdict = match skill.implementation {
+                        Implementation::Manifest => failed(&skill.compiled),
+                        Implementation::Native(_) => None,
+                    };
+                    let next = skill.with_blockers(
+                        skill.missing_tools.clone(),
+                        skill.missing_toolkits.clone(),
+                        skill.provider_denied.clone(),
+                        verdict,
+                    );
+                    (name.clone(), next)
                 })
                 .collect();
             let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());

@@ -104,7 +104,7 @@ impl SkillResources {
     }
 
     /// Whether the folder ships scripts (files under `scripts/`).
-    pub(crate) fn has_scripts(&self) -> bool {
+    pub fn has_scripts(&self) -> bool {
         self.files.iter().any(|f| f.path.starts_with("scripts/"))
     }
 }

@@ -1,0 +1,170 @@
+//! What `skillet validate` says about scripts: each skill's Python environment (ready, not
+//! built yet, or why it cannot be built; `--prepare` builds the missing ones with uv), and with
+//! `--scripts` the interpreter each extension resolves to and whether the sandbox can run it.
+//!
+//! Lines go to stdout beside the load problems (`SKILL.md: environment: ...`,
+//! `interpreters: .py: ...`). An environment that cannot be built is an error when scripts are
+//! enabled or `--prepare` asked for it (the skill would be `Blocked`), a warning otherwise; an
+//! interpreter the sandbox cannot run is an error when a loaded skill ships a script it would
+//! run, a warning otherwise.
+//!
+//! Not here: resolving and building (`skillet_engine::environments`).
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use skillet_engine::environments::{EnvironmentState, Requirements, SkillFolder};
+use skillet_engine::files::{FileSupport, FilesConfig};
+use skillet_engine::skill::CompiledSkill;
+
+use super::args::ValidateArgs;
+use super::setup::Console;
+
+/// What validate needs of a loaded skill to talk about its scripts.
+#[derive(Debug)]
+pub(crate) struct ScriptedSkill {
+    folder: SkillFolder,
+    skill_md: PathBuf,
+    extensions: BTreeSet<String>,
+}
+
+impl ScriptedSkill {
+    pub(crate) fn of(skill: &CompiledSkill) -> Self {
+        let extensions = skill
+            .resources
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with("scripts/"))
+            .filter_map(|f| f.path.rsplit_once('.').map(|(_, ext)| ext.to_owned()))
+            .filter(|ext| !ext.contains('/'))
+            .collect();
+        ScriptedSkill {
+            folder: SkillFolder::of(skill),
+            skill_md: skill
+                .definition
+                .file_path
+                .as_deref()
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("SKILL.md")),
+            extensions,
+        }
+    }
+}
+
+/// How many errors and warnings the lines counted.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// Prints the environment (and, with `--scripts`, interpreter) lines and counts them.
+pub(crate) async fn report(
+    skills: &[ScriptedSkill],
+    config: &FilesConfig,
+    args: &ValidateArgs,
+    console: Console,
+) -> Counts {
+    let mut counts = Counts::default();
+    let scripted: Vec<&ScriptedSkill> =
+        skills.iter().filter(|s| !s.extensions.is_empty()).collect();
+    if scripted.is_empty() && !args.scripts {
+        return counts;
+    }
+    // Judged as a host with scripts on would judge them (that is what the lines are about).
+    let mut resolved = config.clone();
+    resolved.scripts.enabled = true;
+    let files = FileSupport::new(resolved);
+    let mut lines = Vec::new();
+    if args.scripts {
+        for (ext, interpreter) in files.interpreters().entries() {
+            match interpreter {
+                Ok(found) => {
+                    let version = found
+                        .python_version
+                        .as_deref()
+                        .map(|v| format!(" (Python {v})"))
+                        .unwrap_or_default();
+                    let mut line = format!(
+                        "interpreters: .{ext}: {} -> {}{version}",
+                        found.configured.display(),
+                        found.program.display()
+                    );
+                    if !found.skipped.is_empty() {
+                        line.push_str(&format!(" (skipped: {})", found.skipped.join("; ")));
+                    }
+                    lines.push(line);
+                }
+                Err(why) => {
+                    let needed = scripted.iter().any(|s| s.extensions.contains(ext));
+                    let severity = if needed {
+                        counts.errors += 1;
+                        "error"
+                    } else {
+                        counts.warnings += 1;
+                        "warning"
+                    };
+                    lines.push(format!("interpreters: .{ext}: {severity}: {why}"));
+                }
+            }
+        }
+        lines.push(format!(
+            "environments: {} (uv: {})",
+            files.environments().root().display(),
+            files
+                .environments()
+                .uv()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|why| why)
+        ));
+    }
+    let environments = files.environments();
+    for skill in scripted {
+        let mut state = environments.state(&skill.folder);
+        if args.prepare && matches!(state, EnvironmentState::NotBuilt { .. }) {
+            let name = skill.folder.name.clone();
+            let on_build = |requirements: &Requirements| {
+                console.notice(format!(
+                    "building the Python environment of skill `{name}` ({}) with uv",
+                    requirements.lines.join(", ")
+                ));
+            };
+            state = match environments.prepare(&skill.folder, &on_build).await {
+                Ok(_) => environments.state(&skill.folder),
+                Err(why) => EnvironmentState::Failed(why),
+            };
+        }
+        let md = skill.skill_md.display();
+        match state {
+            EnvironmentState::NotNeeded => {}
+            EnvironmentState::Ready(env) => lines.push(format!(
+                "{md}: environment: ready ({}) at {}",
+                env.requirements.lines.join(", "),
+                env.dir.display()
+            )),
+            EnvironmentState::NotBuilt { requirements, dir } => lines.push(format!(
+                "{md}: environment: not built yet ({}; from {}); `skillet validate --prepare` \
+                 builds it at {}",
+                requirements.lines.join(", "),
+                requirements.sources.join(", "),
+                dir.display()
+            )),
+            EnvironmentState::Failed(why) => {
+                let severity = if args.prepare || config.scripts.enabled {
+                    counts.errors += 1;
+                    "error"
+                } else {
+                    counts.warnings += 1;
+                    "warning"
+                };
+                lines.push(format!("{md}: environment: {severity}: {why}"));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    for line in lines {
+        let _ = writeln!(stdout, "{line}");
+    }
+    counts
+}

@@ -1,0 +1,371 @@
+//! Bundled scripts with their dependencies, through the real binary and the real `uv`: a skill
+//! whose `requirements.txt` names `pypdf` gets an environment built once (on first use, with a
+//! progress event) and reused (a second run builds nothing: no event, the marker untouched);
+//! two first uses at once build once; a requirement the resolver cannot satisfy makes the skill
+//! `Blocked` with uv's message; an interpreter the sandbox's uid cannot execute gets an error
+//! that names it and the `interpreters` setting. The model is the embedded mock, whose
+//! scenario calls `run_skill_script` and answers from what the script printed.
+//!
+//! uv is `$SKILLET_UV`, else `uv` beside `$SKILLET_PYTHON`, else `<workspace>/.venv/bin/uv`
+//! (`mock-llm/tests/python/requirements.txt` pins it). The builds reach PyPI. Without uv the
+//! tests are skipped with a notice, and fail under `CI`.
+
+mod cli_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use cli_support::SKILLET;
+
+fn uv() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("SKILLET_UV").map(PathBuf::from),
+        std::env::var_os("SKILLET_PYTHON")
+            .map(PathBuf::from)
+            .and_then(|p| p.parent().map(|d| d.join("uv"))),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/uv")),
+        Some(PathBuf::from("/work/main/.venv/bin/uv")),
+    ];
+    let found = candidates.into_iter().flatten().find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no uv: set SKILLET_UV or install mock-llm/tests/python/requirements.txt"
+        );
+        eprintln!(
+            "\n==== SKIPPED script environment test: no uv ($SKILLET_UV, .venv/bin/uv) ====\n"
+        );
+    }
+    found
+}
+
+/// A host folder: `skills/`, an environments cache, and a `skillet.toml` with scripts on.
+struct Host {
+    dir: tempfile::TempDir,
+}
+
+impl Host {
+    fn new(uv: &Path, extra: &str) -> Host {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("skills")).unwrap();
+        std::fs::write(
+            dir.path().join("skillet.toml"),
+            format!(
+                "[skills]\nuv = \"{}\"\nenvironments_dir = \"{}\"\n{extra}\n\
+                 [skills.scripts]\nenabled = true\n",
+                uv.display(),
+                dir.path().join("envs").display()
+            ),
+        )
+        .unwrap();
+        Host { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn envs(&self) -> PathBuf {
+        self.path().join("envs")
+    }
+
+    /// A skill `name` with `requirements` whose scenario runs `script` (`scripts/<file>`) and
+    /// answers `OK` when its output contains `expect`, else `FAILED: <what it got>`.
+    fn skill(&self, name: &str, requirements: &str, script: (&str, &str), expect: &str) {
+        let dir = self.path().join("skills").join(name);
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Runs its script.\n---\nRun the script.\n"),
+        )
+        .unwrap();
+        if !requirements.is_empty() {
+            std::fs::write(dir.join("requirements.txt"), requirements).unwrap();
+        }
+        std::fs::write(dir.join("scripts").join(script.0), script.1).unwrap();
+        std::fs::write(
+            dir.join("mock-scenario.yaml"),
+            format!(
+                "rules:\n  - when: {{ turn: 1 }}\n    reply:\n      tool_calls:\n        - name: \
+                 run_skill_script\n          arguments: {{ path: scripts/{} }}\n  - when: {{ \
+                 tool_result_contains: {expect:?} }}\n    reply:\n      text: \"OK\"\n  - \
+                 when: {{ tool_results: true }}\n    reply:\n      text: \"FAILED\"\n",
+                script.0
+            ),
+        )
+        .unwrap();
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(SKILLET);
+        command
+            .current_dir(self.path())
+            .arg("--config")
+            .arg(self.path().join("skillet.toml"))
+            .arg("--skills-dir")
+            .arg(self.path().join("skills"))
+            .args(args)
+            .env_remove("SKILLET_CONFIG")
+            .env_remove("RUST_LOG")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run skillet")
+    }
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+const PYPDF_SCRIPT: &str =
+    "import sys, pypdf\nprint('pypdf', pypdf.__version__, 'in', sys.prefix)\n";
+const BUILDING: &str = "building the Python environment of skill";
+
+fn the_environment(host: &Host) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(host.envs())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("skillet-env.json").is_file())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one environment: {dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_script_imports_its_requirement_and_the_environment_is_built_once() {
+    let Some(uv) = uv() else { return };
+    let host = Host::new(&uv, "");
+    host.skill(
+        "pdf-info",
+        "pypdf==5.4.0\n",
+        ("info.py", PYPDF_SCRIPT),
+        &format!("pypdf 5.4.0 in {}", host.envs().display()),
+    );
+
+    let first = host.run(&["run", "pdf-info"]);
+    let out = text(&first);
+    assert_eq!(first.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(BUILDING),
+        "the first use builds, and says so: {out}"
+    );
+    assert_eq!(String::from_utf8_lossy(&first.stdout).trim(), "OK", "{out}");
+    let env = the_environment(&host);
+    let marker = std::fs::metadata(env.join("skillet-env.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    let second = host.run(&["run", "pdf-info"]);
+    let out = text(&second);
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout).trim(),
+        "OK",
+        "{out}"
+    );
+    assert!(
+        !out.contains(BUILDING),
+        "the second run builds nothing: {out}"
+    );
+    assert_eq!(the_environment(&host), env);
+    let again = std::fs::metadata(env.join("skillet-env.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(marker, again, "the environment was not rebuilt");
+
+    let validate = host.run(&[
+        "validate",
+        "--scripts",
+        host.path().join("skills").to_str().unwrap(),
+    ]);
+    let out = text(&validate);
+    assert_eq!(validate.status.code(), Some(0), "{out}");
+    assert!(out.contains("environment: ready (pypdf==5.4.0)"), "{out}");
+    // The default `python3` resolves to a program the sandbox can run, as root too (a pyenv
+    // shim under /root is passed over with a note).
+    let py = out
+        .lines()
+        .find(|l| l.starts_with("interpreters: .py: "))
+        .expect(&out);
+    assert!(py.contains(" -> /"), "{py}");
+    assert!(!py.contains("error"), "{py}");
+}
+
+#[test]
+fn two_first_uses_at_once_build_once() {
+    let Some(uv) = uv() else { return };
+    // uv behind a wrapper that logs each invocation.
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("uv.log");
+    let wrapper = bin.path().join("uv");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            uv.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let host = Host::new(&wrapper, "");
+    host.skill(
+        "pdf-info",
+        "pypdf==5.4.0\n",
+        ("info.py", PYPDF_SCRIPT),
+        "pypdf 5.4.0 in",
+    );
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            host.command(&["run", "pdf-info"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "OK",
+            "{}",
+            text(&out)
+        );
+    }
+    let venvs = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" venv "))
+        .count();
+    assert_eq!(venvs, 1, "uv venv ran once");
+    the_environment(&host);
+}
+
+#[test]
+fn a_requirement_the_resolver_cannot_satisfy_blocks_the_skill_with_its_message() {
+    let Some(uv) = uv() else { return };
+    let host = Host::new(&uv, "");
+    host.skill(
+        "broken",
+        "skillet-no-such-package-4a7c==1.0\n",
+        ("run.py", "print('never')\n"),
+        "never",
+    );
+    let skills = host.path().join("skills");
+    let validate = host.run(&["validate", "--prepare", skills.to_str().unwrap()]);
+    let out = text(&validate);
+    assert_eq!(validate.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("environment: error: uv pip install failed"),
+        "{out}"
+    );
+    assert!(out.contains("skillet-no-such-package-4a7c"), "{out}");
+
+    // Served: the build fails at start and discover shows the skill Blocked with uv's words.
+    let mut serve = host
+        .command(&["serve", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    serve
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"type\":\"skill/discover/req\",\"id\":\"d1\"}\n")
+        .unwrap();
+    let out = serve.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let response: serde_json::Value = stdout
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("a discover answer: {}", text(&out)));
+    let skill = &response["skills"][0];
+    assert_eq!(skill["status"], "Blocked", "{response}");
+    let failed = skill["metadata"]["environment_failed"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        failed.contains("skillet-no-such-package-4a7c"),
+        "{response}"
+    );
+}
+
+#[test]
+fn an_interpreter_the_sandbox_cannot_execute_gets_an_error_naming_the_setting() {
+    let Some(uv) = uv() else { return };
+    // A real program in a directory only its owner may enter, as a pyenv root under /root is.
+    let private = tempfile::tempdir().unwrap();
+    let home = private.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let program = home.join("sh");
+    std::fs::copy("/bin/sh", &program).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let host = Host::new(&uv, "");
+    let config = host.path().join("skillet.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(&format!(
+        "interpreters = {{ sh = \"{}\" }}\n",
+        program.display()
+    ));
+    std::fs::write(&config, toml).unwrap();
+    host.skill(
+        "shell",
+        "",
+        ("hello.sh", "echo hello-from-sh\n"),
+        "hello-from-sh",
+    );
+
+    let validate = host.run(&[
+        "validate",
+        "--scripts",
+        host.path().join("skills").to_str().unwrap(),
+    ]);
+    let report = text(&validate);
+    if !report.contains("cannot enter") {
+        // Not root (no uid drop): children run as this user, who can enter their own directory.
+        eprintln!("\n==== not root: the private interpreter is usable here ====\n{report}\n");
+        let run = host.run(&["run", "shell"]);
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout).trim(),
+            "OK",
+            "{}",
+            text(&run)
+        );
+        return;
+    }
+    assert_eq!(validate.status.code(), Some(1), "{report}");
+    assert!(report.contains("interpreters: .sh: error:"), "{report}");
+    assert!(
+        report.contains(&format!("{}", program.display())),
+        "{report}"
+    );
+    assert!(
+        report.contains("[skills.scripts] interpreters = { sh = "),
+        "{report}"
+    );
+    // The script call is refused before the sandbox with the same words: the model sees them.
+    host.skill(
+        "shell",
+        "",
+        ("hello.sh", "echo hello-from-sh\n"),
+        "set `[skills.scripts] interpreters = { sh = ",
+    );
+    let run = host.run(&["run", "shell"]);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "OK",
+        "{}",
+        text(&run)
+    );
+}

@@ -1,0 +1,218 @@
+//! Building one environment with `uv`, outside the sandbox: the only step of a skill's life that
+//! touches the network, and only the host's package index.
+//!
+//! Once per key, across processes: the builder holds `<root>/<key>.lock` (an exclusive `flock`)
+//! while it looks and builds; a finished environment is renamed into place in one step
+//! (`<root>/.building-<key>-<pid>` → `<root>/<key>`) with its marker file
+//! ([`MARKER`]) inside, so a reader sees either nothing or a whole environment. A builder that
+//! died leaves a `.building-*` directory, removed by the next one (which holds the lock).
+//!
+//! uv runs with a cleared environment (the proxy and TLS variables pass), `--no-config` (no
+//! `uv.toml` or `UV_*` of the host's user decides where packages come from), its own cache
+//! under the root, no Python downloads, and the host's index (`--default-index`) when set.
+//!
+//! Not here: which requirements (`requirements`), which interpreter (`interpreters`).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::requirements::Requirements;
+
+/// The file a finished environment holds: what it was built from (JSON).
+pub const MARKER: &str = "skillet-env.json";
+
+/// The longest a build may take before it is stopped and reported as failed.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// Variables uv may see from the engine's environment: how to reach the network, nothing about
+/// where to fetch from.
+const PASSED_VARIABLES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// One build to do.
+#[derive(Debug)]
+pub(crate) struct BuildPlan<'a> {
+    pub uv: &'a Path,
+    pub python: &'a Path,
+    pub python_version: Option<&'a str>,
+    pub root: &'a Path,
+    pub key: &'a str,
+    pub requirements: &'a Requirements,
+    pub index: Option<&'a str>,
+}
+
+/// What a build found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Built {
+    /// Another build (this process's or another's) had finished it.
+    Existing(PathBuf),
+    /// Built now.
+    Fresh(PathBuf),
+}
+
+/// The directory of the environment with `key` under `root`, when it is finished.
+pub(crate) fn finished(root: &Path, key: &str) -> Option<PathBuf> {
+    let dir = root.join(key);
+    dir.join(MARKER).is_file().then_some(dir)
+}
+
+/// Builds the environment of `plan` unless it exists. Blocking (file lock, uv): run it on the
+/// blocking pool.
+pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
+    std::fs::create_dir_all(plan.root)
+        .map_err(|e| format!("cannot create {}: {e}", plan.root.display()))?;
+    let lock_path = plan.root.join(format!("{}.lock", plan.key));
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    // `File::lock` is newer than our MSRV; this is the same `flock(2)`.
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    if let Some(dir) = finished(plan.root, plan.key) {
+        return Ok(Built::Existing(dir));
+    }
+    remove_abandoned(plan.root, plan.key);
+    let staging = plan
+        .root
+        .join(format!(".building-{}-{}", plan.key, std::process::id()));
+    let result = build_into(plan, &staging);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result?;
+    let dir = plan.root.join(plan.key);
+    // A directory without its marker is a leftover of a build from before markers: replace it.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&staging, &dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&staging);
+        format!(
+            "cannot move the environment into place at {}: {e}",
+            dir.display()
+        )
+    })?;
+    drop(lock);
+    Ok(Built::Fresh(dir))
+}
+
+fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
+    let cache = plan.root.join(".uv-cache");
+    let mut venv = uv(plan.uv, &cache);
+    venv.arg("venv")
+        .arg("--python")
+        .arg(plan.python)
+        .arg("--relocatable")
+        .arg(staging);
+    run(venv, "uv venv")?;
+    let requirements = staging.join("skillet-requirements.txt");
+    std::fs::write(&requirements, plan.requirements.file_text())
+        .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
+    let mut install = uv(plan.uv, &cache);
+    install
+        .args(["pip", "install", "--python"])
+        .arg(staging.join("bin/python"));
+    if let Some(index) = plan.index {
+        install.arg("--default-index").arg(index);
+    }
+    install.arg("-r").arg(&requirements);
+    run(install, "uv pip install")?;
+    let marker = serde_json::json!({
+        "requirements": plan.requirements.lines,
+        "sources": plan.requirements.sources,
+        "interpreter": plan.python,
+        "python_version": plan.python_version,
+        "index": plan.index,
+    });
+    std::fs::write(staging.join(MARKER), format!("{marker:#}\n"))
+        .map_err(|e| format!("cannot write the environment's marker: {e}"))
+}
+
+/// uv with a cleared environment, no user configuration and its cache under the root.
+fn uv(program: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear();
+    for name in PASSED_VARIABLES {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command
+        .env("UV_PYTHON_DOWNLOADS", "never")
+        .env("UV_NO_PROGRESS", "1")
+        .arg("--no-config")
+        .arg("--quiet")
+        .arg("--cache-dir")
+        .arg(cache);
+    command
+}
+
+/// Runs `command` to its end (within [`BUILD_TIMEOUT`]); its stderr is the error.
+fn run(mut command: Command, what: &str) -> Result<(), String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start uv: {e}"))?;
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(stderr) = stderr.as_mut() {
+            let _ = stderr.take(64 * 1024).read_to_string(&mut text);
+        }
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > BUILD_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{what} ran over {} s and was stopped",
+                    BUILD_TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    };
+    let stderr = reader.join().unwrap_or_default();
+    if status.success() {
+        return Ok(());
+    }
+    let message = stderr.trim();
+    let cut: String = message.chars().take(4000).collect();
+    Err(format!("{what} failed ({status}): {cut}"))
+}
+
+/// Removes staging directories of builds of `key` that never finished (the caller holds the
+/// key's lock, so none of them is in progress).
+fn remove_abandoned(root: &Path, key: &str) {
+    let prefix = format!(".building-{key}-");
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! What a skill's scripts run with: the interpreters (resolved once to programs the sandbox can
+//! execute, `interpreters`) and, for a skill that declares Python requirements, its own
+//! environment built with `uv` (`requirements`, `build`).
+//!
+//! One environment per distinct requirement set and interpreter, keyed by their SHA-256, in a
+//! cache directory ([`Environments::root`]): `[skills] environments_dir`, else
+//! `$XDG_CACHE_HOME/skillet/envs` (`~/.cache/skillet/envs`), else — when the sandbox runs
+//! children as another uid that cannot enter that directory (root's home is private) —
+//! `/var/cache/skillet/envs`. Built outside the sandbox and before the script runs (at
+//! `skillet validate --prepare`, at `serve` start, or on a script's first use, which reports
+//! progress); scripts then run the environment's interpreter inside the sandbox, with the
+//! environment read-only and no network. Builds of one key happen once, also across processes
+//! (see `build`); a failure is remembered for the process (the skill is `Blocked` with it).
+//!
+//! Its own module because it sits between `skill` (what a skill declares) and `files` (which
+//! runs scripts) and talks to a program (`uv`) neither of them knows. Not here: the sandbox
+//! (`skillet-sandbox`), running scripts (`files::scripts`).
+
+mod build;
+mod interpreters;
+mod requirements;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use build::MARKER;
+pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
+pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
+
+/// The uv version Skillet is tested with (`mock-llm/tests/python/requirements.txt` pins it).
+pub const TESTED_UV_VERSION: &str = "0.13.9";
+
+/// The host's settings for environments (from `[skills]`; see `files::FilesConfig`).
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentOptions {
+    /// The `uv` program (`None`: `uv` on the engine's `PATH`).
+    pub uv: Option<PathBuf>,
+    /// Where environments live (`None`: the default in the module doc).
+    pub dir: Option<PathBuf>,
+    /// The package index uv installs from (`None`: uv's default, PyPI).
+    pub package_index: Option<String>,
+    /// Requirements the host gives a skill by name (they replace the folder's).
+    pub skills: BTreeMap<String, Vec<String>>,
+}
+
+/// A built Python environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonEnvironment {
+    /// Its directory (`<root>/<key>`).
+    pub dir: PathBuf,
+    /// Its interpreter, `<dir>/bin/python` (a symlink to the base interpreter; run it with this
+    /// path as `argv[0]`, or Python does not find the environment).
+    pub python: PathBuf,
+    /// The requirements it was built from.
+    pub requirements: Requirements,
+}
+
+/// Where a skill's environment stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvironmentState {
+    /// The skill declares no requirements.
+    NotNeeded,
+    /// Built and ready.
+    Ready(PythonEnvironment),
+    /// Declared, not built yet (it will be on first use).
+    NotBuilt {
+        /// What it will be built from.
+        requirements: Requirements,
+        /// Where it will be.
+        dir: PathBuf,
+    },
+    /// It cannot be built: why (uv's message, a refused declaration, no uv, no interpreter).
+    Failed(String),
+}
+
+/// The environments of every skill of a host. Share it in an `Arc`.
+#[derive(Debug)]
+pub struct Environments {
+    options: EnvironmentOptions,
+    root: PathBuf,
+    python: Result<Interpreter, String>,
+    /// One slot per key: builds of one key in this process wait on each other, and the
+    /// outcome (a failure too) is kept.
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// One key's build outcome (`None`: not attempted in this process yet).
+type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, String>>>>;
+
+impl Environments {
+    /// Environments for `options`, built with `python` (the resolved `py` interpreter), for
+    /// children running as `user` (`None`: the engine's uid).
+    pub fn new(
+        options: EnvironmentOptions,
+        python: Option<&Result<Interpreter, String>>,
+        user: Option<SandboxUser>,
+    ) -> Self {
+        let root = options.dir.clone().unwrap_or_else(|| default_root(user));
+        let python = python.cloned().unwrap_or_else(|| {
+            Err("no interpreter is configured for `.py` (`[skills.scripts] interpreters`)".into())
+        });
+        Environments {
+            options,
+            root,
+            python,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The cache directory environments live in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The `uv` program, or why there is none.
+    pub fn uv(&self) -> Result<PathBuf, String> {
+        if let Some(uv) = &self.options.uv {
+            return if uv.is_file() {
+                Ok(uv.clone())
+            } else {
+                Err(format!(
+                    "`[skills] uv = \"{}\"` does not exist; install uv (`pip install \
+                     uv=={TESTED_UV_VERSION}`) and point the setting at it",
+                    uv.display()
+                ))
+            };
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("uv"))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                format!(
+                    "uv is not on PATH; install it (`pip install uv=={TESTED_UV_VERSION}`) or \
+                     set `[skills] uv = \"/path/to/uv\"`"
+                )
+            })
+    }
+
+    /// What `skill` needs, the key and the interpreter to build it with (reads its folder).
+    fn plan(&self, skill: &SkillFolder) -> Result<Option<(Requirements, String)>, String> {
+        plan_of(skill, &self.options, &self.python)
+    }
+
+    /// Where `skill`'s environment stands, without building anything.
+    pub fn state(&self, skill: &SkillFolder) -> EnvironmentState {
+        let (requirements, key) = match self.plan(skill) {
+            Ok(Some(plan)) => plan,
+            Ok(None) => return EnvironmentState::NotNeeded,
+            Err(why) => return EnvironmentState::Failed(why),
+        };
+        if let Some(Err(why)) = self.remembered(&key) {
+            return EnvironmentState::Failed(why);
+        }
+        match build::finished(&self.root, &key) {
+            Some(dir) => EnvironmentState::Ready(environment(dir, requirements)),
+            None => EnvironmentState::NotBuilt {
+                requirements,
+                dir: self.root.join(key),
+            },
+        }
+    }
+
+    fn remembered(&self, key: &str) -> Option<Result<PathBuf, String>> {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots.get(key)?;
+        slot.try_lock().ok().and_then(|outcome| outcome.clone())
+    }
+
+    /// `skill`'s environment, built now if it is not yet (`on_build` is told first, with what it
+    /// is built from; it is not called when the environment exists). `Ok(None)`: the skill
+    /// needs none.
+    pub async fn prepare(
+        &self,
+        skill: &SkillFolder,
+        on_build: &(dyn Fn(&Requirements) + Send + Sync),
+    ) -> Result<Option<PythonEnvironment>, String> {
+        // Reading the folder is file I/O: off the runtime's threads.
+        let planned = {
+            let (skill, options, python) =
+                (skill.clone(), self.options.clone(), self.python.clone());
+            tokio::task::spawn_blocking(move || plan_of(&skill, &options, &python))
+                .await
+                .map_err(|e| format!("reading the requirements panicked: {e}"))??
+        };
+        let Some((requirements, key)) = planned else {
+            return Ok(None);
+        };
+        let python = self.python.as_ref().map_err(Clone::clone)?;
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(slots.entry(key.clone()).or_default())
+        };
+        let mut outcome = slot.lock().await;
+        if let Some(done) = outcome.as_ref() {
+            return done.clone().map(|dir| Some(environment(dir, requirements)));
+        }
+        if let Some(dir) = build::finished(&self.root, &key) {
+            *outcome = Some(Ok(dir.clone()));
+            return Ok(Some(environment(dir, requirements)));
+        }
+        let uv = self.uv()?;
+        on_build(&requirements);
+        let root = self.root.clone();
+        let program = python.program.clone();
+        let version = python.python_version.clone();
+        let index = self.options.package_index.clone();
+        let reqs = requirements.clone();
+        let built = tokio::task::spawn_blocking(move || {
+            build::build(&build::BuildPlan {
+                uv: &uv,
+                python: &program,
+                python_version: version.as_deref(),
+                root: &root,
+                key: &key,
+                requirements: &reqs,
+                index: index.as_deref(),
+            })
+        })
+        .await
+        .map_err(|e| format!("the environment build panicked: {e}"))
+        .and_then(|r| r);
+        let dir = match built {
+            Ok(build::Built::Existing(dir) | build::Built::Fresh(dir)) => Ok(dir),
+            Err(why) => Err(why),
+        };
+        *outcome = Some(dir.clone());
+        dir.map(|dir| Some(environment(dir, requirements)))
+    }
+}
+
+fn plan_of(
+    skill: &SkillFolder,
+    options: &EnvironmentOptions,
+    python: &Result<Interpreter, String>,
+) -> Result<Option<(Requirements, String)>, String> {
+    let host = options.skills.get(&skill.name).map(Vec::as_slice);
+    let Some(requirements) = requirements::declared(skill, host)? else {
+        return Ok(None);
+    };
+    let python = python.as_ref().map_err(Clone::clone)?;
+    let key = requirements.key(&python.program, python.python_version.as_deref());
+    Ok(Some((requirements, key)))
+}
+
+fn environment(dir: PathBuf, requirements: Requirements) -> PythonEnvironment {
+    PythonEnvironment {
+        python: dir.join("bin/python"),
+        dir,
+        requirements,
+    }
+}
+
+/// `$XDG_CACHE_HOME/skillet/envs` (or `~/.cache/...`), unless `user` cannot enter it.
+fn default_root(user: Option<SandboxUser>) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let root = cache.join("skillet/envs");
+    match user {
+        Some(user) if reachable(&root, user).is_err() => PathBuf::from("/var/cache/skillet/envs"),
+        _ => root,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,283 @@
+//! A skill's Python requirements: where they are declared, how they are checked, and the key
+//! of the environment they make.
+//!
+//! Sources, all that are present, together: the host's `[skills.environments.NAME] python`
+//! (which, when set, replaces what the folder declares: the host knows its machine), else the
+//! folder's `requirements.txt`, `pyproject.toml` `[project] dependencies` and
+//! `metadata.a2e-requirements`. Lines are requirement specifiers (`pypdf>=5`,
+//! `pdfplumber==0.11.4`, `lxml; python_version < "3.13"`); what would send the build anywhere
+//! but the host's package index is refused: option lines (`-r`, `-e`, `--index-url`, ...),
+//! direct references (`name @ https://...`), URLs and local paths.
+//!
+//! Not here: building (`build`), the interpreter (`interpreters`).
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::skill::CompiledSkill;
+
+/// What the requirements of one skill are read from: its name, folder and
+/// `metadata.a2e-requirements`. Small; a script call carries one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFolder {
+    /// The skill's name (the key of `[skills.environments.NAME]`).
+    pub name: String,
+    /// Its folder (`None`: a programmatic skill, nothing to read).
+    pub dir: Option<std::path::PathBuf>,
+    /// `metadata.a2e-requirements`.
+    pub declared: Vec<String>,
+}
+
+impl SkillFolder {
+    /// The folder of `skill`.
+    pub fn of(skill: &CompiledSkill) -> Self {
+        SkillFolder {
+            name: skill.name().to_owned(),
+            dir: skill.dir.clone(),
+            declared: skill.requirements.clone(),
+        }
+    }
+}
+
+/// The files of a skill folder that declare requirements, in the order they are read.
+pub const REQUIREMENT_FILES: [&str; 2] = ["requirements.txt", "pyproject.toml"];
+
+/// A set of requirement lines: trimmed, de-duplicated, sorted (so the same set written two
+/// ways builds one environment), with where it was declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirements {
+    /// The lines, sorted.
+    pub lines: Vec<String>,
+    /// Where they came from (`requirements.txt`, `[skills.environments.pdf]`, ...).
+    pub sources: Vec<String>,
+}
+
+impl Requirements {
+    /// The environment's key: the SHA-256 of the interpreter (its path and version) and the
+    /// lines, in hex.
+    pub fn key(&self, interpreter: &Path, version: Option<&str>) -> String {
+        let mut hash = Sha256::new();
+        hash.update(b"skillet-env-v1\n");
+        hash.update(interpreter.as_os_str().as_encoded_bytes());
+        hash.update(b"\n");
+        hash.update(version.unwrap_or_default().as_bytes());
+        hash.update(b"\n");
+        for line in &self.lines {
+            hash.update(line.as_bytes());
+            hash.update(b"\n");
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The lines as a `requirements.txt`.
+    pub fn file_text(&self) -> String {
+        let mut text = self.lines.join("\n");
+        text.push('\n');
+        text
+    }
+}
+
+/// The requirements of `skill`: `host` (the host's list for it) when set, else what its folder
+/// declares. `Ok(None)`: it needs no environment. `Err`: a declaration is unreadable or
+/// refused (the skill is then `Blocked` with this reason).
+pub fn declared(
+    skill: &SkillFolder,
+    host: Option<&[String]>,
+) -> Result<Option<Requirements>, String> {
+    let mut lines = Vec::new();
+    let mut sources = Vec::new();
+    if let Some(host) = host {
+        lines.extend(host.iter().cloned());
+        sources.push(format!("[skills.environments.{}]", skill.name));
+    } else {
+        if let Some(dir) = skill.dir.as_deref() {
+            from_folder(dir, &mut lines, &mut sources)?;
+        }
+        if !skill.declared.is_empty() {
+            lines.extend(skill.declared.iter().cloned());
+            sources.push("metadata.a2e-requirements".to_owned());
+        }
+    }
+    let mut lines: Vec<String> = lines
+        .iter()
+        .map(|line| line.trim().to_owned())
+        .filter(|line| !line.is_empty())
+        .collect();
+    for line in &lines {
+        check_line(line).map_err(|why| format!("{}: {line:?}: {why}", sources.join(", ")))?;
+    }
+    lines.sort();
+    lines.dedup();
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Requirements { lines, sources }))
+}
+
+fn from_folder(
+    dir: &Path,
+    lines: &mut Vec<String>,
+    sources: &mut Vec<String>,
+) -> Result<(), String> {
+    let read = |name: &str| -> Result<Option<String>, String> {
+        let path = dir.join(name);
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => Ok(None),
+            Ok(meta) if !meta.is_file() => Err(format!("{name} is not a regular file")),
+            Ok(meta) if meta.len() > 256 * 1024 => Err(format!("{name} is over 256 KiB")),
+            Ok(_) => std::fs::read_to_string(&path)
+                .map(Some)
+                .map_err(|e| format!("{name}: {e}")),
+        }
+    };
+    if let Some(text) = read("requirements.txt")? {
+        let before = lines.len();
+        lines.extend(
+            text.lines()
+                .map(|line| line.split(" #").next().unwrap_or_default().trim())
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(str::to_owned),
+        );
+        if lines.len() > before {
+            sources.push("requirements.txt".to_owned());
+        }
+    }
+    if let Some(text) = read("pyproject.toml")? {
+        let doc: toml::Table = text.parse().map_err(|e| format!("pyproject.toml: {e}"))?;
+        if let Some(deps) = doc.get("project").and_then(|p| p.get("dependencies")) {
+            let deps = deps
+                .as_array()
+                .ok_or("pyproject.toml: [project] dependencies must be an array of strings")?;
+            for dep in deps {
+                let dep = dep
+                    .as_str()
+                    .ok_or("pyproject.toml: [project] dependencies must be an array of strings")?;
+                lines.push(dep.to_owned());
+            }
+            if !deps.is_empty() {
+                sources.push("pyproject.toml".to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses what would reach past the host's package index or outside the folder.
+fn check_line(line: &str) -> Result<(), &'static str> {
+    if line.starts_with('-') {
+        return Err("option lines are not supported (the host chooses the package index)");
+    }
+    // A specifier never has `@` or `://`; a direct reference (`name @ URL`) or a VCS URL does.
+    if line.contains("://") || line.contains('@') {
+        return Err(
+            "direct references and URLs are not supported (packages come from the host's index)",
+        );
+    }
+    if line.starts_with('.') || line.starts_with('/') || line.starts_with('~') {
+        return Err("local paths are not supported");
+    }
+    if !line.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err("a requirement starts with a package name");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill_in(dir: &Path, extra_metadata: &str) -> SkillFolder {
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {}\ndescription: A test skill.\n{extra_metadata}---\nDo it.\n",
+                dir.file_name().unwrap().to_string_lossy()
+            ),
+        )
+        .unwrap();
+        SkillFolder::of(&crate::skill::load_skill_dir(dir, "project").expect("loads"))
+    }
+
+    fn folder() -> (tempfile::TempDir, std::path::PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("pdf");
+        std::fs::create_dir(&dir).unwrap();
+        (root, dir)
+    }
+
+    #[test]
+    fn every_folder_source_counts_and_the_set_is_sorted_and_deduplicated() {
+        let (_root, dir) = folder();
+        std::fs::write(
+            dir.join("requirements.txt"),
+            "# tools\npypdf>=5  # pdf\n\nreportlab\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("pyproject.toml"),
+            "[project]\nname = \"x\"\ndependencies = [\"pypdf>=5\", \"pdfplumber\"]\n",
+        )
+        .unwrap();
+        let skill = skill_in(&dir, "metadata:\n  a2e-requirements: '[\"defusedxml\"]'\n");
+        let reqs = declared(&skill, None).unwrap().expect("has requirements");
+        assert_eq!(
+            reqs.lines,
+            ["defusedxml", "pdfplumber", "pypdf>=5", "reportlab"]
+        );
+        assert_eq!(
+            reqs.sources,
+            [
+                "requirements.txt",
+                "pyproject.toml",
+                "metadata.a2e-requirements"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_hosts_list_replaces_the_folders() {
+        let (_root, dir) = folder();
+        std::fs::write(dir.join("requirements.txt"), "pypdf\n").unwrap();
+        let skill = skill_in(&dir, "");
+        let host = vec!["pypdf>=5".to_owned(), "pdfplumber".to_owned()];
+        let reqs = declared(&skill, Some(&host)).unwrap().unwrap();
+        assert_eq!(reqs.lines, ["pdfplumber", "pypdf>=5"]);
+        assert_eq!(reqs.sources, ["[skills.environments.pdf]"]);
+    }
+
+    #[test]
+    fn the_key_depends_on_the_set_not_its_spelling_and_on_the_interpreter() {
+        let (_root, dir) = folder();
+        std::fs::write(dir.join("requirements.txt"), "b\na\n").unwrap();
+        let one = declared(&skill_in(&dir, ""), None).unwrap().unwrap();
+        std::fs::write(dir.join("requirements.txt"), "a\n  b\na\n").unwrap();
+        let two = declared(&skill_in(&dir, ""), None).unwrap().unwrap();
+        let py = Path::new("/usr/bin/python3.11");
+        assert_eq!(one.key(py, Some("3.11.2")), two.key(py, Some("3.11.2")));
+        assert_ne!(one.key(py, Some("3.11.2")), one.key(py, Some("3.12.0")));
+        assert_eq!(one.key(py, None).len(), 64);
+    }
+
+    #[test]
+    fn lines_that_would_leave_the_index_are_refused() {
+        for bad in [
+            "--index-url https://evil.example/simple",
+            "-r other.txt",
+            "pkg @ https://evil.example/pkg.whl",
+            "git+https://example.com/x.git",
+            "./local",
+        ] {
+            let (_root, dir) = folder();
+            std::fs::write(dir.join("requirements.txt"), format!("{bad}\n")).unwrap();
+            let err = declared(&skill_in(&dir, ""), None).unwrap_err();
+            assert!(err.starts_with("requirements.txt: "), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_folder_without_requirements_needs_no_environment() {
+        let (_root, dir) = folder();
+        assert_eq!(declared(&skill_in(&dir, ""), None).unwrap(), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! Environments with a stand-in `uv` (a shell script that logs each invocation and makes a
+//! directory shaped like a venv), so what is built, when and how often is visible without a
+//! network. The real uv is driven by the binary's tests (`cli/tests/cli_script_environments.rs`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::*;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    skills: PathBuf,
+    root: PathBuf,
+    uv: PathBuf,
+    log: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("uv.log");
+    let uv = tmp.path().join("uv");
+    std::fs::write(
+        &uv,
+        format!(
+            r#"#!/bin/sh
+echo "$*" >> {log}
+case "$*" in
+  *" venv "*) for last; do :; done; mkdir -p "$last/bin"; ln -s /bin/sh "$last/bin/python" ;;
+  *" pip install "*) for last; do :; done
+     if grep -q no-such-package "$last"; then
+       echo "  x No solution found when resolving dependencies:" >&2
+       echo "  Because no-such-package was not found in the package registry" >&2
+       exit 1
+     fi ;;
+esac
+"#,
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&uv, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let skills = tmp.path().join("skills");
+    std::fs::create_dir(&skills).unwrap();
+    Fixture {
+        root: tmp.path().join("envs"),
+        skills,
+        uv,
+        log,
+        _tmp: tmp,
+    }
+}
+
+impl Fixture {
+    fn skill(&self, name: &str, requirements: &str) -> SkillFolder {
+        let dir = self.skills.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Test.\n---\nDo it.\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("requirements.txt"), requirements).unwrap();
+        SkillFolder::of(&crate::skill::load_skill_dir(&dir, "project").unwrap())
+    }
+
+    fn environments(&self) -> Environments {
+        let python = Ok(Interpreter {
+            extension: "py".into(),
+            configured: "python3".into(),
+            program: PathBuf::from("/usr/bin/python3"),
+            read_only: Vec::new(),
+            python_version: Some("3.11.2".into()),
+            skipped: Vec::new(),
+        });
+        Environments::new(
+            EnvironmentOptions {
+                uv: Some(self.uv.clone()),
+                dir: Some(self.root.clone()),
+                ..EnvironmentOptions::default()
+            },
+            Some(&python),
+            None,
+        )
+    }
+
+    fn builds(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" venv "))
+            .count()
+    }
+}
+
+fn counting(counter: &AtomicUsize) -> impl Fn(&Requirements) + Send + Sync + '_ {
+    move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_first_uses_build_once_and_later_uses_build_nothing() {
+    let f = fixture();
+    let skill = f.skill("pdf", "pypdf>=5\n");
+    // Two hosts on one cache (two processes, as far as the lock is concerned), three calls.
+    let (one, two) = (f.environments(), f.environments());
+    let started = AtomicUsize::new(0);
+    let on_build = counting(&started);
+    let (a, b, c) = tokio::join!(
+        one.prepare(&skill, &on_build),
+        one.prepare(&skill, &on_build),
+        two.prepare(&skill, &on_build),
+    );
+    let a = a.unwrap().expect("an environment");
+    assert_eq!(Some(&a), b.unwrap().as_ref());
+    assert_eq!(Some(&a), c.unwrap().as_ref());
+    assert_eq!(f.builds(), 1, "uv venv ran once");
+    assert!(a.dir.join(MARKER).is_file());
+    assert_eq!(a.python, a.dir.join("bin/python"));
+    let marker_written = std::fs::metadata(a.dir.join(MARKER))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    // A new process later: ready at once, nothing built, on_build never called.
+    let later = f.environments();
+    assert_eq!(later.state(&skill), EnvironmentState::Ready(a.clone()));
+    let before = started.load(Ordering::SeqCst);
+    let again = later.prepare(&skill, &on_build).await.unwrap().unwrap();
+    assert_eq!(again, a);
+    assert_eq!(started.load(Ordering::SeqCst), before);
+    assert_eq!(f.builds(), 1);
+    let marker_now = std::fs::metadata(a.dir.join(MARKER))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(marker_written, marker_now);
+    assert!(!leftovers(&f.root), "no staging directory is left");
+}
+
+#[tokio::test]
+async fn the_same_set_written_two_ways_shares_one_environment() {
+    let f = fixture();
+    let one = f.skill("one", "pypdf>=5\nreportlab\n");
+    let two = f.skill("two", "reportlab\n\npypdf>=5 # for forms\n");
+    let envs = f.environments();
+    let a = envs.prepare(&one, &|_| {}).await.unwrap().unwrap();
+    let b = envs.prepare(&two, &|_| {}).await.unwrap().unwrap();
+    assert_eq!(a.dir, b.dir);
+    assert_eq!(f.builds(), 1);
+}
+
+#[tokio::test]
+async fn a_bad_requirement_fails_with_the_resolvers_message_and_stays_failed() {
+    let f = fixture();
+    let skill = f.skill("bad", "no-such-package==1.0\n");
+    let envs = f.environments();
+    assert!(matches!(
+        envs.state(&skill),
+        EnvironmentState::NotBuilt { .. }
+    ));
+    let err = envs.prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(err.contains("uv pip install failed"), "{err}");
+    assert!(
+        err.contains("no-such-package was not found in the package registry"),
+        "{err}"
+    );
+    assert_eq!(envs.state(&skill), EnvironmentState::Failed(err.clone()));
+    // Remembered: a second use does not run uv again.
+    let runs = std::fs::read_to_string(&f.log).unwrap().lines().count();
+    assert_eq!(envs.prepare(&skill, &|_| {}).await.unwrap_err(), err);
+    assert_eq!(
+        std::fs::read_to_string(&f.log).unwrap().lines().count(),
+        runs
+    );
+    assert!(
+        !leftovers(&f.root),
+        "the failed build's directory is removed"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_uv_names_the_setting() {
+    let f = fixture();
+    let skill = f.skill("pdf", "pypdf\n");
+    let python = Ok(Interpreter {
+        extension: "py".into(),
+        configured: "python3".into(),
+        program: PathBuf::from("/usr/bin/python3"),
+        read_only: Vec::new(),
+        python_version: None,
+        skipped: Vec::new(),
+    });
+    let envs = Environments::new(
+        EnvironmentOptions {
+            uv: Some(f.root.join("nope/uv")),
+            dir: Some(f.root.clone()),
+            ..EnvironmentOptions::default()
+        },
+        Some(&python),
+        None,
+    );
+    let err = envs.prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(err.contains("[skills] uv"), "{err}");
+}
+
+#[tokio::test]
+async fn a_skill_without_requirements_needs_nothing() {
+    let f = fixture();
+    let skill = f.skill("plain", "# nothing\n");
+    let envs = f.environments();
+    assert_eq!(envs.state(&skill), EnvironmentState::NotNeeded);
+    assert_eq!(envs.prepare(&skill, &|_| {}).await.unwrap(), None);
+    assert_eq!(f.builds(), 0);
+}
+
+fn leftovers(root: &Path) -> bool {
+    std::fs::read_dir(root)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(".building-"))
+        })
+        .unwrap_or(false)
+}
