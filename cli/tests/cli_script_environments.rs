@@ -48,6 +48,9 @@ struct Host {
 impl Host {
     fn new(uv: &Path, extra: &str) -> Host {
         let dir = tempfile::tempdir().unwrap();
+        // The sandbox's uid (65534 when the tests run as root) reads the skills and the
+        // environments under it.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::create_dir(dir.path().join("skills")).unwrap();
         std::fs::write(
             dir.path().join("skillet.toml"),

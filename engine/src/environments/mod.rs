@@ -80,6 +80,7 @@ pub struct Environments {
     options: EnvironmentOptions,
     root: PathBuf,
     python: Result<Interpreter, String>,
+    user: Option<SandboxUser>,
     /// One slot per key: builds of one key in this process wait on each other, and the
     /// outcome (a failure too) is kept.
     slots: Mutex<HashMap<String, Slot>>,
@@ -104,6 +105,7 @@ impl Environments {
             options,
             root,
             python,
+            user,
             slots: Mutex::new(HashMap::new()),
         }
     }
@@ -140,7 +142,25 @@ impl Environments {
 
     /// What `skill` needs, the key and the interpreter to build it with (reads its folder).
     fn plan(&self, skill: &SkillFolder) -> Result<Option<(Requirements, String)>, String> {
-        plan_of(skill, &self.options, &self.python)
+        let plan = plan_of(skill, &self.options, &self.python)?;
+        if plan.is_some() {
+            self.check_root()?;
+        }
+        Ok(plan)
+    }
+
+    /// The sandbox's uid must be able to enter the cache directory to run an environment.
+    fn check_root(&self) -> Result<(), String> {
+        match self.user {
+            Some(user) => reachable(&self.root, user).map_err(|why| {
+                format!(
+                    "the environments directory {}: {why}; set `[skills] environments_dir` to a \
+                     directory outside a private home (e.g. /var/cache/skillet/envs)",
+                    self.root.display()
+                )
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Where `skill`'s environment stands, without building anything.
@@ -188,6 +208,7 @@ impl Environments {
             return Ok(None);
         };
         let python = self.python.as_ref().map_err(Clone::clone)?;
+        self.check_root()?;
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(slots.entry(key.clone()).or_default())

@@ -2,7 +2,7 @@
 //! directory shaped like a venv), so what is built, when and how often is visible without a
 //! network. The real uv is driven by the binary's tests (`cli/tests/cli_script_environments.rs`).
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -223,4 +223,44 @@ fn leftovers(root: &Path) -> bool {
                 .any(|e| e.file_name().to_string_lossy().starts_with(".building-"))
         })
         .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_cache_the_sandbox_uid_cannot_enter_is_refused_naming_the_setting() {
+    let f = fixture();
+    let skill = f.skill("pdf", "pypdf\n");
+    let private = f.root.with_file_name("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let python = Ok(Interpreter {
+        extension: "py".into(),
+        configured: "python3".into(),
+        program: PathBuf::from("/usr/bin/python3"),
+        read_only: Vec::new(),
+        python_version: None,
+        skipped: Vec::new(),
+    });
+    let nobody = SandboxUser {
+        uid: 65534,
+        gid: 65534,
+    };
+    let envs = Environments::new(
+        EnvironmentOptions {
+            uv: Some(f.uv.clone()),
+            dir: Some(private.join("envs")),
+            ..EnvironmentOptions::default()
+        },
+        Some(&python),
+        Some(nobody),
+    );
+    let owner = std::fs::metadata(&private).unwrap().uid();
+    if owner == nobody.uid {
+        return; // the sandbox's uid owns it: nothing to refuse
+    }
+    let EnvironmentState::Failed(why) = envs.state(&skill) else {
+        panic!("refused: {:?}", envs.state(&skill));
+    };
+    assert!(why.contains("[skills] environments_dir"), "{why}");
+    assert!(envs.prepare(&skill, &|_| {}).await.is_err());
+    assert_eq!(f.builds(), 0, "nothing is built where it could not be used");
 }

@@ -291,3 +291,32 @@ fn a_provider_verdict_blocks_survives_dependency_resolution_and_joins_the_reason
         SkillStatus::Published
     );
 }
+
+#[test]
+fn an_environment_failure_blocks_survives_the_other_resolutions_and_lifts_on_success() {
+    let registry = bundled_registry();
+    let failure = "uv pip install failed: no-such-package was not found";
+    registry
+        .resolve_environments(&|skill| (skill.name() == "summarize").then(|| failure.to_owned()));
+    registry.resolve_dependencies(&|_| true, &|_| true);
+    registry.resolve_providers(&|_| None);
+    let blocked = registry.get("summarize").unwrap();
+    assert_eq!(blocked.status, SkillStatus::Blocked);
+    assert_eq!(blocked.environment_failed.as_deref(), Some(failure));
+    let metadata = blocked.advertised.metadata.clone().unwrap();
+    assert_eq!(metadata["environment_failed"], failure);
+    assert_eq!(
+        metadata["blocked_reason"],
+        format!("environment: {failure}")
+    );
+    registry.resolve_environments(&|_| None);
+    let published = registry.get("summarize").unwrap();
+    assert_eq!(published.status, SkillStatus::Published);
+    assert!(
+        published
+            .advertised
+            .metadata
+            .as_ref()
+            .is_none_or(|m| !m.contains_key("environment_failed"))
+    );
+}
