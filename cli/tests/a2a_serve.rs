@@ -92,7 +92,7 @@ async fn spawn_server(extra_config: &str) -> Server {
 }
 
 /// Posts `body` to `/a2a` with `A2A-Version: version` (none when `None`); returns the status
-/// and the one JSON answer.
+/// and the one JSON answer (for a streaming method, the one SSE event's).
 async fn post(
     client: &reqwest::Client,
     server: &Server,
@@ -109,7 +109,9 @@ async fn post(
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    let answer: Value = serde_json::from_str(&text)
+    // A streaming method's error is one SSE event holding the JSON-RPC answer.
+    let json = text.strip_prefix("data: ").unwrap_or(&text).trim_end();
+    let answer: Value = serde_json::from_str(json)
         .unwrap_or_else(|e| panic!("one JSON answer expected ({e}): {text:?}"));
     assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
     (status, answer)

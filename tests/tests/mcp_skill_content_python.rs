@@ -188,3 +188,106 @@ async fn the_mcp_python_sdk_reads_prompts_resources_and_skills_over_stdio_and_ht
     let _ = child.start_kill();
     mock.stop().await;
 }
+
+/// Raw JSON-RPC lines to `skillet serve --mcp`: params of the wrong shape for every new method
+/// are `-32602`, each request is answered exactly once, and the session goes on (a `ping`
+/// after them is answered).
+#[tokio::test]
+async fn malformed_prompt_resource_and_skill_requests_are_invalid_params_answered_once() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let root = tempfile::tempdir().unwrap();
+    write_test_skills(root.path());
+    let mock = MockLlmProcess::start(&bundled_scenarios(&["summarize"]))
+        .await
+        .expect("mock-llm starts");
+    let mut child = Command::new(&binaries().0)
+        .args(global_args(&mock, root.path()))
+        .args(["serve", "--mcp"])
+        .env("OPENAI_API_KEY", "sk-test-not-a-secret")
+        .env_remove("SKILLET_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = async |message: serde_json::Value| {
+        input
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}),
+    )
+    .await;
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let malformed = [
+        (
+            "prompts/get",
+            serde_json::json!({"name": "tone-rewrite", "arguments": ["text"]}),
+        ),
+        ("prompts/get", serde_json::json!({"arguments": {}})),
+        ("resources/read", serde_json::json!({})),
+        ("resources/read", serde_json::json!({"uri": 7})),
+        ("skills/get", serde_json::json!({})),
+        (
+            "skills/get",
+            serde_json::json!({"uri": "skill://tone-rewrite/reference.md"}),
+        ),
+        (
+            "completion/complete",
+            serde_json::json!({"argument": {"name": "tone", "value": ""}}),
+        ),
+        (
+            "resources/list",
+            serde_json::json!({"cursor": "not-a-cursor"}),
+        ),
+    ];
+    for (id, (method, params)) in malformed.iter().enumerate() {
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id + 1, "method": method, "params": params}),
+        )
+        .await;
+    }
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 99, "method": "ping"})).await;
+    let mut answers = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if answer.get("id").is_none() {
+                continue; // a notification
+            }
+            answers.push(answer);
+            // Reads and lists run off the session's thread, so answers may come in any order.
+            if answers.len() == malformed.len() + 2 {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("every request is answered");
+    answers.sort_by_key(|a| a["id"].as_u64());
+    let ids: Vec<&serde_json::Value> = answers.iter().map(|a| &a["id"]).collect();
+    let mut expected: Vec<serde_json::Value> = vec![serde_json::json!(0)];
+    expected.extend((1..=malformed.len()).map(|id| serde_json::json!(id)));
+    expected.push(serde_json::json!(99));
+    assert_eq!(
+        ids,
+        expected.iter().collect::<Vec<_>>(),
+        "each answered once: {answers:?}"
+    );
+    for (answer, (method, params)) in answers[1..=malformed.len()].iter().zip(&malformed) {
+        assert_eq!(
+            answer["error"]["code"], -32602,
+            "{method} {params}: {answer}"
+        );
+    }
+    let _ = child.start_kill();
+    mock.stop().await;
+}
