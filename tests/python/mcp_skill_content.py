@@ -8,9 +8,10 @@ serve --mcp`) and over streamable HTTP (the Rust test passes the /mcp URL). Each
 The SDK has no skills-extension client, so `skills/list` and `skills/get` go through the
 session's generic `send_request` with request types declared here from the extension's spec.
 
-Arguments: --transport stdio|http, --skillet PATH (stdio), --url URL (http), --skills DIR (the
-bundled skills), --test-skills DIR (the test's skills, with `tone-rewrite`), --serve-arg ARG
-(repeatable: the stdio server command line).
+Arguments: --transport stdio|http, --skillet PATH (stdio), --url URL (http), --test-skills DIR
+(the test's skills, with `tone-rewrite`), --serve-arg ARG (repeatable: the stdio server command
+line). Each transport runs a 2025-11-25 session (initialize) and the 2026-07-28 protocol
+(discover, no session).
 """
 
 import argparse

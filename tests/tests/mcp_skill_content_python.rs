@@ -171,7 +171,7 @@ async fn the_mcp_python_sdk_reads_prompts_resources_and_skills_over_stdio_and_ht
     run_script(&python, &args).await;
 
     let server = ServeHttp::new(&binaries().0)
-        .global_args(&global_args(&mock, root.path()))
+        .global_args(global_args(&mock, root.path()))
         .env("OPENAI_API_KEY", "sk-test-not-a-secret")
         .spawn()
         .await;

@@ -14,6 +14,8 @@
 
 #![allow(deprecated)] // `logging/setLevel`: deprecated by SEP-2577, still sent by current clients.
 
+use std::sync::Arc;
+
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
@@ -32,8 +34,9 @@ use super::notify::{EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::core::{CallScope, HostCore, Refusal};
+use skillet_engine::service::SkillService;
 use skillet_engine::telemetry::propagation;
-use skillet_protocol::{ErrorCode, SkillCallRequest};
+use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
 /// via `McpHandler::new_session`; all share the core.
@@ -58,13 +61,8 @@ impl McpHandler {
     }
 
     /// The service and the skills it offers now (as tools, prompts and resources).
-    fn offered(
-        &self,
-    ) -> (
-        std::sync::Arc<dyn skillet_engine::service::SkillService>,
-        Vec<skillet_protocol::SkillDefinition>,
-    ) {
-        let service = std::sync::Arc::clone(self.core.service());
+    fn offered(&self) -> (Arc<dyn SkillService>, Vec<SkillDefinition>) {
+        let service = Arc::clone(self.core.service());
         let skills = tools::published_skills(service.as_ref());
         (service, skills)
     }
