@@ -92,7 +92,7 @@ async fn spawn_server(extra_config: &str) -> Server {
 }
 
 /// Posts `body` to `/a2a` with `A2A-Version: version` (none when `None`); returns the status
-/// and the one JSON answer.
+/// and the one JSON answer (for a streaming method, the one SSE event's).
 async fn post(
     client: &reqwest::Client,
     server: &Server,
@@ -109,7 +109,9 @@ async fn post(
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    let answer: Value = serde_json::from_str(&text)
+    // A streaming method's error is one SSE event holding the JSON-RPC answer.
+    let json = text.strip_prefix("data: ").unwrap_or(&text).trim_end();
+    let answer: Value = serde_json::from_str(json)
         .unwrap_or_else(|e| panic!("one JSON answer expected ({e}): {text:?}"));
     assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
     (status, answer)
@@ -143,7 +145,7 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         ("message not an object", v1, rpc(json!(8), "SendMessage", json!({"message": 5})).into(), json!(8), -32602),
         ("negative historyLength", v1, rpc(json!(9), "GetTask", json!({"id": "x", "historyLength": -1})).into(), json!(9), -32602),
         ("no skill named", v1, rpc(json!(10), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}})).into(), json!(10), -32602),
-        ("two parts", v1, rpc(json!(11), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}, {"text": "b"}]}})).into(), json!(11), -32602),
+        ("two data parts", v1, rpc(json!(11), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"data": {"text": "a"}}, {"data": {"text": "b"}}]}})).into(), json!(11), -32602),
         ("part without content", v1, rpc(json!(23), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"mediaType": "text/plain"}]}})).into(), json!(23), -32602),
         ("file part", v1, rpc(json!(12), "SendMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"url": "https://x/y.pdf"}]}})).into(), json!(12), -32005),
         ("streaming bad params", v1, rpc(json!(13), "SendStreamingMessage", json!({"message": {"messageId": "m", "role": "ROLE_USER", "metadata": {"skillId": "nope"}, "parts": [{"text": "a"}]}})).into(), json!(13), -32602),
@@ -151,14 +153,13 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         ("unknown task", v1, rpc(json!(14), "GetTask", json!({"id": "no-such-task"})).into(), json!(14), -32001),
         ("cancel unknown task", v1, rpc(json!(15), "CancelTask", json!({"id": "no-such-task"})).into(), json!(15), -32001),
         ("continue unknown task", v1, rpc(json!(16), "SendMessage", json!({"message": {"messageId": "m", "taskId": "no-such-task", "role": "ROLE_USER", "parts": [{"text": "a"}]}})).into(), json!(16), -32001),
-        ("list tasks", v1, rpc(json!(17), "ListTasks", json!({})).into(), json!(17), -32004),
+        ("list tasks, page too big", v1, rpc(json!(17), "ListTasks", json!({"pageSize": 1000})).into(), json!(17), -32602),
         ("push config", v1, rpc(json!(18), "CreateTaskPushNotificationConfig", json!({"taskId": "t", "url": "https://h"})).into(), json!(18), -32003),
         ("extended card", v1, rpc(json!(19), "GetExtendedAgentCard", json!({})).into(), json!(19), -32007),
         ("no version, a 0.3 name", None, rpc(json!(20), "tasks/get", json!({"id": "x"})).into(), json!(20), -32009),
         ("no version, a 1.0 name is read as 1.0", None, rpc(json!(24), "GetTask", json!({"id": "no-such-task"})).into(), json!(24), -32001),
         ("version 0.3 named", Some("0.3"), rpc(json!(25), "GetTask", json!({"id": "x"})).into(), json!(25), -32009),
         ("no messageId", v1, rpc(json!(26), "SendMessage", json!({"message": {"role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}})).into(), json!(26), -32602),
-        ("empty messageId", v1, rpc(json!(27), "SendStreamingMessage", json!({"message": {"messageId": " ", "role": "ROLE_USER", "metadata": {"skillId": "summarize"}, "parts": [{"text": "a"}]}})).into(), json!(27), -32602),
         ("version 2.0", Some("2.0"), rpc(json!(21), "GetTask", json!({"id": "x"})).into(), json!(21), -32009),
     ];
     for (name, version, body, id, code) in cases {

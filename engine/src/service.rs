@@ -10,8 +10,10 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventSink;
+use crate::files::SkillFolder;
 use crate::protocol::{
-    SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse, SkillStatus,
+    ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
+    SkillDiscoverResponse, SkillStatus,
 };
 
 /// Answers A2E requests.
@@ -48,4 +50,40 @@ pub trait SkillService: Send + Sync {
             .iter()
             .any(|skill| skill.name == name && skill.status == SkillStatus::Published)
     }
+
+    /// The opening of a run of the published skill `name` with `arguments`, for a host that
+    /// runs the skill on its own model (MCP prompts): the arguments are checked against the
+    /// input schema and the instructions rendered exactly as a call would. Errors:
+    /// `unknown_skill` (no such published skill, or a service without prompts — the default)
+    /// and `schema_violation` (the arguments break the schema, or a placeholder has no value).
+    fn prompt(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<SkillPrompt, ProtocolError> {
+        let _ = arguments;
+        Err(ProtocolError::new(
+            ErrorCode::UnknownSkill,
+            format!("this service offers no prompt for `{name}`"),
+        ))
+    }
+
+    /// The folder of the published skill `name`, for a host that serves its files (MCP
+    /// resources, the skills extension); `None` for an unknown, unpublished or folderless
+    /// (native) skill, and from a service that serves no files (the default).
+    fn skill_folder(&self, name: &str) -> Option<SkillFolder> {
+        let _ = name;
+        None
+    }
+}
+
+/// What a run of a skill would start its conversation with (see [`SkillService::prompt`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillPrompt {
+    /// The system prompt: the rendered instructions and, with an output schema, the output
+    /// format section.
+    pub instructions: String,
+    /// The first user message (the `prompt` text, or the arguments as JSON); `None` when
+    /// there are no arguments.
+    pub request: Option<String>,
 }

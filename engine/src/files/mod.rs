@@ -5,6 +5,8 @@
 //! - [`FileSupport`] / [`CallFiles`] (`session`): which calls get which tools, the "Files"
 //!   section of the system prompt, opening and finishing a call's files.
 //! - `skill_files`: `list_skill_files`, `read_skill_file` (read-only, confined to the skill).
+//! - [`SkillFolder`] (`folder`): a published skill's files as a host serves them to callers
+//!   (MCP resources), confined as `read_skill_file` is.
 //! - [`Workspace`] (`workspace`): the per-call directory and the call's input files
 //!   ([`INPUT_FILES_KEY`]).
 //! - `workspace_tools`: `read_file`, `write_file`, `list_files` (confined to the workspace).
@@ -22,6 +24,7 @@
 mod artifacts;
 mod blocking;
 mod confine;
+mod folder;
 mod read_budget;
 mod scripts;
 mod session;
@@ -32,6 +35,7 @@ mod workspace_tools;
 
 pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
+pub use folder::{FolderError, FolderListing, SKILL_MD, SkillFolder};
 pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};

@@ -99,11 +99,8 @@ impl Tool for ReadSkillFile {
     }
     async fn call(&self, arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = arguments["path"].as_str().unwrap_or_default();
-        if confine::relative_path(path).is_ok_and(|relative| crate::skill::in_engine_dir(&relative))
-        {
-            return Err(ToolError::Failed(format!(
-                "{path:?} is in evals/, the skill's eval cases, which a run may not read"
-            )));
+        if let Err(refused) = refuse_engine_dir(path) {
+            return Err(ToolError::Failed(refused));
         }
         read_slice(
             &self.dir,
@@ -114,6 +111,24 @@ impl Tool for ReadSkillFile {
         )
         .await
     }
+}
+
+/// Refuses a path in a folder the engine keeps from every reader of the skill (`evals/`).
+fn refuse_engine_dir(path: &str) -> Result<(), String> {
+    if confine::relative_path(path).is_ok_and(|relative| crate::skill::in_engine_dir(&relative)) {
+        return Err(format!(
+            "{path:?} is in evals/, the skill's eval cases, which a run may not read"
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a file of the skill folder `dir` for reading under exactly the rules of
+/// `read_skill_file`: not in `evals/`, relative, no `..`, resolving (after symlinks) inside the
+/// folder onto a plain file with one link. Blocking; for hosts serving a skill's files.
+pub(crate) fn open_skill_file(dir: &Path, path: &str) -> Result<std::fs::File, String> {
+    refuse_engine_dir(path)?;
+    confine::open_for_read(dir, path)
 }
 
 /// The input schema of a slice read, with `limit` capped at `max_read`.

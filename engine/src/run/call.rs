@@ -34,6 +34,7 @@ use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
 use super::native::run_native;
+use super::opening::{check_input, output_schema_text, render_instructions};
 use super::provider::ResolvedProvider;
 use super::result::Outcome;
 use super::{messages, spans};
@@ -147,21 +148,7 @@ impl ExecutorInner {
             Implementation::Native(_) => Vec::new(),
         };
         let arguments = Value::Object(argument_map);
-        if let Some(schema) = &skill.input_schema
-            && let Err(violations) = schema.validate(&arguments)
-        {
-            let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
-            return Err(ProtocolError::new(
-                ErrorCode::SchemaViolation,
-                format!(
-                    "arguments do not match the input schema of `{}` ({} violation{}): {}",
-                    skill.name(),
-                    violations.len(),
-                    if violations.len() == 1 { "" } else { "s" },
-                    listed.join("; ")
-                ),
-            ));
-        }
+        check_input(&skill, &arguments)?;
         let override_provider = match &request.llm_override {
             Some(config) => Some(self.providers.authorize_override(config)?),
             None => None,
@@ -172,17 +159,8 @@ impl ExecutorInner {
                 llm_override: request.llm_override.clone(),
             },
             Implementation::Manifest => {
-                let instructions = skill.render_instructions(&arguments).map_err(|e| {
-                    ProtocolError::new(
-                        ErrorCode::SchemaViolation,
-                        format!("cannot render the instructions of `{}`: {e}", skill.name()),
-                    )
-                })?;
-                let output_schema = skill
-                    .output_schema
-                    .as_ref()
-                    .filter(|s| !s.is_unconstrained())
-                    .map(|s| s.text());
+                let instructions = render_instructions(&skill, &arguments)?;
+                let output_schema = output_schema_text(&skill);
                 let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
                     Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
                     None => instructions,

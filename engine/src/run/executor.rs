@@ -25,12 +25,12 @@ use super::provider_registry::ProviderRegistry;
 use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
 use crate::events::EventSink;
-use crate::files::FileSupport;
+use crate::files::{FileSupport, SkillFolder};
 use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse,
 };
-use crate::service::SkillService;
+use crate::service::{SkillPrompt, SkillService};
 use crate::skill::Registry;
 use crate::skill::a2a::{AgentCard, CardError};
 use crate::telemetry::Pricing;
@@ -352,6 +352,20 @@ impl SkillService for Executor {
             .skills
             .get(name)
             .is_some_and(|skill| skill.is_runnable())
+    }
+
+    fn prompt(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<SkillPrompt, ProtocolError> {
+        super::opening::prompt(&self.inner.skills, name, arguments)
+    }
+
+    fn skill_folder(&self, name: &str) -> Option<SkillFolder> {
+        let skill = self.inner.skills.get(name)?;
+        let dir = skill.dir.as_ref().filter(|_| skill.is_runnable())?;
+        Some(SkillFolder::new(dir))
     }
 
     fn agent_card(&self) -> Result<AgentCard, CardError> {

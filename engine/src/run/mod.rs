@@ -85,6 +85,7 @@ mod hooks;
 mod limits;
 mod messages;
 mod native;
+mod opening;
 mod output;
 mod provider;
 mod provider_registry;

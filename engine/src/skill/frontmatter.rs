@@ -93,6 +93,23 @@ pub(crate) fn parse(
     check(file, raw, dir_name, body.to_owned(), body_line, problems)
 }
 
+/// The frontmatter of SKILL.md `text` as written, as one JSON object (every key the author
+/// wrote, nothing checked or added): what the MCP skills extension publishes as a skill's
+/// `frontmatter`. Parsed with the loader's YAML options and size cap.
+pub fn frontmatter_object(text: &str) -> Result<serde_json::Map<String, Value>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (yaml, _, _) = split(text).ok_or("SKILL.md has no `---` frontmatter")?;
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "the frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes"
+        ));
+    }
+    if yaml.trim().is_empty() {
+        return Ok(serde_json::Map::new());
+    }
+    serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(|e| yaml_reason(&e))
+}
+
 /// `(yaml, body, body_line)`; the first line must be `---`, the frontmatter ends at the next
 /// line that is `---` (or YAML's `...`).
 fn split(text: &str) -> Option<(&str, &str, usize)> {

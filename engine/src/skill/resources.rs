@@ -112,18 +112,69 @@ impl SkillResources {
 /// Lists the files of `dir` a model may read: regular files only (symlinks are not followed),
 /// no hidden entries, none of the engine's own files or `excluded` (manifest-named assets).
 pub(crate) fn list_files(dir: &Path, excluded: &[String]) -> (Vec<SkillFile>, bool) {
+    list_files_upto(dir, excluded, MAX_LISTED_FILES)
+}
+
+/// [`list_files`] with another cap on the number of files (the skills extension's manifest
+/// allows more than the model's listing).
+pub(crate) fn list_files_upto(
+    dir: &Path,
+    excluded: &[String],
+    max_files: usize,
+) -> (Vec<SkillFile>, bool) {
     let mut files = Vec::new();
     let mut cut = false;
-    walk(dir, "", 0, excluded, &mut files, &mut cut);
+    let limits = Walk {
+        excluded,
+        max_files,
+    };
+    walk(dir, "", 0, &limits, &mut files, &mut cut);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     (files, cut)
+}
+
+/// Whether the normalized relative `path` is one the listing shows (before the manifest's
+/// `excluded` assets and the caps): no hidden component, not under `evals/`, not one of the
+/// engine's own top-level files, not deeper than the listing goes. The one rule behind both
+/// the listing and a host serving the listed files by path.
+pub(crate) fn is_listed_path(path: &Path) -> bool {
+    let parts: Vec<&str> = path
+        .components()
+        .map(|part| part.as_os_str().to_str().unwrap_or("."))
+        .collect();
+    let Some((file, dirs)) = parts.split_last() else {
+        return false;
+    };
+    if dirs.len() >= MAX_DEPTH {
+        return false;
+    }
+    dirs.iter()
+        .enumerate()
+        .all(|(depth, dir)| !withheld_dir(dir, depth))
+        && !withheld_file(file, dirs.len())
+}
+
+/// A directory the listing does not enter.
+fn withheld_dir(name: &str, depth: usize) -> bool {
+    name.starts_with('.') || (depth == 0 && ENGINE_DIRS.contains(&name))
+}
+
+/// A file the listing leaves out (before the manifest's `excluded` assets).
+fn withheld_file(name: &str, depth: usize) -> bool {
+    name.starts_with('.') || (depth == 0 && ENGINE_FILES.contains(&name))
+}
+
+/// What a walk leaves out and where it stops.
+struct Walk<'a> {
+    excluded: &'a [String],
+    max_files: usize,
 }
 
 fn walk(
     dir: &Path,
     prefix: &str,
     depth: usize,
-    excluded: &[String],
+    limits: &Walk<'_>,
     files: &mut Vec<SkillFile>,
     cut: &mut bool,
 ) {
@@ -136,15 +187,12 @@ fn walk(
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        if name.starts_with('.') {
-            continue;
-        }
         let Ok(kind) = entry.file_type() else {
             continue;
         };
         let path = format!("{prefix}{name}");
         if kind.is_dir() {
-            if depth == 0 && ENGINE_DIRS.contains(&name.as_str()) {
+            if withheld_dir(&name, depth) {
                 continue;
             }
             if depth + 1 >= MAX_DEPTH {
@@ -155,16 +203,18 @@ fn walk(
                 &entry.path(),
                 &format!("{path}/"),
                 depth + 1,
-                excluded,
+                limits,
                 files,
                 cut,
             );
         } else if kind.is_file() {
-            let engine_file = depth == 0 && ENGINE_FILES.contains(&name.as_str());
-            if engine_file || excluded.iter().any(|e| e.trim_start_matches("./") == path) {
+            let excluded = limits.excluded;
+            if withheld_file(&name, depth)
+                || excluded.iter().any(|e| e.trim_start_matches("./") == path)
+            {
                 continue;
             }
-            if files.len() >= MAX_LISTED_FILES {
+            if files.len() >= limits.max_files {
                 *cut = true;
                 return;
             }

@@ -107,6 +107,18 @@ impl SkillService for A2aCardService {
         self.inner.is_runnable(name)
     }
 
+    fn prompt(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<skillet_engine::service::SkillPrompt, skillet_protocol::ProtocolError> {
+        self.inner.prompt(name, arguments)
+    }
+
+    fn skill_folder(&self, name: &str) -> Option<skillet_engine::files::SkillFolder> {
+        self.inner.skill_folder(name)
+    }
+
     fn agent_card(&self) -> Result<AgentCard, CardError> {
         self.inner
             .agent_card()

@@ -4,17 +4,17 @@
 //! `SendStreamingMessage` and `SubscribeToTask`.
 //!
 //! Every JSON-RPC answer, errors included, is HTTP 200, except a body over the size limit (413,
-//! still with a JSON-RPC error body). The protocol version is the `A2A-Version` header (or
-//! query parameter); an absent or empty one means `0.3` (A2A §3.6.2) — unless the method has a
-//! 1.0 name (`SendMessage`, not `message/send`), which only a 1.0 client sends — and any version
-//! other than `1.0` (patch ignored) is answered with `-32009` VersionNotSupported. Errors detected
-//! before a stream starts are plain JSON answers; a stream, once started, always ends with the
-//! task's terminal status.
+//! still with a JSON-RPC error body). The protocol version is checked by `version` (`-32009`
+//! unless 1.0; an absent header is 1.0 for a 1.0 method name). An error answering a streaming
+//! method (`SendStreamingMessage`, `SubscribeToTask`) is an SSE stream of that one JSON-RPC
+//! error, as the client asked for a stream; errors before the method is known (a body that is
+//! not a request) are plain JSON. A stream, once started, always ends with the task's terminal
+//! status.
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request as HttpRequest, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -22,18 +22,14 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::card::A2A_PROTOCOL_VERSION;
 use super::jsonrpc::{self, RpcCode, RpcError};
 use super::methods::{A2aAdapter, Answer};
+use super::version;
 
 /// The path of the JSON-RPC endpoint.
 pub const JSONRPC_PATH: &str = "/a2a";
 
-/// The service-parameter header carrying the protocol version.
-pub const VERSION_HEADER: &str = "A2A-Version";
-
-/// The version assumed when a request names none (A2A §3.6.2).
-const IMPLIED_VERSION: &str = "0.3";
+pub use super::version::VERSION_HEADER;
 
 #[derive(Clone)]
 struct A2aState {
@@ -53,7 +49,10 @@ pub fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
 
 async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Response {
     let caller = crate::auth::http::caller_of(request.extensions());
-    let version = requested_version(request.headers(), request.uri().query());
+    let (headers, query) = (
+        request.headers().clone(),
+        request.uri().query().map(str::to_owned),
+    );
     let limit = state.max_body_bytes;
     let Ok(body) = axum::body::to_bytes(request.into_body(), limit).await else {
         let error = RpcError::new(
@@ -69,16 +68,9 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
         Ok(request) => request,
         Err((id, error)) => return json_response(StatusCode::OK, &jsonrpc::error(&id, &error)),
     };
-    let version = version.unwrap_or_else(|| implied_version(&request.method).to_owned());
-    if !is_supported(&version) {
-        let error = RpcError::new(
-            RpcCode::VersionNotSupported,
-            format!(
-                "A2A version {version:?} is not supported; send the header \
-                 {VERSION_HEADER}: {A2A_PROTOCOL_VERSION}"
-            ),
-        );
-        return json_response(StatusCode::OK, &jsonrpc::error(&request.id, &error));
+    let streaming = version::is_streaming(&request.method);
+    if let Err(error) = version::check(&headers, query.as_deref(), &request.method) {
+        return error_response(streaming, &request.id, &error);
     }
     let id = request.id.clone();
     match state.adapter.handle_as(request, &caller).await {
@@ -95,44 +87,22 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
                 .keep_alive(KeepAlive::default())
                 .into_response()
         }
-        Err(error) => json_response(StatusCode::OK, &jsonrpc::error(&id, &error)),
+        Err(error) => error_response(streaming, &id, &error),
     }
 }
 
-/// The version a request that names none is read as: `1.0` when its method has a 1.0 name
-/// (`SendMessage`; 0.3's are `message/send` and the like), so a 1.0 client that omits the header
-/// is understood, and 0.3 ([`IMPLIED_VERSION`], A2A §3.6.2) otherwise.
-fn implied_version(method: &str) -> &'static str {
-    let is_1_0_name = !method.contains('/') && method.starts_with(|c: char| c.is_ascii_uppercase());
-    if is_1_0_name {
-        A2A_PROTOCOL_VERSION
-    } else {
-        IMPLIED_VERSION
+/// The answer to a request that failed: one SSE event holding the JSON-RPC error for a
+/// streaming method, plain JSON otherwise.
+fn error_response(streaming: bool, id: &Value, error: &RpcError) -> Response {
+    let body = jsonrpc::error(id, error);
+    if !streaming {
+        return json_response(StatusCode::OK, &body);
     }
-}
-
-/// The version the request names in its header or query, if any.
-fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    let from_header = headers
-        .get(VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty());
-    let from_query = || {
-        query?
-            .split('&')
-            .filter_map(|pair| pair.split_once('='))
-            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
-            .map(|(_, v)| v.trim())
-            .filter(|v| !v.is_empty())
-    };
-    from_header.or_else(from_query).map(str::to_owned)
-}
-
-/// `1.0` and `1.0.x`: patch versions do not affect compatibility.
-fn is_supported(version: &str) -> bool {
-    let mut parts = version.split('.');
-    matches!((parts.next(), parts.next()), (Some("1"), Some("0")))
+    let event = SseEvent::default().data(body.to_string());
+    Sse::new(futures::stream::once(async move {
+        Ok::<_, std::convert::Infallible>(event)
+    }))
+    .into_response()
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -143,27 +113,4 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_are_matched_on_major_and_minor_and_absent_means_0_3_for_0_3_names() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(requested_version(&headers, None), None);
-        assert_eq!(implied_version("message/send"), "0.3");
-        assert_eq!(implied_version("tasks/get"), "0.3");
-        assert_eq!(implied_version("SendMessage"), "1.0");
-        assert_eq!(implied_version("ListTasks"), "1.0");
-        assert_eq!(
-            requested_version(&headers, Some("A2A-Version=1.0")).as_deref(),
-            Some("1.0")
-        );
-        headers.insert("a2a-version", HeaderValue::from_static("1.0.3"));
-        assert_eq!(requested_version(&headers, None).as_deref(), Some("1.0.3"));
-        assert!(is_supported("1.0") && is_supported("1.0.3"));
-        assert!(!is_supported("0.3") && !is_supported("1.1") && !is_supported("1"));
-    }
 }

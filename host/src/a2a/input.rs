@@ -5,12 +5,17 @@
 //! exactly one skill, it is used without being named. Anything else is `-32602` naming the
 //! available ids.
 //!
-//! **Arguments.** The message must have exactly one part:
-//! - a `data` part: its value is the input object;
-//! - a `text` part: the input of a skill without input schema (a plain Agent Skills skill) is
-//!   `{"prompt": TEXT}`; a skill whose input has one string property to fill (its only required
-//!   property, or its only property) gets `{PROPERTY: TEXT}`; any other skill rejects text;
-//! - `raw` / `url` parts: `-32005` content type not supported.
+//! **Arguments.** A message has at most one `data` part, any number of text parts and any
+//! number of file parts (sorted by `parts`):
+//! - the `data` part's value is the input object (`{}` without one);
+//! - the text parts, joined by blank lines, fill the input of a skill without input schema (a
+//!   plain Agent Skills skill) as `{"prompt": TEXT}`, or the one string property of a skill
+//!   whose input has one to fill (its only required property, or its only property) as
+//!   `{PROPERTY: TEXT}`; any other skill rejects text, and text filling a property the data part
+//!   also sets is refused;
+//! - the file parts (`raw` bytes) become the call's input files, `_files` — the engine writes
+//!   them into the call's workspace; a file part by `url` is refused (`-32005`): the host never
+//!   fetches a URL for a caller.
 //!
 //! The result is validated against the skill's input schema (compiled once, when the index is
 //! built); violations are `-32602` with a `google.rpc.BadRequest` listing each one. The run
@@ -21,7 +26,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::jsonrpc::{RpcCode, RpcError};
-use super::wire::{Message, PartContent};
+use super::parts::MessageParts;
+use super::wire::Message;
+use skillet_engine::files::INPUT_FILES_KEY;
 use skillet_engine::schema::CompiledSchema;
 use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDiscoverRequest;
@@ -122,7 +129,10 @@ impl SkillIndex {
         let (skill_id, skill) = self.select(message, request_metadata)?;
         let arguments = arguments_for(skill_id, skill, message)?;
         if let Some(schema) = &skill.schema {
-            let instance = Value::Object(arguments.clone());
+            // Input files are taken out of the arguments before the engine validates them.
+            let mut instance = arguments.clone();
+            instance.remove(INPUT_FILES_KEY);
+            let instance = Value::Object(instance);
             if let Err(violations) = schema.validate(&instance) {
                 return Err(input_violations(skill_id, &violations));
             }
@@ -184,56 +194,46 @@ fn arguments_for(
     skill: &IndexedSkill,
     message: &Message,
 ) -> Result<Map<String, Value>, RpcError> {
-    let [part] = message.parts.as_slice() else {
-        return Err(RpcError::new(
-            RpcCode::InvalidParams,
-            format!(
-                "the message has {} parts; send exactly one: a data part with the input object \
-                 or one text part",
-                message.parts.len()
-            ),
-        ));
-    };
-    let text = match &part.content {
-        PartContent::Raw(_) | PartContent::Url(_) => {
+    let parts = MessageParts::sort(message)?;
+    let mut arguments = parts.data.cloned().unwrap_or_default();
+    if let Some(text) = parts.text() {
+        let key = match &skill.text {
+            TextTarget::Prompt => PROMPT_ARGUMENT.to_owned(),
+            TextTarget::Property(property) => property.clone(),
+            TextTarget::Refused => {
+                let violations = skill
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.validate(&Value::String(text.clone())).err())
+                    .unwrap_or_default();
+                let mut error = input_violations(skill_id, &violations);
+                error.message = format!(
+                    "skill {skill_id:?} takes a JSON object, not text: send a data part ({})",
+                    error.message
+                );
+                return Err(error);
+            }
+        };
+        if arguments.contains_key(&key) {
             return Err(RpcError::new(
-                RpcCode::ContentTypeNotSupported,
+                RpcCode::InvalidParams,
                 format!(
-                    "skill {skill_id:?} takes a data part (application/json) or a text part, \
-                     not a file"
+                    "the text parts fill `{key}`, which the data part sets too; send one of them"
                 ),
             ));
         }
-        PartContent::Data(Value::Object(object)) => return Ok(object.clone()),
-        PartContent::Data(_) => {
+        arguments.insert(key, Value::String(text));
+    }
+    if !parts.files.is_empty() {
+        if arguments.contains_key(INPUT_FILES_KEY) {
             return Err(RpcError::new(
                 RpcCode::InvalidParams,
-                "the data part must be a JSON object: the skill's input",
+                format!(
+                    "send files as file parts or in the data part's `{INPUT_FILES_KEY}`, not both"
+                ),
             ));
         }
-        PartContent::Text(text) => text,
-    };
-    let mut arguments = Map::new();
-    match &skill.text {
-        TextTarget::Prompt => {
-            arguments.insert(PROMPT_ARGUMENT.to_owned(), Value::String(text.clone()));
-        }
-        TextTarget::Property(property) => {
-            arguments.insert(property.clone(), Value::String(text.clone()));
-        }
-        TextTarget::Refused => {
-            let violations = skill
-                .schema
-                .as_ref()
-                .and_then(|s| s.validate(&Value::String(text.clone())).err())
-                .unwrap_or_default();
-            let mut error = input_violations(skill_id, &violations);
-            error.message = format!(
-                "skill {skill_id:?} takes a JSON object, not text: send a data part ({})",
-                error.message
-            );
-            return Err(error);
-        }
+        arguments.insert(INPUT_FILES_KEY.to_owned(), Value::Array(parts.files));
     }
     Ok(arguments)
 }

@@ -8,7 +8,7 @@
 //! | `GetTask` | the task, with at most `historyLength` history messages |
 //! | `CancelTask` | cancels the run and answers the task once it ended (`TASK_STATE_CANCELED`); a finished task → `-32002` |
 //! | `SubscribeToTask` | a running task's stream: its current `Task`, then its later updates; a finished task → `-32004` |
-//! | `ListTasks` | `-32004` (not supported) |
+//! | `ListTasks` | the stored tasks, filtered and paged (see `list_tasks`) |
 //! | `*TaskPushNotificationConfig*` | `-32003` (push notifications are not supported) |
 //! | `GetExtendedAgentCard` | `-32007` (there is no extended card) |
 //!
@@ -31,6 +31,8 @@ use serde_json::{Map, Value, json};
 
 use super::input::{SKILL_ID_KEY, SkillIndex};
 use super::jsonrpc::{RpcCode, RpcError, RpcRequest};
+use super::list_tasks::list_tasks;
+use super::parts::check_message;
 use super::projection::{Projection, TaskEventSink};
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
 use super::wire::{
@@ -101,10 +103,9 @@ impl A2aAdapter {
             "GetTask" => self.get_task(params(request.params)?),
             "CancelTask" => self.cancel_task(params(request.params)?).await,
             "SubscribeToTask" => self.subscribe(params(request.params)?),
-            "ListTasks" => Err(RpcError::new(
-                RpcCode::UnsupportedOperation,
-                "ListTasks is not supported; keep the task ids SendMessage returns",
-            )),
+            "ListTasks" => {
+                list_tasks(&self.inner.store, params(request.params)?).map(Answer::Result)
+            }
             "CreateTaskPushNotificationConfig"
             | "GetTaskPushNotificationConfig"
             | "ListTaskPushNotificationConfigs"
@@ -134,12 +135,7 @@ impl A2aAdapter {
             configuration,
             metadata,
         } = params;
-        if message.message_id.trim().is_empty() {
-            return Err(RpcError::new(
-                RpcCode::InvalidParams,
-                "message.messageId is required (A2A 1.0 §4.1.4): a unique id chosen by the sender",
-            ));
-        }
+        check_message(&message)?;
         let configuration = configuration.unwrap_or_default();
         let history_length = history_length(configuration.history_length)?;
         let accepted = &configuration.accepted_output_modes;

@@ -5,7 +5,10 @@
 //!
 //! - [`wire`] — the A2A data objects (ProtoJSON shape) and method params;
 //! - [`jsonrpc`] — JSON-RPC 2.0 envelopes and the A2A error codes;
+//! - `parts` — a message's required id and its parts (data, text, files) sorted;
 //! - [`input`] — which skill a message selects and its arguments;
+//! - `list_tasks` — `ListTasks`: filters, pages, `historyLength`;
+//! - `version` — the `A2A-Version` check and which methods stream;
 //! - [`store`] — the bounded in-memory task store and its live subscriptions;
 //! - [`projection`] — a skill run's events and outcome as task updates;
 //! - [`methods`] — the A2A methods on top of the core and the store;
@@ -18,9 +21,12 @@ pub mod fuzzing;
 pub mod http;
 pub mod input;
 pub mod jsonrpc;
+pub(crate) mod list_tasks;
 pub mod methods;
+pub(crate) mod parts;
 pub mod projection;
 pub mod store;
+pub mod version;
 pub mod wire;
 
 use std::sync::Arc;

@@ -230,6 +230,19 @@ impl TaskStore {
         Some(task)
     }
 
+    /// Every live task `keep` accepts, as stored (for `ListTasks`; a per-caller view can narrow
+    /// `keep`).
+    pub(crate) fn matching(&self, keep: impl Fn(&Task) -> bool) -> Vec<Task> {
+        let mut inner = self.lock();
+        self.purge_expired(&mut inner);
+        inner
+            .tasks
+            .values()
+            .filter(|entry| keep(&entry.task))
+            .map(|entry| entry.task.clone())
+            .collect()
+    }
+
     /// The task with at most `history_length` history messages, even if its TTL has passed
     /// (as long as it was not purged yet): for answering the request that ran or cancelled it.
     pub(crate) fn final_snapshot(&self, id: &str, history_length: Option<usize>) -> Option<Task> {

@@ -1,5 +1,7 @@
 //! [`McpHandler`]: the MCP adapter onto the [`HostCore`] — `tools/list`, `tools/call`,
-//! `logging/setLevel` and cancellation for one MCP session.
+//! `logging/setLevel` and cancellation for one MCP session, and the dispatch of prompts
+//! (`prompts`), completion (`completion`), resources (`resources`) and the skills extension
+//! (`skills_ext`).
 //!
 //! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
 //! same concurrency limit as A2E, since the core is shared), run by the core with an
@@ -12,11 +14,16 @@
 
 #![allow(deprecated)] // `logging/setLevel`: deprecated by SEP-2577, still sent by current clients.
 
+use std::sync::Arc;
+
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
@@ -24,10 +31,12 @@ use tokio::sync::oneshot;
 use super::answer;
 use super::list_changed::SessionPeers;
 use super::notify::{EventForwarder, SessionLogLevel};
-use super::tools;
+use super::resources::off_thread;
+use super::{completion, prompts, resources, skills_ext, tools};
 use crate::core::{CallScope, HostCore, Refusal};
+use skillet_engine::service::SkillService;
 use skillet_engine::telemetry::propagation;
-use skillet_protocol::{ErrorCode, SkillCallRequest};
+use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own
 /// via `McpHandler::new_session`; all share the core.
@@ -49,6 +58,13 @@ impl McpHandler {
             log_level: SessionLogLevel::default(),
             peers: peers.clone(),
         }
+    }
+
+    /// The service and the skills it offers now (as tools, prompts and resources).
+    fn offered(&self) -> (Arc<dyn SkillService>, Vec<SkillDefinition>) {
+        let service = Arc::clone(self.core.service());
+        let skills = tools::published_skills(service.as_ref());
+        (service, skills)
     }
 }
 
@@ -86,12 +102,17 @@ impl ServerHandler for McpHandler {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_logging()
+                .enable_prompts()
+                .enable_completions()
+                .enable_resources()
+                .enable_skills()
                 .build(),
         )
         .with_server_info(Implementation::new("skillet", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Each tool is a skill: a bounded multi-turn LLM loop that returns a result \
-             validated against the tool's outputSchema.",
+             validated against the tool's outputSchema. Each skill is also a prompt (its \
+             instructions, for your own model) and its files are skill:// resources.",
         )
     }
 
@@ -170,6 +191,79 @@ impl ServerHandler for McpHandler {
         answer::tool_result(response).map(Into::into)
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let (_, skills) = self.offered();
+        Ok(ListPromptsResult::with_all_items(prompts::prompts(&skills)))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (service, skills) = self.offered();
+        prompts::get(service.as_ref(), &skills, request).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let (service, skills) = self.offered();
+        off_thread(move || completion::complete(service.as_ref(), &skills, &request)).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let (service, skills) = self.offered();
+        off_thread(move || resources::list(service.as_ref(), &skills, request.as_ref())).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (service, skills) = self.offered();
+        off_thread(move || resources::read(service.as_ref(), &skills, &request.uri))
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let (service, skills) = self.offered();
+        off_thread(move || skills_ext::list(service.as_ref(), &skills, request.as_ref())).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let (service, skills) = self.offered();
+        off_thread(move || skills_ext::get(service.as_ref(), &skills, &request.uri)).await
+    }
+
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
@@ -193,7 +287,7 @@ impl ServerHandler for McpHandler {
         if STANDARD_METHODS.contains(&request.method.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "{}: the params do not match the method (`arguments` must be an object)",
+                    "{}: the params do not match the method (e.g. `arguments` must be an object)",
                     request.method
                 ),
                 None,
@@ -223,4 +317,6 @@ const STANDARD_METHODS: &[&str] = &[
     "resources/subscribe",
     "resources/unsubscribe",
     "completion/complete",
+    "skills/list",
+    "skills/get",
 ];

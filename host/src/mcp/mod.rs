@@ -2,6 +2,10 @@
 //! through the protocol-neutral [`crate::core::HostCore`], like an A2E call.
 //!
 //! - [`tools`] — which skills are tools and their `inputSchema`/`outputSchema`;
+//! - `prompts` — every tool's skill as a prompt (`prompts/list`, `prompts/get`);
+//! - `completion` — `completion/complete` for prompt arguments and the skill-file template;
+//! - `resources` — skill files as `skill://NAME/PATH` resources (`resources/*`);
+//! - `skills_ext` — the skills extension (SEP-2640): `skills/list`, `skills/get`;
 //! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
@@ -18,6 +22,7 @@
 pub mod answer;
 pub(crate) mod body_check;
 pub(crate) mod coalesce;
+pub(crate) mod completion;
 pub(crate) mod eof_drain;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -27,7 +32,10 @@ pub mod list_changed;
 pub mod notify;
 pub(crate) mod oversize;
 pub(crate) mod pre_init;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 pub mod serve;
+pub(crate) mod skills_ext;
 pub mod tools;
 
 pub use handler::McpHandler;

@@ -79,7 +79,7 @@ pub(crate) fn object_output_schema(skill: &SkillDefinition) -> Option<&JsonObjec
 }
 
 /// The A2A display name (`a2a-name`), when it differs from the skill's name.
-fn display_name(skill: &SkillDefinition) -> Option<String> {
+pub(crate) fn display_name(skill: &SkillDefinition) -> Option<String> {
     let name = skill.metadata.as_ref()?.get("a2a")?.get("name")?.as_str()?;
     (name != skill.name).then(|| name.to_owned())
 }

@@ -1,0 +1,82 @@
+//! The opening of a run, shared by a call's preflight (`call`) and
+//! [`SkillService::prompt`](crate::service::SkillService::prompt): the arguments checked
+//! against the input schema, the instructions rendered, the system prompt assembled.
+//!
+//! One place, so that a host showing a skill as a prompt (MCP `prompts/get`) shows exactly
+//! what the skill's own run would start from, and refuses exactly the arguments a call would.
+//! Not here: the call's files section (a prompt has no workspace) or the provider choice.
+
+use serde_json::{Map, Value};
+
+use super::messages;
+use crate::protocol::{ErrorCode, ProtocolError};
+use crate::service::SkillPrompt;
+use crate::skill::{RegisteredSkill, Registry};
+
+/// Refuses arguments that break the skill's input schema, listing every violation.
+pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<(), ProtocolError> {
+    let Some(schema) = &skill.input_schema else {
+        return Ok(());
+    };
+    let Err(violations) = schema.validate(arguments) else {
+        return Ok(());
+    };
+    let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    Err(ProtocolError::new(
+        ErrorCode::SchemaViolation,
+        format!(
+            "arguments do not match the input schema of `{}` ({} violation{}): {}",
+            skill.name(),
+            violations.len(),
+            if violations.len() == 1 { "" } else { "s" },
+            listed.join("; ")
+        ),
+    ))
+}
+
+/// The instructions rendered with `arguments`; a placeholder without a value is a
+/// `schema_violation` naming it.
+pub(crate) fn render_instructions(
+    skill: &RegisteredSkill,
+    arguments: &Value,
+) -> Result<String, ProtocolError> {
+    skill.render_instructions(arguments).map_err(|e| {
+        ProtocolError::new(
+            ErrorCode::SchemaViolation,
+            format!("cannot render the instructions of `{}`: {e}", skill.name()),
+        )
+    })
+}
+
+/// The output schema's text for the system prompt, when it constrains anything.
+pub(crate) fn output_schema_text(skill: &RegisteredSkill) -> Option<&str> {
+    skill
+        .output_schema
+        .as_ref()
+        .filter(|s| !s.is_unconstrained())
+        .map(|s| s.text())
+}
+
+/// The prompt of the published skill `name` (see `SkillService::prompt`).
+pub(crate) fn prompt(
+    skills: &Registry,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Result<SkillPrompt, ProtocolError> {
+    let skill = skills
+        .get(name)
+        .filter(|skill| skill.is_runnable())
+        .ok_or_else(|| {
+            ProtocolError::new(
+                ErrorCode::UnknownSkill,
+                format!("no published skill `{name}`"),
+            )
+        })?;
+    let value = Value::Object(arguments.clone());
+    check_input(&skill, &value)?;
+    let instructions = render_instructions(&skill, &value)?;
+    Ok(SkillPrompt {
+        instructions: messages::system_prompt(&instructions, output_schema_text(&skill)),
+        request: (!arguments.is_empty()).then(|| messages::first_user_message(arguments)),
+    })
+}
