@@ -70,8 +70,10 @@ mod tests {
 
     #[tokio::test]
     async fn the_models_of_a_server_are_listed_in_its_order() {
-        let mut config = mock_llm::MockConfig::default();
-        config.models = vec!["llama3.2".into(), "qwen3:8b".into()];
+        let config = mock_llm::MockConfig {
+            models: vec!["llama3.2".into(), "qwen3:8b".into()],
+            ..Default::default()
+        };
         let server = mock_llm::MockServer::start(config).await.unwrap();
         let models = ollama_models(&server.base_url()).await.unwrap();
         assert_eq!(models[..2], ["llama3.2", "qwen3:8b"]);

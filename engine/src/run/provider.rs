@@ -299,7 +299,7 @@ impl ProviderResolver {
             .admit(config, self.host_endpoint.as_ref())
             .map_err(|denial| blocked(format!("provider: {denial}")))?;
         let spec = match admitted {
-            SkillModel::OwnEndpoint(spec) => spec,
+            SkillModel::OwnEndpoint(spec) => *spec,
             SkillModel::HostProvider(keys) => match &self.default {
                 Some((HostDefault::Config(host), _)) => {
                     let mut merged = host.provider_config.clone().unwrap_or_default();

@@ -141,7 +141,7 @@ pub enum SkillModel {
     /// allowed).
     HostProvider(Map<String, Value>),
     /// On an endpoint the host allowed for skills, with no credential of the host's.
-    OwnEndpoint(ProviderSpec),
+    OwnEndpoint(Box<ProviderSpec>),
 }
 
 /// Why a skill may not use its provider settings on this host (safe to show: names keys,
@@ -276,7 +276,7 @@ impl SkillProviderPolicy {
         self.endpoints
             .check(&spec)
             .map_err(|d| SkillProviderDenial(format!("{} for skills on this host", d.message)))?;
-        Ok(SkillModel::OwnEndpoint(spec))
+        Ok(SkillModel::OwnEndpoint(Box::new(spec)))
     }
 }
 
