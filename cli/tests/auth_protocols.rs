@@ -188,4 +188,20 @@ async fn an_a2a_message_to_a_skill_the_caller_may_not_run_is_refused_with_a2e_co
         "{answer}"
     );
     assert_eq!(server.model_requests(&client).await, 1);
+    // Tasks do not record their owner yet: under [auth] ListTasks would show one identity's
+    // tasks to another, so it is refused (-32004) even to the identity that ran the task.
+    let list = json!({"jsonrpc": "2.0", "id": 8, "method": "ListTasks", "params": {}});
+    let answer: Value = client
+        .post(server.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .bearer_auth(KEY_A)
+        .json(&list)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["error"]["code"], -32004, "{answer}");
+    assert!(!answer.to_string().contains("m1"), "{answer}");
 }

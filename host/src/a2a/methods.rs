@@ -103,6 +103,12 @@ impl A2aAdapter {
             "GetTask" => self.get_task(params(request.params)?),
             "CancelTask" => self.cancel_task(params(request.params)?).await,
             "SubscribeToTask" => self.subscribe(params(request.params)?),
+            // Tasks do not record who started them yet, so under `[auth]` a listing would show
+            // one identity's tasks to another: it is refused there (docs/SECURITY.md).
+            "ListTasks" if matches!(caller, Caller::Identified(_)) => Err(RpcError::new(
+                RpcCode::UnsupportedOperation,
+                "ListTasks is not offered when [auth] is on; keep the task ids SendMessage returns",
+            )),
             "ListTasks" => {
                 list_tasks(&self.inner.store, params(request.params)?).map(Answer::Result)
             }
