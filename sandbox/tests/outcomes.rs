@@ -182,11 +182,7 @@ async fn leader_exit_kills_grandchildren_holding_the_pipes() {
         "{}",
         stdout(&result)
     );
-    let grandchild: i32 = stdout(&result)
-        .trim()
-        .strip_prefix("grandchild ")
-        .and_then(|p| p.parse().ok())
-        .expect("grandchild pid");
+    let grandchild = grandchild_pid(&result);
     assert!(
         !process_alive(grandchild),
         "grandchild {grandchild} survived the run"
@@ -210,11 +206,7 @@ async fn a_grandchild_that_left_the_group_is_dead_when_the_run_returns() {
         "{}",
         stdout(&result)
     );
-    let grandchild: i32 = stdout(&result)
-        .trim()
-        .strip_prefix("grandchild ")
-        .and_then(|p| p.parse().ok())
-        .expect("grandchild pid");
+    let grandchild = grandchild_pid(&result);
     assert!(
         !process_alive(grandchild),
         "grandchild {grandchild} outlived the run that started it"
@@ -274,6 +266,15 @@ async fn engine_keeps_serving_while_a_child_misbehaves() {
         assert!(result.outcome.is_success(), "{:?}", result.outcome);
         assert_eq!(stdout(result).trim(), format!(r#"{{"echo":{i}}}"#));
     }
+}
+
+/// The pid the test child's `spawn-grandchild` / `spawn-detached` modes print.
+fn grandchild_pid(result: &RunResult) -> i32 {
+    stdout(result)
+        .trim()
+        .strip_prefix("grandchild ")
+        .and_then(|p| p.parse().ok())
+        .expect("grandchild pid")
 }
 
 fn process_alive(pid: i32) -> bool {
