@@ -131,13 +131,16 @@ pub async fn load_parts(
 }
 
 /// Marks the skills whose Python environment cannot be built `Blocked` (a refused
-/// declaration, no uv, no usable interpreter, or a build that failed in this process), so
+/// declaration, no uv, no usable interpreter, or a build that failed in this process), and
+/// those whose scripts need a system tool the host does not offer (`a2e-system-tools`), so
 /// every command shows them as a served host would. Only when scripts are enabled: otherwise
 /// no environment is ever needed.
 pub fn judge_environments(skills: &Registry, files: &FileSupport) {
     if !files.scripts_enabled() {
         return;
     }
+    let tools = files.system_tools();
+    skills.resolve_system_tools(&|skill| tools.missing_for(&skill.system_tools));
     let environments = files.environments();
     skills.resolve_environments(&|skill| {
         if !skill.resources.has_scripts() {

@@ -1,6 +1,8 @@
 //! What `skillet validate` says about scripts: each skill's Python environment (ready, not
 //! built yet, or why it cannot be built; `--prepare` builds the missing ones with uv), and with
-//! `--scripts` the interpreter each extension resolves to and whether the sandbox can run it.
+//! `--scripts` the interpreter each extension resolves to and whether the sandbox can run it,
+//! and the system tools the host offers (`[skills.scripts] tools`); a skill whose
+//! `a2e-system-tools` names one not offered gets a line saying which and how to offer it.
 //!
 //! Lines go to stdout beside the load problems (`SKILL.md: environment: ...`,
 //! `interpreters: .py: ...`). An environment that cannot be built is an error when scripts are
@@ -27,6 +29,7 @@ pub(crate) struct ScriptedSkill {
     folder: SkillFolder,
     skill_md: PathBuf,
     extensions: BTreeSet<String>,
+    system_tools: Vec<String>,
 }
 
 impl ScriptedSkill {
@@ -48,6 +51,7 @@ impl ScriptedSkill {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("SKILL.md")),
             extensions,
+            system_tools: skill.system_tools.clone(),
         }
     }
 }
@@ -67,8 +71,10 @@ pub(crate) async fn report(
     console: Console,
 ) -> Counts {
     let mut counts = Counts::default();
-    let scripted: Vec<&ScriptedSkill> =
-        skills.iter().filter(|s| !s.extensions.is_empty()).collect();
+    let scripted: Vec<&ScriptedSkill> = skills
+        .iter()
+        .filter(|s| !s.extensions.is_empty() || !s.system_tools.is_empty())
+        .collect();
     if scripted.is_empty() && !args.scripts {
         return counts;
     }
@@ -98,14 +104,24 @@ pub(crate) async fn report(
                 }
                 Err(why) => {
                     let needed = scripted.iter().any(|s| s.extensions.contains(ext));
-                    let severity = if needed {
-                        counts.errors += 1;
-                        "error"
-                    } else {
-                        counts.warnings += 1;
-                        "warning"
-                    };
+                    let severity = count(&mut counts, needed);
                     lines.push(format!("interpreters: .{ext}: {severity}: {why}"));
+                }
+            }
+        }
+        for (name, tool) in files.system_tools().entries() {
+            match tool {
+                Ok(found) => lines.push(format!(
+                    "tools: {name}: {} -> {}",
+                    found.configured.display(),
+                    found.program.display()
+                )),
+                Err(why) => {
+                    let needed = scripted
+                        .iter()
+                        .any(|s| s.system_tools.iter().any(|t| t == name));
+                    let severity = count(&mut counts, needed);
+                    lines.push(format!("tools: {name}: {severity}: {why}"));
                 }
             }
         }
@@ -121,6 +137,15 @@ pub(crate) async fn report(
     }
     let environments = files.environments();
     for skill in scripted {
+        let missing = files.system_tools().missing_for(&skill.system_tools);
+        if !missing.is_empty() {
+            let severity = count(&mut counts, config.scripts.enabled);
+            lines.push(format!(
+                "{}: system tools: {severity}: {}",
+                skill.skill_md.display(),
+                missing.join(", ")
+            ));
+        }
         let mut state = environments.state(&skill.folder);
         if args.prepare && matches!(state, EnvironmentState::NotBuilt { .. }) {
             let name = skill.folder.name.clone();
@@ -151,13 +176,7 @@ pub(crate) async fn report(
                 dir.display()
             )),
             EnvironmentState::Failed(why) => {
-                let severity = if args.prepare || config.scripts.enabled {
-                    counts.errors += 1;
-                    "error"
-                } else {
-                    counts.warnings += 1;
-                    "warning"
-                };
+                let severity = count(&mut counts, args.prepare || config.scripts.enabled);
                 lines.push(format!("{md}: environment: {severity}: {why}"));
             }
         }
@@ -167,4 +186,16 @@ pub(crate) async fn report(
         let _ = writeln!(stdout, "{line}");
     }
     counts
+}
+
+/// Counts one problem as an error when it would block something, a warning otherwise, and
+/// names which.
+fn count(counts: &mut Counts, blocks: bool) -> &'static str {
+    if blocks {
+        counts.errors += 1;
+        "error"
+    } else {
+        counts.warnings += 1;
+        "warning"
+    }
 }

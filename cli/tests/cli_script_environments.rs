@@ -372,3 +372,123 @@ fn an_interpreter_the_sandbox_cannot_execute_gets_an_error_naming_the_setting() 
         text(&run)
     );
 }
+
+/// Appends `line` to the host's `[skills.scripts]` table (the last one in its `skillet.toml`).
+fn scripts_setting(host: &Host, line: &str) {
+    let config = host.path().join("skillet.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(line);
+    toml.push('\n');
+    std::fs::write(&config, toml).unwrap();
+}
+
+/// Gives skill `name` the frontmatter `metadata` line `a2e-system-tools: NEEDS`.
+fn needs_system_tools(host: &Host, name: &str, needs: &str) {
+    std::fs::write(
+        host.path().join("skills").join(name).join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Runs its script.\nmetadata:\n  a2e-system-tools: \
+             '{needs}'\n---\nRun the script.\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_offered_system_tool_installed_outside_the_system_dirs_runs_by_name_with_its_files() {
+    // No requirements: uv is never asked for.
+    let host = Host::new(Path::new("uv"), "");
+    // An installation as LibreOffice's is: a program under `program/` that reads its own files.
+    let install = host.path().join("opt").join("mytool");
+    std::fs::create_dir_all(install.join("program")).unwrap();
+    std::fs::create_dir_all(install.join("share")).unwrap();
+    std::fs::write(
+        install.join("share").join("greeting.txt"),
+        "tool-data-read\n",
+    )
+    .unwrap();
+    let program = install.join("program").join("mytool");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\nhere=$(dirname \"$(readlink -f \"$0\")\")\necho \"mytool got $1\"\n\
+         cat \"$here/../share/greeting.txt\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    scripts_setting(&host, &format!("tools = [\"{}\"]", program.display()));
+    host.skill(
+        "convert",
+        "",
+        ("convert.sh", "mytool hello\n"),
+        "mytool got hello\\ntool-data-read",
+    );
+    needs_system_tools(&host, "convert", r#"["mytool"]"#);
+
+    let validate = host.run(&[
+        "validate",
+        "--scripts",
+        host.path().join("skills").to_str().unwrap(),
+    ]);
+    let report = text(&validate);
+    assert!(
+        report.contains(&format!("tools: mytool: {}", program.display())),
+        "{report}"
+    );
+    assert!(!report.contains("system tools: error"), "{report}");
+    let run = host.run(&["run", "convert"]);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "OK",
+        "the script found the tool by name and the tool read its own files: {}",
+        text(&run)
+    );
+}
+
+#[test]
+fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_hint() {
+    let host = Host::new(Path::new("uv"), "");
+    host.skill("needs-office", "", ("recalc.sh", "echo never\n"), "never");
+    needs_system_tools(&host, "needs-office", r#"["soffice-not-offered"]"#);
+    let discover = host.run(&["discover"]);
+    let listing = text(&discover);
+    assert!(
+        listing.contains(
+            "missing system tools: soffice-not-offered (not offered: add it to \
+                          `[skills.scripts] tools`)"
+        ),
+        "{listing}"
+    );
+    let run = host.run(&["run", "needs-office"]);
+    let out = text(&run);
+    assert_ne!(run.status.code(), Some(0), "{out}");
+    assert!(out.contains("is Blocked"), "{out}");
+    let validate = host.run(&[
+        "validate",
+        "--scripts",
+        host.path().join("skills").to_str().unwrap(),
+    ]);
+    let report = text(&validate);
+    assert!(
+        report.contains("system tools: error: soffice-not-offered (not offered"),
+        "{report}"
+    );
+
+    // A skill that declares nothing and whose script runs an absent program: the model gets
+    // the script's failure and a hint naming the program and the setting.
+    host.skill(
+        "undeclared",
+        "",
+        (
+            "run.py",
+            "import subprocess\nsubprocess.run(['pdftoppm-absent-xyz', '-v'])\n",
+        ),
+        "the script could not find the program `pdftoppm-absent-xyz`",
+    );
+    let run = host.run(&["run", "undeclared"]);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "OK",
+        "{}",
+        text(&run)
+    );
+}

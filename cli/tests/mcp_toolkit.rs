@@ -409,7 +409,7 @@ async fn skill_is_blocked_while_its_toolkit_is_missing_or_down_and_published_onc
     let mut tools = ToolRegistry::new();
     let skill = resolve(&skills, &tools);
     assert_eq!(skill.status, SkillStatus::Blocked);
-    assert_eq!(skill.missing_toolkits, ["testkit"]);
+    assert_eq!(skill.blockers.missing_toolkits, ["testkit"]);
 
     // Configured, but its server cannot start (the binary is not there yet).
     let bin_dir = tempfile::tempdir().unwrap();
@@ -434,6 +434,6 @@ async fn skill_is_blocked_while_its_toolkit_is_missing_or_down_and_published_onc
     .await;
     let skill = resolve(&skills, &tools);
     assert_eq!(skill.status, SkillStatus::Published);
-    assert!(skill.missing_toolkits.is_empty());
+    assert!(skill.blockers.missing_toolkits.is_empty());
     tools.shutdown_toolkits().await;
 }

@@ -292,7 +292,7 @@ fn is_script(path: &Path) -> bool {
 
 /// The program exists, is a regular executable file, and (when the sandbox drops to `user`)
 /// `user` can reach and run it.
-fn check_executable(program: &Path, user: Option<SandboxUser>) -> Result<(), String> {
+pub(super) fn check_executable(program: &Path, user: Option<SandboxUser>) -> Result<(), String> {
     let meta = program
         .metadata()
         .map_err(|e| format!("{}: {e}", program.display()))?;

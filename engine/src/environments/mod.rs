@@ -1,6 +1,7 @@
 //! What a skill's scripts run with: the interpreters (resolved once to programs the sandbox can
 //! execute, `interpreters`) and, for a skill that declares Python requirements, its own
-//! environment built with `uv` (`requirements`, `build`).
+//! environment built with `uv` (`requirements`, `build`); and the system tools the host offers
+//! them (`system_tools`).
 //!
 //! One environment per distinct requirement set and interpreter, keyed by their SHA-256, in a
 //! cache directory ([`Environments::root`]): `[skills] environments_dir`, else
@@ -19,6 +20,7 @@
 mod build;
 mod interpreters;
 mod requirements;
+mod system_tools;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -27,6 +29,7 @@ use std::sync::{Arc, Mutex};
 pub use build::MARKER;
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
 pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
+pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
 
 /// The uv version Skillet is tested with (`mock-llm/tests/python/requirements.txt` pins it).
 pub const TESTED_UV_VERSION: &str = "0.13.9";

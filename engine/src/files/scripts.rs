@@ -14,7 +14,9 @@
 //!   arguments): a tool error saying so, nothing runs.
 //!
 //! A script's environment is the sandbox policy's, with a fixed [`SCRIPT_PATH`] as `PATH`
-//! unless the host sets one.
+//! unless the host sets one — after the directory of the system tools the host offers
+//! (`[skills.scripts] tools`, `environments::SystemTools`), whose installations are readable. A
+//! script that exits non-zero because a program was not found gets a `hint` naming it.
 //!
 //! The interpreter is the one resolved at start-up for the extension
 //! (`environments::Interpreters`); one the sandbox cannot run is a tool error naming it and the
@@ -36,7 +38,9 @@ use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, Sandbo
 use super::confine;
 use super::settings::ScriptsConfig;
 use crate::deadline::Deadline;
-use crate::environments::{Environments, Interpreters, SkillFolder};
+use crate::environments::{
+    Environments, Interpreters, SkillFolder, SystemTools, missing_program_hint,
+};
 use crate::events::EventEmitter;
 use crate::protocol::ErrorCode;
 use crate::sandboxed::outcome_error_code;
@@ -57,6 +61,7 @@ pub(crate) struct ScriptRuntime {
     pub backend: Arc<dyn SandboxBackend>,
     pub interpreters: Arc<Interpreters>,
     pub environments: Arc<Environments>,
+    pub system_tools: Arc<SystemTools>,
 }
 
 /// The tool, bound to one skill folder and one call's workspace.
@@ -68,6 +73,7 @@ pub(crate) struct RunSkillScript {
     backend: Arc<dyn SandboxBackend>,
     interpreters: Arc<Interpreters>,
     environments: Arc<Environments>,
+    system_tools: Arc<SystemTools>,
     schema: Value,
     description: String,
 }
@@ -90,6 +96,7 @@ impl RunSkillScript {
             backend,
             interpreters,
             environments,
+            system_tools,
         } = runtime;
         let schema = json!({
             "type": "object",
@@ -120,6 +127,7 @@ impl RunSkillScript {
             backend,
             interpreters,
             environments,
+            system_tools,
             schema,
             description,
         })
@@ -234,10 +242,18 @@ impl RunSkillScript {
         }
         policy.filesystem.read_only.extend(read_only);
         policy
+            .filesystem
+            .read_only
+            .extend(self.system_tools.read_only());
+        let search_path = match self.system_tools.path_dir() {
+            Some(tools) => format!("{}:{SCRIPT_PATH}", tools.display()),
+            None => SCRIPT_PATH.to_owned(),
+        };
+        policy
             .env
             .set
             .entry("PATH".to_owned())
-            .or_insert_with(|| SCRIPT_PATH.to_owned().into());
+            .or_insert_with(|| search_path.into());
         let result = self.backend.run(&command, &policy, stdin).await;
         tracing::debug!(script = path, outcome = %result.outcome, "skill script finished");
         self.interpret(path, &result, &policy)
@@ -257,16 +273,24 @@ impl RunSkillScript {
         let (stdout, stdout_cut) = stream(&result.stdout);
         let (stderr, stderr_cut) = stream(&result.stderr);
         match &result.outcome {
-            Outcome::Exited { code } => Ok(ToolOutput {
-                content: json!({
+            Outcome::Exited { code } => {
+                let mut content = json!({
                     "exit_status": code,
                     "stdout": stdout,
                     "stderr": stderr,
                     "stdout_truncated": stdout_cut,
                     "stderr_truncated": stderr_cut,
-                }),
-                is_error: *code != 0,
-            }),
+                });
+                if *code != 0
+                    && let Some(hint) = missing_program_hint(&stderr, &self.system_tools)
+                {
+                    content["hint"] = Value::String(hint);
+                }
+                Ok(ToolOutput {
+                    content,
+                    is_error: *code != 0,
+                })
+            }
             outcome => {
                 let code = outcome_error_code(outcome).unwrap_or(ErrorCode::SandboxCrash);
                 let what = match outcome {
@@ -304,10 +328,10 @@ fn cut_text(mut text: String, max: usize) -> (String, bool) {
 /// `text` with every secret the policy hands the child replaced.
 fn redact(text: &str, policy: &SandboxPolicy) -> String {
     let mut text = text.to_owned();
-    for secret in policy.env.set.values() {
+    for (name, secret) in &policy.env.set {
         let secret = secret.expose_secret();
-        // The fixed PATH is no secret (and would shred every path a script prints).
-        if secret.len() >= 4 && secret != SCRIPT_PATH {
+        // PATH is no secret (and would shred every path a script prints).
+        if secret.len() >= 4 && name != "PATH" {
             text = text.replace(secret, "[REDACTED]");
         }
     }

@@ -28,7 +28,7 @@ use super::settings::FilesConfig;
 use super::skill_files::{ListSkillFiles, ReadSkillFile};
 use super::workspace::{InputFile, Workspace, take_input_files};
 use super::workspace_tools::{ListFiles, ReadFile, WriteFile};
-use crate::environments::{Environments, Interpreters, SandboxUser, SkillFolder};
+use crate::environments::{Environments, Interpreters, SandboxUser, SkillFolder, SystemTools};
 use crate::events::EventEmitter;
 use crate::skill::CompiledSkill;
 use crate::tools::Tool;
@@ -41,6 +41,7 @@ pub struct FileSupport {
     backend: Option<Arc<dyn SandboxBackend>>,
     interpreters: Arc<Interpreters>,
     environments: Arc<Environments>,
+    system_tools: Arc<SystemTools>,
 }
 
 impl std::fmt::Debug for FileSupport {
@@ -78,9 +79,12 @@ impl FileSupport {
             .as_ref()
             .and_then(|b| sandbox_user(b.platform_report(), &config));
         // Resolving runs each interpreter once (outside the sandbox): only when scripts can run.
-        let interpreters = match &backend {
-            Some(_) => Interpreters::resolve(&config.scripts.interpreters, user),
-            None => Interpreters::default(),
+        let (interpreters, system_tools) = match &backend {
+            Some(_) => (
+                Interpreters::resolve(&config.scripts.interpreters, user),
+                SystemTools::resolve(&config.scripts.tools, user),
+            ),
+            None => (Interpreters::default(), SystemTools::default()),
         };
         let environments =
             Environments::new(config.environment_options(), interpreters.get("py"), user);
@@ -90,12 +94,19 @@ impl FileSupport {
             backend,
             interpreters: Arc::new(interpreters),
             environments: Arc::new(environments),
+            system_tools: Arc::new(system_tools),
         }
     }
 
     /// The interpreters scripts run with, as resolved at start-up (empty when scripts are off).
     pub fn interpreters(&self) -> &Interpreters {
         &self.interpreters
+    }
+
+    /// The system tools scripts are offered, as resolved at start-up (none when scripts are
+    /// off).
+    pub fn system_tools(&self) -> &SystemTools {
+        &self.system_tools
     }
 
     /// The skills' Python environments (`crate::environments`).
@@ -233,6 +244,7 @@ impl FileSupport {
                     backend: Arc::clone(backend),
                     interpreters: Arc::clone(&self.interpreters),
                     environments: Arc::clone(&self.environments),
+                    system_tools: Arc::clone(&self.system_tools),
                 },
             ));
         }

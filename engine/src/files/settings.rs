@@ -114,6 +114,11 @@ pub struct ScriptsConfig {
     /// at start-up (`crate::environments::Interpreters`). Scripts with other extensions are
     /// refused.
     pub interpreters: BTreeMap<String, PathBuf>,
+    /// System programs scripts may run besides their interpreter (`soffice`, `pdftoppm`): a
+    /// bare name (looked up on the engine's `PATH`) or a path, resolved at start-up
+    /// (`crate::environments::SystemTools`). A skill whose `metadata.a2e-system-tools` names
+    /// one not offered here is `Blocked`.
+    pub tools: Vec<PathBuf>,
     /// Most bytes of stdout and of stderr handed back to the model (each).
     pub max_output_bytes: usize,
     /// Most bytes a script may send on its stdin.
@@ -142,6 +147,7 @@ impl Default for ScriptsConfig {
         ScriptsConfig {
             enabled: false,
             interpreters,
+            tools: Vec::new(),
             max_output_bytes: 32 * 1024,
             max_stdin_bytes: 1024 * 1024,
             max_args: 64,

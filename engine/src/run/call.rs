@@ -494,34 +494,17 @@ fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate>
 
 fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
     match skill.status {
-        SkillStatus::Blocked => {
-            let mut missing = Vec::new();
-            if !skill.missing_tools.is_empty() {
-                missing.push(format!("missing tools: {}", skill.missing_tools.join(", ")));
-            }
-            if !skill.missing_toolkits.is_empty() {
-                missing.push(format!(
-                    "missing toolkits: {}",
-                    skill.missing_toolkits.join(", ")
-                ));
-            }
-            if let Some(denied) = &skill.provider_denied {
-                missing.push(denied.clone());
-            }
-            if let Some(failed) = &skill.environment_failed {
-                missing.push(format!("environment: {failed}"));
-            }
-            ProtocolError::new(
-                ErrorCode::RuntimeError,
-                format!(
-                    "skill `{}` is Blocked ({})",
-                    skill.name(),
-                    missing.join("; ")
-                ),
-            )
-            // A host's verdict on the skill's provider settings does not change by retrying.
-            .with_retryable(skill.provider_denied.is_none() && skill.environment_failed.is_none())
-        }
+        SkillStatus::Blocked => ProtocolError::new(
+            ErrorCode::RuntimeError,
+            format!(
+                "skill `{}` is Blocked ({})",
+                skill.name(),
+                skill.blockers.reasons().join("; ")
+            ),
+        )
+        // A host's verdict on the skill (provider, environment, system tools) does not change
+        // by retrying.
+        .with_retryable(skill.blockers.may_clear_by_itself()),
         status => ProtocolError::new(
             ErrorCode::RuntimeError,
             format!("skill `{}` is {status:?}, not Published", skill.name()),

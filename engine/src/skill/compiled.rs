@@ -88,6 +88,9 @@ pub struct CompiledSkill {
     /// Python requirement lines declared in `metadata.a2e-requirements` (the folder's
     /// `requirements.txt` and `pyproject.toml` are read by `crate::environments`).
     pub requirements: Vec<String>,
+    /// System tools the skill's scripts run, from `metadata.a2e-system-tools` (bare program
+    /// names; the host decides whether to offer them: `[skills.scripts] tools`).
+    pub system_tools: Vec<String>,
     /// The files beside `SKILL.md` and the mapped `allowed-tools` (empty for programmatic
     /// skills).
     pub resources: SkillResources,
@@ -170,6 +173,7 @@ impl CompiledSkill {
             tools,
             toolkits,
             requirements: Vec::new(),
+            system_tools: Vec::new(),
             resources: SkillResources::default(),
             definition,
         })

@@ -49,6 +49,8 @@ pub(crate) struct DeclaredKeys {
     pub template: Option<TemplateMode>,
     /// `a2e-requirements`: Python requirement lines for the skill's scripts.
     pub requirements: Vec<String>,
+    /// `a2e-system-tools`: programs the skill's scripts run (`soffice`, `pdftoppm`).
+    pub system_tools: Vec<String>,
 
     /// Whether any `a2a-*` or `a2e-*` key was present (decides the default template mode).
     pub any_declared: bool,
@@ -100,9 +102,9 @@ pub(crate) fn parse(
             }
             continue;
         }
-        // Requirements are about the scripts, not the A2E definition: declaring them keeps a
+        // Requirements and system tools are about the scripts, not the A2E definition: declaring them keeps a
         // plain Agent Skill plain (its template mode, its file tools).
-        keys.any_declared |= key != "a2e-requirements";
+        keys.any_declared |= key != "a2e-requirements" && key != "a2e-system-tools";
         let Some(text) = scalar_text(&entry.value) else {
             problems.push(fail(format!(
                 "`{key}` must be a string (metadata is string to string), found {}",
@@ -158,6 +160,7 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         }
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
         "a2e-requirements" => keys.requirements = string_array(text)?,
+        "a2e-system-tools" => keys.system_tools = system_tool_names(text)?,
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,
@@ -202,6 +205,22 @@ fn string_array(text: &str) -> Result<Vec<String>, String> {
             )),
         })
         .collect()
+}
+
+/// `a2e-system-tools`: a JSON array of bare program names (`soffice`), never a path — where a
+/// program lives is the host's business.
+fn system_tool_names(text: &str) -> Result<Vec<String>, String> {
+    let names = string_array(text)?;
+    if let Some(bad) = names
+        .iter()
+        .find(|n| n.contains('/') || n.chars().any(char::is_whitespace) || *n == "." || *n == "..")
+    {
+        return Err(format!(
+            "{bad:?} is not a program name (write `soffice`, not a path; the host says where \
+             it lives)"
+        ));
+    }
+    Ok(names)
 }
 
 fn object_array(text: &str) -> Result<Vec<Value>, String> {

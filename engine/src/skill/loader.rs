@@ -303,6 +303,7 @@ fn build(
         tools: keys.tools,
         toolkits: keys.toolkits,
         requirements: keys.requirements,
+        system_tools: keys.system_tools,
         resources,
         definition,
     })

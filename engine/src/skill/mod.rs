@@ -50,6 +50,7 @@
 //! | `a2e-model` | model name | `llm_config.provider_config.model` | none |
 //! | `a2e-arguments` | JSON array string | `arguments` | none |
 //! | `a2e-requirements` | JSON array string | (scripts' Python environment: `environments`) | none |
+//! | `a2e-system-tools` | JSON array string of program names | (programs scripts run: `environments::SystemTools`) | none |
 //! | `a2e-template` | `strict` or `literal` | how the body is used | see below |
 //!
 //! `source` is the loader's argument (`user`, `system`, `project`); `file_path` is the SKILL.md
@@ -84,6 +85,7 @@
 
 pub mod a2a;
 mod assets;
+mod blockers;
 mod compiled;
 mod error;
 mod frontmatter;
@@ -100,6 +102,7 @@ mod tests;
 
 pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
 pub(crate) use assets::{SkillDir, read_capped};
+pub use blockers::Blockers;
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use frontmatter::{frontmatter_object, name_problems};

@@ -28,13 +28,14 @@
 //! [`Registry::resolve_environments`] likewise for a skill whose script environment (its Python
 //! requirements, built with `uv`: `crate::environments`) failed to build: `Blocked` with
 //! `environment_failed` (uv's message) in its metadata and `environment: REASON` in
-//! `blocked_reason`, kept across the other resolutions.
+//! `blocked_reason`, kept across the other resolutions; and [`Registry::resolve_system_tools`]
+//! for the system tools its scripts need (`metadata.a2e-system-tools`) that the host does not
+//! offer (`missing_system_tools`). What blocks a skill is its [`Blockers`].
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use serde_json::{Value, json};
-
+use super::blockers::Blockers;
 use super::compiled::CompiledSkill;
 use super::error::ManifestError;
 use crate::handler::SkillHandler;
@@ -68,14 +69,8 @@ pub struct RegisteredSkill {
     pub implementation: Implementation,
     /// Current status (declared, or `Blocked` by dependency resolution).
     pub status: SkillStatus,
-    /// Declared tools that were missing at the last resolution.
-    pub missing_tools: Vec<String>,
-    /// Declared toolkits that were missing at the last resolution.
-    pub missing_toolkits: Vec<String>,
-    /// Why the host does not allow the skill's own provider settings (`Some`: `Blocked`).
-    pub provider_denied: Option<String>,
-    /// Why the skill's script environment could not be built (`Some`: `Blocked`).
-    pub environment_failed: Option<String>,
+    /// What blocked it at the last resolutions (empty unless `Blocked`).
+    pub blockers: Blockers,
     /// The definition as advertised by discover: current status and blocked metadata applied.
     pub advertised: SkillDefinition,
 }
@@ -94,10 +89,7 @@ impl RegisteredSkill {
             advertised: compiled.definition.clone(),
             compiled,
             implementation,
-            missing_tools: Vec::new(),
-            missing_toolkits: Vec::new(),
-            provider_denied: None,
-            environment_failed: None,
+            blockers: Blockers::default(),
         }
     }
 
@@ -106,86 +98,30 @@ impl RegisteredSkill {
         self.status == SkillStatus::Published
     }
 
-    fn with_missing(
-        self: &Arc<Self>,
-        tools: Vec<String>,
-        toolkits: Vec<String>,
-    ) -> Arc<RegisteredSkill> {
-        self.with_blockers(
-            tools,
-            toolkits,
-            self.provider_denied.clone(),
-            self.environment_failed.clone(),
-        )
-    }
-
     /// This skill with these blockers: `self` again (shared, not copied) when they change
-    /// nothing, as for most skills on most resolutions.
-    fn with_blockers(
-        self: &Arc<Self>,
-        tools: Vec<String>,
-        toolkits: Vec<String>,
-        provider_denied: Option<String>,
-        environment_failed: Option<String>,
-    ) -> Arc<RegisteredSkill> {
+    /// nothing, as for most skills on most resolutions. Only a declared-`Published` skill is
+    /// blocked; any other keeps its declared status and no blockers.
+    fn with_blockers(self: &Arc<Self>, blockers: Blockers) -> Arc<RegisteredSkill> {
         let declared = self.compiled.definition.status;
-        let blocked = declared == SkillStatus::Published
-            && !(tools.is_empty()
-                && toolkits.is_empty()
-                && provider_denied.is_none()
-                && environment_failed.is_none());
-        let status = if blocked {
-            SkillStatus::Blocked
+        let blocked = declared == SkillStatus::Published && !blockers.is_empty();
+        let (status, blockers) = if blocked {
+            (SkillStatus::Blocked, blockers)
         } else {
-            declared
+            (declared, Blockers::default())
         };
-        let (tools, toolkits) = if blocked {
-            (tools, toolkits)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        if status == self.status
-            && tools == self.missing_tools
-            && toolkits == self.missing_toolkits
-            && provider_denied == self.provider_denied
-            && environment_failed == self.environment_failed
-        {
+        if status == self.status && blockers == self.blockers {
             return Arc::clone(self);
         }
         let mut advertised = self.compiled.definition.clone();
         advertised.status = status;
         if blocked {
-            let metadata = advertised.metadata.get_or_insert_with(Default::default);
-            let mut reasons = Vec::new();
-            if !tools.is_empty() {
-                reasons.push(format!("missing tools: {}", tools.join(", ")));
-                metadata.insert("missing_tools".to_owned(), json!(tools));
-            }
-            if !toolkits.is_empty() {
-                reasons.push(format!("missing toolkits: {}", toolkits.join(", ")));
-                metadata.insert("missing_toolkits".to_owned(), json!(toolkits));
-            }
-            if let Some(denied) = &provider_denied {
-                reasons.push(denied.clone());
-                metadata.insert("provider_denied".to_owned(), json!(denied));
-            }
-            if let Some(failed) = &environment_failed {
-                reasons.push(format!("environment: {failed}"));
-                metadata.insert("environment_failed".to_owned(), json!(failed));
-            }
-            metadata.insert(
-                "blocked_reason".to_owned(),
-                Value::String(reasons.join("; ")),
-            );
+            blockers.write_metadata(advertised.metadata.get_or_insert_with(Default::default));
         }
         Arc::new(RegisteredSkill {
             compiled: self.compiled.clone(),
             implementation: self.implementation.clone(),
             status,
-            missing_tools: tools,
-            missing_toolkits: toolkits,
-            provider_denied,
-            environment_failed,
+            blockers,
             advertised,
         })
     }
@@ -337,94 +273,59 @@ impl Registry {
         tool_available: &dyn Fn(&str) -> bool,
         toolkit_available: &dyn Fn(&str) -> bool,
     ) {
-        // The availability callbacks are host code: never call them under our lock (they may
-        // read the registry). Compute from a snapshot, then swap it in only if nothing was
-        // registered meanwhile; otherwise recompute.
-        loop {
-            let base = self.current();
-            let next: Snapshot = base
-                .iter()
-                .map(|(name, skill)| {
-                    let missing_tools: Vec<String> = skill
-                        .tools
-                        .iter()
-                        .filter(|t| !tool_available(t))
-                        .cloned()
-                        .collect();
-                    let missing_toolkits: Vec<String> = skill
-                        .toolkits
-                        .iter()
-                        .filter(|t| !toolkit_available(t))
-                        .cloned()
-                        .collect();
-                    (
-                        name.clone(),
-                        skill.with_missing(missing_tools, missing_toolkits),
-                    )
-                })
-                .collect();
-            let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
-            if Arc::ptr_eq(&guard, &base) {
-                *guard = Arc::new(next);
-                return;
-            }
-        }
+        self.rejudge(&|skill, blockers| {
+            let missing = |names: &[String], available: &dyn Fn(&str) -> bool| {
+                names.iter().filter(|n| !available(n)).cloned().collect()
+            };
+            blockers.missing_tools = missing(&skill.tools, tool_available);
+            blockers.missing_toolkits = missing(&skill.toolkits, toolkit_available);
+        });
     }
-}
 
-impl Registry {
     /// Re-computes every manifest skill's provider verdict: `denied` answers why the host does
     /// not allow a skill's own provider settings (`None`: allowed). Programmatic skills are the
-    /// host's own code and are not judged. Missing tools and toolkits are kept as they are.
+    /// host's own code and are not judged. The other blockers are kept as they are.
     pub fn resolve_providers(&self, denied: &dyn Fn(&CompiledSkill) -> Option<String>) {
-        // Same discipline as `resolve_dependencies`: never call host code under our lock.
-        loop {
-            let base = self.current();
-            let next: Snapshot = base
-                .iter()
-                .map(|(name, skill)| {
-                    let verdict = match skill.implementation {
-                        Implementation::Manifest => denied(&skill.compiled),
-                        Implementation::Native(_) => None,
-                    };
-                    let tools = skill.missing_tools.clone();
-                    let toolkits = skill.missing_toolkits.clone();
-                    let environment = skill.environment_failed.clone();
-                    let next = skill.with_blockers(tools, toolkits, verdict, environment);
-                    (name.clone(), next)
-                })
-                .collect();
-            let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
-            if Arc::ptr_eq(&guard, &base) {
-                *guard = Arc::new(next);
-                return;
-            }
-        }
+        self.rejudge_manifests(&|skill, blockers| blockers.provider_denied = denied(skill));
     }
-}
 
-impl Registry {
     /// Re-computes every manifest skill's environment verdict: `failed` answers why a skill's
-    /// script environment could not be built (`None`: built, or none needed). Everything else
-    /// is kept as it is.
+    /// script environment could not be built (`None`: built, or none needed). The other
+    /// blockers are kept as they are.
     pub fn resolve_environments(&self, failed: &dyn Fn(&CompiledSkill) -> Option<String>) {
-        // Same discipline as `resolve_dependencies`: never call host code under our lock.
+        self.rejudge_manifests(&|skill, blockers| blockers.environment_failed = failed(skill));
+    }
+
+    /// Re-computes every manifest skill's system-tool verdict: `missing` lists the system tools
+    /// (`metadata.a2e-system-tools`) the host does not offer its scripts, each with why. The
+    /// other blockers are kept as they are.
+    pub fn resolve_system_tools(&self, missing: &dyn Fn(&CompiledSkill) -> Vec<String>) {
+        self.rejudge_manifests(&|skill, blockers| blockers.missing_system_tools = missing(skill));
+    }
+
+    /// [`Registry::rejudge`] for manifest skills only: programmatic skills are the host's own
+    /// code, and a verdict on a SKILL.md's declarations does not apply to them.
+    fn rejudge_manifests(&self, judge: &dyn Fn(&CompiledSkill, &mut Blockers)) {
+        self.rejudge(&|skill, blockers| {
+            if matches!(skill.implementation, Implementation::Manifest) {
+                judge(&skill.compiled, blockers);
+            }
+        });
+    }
+
+    /// Builds the next snapshot by letting `judge` update each skill's blockers, and swaps it
+    /// in. `judge` may be host code: it is never called under our lock (it may read the
+    /// registry). The snapshot is computed from a copy and swapped in only if nothing was
+    /// registered meanwhile; otherwise it is computed again.
+    fn rejudge(&self, judge: &dyn Fn(&RegisteredSkill, &mut Blockers)) {
         loop {
             let base = self.current();
             let next: Snapshot = base
                 .iter()
                 .map(|(name, skill)| {
-                    let verdict = match skill.implementation {
-                        Implementation::Manifest => failed(&skill.compiled),
-                        Implementation::Native(_) => None,
-                    };
-                    let next = skill.with_blockers(
-                        skill.missing_tools.clone(),
-                        skill.missing_toolkits.clone(),
-                        skill.provider_denied.clone(),
-                        verdict,
-                    );
-                    (name.clone(), next)
+                    let mut blockers = skill.blockers.clone();
+                    judge(skill, &mut blockers);
+                    (name.clone(), skill.with_blockers(blockers))
                 })
                 .collect();
             let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());

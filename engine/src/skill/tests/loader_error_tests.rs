@@ -436,3 +436,37 @@ fn an_unknown_structured_output_hint_names_the_modes() {
         Some(skillet_providers::OutputMode::Prompted)
     );
 }
+
+#[test]
+fn system_tools_are_program_names_and_keep_a_plain_skill_plain() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = write_skill(
+        root.path(),
+        "office",
+        &manifest(
+            "office",
+            &["a2e-system-tools: '[\"soffice\", \"pdftoppm\"]'"],
+            "x",
+        ),
+        &[],
+    );
+    let skill = load_ok(&dir);
+    assert_eq!(skill.system_tools, ["soffice", "pdftoppm"]);
+    assert!(skill.resources.plain_agent_skill, "like a2e-requirements");
+    for bad in [
+        r#"["/usr/bin/soffice"]"#,
+        r#"["two words"]"#,
+        r#"[".."]"#,
+        "soffice",
+    ] {
+        let name = "bad";
+        let dir = write_skill(
+            root.path(),
+            name,
+            &manifest(name, &[&format!("a2e-system-tools: '{bad}'")], "x"),
+            &[],
+        );
+        let err = first_error(&dir);
+        assert_eq!(err.location, "metadata.a2e-system-tools", "{bad}: {err}");
+    }
+}

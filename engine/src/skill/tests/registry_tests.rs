@@ -155,7 +155,7 @@ fn missing_tool_blocks_and_reports_names_then_publishes_when_available() {
     let blocked = registry.get("expense-report").unwrap();
     assert_eq!(blocked.status, SkillStatus::Blocked);
     assert!(!blocked.is_runnable());
-    assert_eq!(blocked.missing_tools, ["calculator"]);
+    assert_eq!(blocked.blockers.missing_tools, ["calculator"]);
     let advertised = registry
         .discover(&["finance".to_owned()], &[])
         .pop()
@@ -173,7 +173,7 @@ fn missing_tool_blocks_and_reports_names_then_publishes_when_available() {
     registry.resolve_dependencies(&|name| name == "calculator", &|_| true);
     let published = registry.get("expense-report").unwrap();
     assert_eq!(published.status, SkillStatus::Published);
-    assert!(published.missing_tools.is_empty());
+    assert!(published.blockers.missing_tools.is_empty());
     let metadata = published.advertised.metadata.clone().unwrap_or_default();
     assert!(!metadata.contains_key("blocked_reason") && !metadata.contains_key("missing_tools"));
     // A reference taken before the change still sees the old state.
@@ -194,8 +194,8 @@ fn missing_toolkits_are_reported_separately() {
     let skill = registry.get("kit").unwrap();
     assert_eq!(
         (
-            skill.missing_tools.as_slice(),
-            skill.missing_toolkits.as_slice()
+            skill.blockers.missing_tools.as_slice(),
+            skill.blockers.missing_toolkits.as_slice()
         ),
         (&["t1".to_owned()][..], &["gh".to_owned()][..])
     );
@@ -266,7 +266,7 @@ fn a_provider_verdict_blocks_survives_dependency_resolution_and_joins_the_reason
     let blocked = registry.get("expense-report").unwrap();
     assert_eq!(blocked.status, SkillStatus::Blocked);
     assert_eq!(
-        blocked.provider_denied.as_deref(),
+        blocked.blockers.provider_denied.as_deref(),
         Some("provider: not on this host")
     );
     let metadata = blocked.advertised.metadata.clone().unwrap();
@@ -302,7 +302,10 @@ fn an_environment_failure_blocks_survives_the_other_resolutions_and_lifts_on_suc
     registry.resolve_providers(&|_| None);
     let blocked = registry.get("summarize").unwrap();
     assert_eq!(blocked.status, SkillStatus::Blocked);
-    assert_eq!(blocked.environment_failed.as_deref(), Some(failure));
+    assert_eq!(
+        blocked.blockers.environment_failed.as_deref(),
+        Some(failure)
+    );
     let metadata = blocked.advertised.metadata.clone().unwrap();
     assert_eq!(metadata["environment_failed"], failure);
     assert_eq!(
@@ -319,4 +322,37 @@ fn an_environment_failure_blocks_survives_the_other_resolutions_and_lifts_on_suc
             .as_ref()
             .is_none_or(|m| !m.contains_key("environment_failed"))
     );
+}
+
+#[test]
+fn missing_system_tools_block_beside_other_blockers_and_each_kind_lifts_alone() {
+    let registry = bundled_registry();
+    let missing = "soffice (not offered: add it to `[skills.scripts] tools`)";
+    registry.resolve_system_tools(&|skill| {
+        if skill.name() == "summarize" {
+            vec![missing.to_owned()]
+        } else {
+            Vec::new()
+        }
+    });
+    registry.resolve_dependencies(&|tool| tool != "calculator", &|_| true);
+    let blocked = registry.get("summarize").unwrap();
+    assert_eq!(blocked.status, SkillStatus::Blocked);
+    assert_eq!(blocked.blockers.missing_system_tools, [missing]);
+    let metadata = blocked.advertised.metadata.clone().unwrap();
+    assert_eq!(metadata["missing_system_tools"], json!([missing]));
+    assert!(
+        metadata["blocked_reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("missing system tools: {missing}"))
+    );
+    registry.resolve_system_tools(&|_| Vec::new());
+    let published = registry.get("summarize").unwrap();
+    assert_eq!(
+        published.status,
+        SkillStatus::Published,
+        "only the tools kind blocked it"
+    );
+    assert!(published.blockers.is_empty());
 }
