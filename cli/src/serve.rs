@@ -34,6 +34,7 @@ pub async fn serve(
     let http_addr = args.http_addr().map_err(Failure::usage)?;
     let parts = setup::load_parts(global, console, None).await?;
     setup::prepare_environments(&parts, console).await;
+    setup::retry_failed_environments(&parts, console);
     if parts.skills.is_empty() {
         console.warn("no skills loaded; discover will be empty and every call unknown_skill");
     }

@@ -12,7 +12,7 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::embedded::EmbeddedMock;
-use skillet_engine::environments::{EnvironmentState, SkillFolder};
+use skillet_engine::environments::{EnvironmentState, RETRY_FIRST, SkillFolder};
 use skillet_engine::files::FileSupport;
 use skillet_engine::run::{CardIdentity, Executor, HostEndpoint};
 use skillet_engine::sandboxed::{CommandTool, PluginHost};
@@ -156,11 +156,37 @@ pub fn judge_environments(skills: &Registry, files: &FileSupport) {
 /// Builds every environment a loaded skill needs and does not have yet (at `serve` start,
 /// before the first call), one line each on stderr; a failed build makes its skill `Blocked`.
 pub async fn prepare_environments(parts: &HostParts, console: Console) {
+    prepare_missing_environments(&parts.skills, &parts.files, console).await;
+}
+
+/// While `serve` runs: every [`RETRY_FIRST`], when a skill is `Blocked` by an environment
+/// build that failed, builds the ones whose failure is due again (a package index that was
+/// down) and re-judges, so the skill comes back without a restart.
+pub fn retry_failed_environments(parts: &HostParts, console: Console) {
     if !parts.files.scripts_enabled() {
         return;
     }
-    let environments = parts.files.environments();
-    for skill in parts.skills.skills() {
+    let (skills, files) = (Arc::clone(&parts.skills), parts.files.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(RETRY_FIRST).await;
+            let blocked = skills
+                .skills()
+                .iter()
+                .any(|s| s.blockers.environment_failed.is_some());
+            if blocked {
+                prepare_missing_environments(&skills, &files, console).await;
+            }
+        }
+    });
+}
+
+async fn prepare_missing_environments(skills: &Registry, files: &FileSupport, console: Console) {
+    if !files.scripts_enabled() {
+        return;
+    }
+    let environments = files.environments();
+    for skill in skills.skills() {
         if !skill.resources.has_scripts() {
             continue;
         }
@@ -182,7 +208,7 @@ pub async fn prepare_environments(parts: &HostParts, console: Console) {
             console.warn(format!("skill `{name}` is Blocked: environment: {why}"));
         }
     }
-    judge_environments(&parts.skills, &parts.files);
+    judge_environments(skills, files);
 }
 
 /// Registers every secret the configuration names (`Config::register_secrets`) and the chosen

@@ -11,7 +11,10 @@
 //! `skillet validate --prepare`, at `serve` start, or on a script's first use, which reports
 //! progress); scripts then run the environment's interpreter inside the sandbox, with the
 //! environment read-only and no network. Builds of one key happen once, also across processes
-//! (see `build`); a failure is remembered for the process (the skill is `Blocked` with it).
+//! (see `build`); a failure is remembered (the skill is `Blocked` with it) for
+//! [`RETRY_FIRST`], doubling per consecutive failure up to [`RETRY_MAX`]; after that the next
+//! use, or `serve`'s retry pass, builds again — a package index that was down heals itself, and
+//! a requirement fixed in the folder is a new key, built on its next use.
 //!
 //! Its own module because it sits between `skill` (what a skill declares) and `files` (which
 //! runs scripts) and talks to a program (`uv`) neither of them knows. Not here: the sandbox
@@ -25,11 +28,17 @@ mod system_tools;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use build::MARKER;
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
 pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
+
+/// How long the first failed build of an environment is remembered before it is tried again.
+pub const RETRY_FIRST: Duration = Duration::from_secs(30);
+/// The longest a failed build is remembered (the wait doubles per consecutive failure).
+pub const RETRY_MAX: Duration = Duration::from_secs(15 * 60);
 
 /// The uv version Skillet is tested with (`mock-llm/tests/python/requirements.txt` pins it).
 pub const TESTED_UV_VERSION: &str = "0.13.9";
@@ -90,7 +99,46 @@ pub struct Environments {
 }
 
 /// One key's build outcome (`None`: not attempted in this process yet).
-type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, String>>>>;
+type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, Failure>>>>;
+
+/// A failed build, remembered until it is due again.
+#[derive(Debug, Clone)]
+struct Failure {
+    why: String,
+    /// How long it is remembered.
+    wait: Duration,
+    retry_at: Instant,
+    /// Consecutive failures of this key.
+    failures: u32,
+}
+
+impl Failure {
+    fn after(previous: Option<&Failure>, why: String, now: Instant) -> Failure {
+        let failures = previous.map_or(1, |f| f.failures.saturating_add(1));
+        let wait = RETRY_FIRST
+            .saturating_mul(1u32 << (failures - 1).min(10))
+            .min(RETRY_MAX);
+        Failure {
+            why,
+            wait,
+            retry_at: now + wait,
+            failures,
+        }
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        now >= self.retry_at
+    }
+
+    /// The reason, with when it is tried again (stable: the same text until it is).
+    fn reason(&self) -> String {
+        format!(
+            "{} (tried again {} s after this failure)",
+            self.why,
+            self.wait.as_secs()
+        )
+    }
+}
 
 impl Environments {
     /// Environments for `options`, built with `python` (the resolved `py` interpreter), for
@@ -173,8 +221,11 @@ impl Environments {
             Ok(None) => return EnvironmentState::NotNeeded,
             Err(why) => return EnvironmentState::Failed(why),
         };
-        if let Some(Err(why)) = self.remembered(&key) {
-            return EnvironmentState::Failed(why);
+        let now = Instant::now();
+        if let Some(Err(failure)) = self.remembered(&key)
+            && !failure.due(now)
+        {
+            return EnvironmentState::Failed(failure.reason());
         }
         match build::finished(&self.root, &key) {
             Some(dir) => EnvironmentState::Ready(environment(dir, requirements)),
@@ -185,7 +236,20 @@ impl Environments {
         }
     }
 
-    fn remembered(&self, key: &str) -> Option<Result<PathBuf, String>> {
+    /// Makes every remembered failure due now (tests of the retry).
+    #[cfg(test)]
+    fn expire_failures(&self) {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        for slot in slots.values() {
+            if let Ok(mut outcome) = slot.try_lock()
+                && let Some(Err(failure)) = outcome.as_mut()
+            {
+                failure.retry_at = Instant::now();
+            }
+        }
+    }
+
+    fn remembered(&self, key: &str) -> Option<Result<PathBuf, Failure>> {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots.get(key)?;
         slot.try_lock().ok().and_then(|outcome| outcome.clone())
@@ -217,9 +281,14 @@ impl Environments {
             Arc::clone(slots.entry(key.clone()).or_default())
         };
         let mut outcome = slot.lock().await;
-        if let Some(done) = outcome.as_ref() {
-            return done.clone().map(|dir| Some(environment(dir, requirements)));
-        }
+        let previous = match outcome.as_ref() {
+            Some(Ok(dir)) => return Ok(Some(environment(dir.clone(), requirements))),
+            Some(Err(failure)) if !failure.due(Instant::now()) => {
+                return Err(failure.reason());
+            }
+            Some(Err(failure)) => Some(failure.clone()),
+            None => None,
+        };
         if let Some(dir) = build::finished(&self.root, &key) {
             *outcome = Some(Ok(dir.clone()));
             return Ok(Some(environment(dir, requirements)));
@@ -245,12 +314,18 @@ impl Environments {
         .await
         .map_err(|e| format!("the environment build panicked: {e}"))
         .and_then(|r| r);
-        let dir = match built {
-            Ok(build::Built::Existing(dir) | build::Built::Fresh(dir)) => Ok(dir),
-            Err(why) => Err(why),
-        };
-        *outcome = Some(dir.clone());
-        dir.map(|dir| Some(environment(dir, requirements)))
+        match built {
+            Ok(build::Built::Existing(dir) | build::Built::Fresh(dir)) => {
+                *outcome = Some(Ok(dir.clone()));
+                Ok(Some(environment(dir, requirements)))
+            }
+            Err(why) => {
+                let failure = Failure::after(previous.as_ref(), why, Instant::now());
+                let reason = failure.reason();
+                *outcome = Some(Err(failure));
+                Err(reason)
+            }
+        }
     }
 }
 

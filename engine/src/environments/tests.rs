@@ -28,6 +28,7 @@ echo "$*" >> {log}
 case "$*" in
   *" venv "*) for last; do :; done; mkdir -p "$last/bin"; ln -s /bin/sh "$last/bin/python" ;;
   *" pip install "*) for last; do :; done
+     if [ -e {down} ]; then echo "  x Failed to fetch: https://pypi.org/simple/ (connection refused)" >&2; exit 1; fi
      if grep -q no-such-package "$last"; then
        echo "  x No solution found when resolving dependencies:" >&2
        echo "  Because no-such-package was not found in the package registry" >&2
@@ -35,7 +36,8 @@ case "$*" in
      fi ;;
 esac
 "#,
-            log = log.display()
+            log = log.display(),
+            down = tmp.path().join("index-down").display()
         ),
     )
     .unwrap();
@@ -263,4 +265,55 @@ async fn a_cache_the_sandbox_uid_cannot_enter_is_refused_naming_the_setting() {
     assert!(why.contains("[skills] environments_dir"), "{why}");
     assert!(envs.prepare(&skill, &|_| {}).await.is_err());
     assert_eq!(f.builds(), 0, "nothing is built where it could not be used");
+}
+
+#[tokio::test]
+async fn a_failed_build_is_remembered_until_due_then_built_again_and_the_wait_doubles() {
+    let f = fixture();
+    let down = f.log.with_file_name("index-down");
+    std::fs::write(&down, "").unwrap();
+    let skill = f.skill("flaky", "pypdf==5.4.0\n");
+    let envs = f.environments();
+    let first = envs.prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(first.contains("connection refused"), "{first}");
+    assert!(
+        first.ends_with("(tried again 30 s after this failure)"),
+        "{first}"
+    );
+    assert_eq!(envs.state(&skill), EnvironmentState::Failed(first.clone()));
+    assert_eq!(f.builds(), 1);
+    // Still down when it is due: tried once more, and remembered twice as long.
+    envs.expire_failures();
+    assert!(matches!(
+        envs.state(&skill),
+        EnvironmentState::NotBuilt { .. }
+    ));
+    let second = envs.prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(
+        second.ends_with("(tried again 60 s after this failure)"),
+        "{second}"
+    );
+    assert_eq!(f.builds(), 2);
+    // Not due: nothing runs.
+    assert_eq!(envs.prepare(&skill, &|_| {}).await.unwrap_err(), second);
+    assert_eq!(f.builds(), 2);
+    // The index is back: the next due use builds it.
+    std::fs::remove_file(&down).unwrap();
+    envs.expire_failures();
+    let built = envs.prepare(&skill, &|_| {}).await.unwrap();
+    assert!(built.is_some());
+    assert!(matches!(envs.state(&skill), EnvironmentState::Ready(_)));
+    assert_eq!(f.builds(), 3);
+}
+
+#[test]
+fn the_wait_after_a_failure_doubles_and_is_capped() {
+    let now = Instant::now();
+    let mut failure = Failure::after(None, "x".into(), now);
+    assert_eq!(failure.wait, RETRY_FIRST);
+    for _ in 0..20 {
+        failure = Failure::after(Some(&failure), "x".into(), now);
+    }
+    assert_eq!(failure.wait, RETRY_MAX);
+    assert!(!failure.due(now) && failure.due(now + RETRY_MAX));
 }
