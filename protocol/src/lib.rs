@@ -44,6 +44,7 @@ mod event_decode;
 mod message;
 mod messages;
 mod one_pass;
+mod produced_file;
 mod result;
 mod writer;
 
@@ -55,6 +56,7 @@ pub use message::Message;
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
+pub use produced_file::{BASE64_MIME_SUFFIX, ProducedFile};
 pub use result::{CostEstimate, SkillResult, TokenUsage, TurnUsage};
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message

@@ -202,3 +202,30 @@ pub fn assert_events_then_response(messages: &[Value], id: &str) {
         "seq of {id}"
     );
 }
+
+/// The Python interpreter with `modules` importable (`"mcp, pydantic"`): `$SKILLET_PYTHON`, else
+/// `<workspace>/.venv/bin/python`. `None` (with a loud notice) when there is none — and a panic
+/// under `CI`, where every client must be there.
+pub fn python_with(modules: &str) -> Option<PathBuf> {
+    let python = match std::env::var_os("SKILLET_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
+    };
+    let ok = std::process::Command::new(&python)
+        .args(["-c", &format!("import {modules}")])
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set but no Python with {modules}: set SKILLET_PYTHON or install \
+         mock-llm/tests/python/requirements.txt into .venv"
+    );
+    eprintln!("\n==== SKIPPED: no $SKILLET_PYTHON / .venv with {modules} ====\n");
+    None
+}

@@ -3,11 +3,12 @@
 //! also collected into `SkillResult.events`.
 //!
 //! A text (UTF-8) file is sent as its text, cut into chunks at character boundaries; any other
-//! file as base64, with `;base64` appended to its MIME type. Files larger than
+//! file as base64, with `;base64` appended to its MIME type, in chunks of whole base64 quanta
+//! (so each decodes alone and they join into one encoding). Files larger than
 //! `artifact_max_bytes` are listed but not streamed (a host that needs them keeps the
 //! workspace). An empty file is one empty final chunk.
 
-use crate::protocol::LogLevel;
+use crate::protocol::{BASE64_MIME_SUFFIX, LogLevel};
 use std::io::Read;
 use std::path::Path;
 
@@ -106,17 +107,25 @@ pub(crate) fn report(
     produced.len()
 }
 
+/// A base64 chunk size: whole 4-character quanta, so every chunk decodes on its own and the
+/// chunks join into one valid encoding (`ProducedFile`).
+fn base64_chunk(chunk_bytes: usize) -> usize {
+    (chunk_bytes / 4 * 4).max(4)
+}
+
 /// Streams one file as artifact chunks; returns the MIME type used.
 fn stream(name: &str, bytes: Vec<u8>, chunk_bytes: usize, events: &EventEmitter) -> String {
-    let (mime, text) = match String::from_utf8(bytes) {
-        Ok(text) if !text.contains('\0') => (mime_for(name, true).to_owned(), text),
+    let (mime, text, chunk_bytes) = match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => (mime_for(name, true).to_owned(), text, chunk_bytes),
         Ok(text) => (
-            format!("{};base64", mime_for(name, false)),
+            format!("{}{BASE64_MIME_SUFFIX}", mime_for(name, false)),
             base64::engine::general_purpose::STANDARD.encode(text.as_bytes()),
+            base64_chunk(chunk_bytes),
         ),
         Err(e) => (
-            format!("{};base64", mime_for(name, false)),
+            format!("{}{BASE64_MIME_SUFFIX}", mime_for(name, false)),
             base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+            base64_chunk(chunk_bytes),
         ),
     };
     let mut rest = text.as_str();
@@ -164,5 +173,33 @@ mod tests {
             .collect();
         let expected = [("éé", false), ("é", true), ("/wAB", true), ("", true)];
         assert_eq!(chunks, expected.map(|(c, f)| (c.to_owned(), f)).to_vec());
+    }
+
+    #[test]
+    fn binary_chunks_are_whole_base64_quanta_and_join_back_to_the_file() {
+        let events = EventEmitter::new("r", None, 100);
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        // 41 is not a multiple of 4: the chunks are 40 characters each, every one decodable.
+        stream("blob.bin", bytes.clone(), 41, &events);
+        let (collected, _) = events.take_collected();
+        let chunks: Vec<String> = collected
+            .iter()
+            .filter_map(|e| match &e.payload {
+                EventPayload::Artifact { chunk, .. } => Some(chunk.clone()),
+                _ => None,
+            })
+            .collect();
+        let engine = base64::engine::general_purpose::STANDARD;
+        assert!(
+            chunks
+                .iter()
+                .all(|c| c.len() % 4 == 0 && engine.decode(c).is_ok())
+        );
+        let file = &crate::protocol::ProducedFile::from_events(&collected)[0];
+        assert_eq!(
+            (file.mime.as_str(), file.base64),
+            ("application/octet-stream", true)
+        );
+        assert_eq!(engine.decode(&file.content).unwrap(), bytes);
     }
 }

@@ -83,7 +83,7 @@ impl Projection {
                 chunk,
                 is_final,
             } => {
-                let part = Part::text_of_type(chunk.clone(), mime);
+                let part = Part::file_chunk(chunk.clone(), name, mime);
                 let artifact = Artifact {
                     artifact_id: format!("stream-{name}"),
                     name: Some(name.clone()),

@@ -366,10 +366,12 @@ impl TaskStore {
 /// Appends `part`, joining it to the last part when both are text of the same media type, so a
 /// stored streamed artifact is one text part rather than one part per chunk.
 fn append_part(parts: &mut Vec<Part>, part: &Part) {
+    // A file's chunks join into one part: text to text, base64 to base64 (whole quanta each).
     if let Some(last) = parts.last_mut()
         && last.media_type == part.media_type
-        && let (PartContent::Text(joined), PartContent::Text(text)) =
-            (&mut last.content, &part.content)
+        && last.filename == part.filename
+        && let (PartContent::Text(joined), PartContent::Text(text))
+        | (PartContent::Raw(joined), PartContent::Raw(text)) = (&mut last.content, &part.content)
     {
         joined.push_str(text);
         return;
@@ -521,5 +523,23 @@ mod tests {
             Err(CancelRefusal::Finished(TaskState::Completed))
         );
         assert_eq!(store.request_cancel("nope"), Err(CancelRefusal::NotFound));
+    }
+
+    #[test]
+    fn a_produced_files_chunks_join_into_one_part_per_file_text_and_raw_alike() {
+        let mut parts = Vec::new();
+        for (chunk, name, mime) in [
+            ("iVBO", "a.png", "image/png;base64"),
+            ("Rw==", "a.png", "image/png;base64"),
+            ("# T", "b.md", "text/markdown"),
+            ("itle", "b.md", "text/markdown"),
+        ] {
+            append_part(&mut parts, &Part::file_chunk(chunk, name, mime));
+        }
+        assert_eq!(parts.len(), 2, "{parts:?}");
+        assert_eq!(parts[0].content, PartContent::Raw("iVBORw==".into()));
+        assert_eq!(parts[0].media_type.as_deref(), Some("image/png"));
+        assert_eq!(parts[0].filename.as_deref(), Some("a.png"));
+        assert_eq!(parts[1].content, PartContent::Text("# Title".into()));
     }
 }

@@ -71,9 +71,16 @@ impl Part {
         Part::of(PartContent::Text(text.into()), None)
     }
 
-    /// A text part of media type `media_type`.
-    pub(crate) fn text_of_type(text: impl Into<String>, media_type: &str) -> Part {
-        Part::of(PartContent::Text(text.into()), Some(media_type))
+    /// A chunk of a file the run produced: `raw` (base64) for binary content, text otherwise,
+    /// with its name and media type.
+    pub(crate) fn file_chunk(chunk: impl Into<String>, produced: &str, mime: &str) -> Part {
+        let (content, media_type) = match mime.strip_suffix(skillet_protocol::BASE64_MIME_SUFFIX) {
+            Some(mime) => (PartContent::Raw(chunk.into()), mime),
+            None => (PartContent::Text(chunk.into()), mime),
+        };
+        let mut part = Part::of(content, Some(media_type));
+        part.filename = Some(produced.to_owned());
+        part
     }
 
     /// A JSON data part (`application/json`).

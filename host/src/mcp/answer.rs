@@ -2,7 +2,7 @@
 //!
 //! | the call | MCP answer |
 //! |---|---|
-//! | succeeded | result: `structuredContent` = the validated output (when it is an object) and one text block with the output as JSON |
+//! | succeeded | result: `structuredContent` = the validated output (when it is an object), one text block with the output as JSON, and one embedded resource per file the run produced (`artifact:///PATH`, text or base64 `blob` with its MIME type) |
 //! | failed while running (`data.success: false`) | result with `isError: true`; the text is `CODE: message`; `_meta` = `{"a2e_code", "retryable"}` |
 //! | rejected before running: `schema_violation`, `unauthorized`, busy (`runtime_error`, retryable), … | the same `isError` result, so the calling model can read and correct it |
 //! | `unknown_skill` | JSON-RPC error `-32602` (invalid params), as the spec answers an unknown tool |
@@ -12,7 +12,11 @@
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, MetaObject};
 use serde_json::{Value, json};
 
-use skillet_protocol::{ErrorCode, ProtocolError, SkillCallResponse};
+use rmcp::model::ResourceContents;
+use skillet_protocol::{ErrorCode, ProducedFile, ProtocolError, SkillCallResponse};
+
+/// The URI scheme of a produced file embedded in a result: `artifact:///report.pdf`.
+pub(crate) const ARTIFACT_URI_PREFIX: &str = "artifact:///";
 
 /// The `_meta` key carrying the A2E error code of an `isError` result.
 pub(crate) const META_A2E_CODE: &str = "a2e_code";
@@ -36,13 +40,27 @@ pub fn tool_result(response: SkillCallResponse) -> Result<CallToolResult, ErrorD
             .unwrap_or_else(|| "the skill failed".to_owned());
         return Ok(error_result(code, &message, false));
     }
+    let files = ProducedFile::from_events(&result.events);
     let output = result.data.or(result.summary).unwrap_or(Value::Null);
     let text = serde_json::to_string(&output).unwrap_or_default();
-    let mut answer = CallToolResult::success(vec![ContentBlock::text(text)]);
+    let mut content = vec![ContentBlock::text(text)];
+    content.extend(files.into_iter().map(embedded));
+    let mut answer = CallToolResult::success(content);
     if output.is_object() {
         answer.structured_content = Some(output);
     }
     Ok(answer)
+}
+
+/// A produced file as an embedded resource.
+fn embedded(file: ProducedFile) -> ContentBlock {
+    let uri = format!("{ARTIFACT_URI_PREFIX}{}", file.name);
+    let contents = if file.base64 {
+        ResourceContents::blob(file.content, uri)
+    } else {
+        ResourceContents::text(file.content, uri)
+    };
+    ContentBlock::resource(contents.with_mime_type(file.mime))
 }
 
 /// A rejection before execution: `unknown_skill` is a protocol error, the rest tool errors.
@@ -88,6 +106,39 @@ mod tests {
         let text = serde_json::to_value(&answer.content[0]).unwrap();
         let parsed: Value = serde_json::from_str(text["text"].as_str().unwrap()).unwrap();
         assert_eq!(parsed, output);
+    }
+
+    #[test]
+    fn produced_files_are_embedded_resources_binary_as_blobs_with_their_mime_type() {
+        use skillet_protocol::{EventPayload, SkillEvent};
+        let mut result = SkillResult::success(Some(json!({"ok": true})), None, 5);
+        result.events = vec![
+            SkillEvent::new(
+                "r",
+                0,
+                EventPayload::artifact("out/a.png", "image/png;base64", "iVBO", false),
+            ),
+            SkillEvent::new(
+                "r",
+                1,
+                EventPayload::artifact("out/a.png", "image/png;base64", "Rw==", true),
+            ),
+            SkillEvent::new(
+                "r",
+                2,
+                EventPayload::artifact("notes.md", "text/markdown", "# hi", true),
+            ),
+        ];
+        let answer = tool_result(SkillCallResponse::result("r", "s", result)).unwrap();
+        let blocks = serde_json::to_value(&answer.content).unwrap();
+        assert_eq!(blocks.as_array().unwrap().len(), 3, "{blocks}");
+        assert_eq!(
+            blocks[1],
+            json!({"type": "resource", "resource": {
+                "uri": "artifact:///out/a.png", "mimeType": "image/png", "blob": "iVBORw=="}})
+        );
+        assert_eq!(blocks[2]["resource"]["text"], "# hi");
+        assert_eq!(blocks[2]["resource"]["mimeType"], "text/markdown");
     }
 
     #[test]
