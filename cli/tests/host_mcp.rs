@@ -1,6 +1,6 @@
 //! The MCP adapter against an rmcp client over an in-memory stream, with an in-test service
-//! whose skill can flip between `Published` and `Blocked`: `tools/list_changed` is sent when it
-//! flips, a `Blocked` skill is neither listed nor callable, and a call beyond the host's shared
+//! whose skill can flip between `Published` and `Blocked`: `tools/list_changed` and
+//! `prompts/list_changed` are sent when it flips, a `Blocked` skill is neither listed nor callable, and a call beyond the host's shared
 //! concurrency limit is a retryable `isError` result. (The official Python SDK tests of the
 //! same server are in `tests/tests/mcp_server_python.rs`.)
 
@@ -63,11 +63,16 @@ impl SkillService for SwitchableService {
 #[derive(Clone, Default)]
 struct Client {
     tools_changed: Arc<Notify>,
+    prompts_changed: Arc<Notify>,
 }
 
 impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.prompts_changed.notify_one();
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -123,6 +128,10 @@ async fn a_skill_that_becomes_blocked_is_announced_unlisted_and_uncallable() {
     tokio::time::timeout(Duration::from_secs(10), events.tools_changed.notified())
         .await
         .expect("notifications/tools/list_changed within 10 s");
+    tokio::time::timeout(Duration::from_secs(10), events.prompts_changed.notified())
+        .await
+        .expect("notifications/prompts/list_changed within 10 s: a Blocked skill is no prompt");
+    assert!(client.peer().list_all_prompts().await.unwrap().is_empty());
     let tools = client.peer().list_all_tools().await.unwrap();
     assert!(
         tools.is_empty(),

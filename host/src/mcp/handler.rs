@@ -103,6 +103,7 @@ impl ServerHandler for McpHandler {
                 .enable_tool_list_changed()
                 .enable_logging()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_completions()
                 .enable_resources()
                 .enable_skills()

@@ -1,13 +1,13 @@
-//! `notifications/tools/list_changed`: tells every open MCP session when the set of offered tools
-//! changes.
+//! `notifications/tools/list_changed` and `notifications/prompts/list_changed`: tell every open
+//! MCP session when the offered tools, or the prompts, change.
 //!
 //! Which skills are `Published` can change while the server runs (a toolkit a skill depends on
 //! comes up or goes down, so the registry's dependency status flips). The service has no change
-//! feed, so `watch_tools` compares the offered tools every second (`POLL_INTERVAL`) and
-//! notifies every initialized session when they differ. Closed sessions are dropped as they are
-//! found.
+//! feed, so `watch_tools` compares the offered tools and prompts every second
+//! (`POLL_INTERVAL`) and notifies every initialized session of each list that differs. Closed
+//! sessions are dropped as they are found.
 //!
-//! Not here: what a tool looks like (`tools`).
+//! Not here: what a tool or a prompt looks like (`tools`, `prompts`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use std::time::Duration;
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::tools;
+use super::{prompts, tools};
 use crate::core::HostCore;
 
 /// How often the offered tools are compared.
@@ -40,28 +40,47 @@ impl SessionPeers {
     }
 }
 
-/// The offered tools, as one comparable string.
-fn fingerprint(core: &HostCore) -> String {
-    let skills = tools::published_skills(core.service().as_ref());
-    serde_json::to_string(&tools::tools(&skills)).unwrap_or_default()
+/// The offered tools and prompts, each as one comparable string.
+#[derive(Debug, PartialEq, Eq)]
+struct Fingerprints {
+    tools: String,
+    prompts: String,
 }
 
-/// Notifies `peers` whenever the offered tools change, until `stop`.
+fn fingerprints(core: &HostCore) -> Fingerprints {
+    let skills = tools::published_skills(core.service().as_ref());
+    Fingerprints {
+        tools: serde_json::to_string(&tools::tools(&skills)).unwrap_or_default(),
+        prompts: serde_json::to_string(&prompts::prompts(&skills)).unwrap_or_default(),
+    }
+}
+
+/// Notifies `peers` whenever the offered tools or prompts change, until `stop`.
 pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
-    let mut last = fingerprint(&core);
+    let mut last = fingerprints(&core);
     loop {
         tokio::select! {
             () = tokio::time::sleep(POLL_INTERVAL) => {}
             () = stop.cancelled() => return,
         }
-        let now = fingerprint(&core);
+        let now = fingerprints(&core);
         if now == last {
             continue;
         }
+        let (tools, prompts) = (now.tools != last.tools, now.prompts != last.prompts);
         last = now;
-        tracing::info!("offered tools changed; notifying MCP sessions");
+        tracing::info!(
+            tools,
+            prompts,
+            "offered lists changed; notifying MCP sessions"
+        );
         for peer in peers.open() {
-            let _ = peer.notify_tool_list_changed().await;
+            if tools {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            if prompts {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
         }
     }
 }

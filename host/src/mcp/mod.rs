@@ -9,7 +9,8 @@
 //! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
-//! - [`list_changed`] — `notifications/tools/list_changed` when the offered tools change;
+//! - [`list_changed`] — `notifications/tools/list_changed` and `prompts/list_changed` when the
+//!   offered tools or prompts change;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
