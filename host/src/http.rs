@@ -17,7 +17,7 @@
 //! `invalid_message` (HTTP 200).
 //!
 //! Connections are accepted by [`super::listener`] (connection cap, header-read and idle
-//! timeouts); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
+//! timeouts, TLS with an [`Edge`]'s certificate: `super::tls`); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
 //! module only maps HTTP requests and responses onto A2E messages.
 
 use std::future::Future;
@@ -40,6 +40,7 @@ use super::card::{card_json, complete_card};
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
 use super::listener::{ConnectionLimits, serve_connections};
+use super::tls::TlsServer;
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Default largest request body, in bytes.
@@ -105,6 +106,20 @@ pub async fn serve(
     serve_with(listener, endpoint, options, Router::new(), shutdown).await
 }
 
+/// What sits between the socket and the routes of a server.
+#[derive(Debug, Clone, Default)]
+pub struct Edge {
+    /// Serve HTTPS with this certificate (`[server.tls]`); `None`: plain HTTP.
+    pub tls: Option<Arc<TlsServer>>,
+}
+
+impl Edge {
+    /// `https` with TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+}
+
 /// [`serve`] with more routes (another protocol's adapter on the same core) merged in.
 pub async fn serve_with(
     listener: TcpListener,
@@ -113,14 +128,35 @@ pub async fn serve_with(
     extra: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_on(
+        listener,
+        endpoint,
+        options,
+        extra,
+        Edge::default(),
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve_with`] behind `edge` (TLS).
+pub async fn serve_on(
+    listener: TcpListener,
+    endpoint: Endpoint,
+    options: HttpOptions,
+    extra: Router,
+    edge: Edge,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let scheme = edge.scheme();
     let a2e_url = listener
         .local_addr()
         .ok()
-        .map(|addr| format!("http://{addr}/a2e"));
+        .map(|addr| format!("{scheme}://{addr}/a2e"));
     let base_url = listener
         .local_addr()
         .ok()
-        .map(|addr| format!("http://{addr}"))
+        .map(|addr| format!("{scheme}://{addr}"))
         .unwrap_or_default();
     let mut app = router(endpoint.clone(), options, a2e_url).merge(extra);
     // With access rules, every door on this server authenticates its callers (`auth::http`).
@@ -129,7 +165,7 @@ pub async fn serve_with(
         app = crate::auth::http::protect(app, Arc::clone(access), base);
     }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = serve_connections(listener, app, options.connections, async move {
+    let server = serve_connections(listener, app, options.connections, edge.tls, async move {
         let _ = stop_rx.await;
     });
     tokio::pin!(server);

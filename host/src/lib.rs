@@ -9,7 +9,9 @@
 //!   protocol-error rules; shared by the A2E transports.
 //! - [`auth`] — identities (API keys, JWT bearer tokens), what each may run, per-identity
 //!   limits and the audit trail; the HTTP layer answering 401.
-//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts.
+//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts, the
+//!   TLS handshake.
+//! - [`tls`] — `[server.tls]`: the certificate and key (PEM), rustls, ALPN, reload on SIGHUP.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
@@ -44,6 +46,7 @@ pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
 pub mod stdio;
+pub mod tls;
 
 pub use core::{CallScope, HostCore, Refusal};
 pub use endpoint::{Endpoint, Request};
