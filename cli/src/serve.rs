@@ -20,6 +20,7 @@ use skillet_host::a2a;
 use skillet_host::auth::Access;
 use skillet_host::core::HostCore;
 use skillet_host::endpoint::Endpoint;
+use skillet_host::forwarded::TrustedProxies;
 use skillet_host::http::{self, HttpOptions};
 use skillet_host::listener::ConnectionLimits;
 use skillet_host::mcp::{self, McpHttpOptions, McpLimits};
@@ -179,7 +180,8 @@ pub async fn serve(
     Ok(Outcome::Success)
 }
 
-/// What sits in front of the routes: TLS from `[server.tls]`.
+/// What sits in front of the routes: TLS from `[server.tls]`, the proxies `[server]
+/// trusted_proxies` names.
 fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
     let tls = match &server.tls {
         None => None,
@@ -188,7 +190,11 @@ fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
                 .map_err(|e| Failure::setup(format!("[server.tls]: {e}")))?,
         )),
     };
-    Ok(http::Edge { tls })
+    let trusted_proxies = TrustedProxies::parse(&server.trusted_proxies).map_err(Failure::usage)?;
+    Ok(http::Edge {
+        tls,
+        trusted_proxies,
+    })
 }
 
 /// The access rules of `serve --http` on `addr`: `[auth]`'s, or none — which is refused on a

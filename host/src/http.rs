@@ -39,6 +39,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use super::card::{card_json, complete_card};
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
+use super::forwarded::{TrustedProxies, client_of};
 use super::listener::{ConnectionLimits, serve_connections};
 use super::tls::TlsServer;
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
@@ -111,6 +112,8 @@ pub async fn serve(
 pub struct Edge {
     /// Serve HTTPS with this certificate (`[server.tls]`); `None`: plain HTTP.
     pub tls: Option<Arc<TlsServer>>,
+    /// The peers whose `X-Forwarded-*` headers are believed (`[server] trusted_proxies`).
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Edge {
@@ -139,7 +142,7 @@ pub async fn serve_with(
     .await
 }
 
-/// [`serve_with`] behind `edge` (TLS).
+/// [`serve_with`] behind `edge` (TLS, trusted proxies).
 pub async fn serve_on(
     listener: TcpListener,
     endpoint: Endpoint,
@@ -164,6 +167,9 @@ pub async fn serve_on(
         let base = access.public_url().map_or(base_url, str::to_owned);
         app = crate::auth::http::protect(app, Arc::clone(access), base);
     }
+    // Outermost: who the client is (peer address, or what a trusted proxy forwarded) is known
+    // before authentication and every door.
+    app = crate::forwarded::layer(app, edge.trusted_proxies.clone(), scheme);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = serve_connections(listener, app, options.connections, edge.tls, async move {
         let _ = stop_rx.await;
@@ -186,7 +192,8 @@ pub async fn serve_on(
     }
 }
 
-async fn get_card(State(state): State<AppState>) -> Response {
+async fn get_card(State(state): State<AppState>, request: HttpRequest) -> Response {
+    let origin = client_of(request.extensions()).origin;
     let card = state
         .endpoint
         .agent_card()
@@ -201,8 +208,32 @@ async fn get_card(State(state): State<AppState>) -> Response {
                 access.secure_card(card, &skills)
             }
             None => card,
+        })
+        .map(|card| match (&origin, &state.a2e_url) {
+            // Behind a trusted proxy: the URLs this server made up name the proxy's origin.
+            (Some(origin), Some(a2e_url)) => {
+                rebase_card(card, a2e_url.trim_end_matches("/a2e"), origin)
+            }
+            _ => card,
         });
     axum::Json(card_json(card)).into_response()
+}
+
+/// `card` with every interface URL under `listening` (this server's own `scheme://ADDR`)
+/// moved under `origin`; configured URLs (`[card] url`, `[a2a] url`) are left alone.
+fn rebase_card(
+    mut card: skillet_engine::skill::a2a::AgentCard,
+    listening: &str,
+    origin: &str,
+) -> skillet_engine::skill::a2a::AgentCard {
+    for interface in &mut card.supported_interfaces {
+        if let Some(path) = interface.url.strip_prefix(listening)
+            && (path.is_empty() || path.starts_with('/'))
+        {
+            interface.url = format!("{origin}{path}");
+        }
+    }
+    card
 }
 
 async fn get_health(State(state): State<AppState>) -> Response {

@@ -11,6 +11,8 @@
 //!   limits and the audit trail; the HTTP layer answering 401.
 //! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts, the
 //!   TLS handshake.
+//! - [`forwarded`] — `[server] trusted_proxies`: the client's address and origin from
+//!   `X-Forwarded-*`, believed only from those peers.
 //! - [`tls`] — `[server.tls]`: the certificate and key (PEM), rustls, ALPN, reload on SIGHUP.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
@@ -40,6 +42,7 @@ pub mod auth;
 pub mod card;
 pub mod core;
 pub mod endpoint;
+pub mod forwarded;
 pub mod http;
 pub mod listener;
 pub mod mcp;

@@ -2,6 +2,9 @@
 //! of HTTPS) and `[server] trusted_proxies` (the peers whose `X-Forwarded-*` headers are
 //! believed), turned into the host's [`skillet_host::http::Edge`].
 //!
+//! `trusted_proxies` itself is a plain list in [`super::ServerConfig`], checked at load by
+//! [`skillet_host::forwarded::TrustedProxies::parse`].
+//!
 //! Not here: loading the certificate (`skillet_host::tls`), reading the forwarded headers
 //! (`skillet_host::forwarded`).
 

@@ -177,6 +177,8 @@ pub struct ServerConfig {
     pub worker_threads: Option<usize>,
     /// `[server.tls]`: serve `--http` as HTTPS with these files.
     pub tls: Option<edge::TlsConfig>,
+    /// Peers (addresses or CIDR ranges) whose `X-Forwarded-For`/`-Proto`/`-Host` are believed.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -197,6 +199,7 @@ impl Default for ServerConfig {
             mcp_max_streams_per_session: DEFAULT_MCP_MAX_STREAMS_PER_SESSION,
             worker_threads: None,
             tls: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -393,6 +396,11 @@ impl Config {
                     "expected a positive number of seconds".into(),
                 ));
             }
+        }
+        if let Err(reason) =
+            skillet_host::forwarded::TrustedProxies::parse(&self.server.trusted_proxies)
+        {
+            return Err(invalid("server.trusted_proxies".into(), reason));
         }
         if let Some((key, reason)) = self.auth.as_ref().and_then(auth::AuthConfig::problem) {
             return Err(invalid(key, reason));
