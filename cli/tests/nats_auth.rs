@@ -6,7 +6,8 @@
 //! - a key or a JWT (the test's own issuer, `auth_support`) runs the skills its scopes grant;
 //!   another skill is `unauthorized`;
 //! - the per-identity limit answers a retryable `runtime_error`;
-//! - the audit file names the identities; the canary is in no log line and no answer.
+//! - the audit file names the identities; the canary is in no log line and no answer;
+//! - `skillet call --nats` sends the key its `[nats] bearer_env` names.
 //!
 //! `nats-server` missing, or no Python with nats-py: skipped with a notice (a failure under `CI`).
 
@@ -216,4 +217,74 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
             "a secret in an answer"
         );
     }
+}
+
+/// `skillet call --nats` in `dir` (its `skillet.toml` names `bearer_env = "TEST_NATS_BEARER"`)
+/// with that variable set to `bearer` (or unset).
+async fn skillet_call(
+    dir: &std::path::Path,
+    url: &str,
+    bearer: Option<&str>,
+) -> std::process::Output {
+    let mut command = tokio::process::Command::new(cli_support::SKILLET);
+    command
+        .args([
+            "call",
+            "echo",
+            "--nats",
+            url,
+            "--json",
+            "--args",
+            r#"{"text":"hi"}"#,
+        ])
+        .current_dir(dir)
+        .env_remove("SKILLET_CONFIG")
+        .env_remove("TEST_NATS_BEARER");
+    if let Some(bearer) = bearer {
+        command.env("TEST_NATS_BEARER", bearer);
+    }
+    tokio::time::timeout(Duration::from_secs(90), command.output())
+        .await
+        .expect("the call ends within 90 s")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skillet_call_over_nats_sends_the_key_its_bearer_env_names() {
+    let Some(server) = NatsServer::start("nats_auth_call").await else {
+        return;
+    };
+    let jwks = Jwks::serve(vec![SigningKey::new("k1").jwk()]).await;
+    let skills = tempfile::tempdir().unwrap();
+    cli_support::write_skill(skills.path(), "echo", 0, "{json: {echo: \"hello\"}}");
+    let toml = format!("{}{}", nats_toml(&server, ""), auth_toml(&jwks.url));
+    let worker = Worker::spawn(&server, skills.path(), &toml);
+    worker.ready().await;
+    let caller = tempfile::tempdir().unwrap();
+    std::fs::write(
+        caller.path().join("skillet.toml"),
+        nats_toml(&server, "bearer_env = \"TEST_NATS_BEARER\""),
+    )
+    .unwrap();
+
+    let ok = skillet_call(caller.path(), &server.url(), Some(KEY_A)).await;
+    assert!(ok.status.success(), "{ok:?}");
+    let answer: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(answer["data"]["data"]["echo"], "hello", "{answer}");
+
+    let wrong = skillet_call(caller.path(), &server.url(), Some(CANARY)).await;
+    assert!(!wrong.status.success(), "{wrong:?}");
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&wrong.stdout),
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    assert!(out.contains("unauthorized"), "{out}");
+    assert!(!out.contains(CANARY), "{out}");
+
+    let unset = skillet_call(caller.path(), &server.url(), None).await;
+    assert!(!unset.status.success());
+    let stderr = String::from_utf8_lossy(&unset.stderr);
+    assert!(stderr.contains("TEST_NATS_BEARER"), "{stderr}");
+    assert!(!worker.lines().join("\n").contains(CANARY));
 }
