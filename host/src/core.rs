@@ -230,7 +230,7 @@ impl HostCore {
         let refuse = |refusal: Refusal, outcome: &str| {
             access.audit(
                 &AuditRecord::refused(caller.id(), skill, req_id, outcome)
-                    .from_client(caller.client()),
+                    .with_client(caller.client()),
             );
             refusal
         };
@@ -375,7 +375,7 @@ impl HostCore {
             drop(registration);
             if let Some(caller) = caller {
                 caller.access.audit(
-                    &AuditRecord::answered(&caller.id, &response).from_client(caller.client),
+                    &AuditRecord::answered(&caller.id, &response).with_client(caller.client),
                 );
             }
             guard.answer(response);

@@ -94,7 +94,7 @@ impl AuditRecord {
 
 impl AuditRecord {
     /// The record with the client's address.
-    pub fn from_client(mut self, client: Option<std::net::IpAddr>) -> AuditRecord {
+    pub fn with_client(mut self, client: Option<std::net::IpAddr>) -> AuditRecord {
         self.client = client.map(|addr| addr.to_string());
         self
     }

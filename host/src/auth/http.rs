@@ -104,7 +104,7 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
         Some(credential) => access.authenticate(&credential).await,
     };
     let caller = match caller {
-        Ok(caller) => caller.from_client(client),
+        Ok(caller) => caller.with_client(client),
         Err(failure) => {
             // Logged, not written to the audit file: anyone can send these, and the file must not
             // grow at an anonymous sender's pace. A revoked key names a once-trusted holder.
@@ -112,7 +112,7 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
                 AuthFailure::Key(KeyRefusal::Revoked(id)) => {
                     access.audit(
                         &AuditRecord::refused(id, "", "", "refused:revoked_key")
-                            .from_client(client),
+                            .with_client(client),
                     );
                 }
                 AuthFailure::Missing => {

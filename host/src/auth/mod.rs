@@ -84,7 +84,7 @@ impl Caller {
     }
 
     /// The caller with `client` as the address its request came from.
-    pub fn from_client(mut self, client: Option<std::net::IpAddr>) -> Caller {
+    pub fn with_client(mut self, client: Option<std::net::IpAddr>) -> Caller {
         if let Caller::Identified(identity) = &mut self {
             match Arc::get_mut(identity) {
                 Some(identity) => identity.client = client,
