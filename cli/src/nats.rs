@@ -52,7 +52,12 @@ pub async fn serve(
     }
     let (default, mock) = setup::start_serving_model(&parts, console).await?;
     let executor = setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
-    let core = HostCore::new(Arc::new(executor), config.concurrency);
+    // Under [auth], each call's `Authorization` header is verified as over HTTP.
+    let access = match &parts.config.auth {
+        Some(auth) => Some(crate::serve::configured_access(auth, console)?),
+        None => None,
+    };
+    let core = HostCore::with_access(Arc::new(executor), config.concurrency, access);
     let name = format!("skillet-worker-{}", std::process::id());
     let client = nats::connect(&config, &name)
         .await

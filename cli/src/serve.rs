@@ -1,5 +1,5 @@
 //! `skillet serve --stdio | --mcp | --http [ADDR]`: serves A2E (stdio), MCP (stdio) or, over
-//! HTTP, A2E (`/a2e`), MCP (`/mcp`) and the A2A JSON-RPC binding (`/a2a`, unless `[a2a] jsonrpc =
+//! HTTP (HTTPS with `[server.tls]`, its certificate reloaded on SIGHUP), A2E (`/a2e`), MCP (`/mcp`) and the A2A JSON-RPC binding (`/a2a`, unless `[a2a] jsonrpc =
 //! false`) to agent hosts until end of input (stdio) or SIGTERM/SIGINT, answering every call in
 //! flight before exiting 0. All transports of one process share one [`HostCore`] (one
 //! concurrency limit).
@@ -20,10 +20,12 @@ use skillet_host::a2a;
 use skillet_host::auth::Access;
 use skillet_host::core::HostCore;
 use skillet_host::endpoint::Endpoint;
+use skillet_host::forwarded::TrustedProxies;
 use skillet_host::http::{self, HttpOptions};
 use skillet_host::listener::ConnectionLimits;
 use skillet_host::mcp::{self, McpHttpOptions, McpLimits};
 use skillet_host::stdio::{self, StdioOptions};
+use skillet_host::tls::TlsServer;
 
 /// Runs the command.
 pub async fn serve(
@@ -88,20 +90,22 @@ pub async fn serve(
         Some(addr) => {
             let addr = addr.unwrap_or(server.http_listen);
             let access = access_rules(&parts.config, addr, args.allow_unauthenticated, console)?;
+            let edge = edge(&server)?;
+            let scheme = edge.scheme();
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
             let local = listener
                 .local_addr()
                 .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
-            let url = format!("http://{local}/a2e");
+            let url = format!("{scheme}://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
             let executor = setup::build_executor(&parts, Some(default), identity)?;
             let a2a_config = &parts.config.a2a;
             let a2a_url = a2a_config
                 .url
                 .clone()
-                .unwrap_or_else(|| format!("http://{local}{}", a2a::http::JSONRPC_PATH));
+                .unwrap_or_else(|| format!("{scheme}://{local}{}", a2a::http::JSONRPC_PATH));
             let mut service: Arc<dyn SkillService> = Arc::new(executor);
             if a2a_config.jsonrpc {
                 service = Arc::new(a2a::A2aCardService::new(
@@ -150,13 +154,21 @@ pub async fn serve(
                 mcp_stop.clone(),
             );
             console.notice(format!(
-                "serving A2E on {url} and MCP on http://{local}/mcp (agent card: http://{local}/.well-known/agent-card.json)"
+                "serving A2E on {url} and MCP on {scheme}://{local}/mcp (agent card: {scheme}://{local}/.well-known/agent-card.json)"
             ));
-            let served = http::serve_with(
+            if let Some(tls) = &edge.tls {
+                tls.reload_on_sighup();
+                console.notice(format!(
+                    "TLS with {} (HTTP/2 and HTTP/1.1; SIGHUP reloads the certificate and key)",
+                    tls.files().cert.display()
+                ));
+            }
+            let served = http::serve_on(
                 listener,
                 endpoint,
                 options,
                 mcp_routes.merge(a2a_routes),
+                edge,
                 shutdown_signal(),
             )
             .await;
@@ -167,6 +179,23 @@ pub async fn serve(
     parts.tools.shutdown_toolkits().await;
     drop(mock);
     Ok(Outcome::Success)
+}
+
+/// What sits in front of the routes: TLS from `[server.tls]`, the proxies `[server]
+/// trusted_proxies` names.
+fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
+    let tls = match &server.tls {
+        None => None,
+        Some(tls) => Some(Arc::new(
+            TlsServer::new(tls.files())
+                .map_err(|e| Failure::setup(format!("[server.tls]: {e}")))?,
+        )),
+    };
+    let trusted_proxies = TrustedProxies::parse(&server.trusted_proxies).map_err(Failure::usage)?;
+    Ok(http::Edge {
+        tls,
+        trusted_proxies,
+    })
 }
 
 /// The access rules of `serve --http` on `addr`: `[auth]`'s, or none — which is refused on a
@@ -196,6 +225,14 @@ fn access_rules(
         ));
         return Ok(None);
     };
+    configured_access(auth, console).map(Some)
+}
+
+/// The access rules `[auth]` names (for `serve --http` and `serve --nats` alike).
+pub(crate) fn configured_access(
+    auth: &crate::config::auth::AuthConfig,
+    console: Console,
+) -> Result<Arc<Access>, Failure> {
     let options = auth.access_options().map_err(Failure::setup)?;
     let access = Access::new(options).map_err(|e| {
         Failure::setup(format!(
@@ -203,8 +240,7 @@ fn access_rules(
         ))
     })?;
     if !access.has_identities() {
-        console
-            .warn("[auth] names no API key and no JWT issuer: every HTTP request will be refused");
+        console.warn("[auth] names no API key and no JWT issuer: every call will be refused");
     }
-    Ok(Some(Arc::new(access)))
+    Ok(Arc::new(access))
 }

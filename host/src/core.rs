@@ -145,6 +145,7 @@ pub struct Admitted {
 struct AdmittedCaller {
     _permit: Option<CallerPermit>,
     id: String,
+    client: Option<std::net::IpAddr>,
     access: Arc<Access>,
 }
 
@@ -227,7 +228,10 @@ impl HostCore {
             return Ok(None);
         };
         let refuse = |refusal: Refusal, outcome: &str| {
-            access.audit(&AuditRecord::refused(caller.id(), skill, req_id, outcome));
+            access.audit(
+                &AuditRecord::refused(caller.id(), skill, req_id, outcome)
+                    .with_client(caller.client()),
+            );
             refusal
         };
         let find = |name: &str| {
@@ -247,6 +251,7 @@ impl HostCore {
         Ok(Some(AdmittedCaller {
             _permit: permit,
             id: caller.id().to_owned(),
+            client: caller.client(),
             access: Arc::clone(access),
         }))
     }
@@ -369,9 +374,9 @@ impl HostCore {
             drop(permit);
             drop(registration);
             if let Some(caller) = caller {
-                caller
-                    .access
-                    .audit(&AuditRecord::answered(&caller.id, &response));
+                caller.access.audit(
+                    &AuditRecord::answered(&caller.id, &response).with_client(caller.client),
+                );
             }
             guard.answer(response);
         });

@@ -17,7 +17,7 @@
 //! `invalid_message` (HTTP 200).
 //!
 //! Connections are accepted by [`super::listener`] (connection cap, header-read and idle
-//! timeouts); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
+//! timeouts, TLS with an [`Edge`]'s certificate: `super::tls`); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
 //! module only maps HTTP requests and responses onto A2E messages.
 
 use std::future::Future;
@@ -39,7 +39,9 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use super::card::{card_json, complete_card};
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
+use super::forwarded::{TrustedProxies, client_of};
 use super::listener::{ConnectionLimits, serve_connections};
+use super::tls::TlsServer;
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Default largest request body, in bytes.
@@ -105,6 +107,22 @@ pub async fn serve(
     serve_with(listener, endpoint, options, Router::new(), shutdown).await
 }
 
+/// What sits between the socket and the routes of a server.
+#[derive(Debug, Clone, Default)]
+pub struct Edge {
+    /// Serve HTTPS with this certificate (`[server.tls]`); `None`: plain HTTP.
+    pub tls: Option<Arc<TlsServer>>,
+    /// The peers whose `X-Forwarded-*` headers are believed (`[server] trusted_proxies`).
+    pub trusted_proxies: TrustedProxies,
+}
+
+impl Edge {
+    /// `https` with TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+}
+
 /// [`serve`] with more routes (another protocol's adapter on the same core) merged in.
 pub async fn serve_with(
     listener: TcpListener,
@@ -113,14 +131,35 @@ pub async fn serve_with(
     extra: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_on(
+        listener,
+        endpoint,
+        options,
+        extra,
+        Edge::default(),
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve_with`] behind `edge` (TLS, trusted proxies).
+pub async fn serve_on(
+    listener: TcpListener,
+    endpoint: Endpoint,
+    options: HttpOptions,
+    extra: Router,
+    edge: Edge,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let scheme = edge.scheme();
     let a2e_url = listener
         .local_addr()
         .ok()
-        .map(|addr| format!("http://{addr}/a2e"));
+        .map(|addr| format!("{scheme}://{addr}/a2e"));
     let base_url = listener
         .local_addr()
         .ok()
-        .map(|addr| format!("http://{addr}"))
+        .map(|addr| format!("{scheme}://{addr}"))
         .unwrap_or_default();
     let mut app = router(endpoint.clone(), options, a2e_url).merge(extra);
     // With access rules, every door on this server authenticates its callers (`auth::http`).
@@ -128,8 +167,11 @@ pub async fn serve_with(
         let base = access.public_url().map_or(base_url, str::to_owned);
         app = crate::auth::http::protect(app, Arc::clone(access), base);
     }
+    // Outermost: who the client is (peer address, or what a trusted proxy forwarded) is known
+    // before authentication and every door.
+    app = crate::forwarded::layer(app, edge.trusted_proxies.clone(), scheme);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = serve_connections(listener, app, options.connections, async move {
+    let server = serve_connections(listener, app, options.connections, edge.tls, async move {
         let _ = stop_rx.await;
     });
     tokio::pin!(server);
@@ -150,7 +192,8 @@ pub async fn serve_with(
     }
 }
 
-async fn get_card(State(state): State<AppState>) -> Response {
+async fn get_card(State(state): State<AppState>, request: HttpRequest) -> Response {
+    let origin = client_of(request.extensions()).origin;
     let card = state
         .endpoint
         .agent_card()
@@ -165,8 +208,32 @@ async fn get_card(State(state): State<AppState>) -> Response {
                 access.secure_card(card, &skills)
             }
             None => card,
+        })
+        .map(|card| match (&origin, &state.a2e_url) {
+            // Behind a trusted proxy: the URLs this server made up name the proxy's origin.
+            (Some(origin), Some(a2e_url)) => {
+                rebase_card(card, a2e_url.trim_end_matches("/a2e"), origin)
+            }
+            _ => card,
         });
     axum::Json(card_json(card)).into_response()
+}
+
+/// `card` with every interface URL under `listening` (this server's own `scheme://ADDR`)
+/// moved under `origin`; configured URLs (`[card] url`, `[a2a] url`) are left alone.
+fn rebase_card(
+    mut card: skillet_engine::skill::a2a::AgentCard,
+    listening: &str,
+    origin: &str,
+) -> skillet_engine::skill::a2a::AgentCard {
+    for interface in &mut card.supported_interfaces {
+        if let Some(path) = interface.url.strip_prefix(listening)
+            && (path.is_empty() || path.starts_with('/'))
+        {
+            interface.url = format!("{origin}{path}");
+        }
+    }
+    card
 }
 
 async fn get_health(State(state): State<AppState>) -> Response {

@@ -9,7 +9,11 @@
 //!   protocol-error rules; shared by the A2E transports.
 //! - [`auth`] — identities (API keys, JWT bearer tokens), what each may run, per-identity
 //!   limits and the audit trail; the HTTP layer answering 401.
-//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts.
+//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts, the
+//!   TLS handshake.
+//! - [`forwarded`] — `[server] trusted_proxies`: the client's address and origin from
+//!   `X-Forwarded-*`, believed only from those peers.
+//! - [`tls`] — `[server.tls]`: the certificate and key (PEM), rustls, ALPN, reload on SIGHUP.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
 //!   (`skillet serve --http ADDR`).
@@ -38,12 +42,14 @@ pub mod auth;
 pub mod card;
 pub mod core;
 pub mod endpoint;
+pub mod forwarded;
 pub mod http;
 pub mod listener;
 pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
 pub mod stdio;
+pub mod tls;
 
 pub use core::{CallScope, HostCore, Refusal};
 pub use endpoint::{Endpoint, Request};

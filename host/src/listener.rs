@@ -17,11 +17,17 @@
 //!   `BodyTimedOut` (a trickled body would otherwise hold a busy connection forever).
 //! - **no Nagle delay** — every connection gets `TCP_NODELAY`, so an answer streamed in pieces
 //!   (SSE) is not held back waiting for the peer's delayed ACK.
+//! - **TLS** (with a [`TlsServer`]) — the handshake runs on the connection's own task within the
+//!   header-read timeout; a connection whose first byte is not a TLS handshake (plain HTTP sent
+//!   to the TLS port) gets one plain `400` saying to use `https://`, and is closed.
+//! - **peer address** — every request carries its connection's [`PeerAddr`] in its extensions
+//!   (what `forwarded` starts from).
 //!
-//! Not here: routes, protocols and calls (`http`, `mcp`, the core).
+//! Not here: routes, protocols and calls (`http`, `mcp`, the core), certificates (`tls`).
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,16 +42,34 @@ use hyper::body::Incoming;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+use crate::tls::TlsServer;
+
 /// File descriptors kept free for everything but connections (logs, toolkit children, provider
 /// sockets).
 pub(crate) const FD_HEADROOM: u64 = 64;
+
+/// The TCP peer of the connection a request came on (in every request's extensions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
+
+/// The first byte of a TLS record carrying a handshake (RFC 8446 §5.1, `handshake(22)`).
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// The answer to a connection on the TLS port that does not start a TLS handshake.
+const PLAIN_HTTP_ON_TLS_PORT: &[u8] = b"HTTP/1.1 400 Bad Request\r\n\
+content-type: text/plain\r\n\
+connection: close\r\n\
+content-length: 51\r\n\
+\r\n\
+this port speaks TLS: use https:// instead of http\n";
 
 /// Limits of the accept loop.
 #[derive(Debug, Clone, Copy)]
@@ -126,12 +150,14 @@ impl Drop for InProgress {
 
 type Registry = Arc<Mutex<BTreeMap<u64, Connection>>>;
 
-/// Serves `app` on `listener` until `shutdown` completes; then stops accepting, asks every
-/// connection to close after its current request, and returns when all have closed.
+/// Serves `app` on `listener` (over TLS with `tls`) until `shutdown` completes; then stops
+/// accepting, asks every connection to close after its current request, and returns when all
+/// have closed.
 pub(crate) async fn serve_connections(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    tls: Option<Arc<TlsServer>>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let cap = limits.effective_max_connections();
@@ -146,7 +172,7 @@ pub(crate) async fn serve_connections(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
-        let (stream, _peer) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(pair) => pair,
             Err(e) => {
                 // EMFILE and friends: back off instead of spinning.
@@ -181,8 +207,18 @@ pub(crate) async fn serve_connections(
         let registry = Arc::clone(&registry);
         let app = app.clone();
         let stop = stop_rx.clone();
+        let tls = tls.clone();
         connections.spawn(async move {
-            serve_one(stream, app, limits, activity, evict, stop).await;
+            let peer = PeerAddr(peer);
+            match tls {
+                None => serve_one(stream, peer, app, limits, activity, evict, stop).await,
+                Some(tls) => {
+                    if let Some(stream) = handshake(stream, &tls, limits.header_read_timeout).await
+                    {
+                        serve_one(stream, peer, app, limits, activity, evict, stop).await;
+                    }
+                }
+            }
             registry
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -229,18 +265,72 @@ fn make_room(registry: &Registry, cap: usize) -> bool {
     }
 }
 
-async fn serve_one(
-    stream: tokio::net::TcpStream,
+/// The TLS handshake of one connection, within `timeout`; `None` (the connection closed) when
+/// it fails, takes too long, or the peer speaks plain HTTP (answered with one `400` first).
+async fn handshake(
+    mut stream: TcpStream,
+    tls: &TlsServer,
+    timeout: Duration,
+) -> Option<tokio_rustls::server::TlsStream<TcpStream>> {
+    let mut first = [0u8; 1];
+    match tokio::time::timeout(timeout, stream.peek(&mut first)).await {
+        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE => {}
+        Ok(Ok(1)) => {
+            tracing::debug!("plain HTTP on the TLS port; answering 400");
+            refuse_plain(&mut stream).await;
+            return None;
+        }
+        _ => return None,
+    }
+    match tokio::time::timeout(timeout, tls.acceptor().accept(stream)).await {
+        Ok(Ok(stream)) => Some(stream),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!("TLS handshake timed out");
+            None
+        }
+    }
+}
+
+/// Answers a plain-HTTP peer once, then reads what it still sends for a moment (closing with
+/// unread bytes would reset the connection before the peer reads the answer).
+async fn refuse_plain(stream: &mut TcpStream) {
+    if stream.write_all(PLAIN_HTTP_ON_TLS_PORT).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async {
+        let mut total = 0usize;
+        while let Ok(n) = stream.read(&mut sink).await {
+            total += n;
+            if n == 0 || total > 64 * 1024 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+}
+
+async fn serve_one<S>(
+    stream: S,
+    peer: PeerAddr,
     app: Router,
     limits: ConnectionLimits,
     activity: Arc<Activity>,
     evict: CancellationToken,
     mut stop: watch::Receiver<bool>,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let counted = Arc::clone(&activity);
-    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         let guard = InProgress::start(&counted);
         let app = app.clone();
+        request.extensions_mut().insert(peer);
         let request = request.map(|body| {
             Body::new(DeadlineBody {
                 inner: body,

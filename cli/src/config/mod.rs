@@ -12,6 +12,7 @@
 //! | `[skill_provider]` | [`skillet_engine::run::SkillProviderPolicy`] | what a skill's own provider settings may choose (default: the model only) |
 //! | `[limits]` | [`skillet_engine::run::Limits`] | turns, time, tool and event caps |
 //! | `[server]` | [`ServerConfig`] | transport limits: body size, concurrent calls, grace period, listen address |
+//! | `[server.tls]` | [`edge::TlsConfig`] | HTTPS for `serve --http`: certificate and key files (reloaded on SIGHUP) |
 //! | `[card]` | [`CardConfig`] | how the A2A Agent Card presents this host |
 //! | `[a2a]` | [`a2a::A2aConfig`] | the A2A JSON-RPC binding: on/off, public URL, provider, task store bounds |
 //! | `[tools.NAME]` | [`ToolConfig`] | host-declared tools by `kind` (`command`) |
@@ -31,6 +32,7 @@
 
 pub mod a2a;
 pub mod auth;
+pub mod edge;
 pub mod extensions;
 pub mod nats;
 pub mod providers;
@@ -173,6 +175,10 @@ pub struct ServerConfig {
     /// The async runtime's worker threads (`None` or 0: `TOKIO_WORKER_THREADS` if set, else one
     /// for the stdio transports and one per CPU otherwise; see `host::cli::runtime`).
     pub worker_threads: Option<usize>,
+    /// `[server.tls]`: serve `--http` as HTTPS with these files.
+    pub tls: Option<edge::TlsConfig>,
+    /// Peers (addresses or CIDR ranges) whose `X-Forwarded-For`/`-Proto`/`-Host` are believed.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -192,6 +198,8 @@ impl Default for ServerConfig {
             mcp_max_streams: DEFAULT_MCP_MAX_STREAMS,
             mcp_max_streams_per_session: DEFAULT_MCP_MAX_STREAMS_PER_SESSION,
             worker_threads: None,
+            tls: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -335,6 +343,9 @@ impl Config {
             extensions::anchor_plugin(plugin, base);
         }
         self.nats.credentials_file.as_mut().map(anchor);
+        if let Some(tls) = &mut self.server.tls {
+            tls.anchor_paths(base);
+        }
         if let Some(auth) = &mut self.auth {
             auth.anchor_paths(base);
         }
@@ -385,6 +396,11 @@ impl Config {
                     "expected a positive number of seconds".into(),
                 ));
             }
+        }
+        if let Err(reason) =
+            skillet_host::forwarded::TrustedProxies::parse(&self.server.trusted_proxies)
+        {
+            return Err(invalid("server.trusted_proxies".into(), reason));
         }
         if let Some((key, reason)) = self.auth.as_ref().and_then(auth::AuthConfig::problem) {
             return Err(invalid(key, reason));

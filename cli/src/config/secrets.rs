@@ -12,7 +12,7 @@ use skillet_toolkits::mcp::{HeaderSource, McpTransport};
 impl Config {
     /// The names of the environment variables whose values are secrets: each provider's
     /// `api_key_env`, `[llm_override] allowed_credential_envs`, the variables toolkit headers
-    /// are read from and those a stdio toolkit passes to its child, `[nats] token_env`.
+    /// are read from and those a stdio toolkit passes to its child, `[nats] token_env` and `bearer_env`.
     pub fn secret_env_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .providers
@@ -42,6 +42,7 @@ impl Config {
             }
         }
         names.extend(self.nats.token_env.iter().cloned());
+        names.extend(self.nats.bearer_env.iter().cloned());
         names
     }
 
@@ -99,6 +100,7 @@ env = ["PATH", "GITHUB_TOKEN"]
 [nats]
 url = "nats://127.0.0.1:4222"
 token_env = "NATS_TOKEN"
+bearer_env = "NATS_BEARER"
 "#,
             Path::new("/etc/skillet/skillet.toml"),
         )
@@ -107,7 +109,13 @@ token_env = "NATS_TOKEN"
         names.sort();
         assert_eq!(
             names,
-            ["GITHUB_TOKEN", "MAIN_KEY", "NATS_TOKEN", "TK_TOKEN"]
+            [
+                "GITHUB_TOKEN",
+                "MAIN_KEY",
+                "NATS_BEARER",
+                "NATS_TOKEN",
+                "TK_TOKEN"
+            ]
         );
     }
 

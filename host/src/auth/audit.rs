@@ -24,6 +24,9 @@ pub struct AuditRecord {
     pub ts: String,
     /// Who: an API key id, `ISSUER#SUB` for a token, `local` or `anonymous`.
     pub identity: String,
+    /// From where: the client's address (behind a trusted proxy, the one it forwarded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The skill asked for.
     pub skill: String,
     /// The call's id.
@@ -50,6 +53,7 @@ impl AuditRecord {
         AuditRecord {
             ts: now_rfc3339(),
             identity: identity.to_owned(),
+            client: None,
             skill: skill.to_owned(),
             req_id: req_id.to_owned(),
             outcome: outcome.to_owned(),
@@ -74,6 +78,7 @@ impl AuditRecord {
         AuditRecord {
             ts: now_rfc3339(),
             identity: identity.to_owned(),
+            client: None,
             skill: response.name.clone(),
             req_id: response.req_id.clone(),
             outcome,
@@ -84,6 +89,14 @@ impl AuditRecord {
                 .and_then(|u| u.cost.as_ref())
                 .and_then(|c| serde_json::to_value(c).ok()),
         }
+    }
+}
+
+impl AuditRecord {
+    /// The record with the client's address.
+    pub fn with_client(mut self, client: Option<std::net::IpAddr>) -> AuditRecord {
+        self.client = client.map(|addr| addr.to_string());
+        self
     }
 }
 
@@ -120,6 +133,7 @@ impl AuditLog {
         tracing::info!(
             target: "skillet::audit",
             identity = %record.identity,
+            client = record.client.as_deref(),
             skill = %record.skill,
             req_id = %record.req_id,
             outcome = %record.outcome,

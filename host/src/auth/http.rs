@@ -43,21 +43,24 @@ fn is_public(path: &str) -> bool {
 }
 
 /// `router` with every non-public request authenticated by `access`, plus the metadata routes.
-/// `base_url` is this server's public base (`http://ADDR`), the metadata's `resource`.
+/// `base_url` is where this server listens (`http://ADDR`); the metadata's `resource` and the
+/// challenge's link name `[auth] public_url` when set, else the origin a trusted proxy
+/// forwarded (`crate::forwarded`), else `base_url`.
 pub fn protect(router: Router, access: Arc<Access>, base_url: String) -> Router {
     let base = base_url.trim_end_matches('/').to_owned();
     let metadata = {
         let access = Arc::clone(&access);
         let base = base.clone();
-        move || {
-            let body = access.resource_metadata(&base);
+        move |request: Request| {
+            let body = access.resource_metadata(&public_base(&access, &base, &request));
             async move { axum::Json(body).into_response() }
         }
     };
     let mcp_metadata = {
         let access = Arc::clone(&access);
-        let resource = format!("{base}/mcp");
-        move || {
+        let base = base.clone();
+        move |request: Request| {
+            let resource = format!("{}/mcp", public_base(&access, &base, &request));
             let body = access.resource_metadata(&resource);
             async move { axum::Json(body).into_response() }
         }
@@ -68,6 +71,16 @@ pub fn protect(router: Router, access: Arc<Access>, base_url: String) -> Router 
         .layer(axum::middleware::from_fn(move |request, next| {
             guard(Arc::clone(&access), base.clone(), request, next)
         }))
+}
+
+/// The base URL clients know this server by (see [`protect`]).
+fn public_base(access: &Access, listening: &str, request: &Request) -> String {
+    if let Some(url) = access.public_url() {
+        return url.trim_end_matches('/').to_owned();
+    }
+    crate::forwarded::client_of(request.extensions())
+        .origin
+        .unwrap_or_else(|| listening.to_owned())
 }
 
 /// The `Authorization: Bearer` credential, if any (the scheme is case-insensitive).
@@ -84,24 +97,29 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
     if is_public(&path) {
         return next.run(request).await;
     }
+    let base = public_base(&access, &base, &request);
+    let client = crate::forwarded::client_of(request.extensions()).addr;
     let caller = match bearer(request.headers()) {
         None => Err(AuthFailure::Missing),
         Some(credential) => access.authenticate(&credential).await,
     };
     let caller = match caller {
-        Ok(caller) => caller,
+        Ok(caller) => caller.with_client(client),
         Err(failure) => {
             // Logged, not written to the audit file: anyone can send these, and the file must not
             // grow at an anonymous sender's pace. A revoked key names a once-trusted holder.
             match &failure {
                 AuthFailure::Key(KeyRefusal::Revoked(id)) => {
-                    access.audit(&AuditRecord::refused(id, "", "", "refused:revoked_key"));
+                    access.audit(
+                        &AuditRecord::refused(id, "", "", "refused:revoked_key")
+                            .with_client(client),
+                    );
                 }
                 AuthFailure::Missing => {
-                    tracing::debug!(target: "skillet::audit", %path, "request refused: no credential");
+                    tracing::debug!(target: "skillet::audit", %path, client = ?client, "request refused: no credential");
                 }
                 other => {
-                    tracing::info!(target: "skillet::audit", %path, reason = %other, "request refused: not authenticated");
+                    tracing::info!(target: "skillet::audit", %path, client = ?client, reason = %other, "request refused: not authenticated");
                 }
             }
             return unauthenticated(&base, &path, failure != AuthFailure::Missing);

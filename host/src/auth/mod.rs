@@ -74,6 +74,32 @@ impl Caller {
             Caller::Identified(identity) => &identity.id,
         }
     }
+
+    /// The client address of an identified caller, when known.
+    pub fn client(&self) -> Option<std::net::IpAddr> {
+        match self {
+            Caller::Identified(identity) => identity.client,
+            Caller::Local | Caller::Anonymous => None,
+        }
+    }
+
+    /// The caller with `client` as the address its request came from.
+    pub fn with_client(mut self, client: Option<std::net::IpAddr>) -> Caller {
+        if let Caller::Identified(identity) = &mut self {
+            match Arc::get_mut(identity) {
+                Some(identity) => identity.client = client,
+                None => {
+                    *identity = Arc::new(Identity {
+                        id: identity.id.clone(),
+                        permissions: identity.permissions.clone(),
+                        limits: identity.limits,
+                        client,
+                    });
+                }
+            }
+        }
+        self
+    }
 }
 
 /// An authenticated caller: its id (never a secret), its permissions and its limits.
@@ -85,6 +111,8 @@ pub struct Identity {
     pub permissions: Permissions,
     /// Its call limits.
     pub limits: CallerLimits,
+    /// Where its request came from (HTTP: the client's address), for the audit trail.
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// Why a credential was refused. The caller is only ever told "invalid token"; this goes to
@@ -190,6 +218,7 @@ impl Access {
                     &self.grants,
                 ),
                 limits,
+                client: None,
             })));
         }
         let key = self.keys.find(credential).map_err(AuthFailure::Key)?;
@@ -200,6 +229,7 @@ impl Access {
                 &self.grants,
             ),
             limits: key.limits.unwrap_or(self.limits),
+            client: None,
         })))
     }
 

@@ -6,6 +6,9 @@
 //! retried publish (the server restarted before it acked) is dropped by JetStream's dedupe, and
 //! a resubmission after an answer was stored gets the stored answer.
 //!
+//! With `[nats] bearer_env`, every call carries `Authorization: Bearer <that variable>` for
+//! workers under `[auth]` (`identity`).
+//!
 //! Not here: running calls (the worker), the subject layout (`subjects`).
 
 use std::sync::Arc;
@@ -16,7 +19,10 @@ use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::StreamExt;
 
+use secrecy::{ExposeSecret, SecretString};
+
 use super::error::NatsError;
+use super::identity::AUTHORIZATION_HEADER;
 use super::store::{ResultStore, decode_response};
 use super::subjects::{self, REPLY_HEADER, Subjects};
 use crate::nats::NatsOptions;
@@ -36,6 +42,8 @@ pub struct NatsClient {
     js: jetstream::Context,
     store: ResultStore,
     subjects: Subjects,
+    /// `Bearer <key or token>` for the `Authorization` header (`[nats] bearer_env`).
+    authorization: Option<Arc<SecretString>>,
 }
 
 impl std::fmt::Debug for NatsClient {
@@ -51,11 +59,24 @@ impl NatsClient {
     pub async fn new(client: Client, config: &NatsOptions) -> Result<Self, NatsError> {
         let js = jetstream::new(client.clone());
         let store = ResultStore::open(&js, config).await?;
+        let authorization = match &config.bearer_env {
+            None => None,
+            Some(var) => {
+                let credential = std::env::var(var).map_err(|_| {
+                    NatsError::Config(format!("nats.bearer_env: ${var} is not set"))
+                })?;
+                Some(Arc::new(SecretString::from(format!(
+                    "Bearer {}",
+                    credential.trim()
+                ))))
+            }
+        };
         Ok(NatsClient {
             client,
             js,
             store,
             subjects: Subjects::new(&config.subject_prefix),
+            authorization,
         })
     }
 
@@ -95,6 +116,9 @@ impl NatsClient {
             let mut headers = HeaderMap::new();
             if let Some(reply) = reply {
                 headers.insert(REPLY_HEADER, reply);
+            }
+            if let Some(authorization) = &self.authorization {
+                headers.insert(AUTHORIZATION_HEADER, authorization.expose_secret());
             }
             // `message_id` sets `Nats-Msg-Id`, JetStream's dedupe key.
             let publish = PublishMessage::build()

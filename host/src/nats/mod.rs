@@ -5,6 +5,7 @@
 //! - [`connect`](mod@connect) — opening a connection from `[nats]` (credentials, reconnect forever).
 //! - [`store`] — the results bucket: one stored answer per request id.
 //! - `fit` — an answer kept within the server's `max_payload` before it is stored.
+//! - [`identity`] — who sent a call: its `Authorization` header, verified like HTTP's.
 //! - [`worker`] — the worker adapter over the [`crate::HostCore`].
 //! - [`client`] — submit calls, stream events, get answers, discover.
 //! - [`error`] — [`NatsError`].
@@ -18,6 +19,7 @@ pub mod client;
 pub mod connect;
 pub mod error;
 mod fit;
+pub mod identity;
 pub mod options;
 pub mod store;
 pub mod subjects;

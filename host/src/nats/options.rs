@@ -21,6 +21,9 @@ pub struct NatsOptions {
     /// The NAME of the environment variable holding an auth token (the token itself never goes
     /// in the file).
     pub token_env: Option<String>,
+    /// The NAME of the environment variable holding the API key or JWT a client (`call --nats`)
+    /// sends in each call's `Authorization: Bearer` header, for workers under `[auth]`.
+    pub bearer_env: Option<String>,
     /// The JetStream stream holding calls (subjects `<subject_prefix>.call.<skill>`).
     pub stream: String,
     /// The durable pull consumer all workers share.
@@ -55,6 +58,7 @@ impl Default for NatsOptions {
             url: "nats://127.0.0.1:4222".into(),
             credentials_file: None,
             token_env: None,
+            bearer_env: None,
             stream: "SKILLET_CALLS".into(),
             consumer: "skillet-workers".into(),
             results_bucket: "skillet-results".into(),

@@ -8,13 +8,15 @@
 //! never holds more calls than its `concurrency`), and for each message:
 //!
 //! 1. decodes the A2E `skill/call/req` (a bad message is answered like on every transport, then
-//!    acked: it is never retried);
+//!    acked: it is never retried) and, under `[auth]`, verifies the identity its
+//!    `Authorization` header names (`identity`: none or a bad one is `unauthorized`, unstored);
 //! 2. when an answer for the id is already stored (a redelivery after the answer was stored, or a
 //!    resubmission past the dedupe window) publishes that answer and acks — the call is not run
 //!    again;
 //! 3. when the message was delivered more than `max_deliveries` times, answers `runtime_error`
 //!    (retryable) instead of running it (the workers that took it died or hung);
-//! 4. otherwise admits the call into the core and runs it, sending an in-progress ack every
+//! 4. otherwise admits the call into the core as that caller (a skill it may not run, or its
+//!    own limits reached: answered, unstored) and runs it, sending an in-progress ack every
 //!    third of the ack wait, publishing live events to `<prefix>.events.<req_id>`;
 //! 5. makes the answer fit the server's `max_payload` (`fit`: collected events cut, or one
 //!    clear error when the output alone is too large), stores it (first stored answer wins;
@@ -42,8 +44,10 @@ use tokio_util::task::TaskTracker;
 
 use super::error::NatsError;
 use super::fit;
+use super::identity;
 use super::store::ResultStore;
 use super::subjects::{self, DISCOVER_QUEUE, REPLY_HEADER, Subjects};
+use crate::auth::Caller;
 use crate::core::{CallScope, HostCore, Refusal};
 use crate::endpoint::{Endpoint, Request};
 use crate::nats::NatsOptions;
@@ -302,6 +306,12 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         );
         return answer_unstored(&shared, &message, reply, rejection).await;
     }
+    // Before the stored answer is looked up: an unauthenticated sender must not get a replay.
+    let access = shared.scope.core().access().map(AsRef::as_ref);
+    let caller = match identity::caller_of(access, message.headers.as_ref(), &call).await {
+        Ok(caller) => caller,
+        Err(refusal) => return answer_unstored(&shared, &message, reply, *refusal).await,
+    };
     let req_id = call.id.clone();
     let stored = match shared.store.get(&req_id).await {
         Ok(stored) => stored,
@@ -330,7 +340,7 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
             .with_retryable(true),
         )
     } else {
-        match run_call(&shared, &message, call, delivery).await {
+        match run_call(&shared, &message, call, delivery, &caller, reply.clone()).await {
             Some(response) => response,
             None => return,
         }
@@ -384,13 +394,20 @@ async fn run_call(
     message: &jetstream::Message,
     call: SkillCallRequest,
     delivery: i64,
+    caller: &Caller,
+    reply: Option<String>,
 ) -> Option<SkillCallResponse> {
-    let admitted = match shared.scope.admit(&call.id) {
+    let admitted = match shared.scope.admit_as(caller, &call) {
         Ok(admitted) => admitted,
         Err(Refusal::DuplicateId(_)) => return None,
-        // `admit` makes no access decision (NATS callers are trusted: its own permissions
-        // are the wall), so only busy remains.
-        Err(Refusal::Busy { .. } | Refusal::Unauthorized | Refusal::Limited { .. }) => {
+        // Not stored, like every refusal before a run: it must not take the id.
+        Err(refusal @ (Refusal::Unauthorized | Refusal::Limited { .. })) => {
+            let error = refusal.to_protocol_error();
+            let rejection = SkillCallResponse::rejected(call.id, call.name, error);
+            answer_unstored(shared, message, reply, rejection).await;
+            return None;
+        }
+        Err(Refusal::Busy { .. }) => {
             // Cannot happen (the pull takes no more than free slots); let another worker try.
             let _ = message.ack_with(AckKind::Nak(Some(PULL_RETRY))).await;
             return None;
