@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -35,6 +35,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
+use crate::record::{CallRecorder, FinishedCall};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
 use skillet_protocol::{
@@ -119,6 +120,8 @@ struct CoreInner {
     next_task: AtomicU64,
     /// Who may run what; `None`: everyone everything.
     access: Option<Arc<Access>>,
+    /// Who hears about every answered call (the console's history), once set.
+    recorder: OnceLock<Arc<dyn CallRecorder>>,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -137,6 +140,8 @@ pub struct Admitted {
     cancel: CancellationToken,
     registration: Option<IdRegistration>,
     caller: Option<AdmittedCaller>,
+    /// Who the door said the caller is (for a recorder; `None`: a trusted local caller).
+    caller_id: Option<String>,
 }
 
 /// The caller of an admitted call under access rules: its room under its own limits and what
@@ -179,6 +184,7 @@ impl HostCore {
                 running: Mutex::new(HashMap::new()),
                 next_task: AtomicU64::new(0),
                 access,
+                recorder: OnceLock::new(),
             }),
         }
     }
@@ -186,6 +192,12 @@ impl HostCore {
     /// The service behind this core.
     pub fn service(&self) -> &Arc<dyn SkillService> {
         &self.inner.service
+    }
+
+    /// Sets who hears about every call this core answers from now on (from every door); false
+    /// when one was already set (it stays).
+    pub fn set_recorder(&self, recorder: Arc<dyn CallRecorder>) -> bool {
+        self.inner.recorder.set(recorder).is_ok()
     }
 
     /// The access rules, when configured.
@@ -262,6 +274,7 @@ impl HostCore {
         let checked = self.check_caller(caller, skill, "", llm_override)?;
         let mut admitted = self.admit_anonymous()?;
         admitted.caller = checked;
+        admitted.caller_id = Some(caller.id().to_owned());
         Ok(admitted)
     }
 
@@ -291,6 +304,7 @@ impl HostCore {
             cancel: self.inner.shutdown.child_token(),
             registration: None,
             caller: None,
+            caller_id: None,
         })
     }
 
@@ -348,11 +362,29 @@ impl HostCore {
             task_id,
         };
         let events = events.filter(|_| request.streaming);
+        // What a recorder needs of the request, kept only when one listens.
+        let recorded = self.inner.recorder.get().map(|recorder| RecordedRequest {
+            recorder: Arc::clone(recorder),
+            arguments: request.arguments.clone(),
+            model_override: request
+                .llm_override
+                .as_ref()
+                .and_then(|o| o.provider_config.as_ref())
+                .and_then(|c| c.get("model"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned),
+            caller: admitted
+                .caller_id
+                .clone()
+                .unwrap_or_else(|| "local".to_owned()),
+            started_at: now_secs(),
+        });
         let Admitted {
             permit,
             cancel,
             registration,
             caller,
+            caller_id: _,
         } = admitted;
         tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
         // The lock is held across the spawn so the task cannot deregister before it registered.
@@ -372,6 +404,17 @@ impl HostCore {
                 caller
                     .access
                     .audit(&AuditRecord::answered(&caller.id, &response));
+            }
+            if let Some(recorded) = recorded {
+                recorded.recorder.record(FinishedCall {
+                    req_id: &response.req_id,
+                    skill: &response.name,
+                    caller: &recorded.caller,
+                    arguments: &recorded.arguments,
+                    model_override: recorded.model_override.as_deref(),
+                    started_at: recorded.started_at,
+                    response: &response,
+                });
             }
             guard.answer(response);
         });
@@ -419,6 +462,21 @@ impl HostCore {
     }
 }
 
+/// The request's parts a [`CallRecorder`] is given with the answer.
+struct RecordedRequest {
+    recorder: Arc<dyn CallRecorder>,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    model_override: Option<String>,
+    caller: String,
+    started_at: f64,
+}
+
+fn now_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// Removes a call task's abort handle when the task ends (also when it is aborted).
 struct RunningEntry {
     core: Arc<CoreInner>,
@@ -458,6 +516,7 @@ impl CallScope {
                 .check_caller(caller, &call.name, &call.id, call.llm_override.is_some())?;
         let mut admitted = self.admit(&call.id)?;
         admitted.caller = checked;
+        admitted.caller_id = Some(caller.id().to_owned());
         Ok(admitted)
     }
 
@@ -479,6 +538,7 @@ impl CallScope {
                 id: id.to_owned(),
             }),
             caller: None,
+            caller_id: None,
         })
     }
 
