@@ -85,7 +85,6 @@ def phase_run(d):
     search.clear()
     search.send_keys("triage")
     assert visible_cards(d) == ["ticket-triage"], visible_cards(d)
-    d.set_window_size(390, 844)
     shot(d, "skills-phone", width=390)
     d.find_element(By.CSS_SELECTOR, '.card[data-skill="ticket-triage"]').click()
 
@@ -157,8 +156,9 @@ def phase_run(d):
     shot(d, "history")
     Select(d.find_element(By.ID, "h-outcome")).select_by_visible_text("success")
     d.find_element(By.CSS_SELECTOR, "#history-filters button").click()
-    wait(d).until(lambda d: all(
-        "success" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+    wait(d).until(lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")]
+                  and all("success" in r.text and "ticket-triage" in r.text
+                          for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
     triage = [r for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr") if "ticket-triage" in r.text][0]
     triage.find_element(By.TAG_NAME, "a").click()
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "ticket-triage"))
@@ -182,7 +182,14 @@ def phase_restarted(d):
 def main():
     d = driver()
     try:
-        {"run": phase_run, "restarted": phase_restarted}[PHASE](d)
+        try:
+            {"run": phase_run, "restarted": phase_restarted}[PHASE](d)
+        except Exception:
+            # What the page showed, for the failure report.
+            print("URL:", d.current_url, file=sys.stderr)
+            print("notice:", d.find_element(By.ID, "notice").text, file=sys.stderr)
+            print("browser log:", d.get_log("browser"), file=sys.stderr)
+            raise
         errors = errors_in_log(d)
         assert not errors, f"the browser logged errors: {errors}"
     finally:

@@ -85,6 +85,9 @@ async function route() {
 
 function wire() {
   $("skill-filters").addEventListener("input", renderSkills);
+  // Selects also on `change`; the search box only on `input` (its `change` on blur would redraw
+  // the list under the click that blurred it).
+  for (const id of ["skill-tag", "skill-category", "skill-status"]) $(id).addEventListener("change", renderSkills);
   $("skill-filters").addEventListener("submit", (e) => e.preventDefault());
   $("history-filters").addEventListener("submit", (e) => {
     e.preventDefault();

@@ -54,7 +54,10 @@ export class Timeline {
     bar.append(this.fill);
     this.turns = el("ol", "turns");
     this.result = el("div");
-    container.append(title, this.state, bar, this.turns, this.result);
+    // What happens before the first turn (and native skills' notes) goes above the turns.
+    this.pre = el("div", "pre-turn");
+    this.preRow = { body: this.pre, stream: this.pre, li: this.pre };
+    container.append(title, this.state, bar, this.pre, this.turns, this.result);
     this.byTurn = new Map();
     this.current = null;
     this.pendingTools = new Map();
@@ -94,7 +97,7 @@ export class Timeline {
   }
 
   row() {
-    return this.current || this.turnRow(this.byTurn.size + 1, 0, "", null);
+    return this.current || this.preRow;
   }
 
   // One A2E message of the call.
