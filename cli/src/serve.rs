@@ -192,11 +192,9 @@ async fn web_console(
         }
         (true, Some(path)) => {
             let limits = settings.limits();
-            let opened = tokio::task::spawn_blocking(move || {
-                web::History::open(&path, limits)
-            })
-            .await
-            .map_err(|e| Failure::setup(format!("[console] history_db: {e}")))?;
+            let opened = tokio::task::spawn_blocking(move || web::History::open(&path, limits))
+                .await
+                .map_err(|e| Failure::setup(format!("[console] history_db: {e}")))?;
             Some(Arc::new(opened.map_err(|e| {
                 Failure::setup(format!("[console] history_db: {e}"))
             })?))

@@ -35,7 +35,8 @@ fn browser_python() -> Option<PathBuf> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let chromium = std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    let chromium = std::env::var_os("CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
     let driver = std::env::var_os("CHROMEDRIVER")
         .map_or_else(|| PathBuf::from("/usr/bin/chromedriver"), PathBuf::from);
     if has_selenium && chromium.exists() && driver.exists() {
@@ -57,8 +58,8 @@ fn browser_python() -> Option<PathBuf> {
     None
 }
 
-/// `ticket-triage` (a nested object with an enum, a default, a calculator call, then a valid
-/// answer), `slow-echo` (a turn that takes 30 s) and `needs-a-tool` (Blocked).
+/// `ticket-triage` (a nested object with an enum, a default, a `not` only the server checks, a
+/// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s) and `needs-a-tool` (Blocked).
 fn write_skills(root: &Path) {
     let dir = root.join("ticket-triage");
     std::fs::create_dir_all(dir.join("assets")).unwrap();
@@ -78,7 +79,7 @@ fn write_skills(root: &Path) {
                 "title":{"type":"string","minLength":1,"maxLength":80},
                 "priority":{"enum":["low","normal","high"]}},
               "required":["title","priority"],"additionalProperties":false},
-            "copies":{"type":"integer","minimum":1,"default":1,"description":"How many copies to route."}},
+            "copies":{"type":"integer","minimum":1,"default":1,"not":{"const":13},"description":"How many copies to route (never 13)."}},
           "required":["ticket","copies"],"additionalProperties":false}"#,
     )
     .unwrap();
@@ -134,7 +135,8 @@ async fn drive(python: &Path, base: &str, phase: &str) {
 }
 
 #[tokio::test]
-async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_history_across_a_restart() {
+async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_history_across_a_restart()
+{
     let Some(python) = browser_python() else {
         return;
     };

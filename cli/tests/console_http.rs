@@ -25,7 +25,11 @@ async fn serve(cwd: &std::path::Path, skills: &std::path::Path) -> HttpServer {
         .await
 }
 
-async fn get(client: &reqwest::Client, url: String, key: Option<&str>) -> (u16, reqwest::header::HeaderMap, String) {
+async fn get(
+    client: &reqwest::Client,
+    url: String,
+    key: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, String) {
     let mut request = client.get(url);
     if let Some(key) = key {
         request = request.bearer_auth(key);
@@ -58,7 +62,10 @@ async fn the_console_serves_its_page_lists_skills_and_records_every_call_across_
     assert_eq!(status, 200);
     assert_eq!(headers["content-type"], "text/html; charset=utf-8");
     let csp = headers["content-security-policy"].to_str().unwrap();
-    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
     assert_eq!(headers["x-content-type-options"], "nosniff");
     assert!(body.contains("/console/assets/app.js"));
     let (status, headers, body) = get(&client, url("/console/assets/app.js"), None).await;
@@ -66,7 +73,10 @@ async fn the_console_serves_its_page_lists_skills_and_records_every_call_across_
     assert_eq!(headers["content-type"], "text/javascript; charset=utf-8");
     assert!(body.contains("route()"));
     let (status, headers, _) = get(&client, url("/console/assets/console.css"), None).await;
-    assert_eq!((status, headers["content-type"].to_str().unwrap()), (200, "text/css; charset=utf-8"));
+    assert_eq!(
+        (status, headers["content-type"].to_str().unwrap()),
+        (200, "text/css; charset=utf-8")
+    );
     let (status, _, _) = get(&client, url("/console/assets/../../etc/passwd"), None).await;
     assert_eq!(status, 404);
 
@@ -78,7 +88,12 @@ async fn the_console_serves_its_page_lists_skills_and_records_every_call_across_
     let (status, _, body) = get(&client, url("/console/api/skills/echo-a"), None).await;
     assert_eq!(status, 200);
     let shown = json_of(&body);
-    assert!(shown["skill_md"].as_str().unwrap().contains("Echo this text back"));
+    assert!(
+        shown["skill_md"]
+            .as_str()
+            .unwrap()
+            .contains("Echo this text back")
+    );
     assert_eq!(shown["skill"]["input_schema"]["required"], json!(["text"]));
 
     // Every bad input is one clear 4xx JSON answer.
@@ -136,17 +151,36 @@ async fn the_console_serves_its_page_lists_skills_and_records_every_call_across_
     assert_eq!(runs["runs"][0]["error_code"], "schema_violation");
     assert_eq!(runs["runs"][1]["outcome"], "success");
     assert_eq!(runs["runs"][1]["caller"], "anonymous");
-    let only_ok = json_of(&get(&client, url("/console/api/runs?outcome=success&skill=echo-a"), None).await.2);
+    let only_ok = json_of(
+        &get(
+            &client,
+            url("/console/api/runs?outcome=success&skill=echo-a"),
+            None,
+        )
+        .await
+        .2,
+    );
     assert_eq!(only_ok["runs"].as_array().unwrap().len(), 1);
     let id = runs["runs"][1]["id"].as_i64().unwrap();
-    let record = json_of(&get(&client, url(&format!("/console/api/runs/{id}")), None).await.2);
+    let record = json_of(
+        &get(&client, url(&format!("/console/api/runs/{id}")), None)
+            .await
+            .2,
+    );
     assert_eq!(record["run"]["arguments"], json!({"text": "hello"}));
-    assert_eq!(record["run"]["response"]["data"]["data"], json!({"echo": "a"}));
+    assert_eq!(
+        record["run"]["response"]["data"]["data"],
+        json!({"echo": "a"})
+    );
 
     // A restart keeps the history.
     drop(server);
     let server = serve(cwd.path(), skills.path()).await;
-    let runs = json_of(&get(&client, format!("{}/console/api/runs", server.base), None).await.2);
+    let runs = json_of(
+        &get(&client, format!("{}/console/api/runs", server.base), None)
+            .await
+            .2,
+    );
     assert_eq!(runs["runs"].as_array().unwrap().len(), 2, "{runs}");
     assert!(cwd.path().join("state/console.db").is_file());
 }
@@ -154,9 +188,18 @@ async fn the_console_serves_its_page_lists_skills_and_records_every_call_across_
 #[tokio::test]
 async fn without_content_capture_the_history_keeps_no_input_or_answer() {
     let skills = tempfile::tempdir().unwrap();
-    write_skill(skills.path(), "echo-a", 0, "{json: {echo: \"CANARY-ANSWER\"}}");
+    write_skill(
+        skills.path(),
+        "echo-a",
+        0,
+        "{json: {echo: \"CANARY-ANSWER\"}}",
+    );
     let cwd = tempfile::tempdir().unwrap();
-    std::fs::write(cwd.path().join("skillet.toml"), "[console]\nhistory_db = \"h.db\"\n").unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[console]\nhistory_db = \"h.db\"\n",
+    )
+    .unwrap();
     let client = reqwest::Client::new();
     let server = serve(cwd.path(), skills.path()).await;
     client
@@ -168,17 +211,32 @@ async fn without_content_capture_the_history_keeps_no_input_or_answer() {
         .text()
         .await
         .unwrap();
-    let runs = json_of(&get(&client, format!("{}/console/api/runs", server.base), None).await.2);
+    let runs = json_of(
+        &get(&client, format!("{}/console/api/runs", server.base), None)
+            .await
+            .2,
+    );
     let run = &runs["runs"][0];
     assert_eq!(run["content_kept"], false, "{runs}");
     let id = run["id"].as_i64().unwrap();
-    let record = json_of(&get(&client, format!("{}/console/api/runs/{id}", server.base), None).await.2);
+    let record = json_of(
+        &get(
+            &client,
+            format!("{}/console/api/runs/{id}", server.base),
+            None,
+        )
+        .await
+        .2,
+    );
     assert_eq!(record["run"]["arguments"], Value::Null);
     assert_eq!(record["run"]["response"], Value::Null);
     drop(server);
     for name in ["h.db", "h.db-wal"] {
         let bytes = std::fs::read(cwd.path().join(name)).unwrap_or_default();
-        assert!(!String::from_utf8_lossy(&bytes).contains("CANARY"), "{name} holds run content");
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("CANARY"),
+            "{name} holds run content"
+        );
     }
 }
 
@@ -211,16 +269,35 @@ async fn under_auth_the_page_is_public_and_the_data_needs_the_console_scope() {
         .await;
     let url = |path: &str| format!("{}{path}", server.base);
     assert_eq!(get(&client, url("/"), None).await.0, 200);
-    assert_eq!(get(&client, url("/console/assets/api.js"), None).await.0, 200);
-    for path in ["/console/api/skills", "/console/api/runs", "/console/api/info"] {
+    assert_eq!(
+        get(&client, url("/console/assets/api.js"), None).await.0,
+        200
+    );
+    for path in [
+        "/console/api/skills",
+        "/console/api/runs",
+        "/console/api/info",
+    ] {
         let (status, headers, _) = get(&client, url(path), None).await;
         assert_eq!(status, 401, "{path}");
-        assert!(headers["www-authenticate"].to_str().unwrap().starts_with("Bearer "));
+        assert!(
+            headers["www-authenticate"]
+                .to_str()
+                .unwrap()
+                .starts_with("Bearer ")
+        );
         let (status, headers, _) = get(&client, url(path), Some(RUN_KEY)).await;
         assert_eq!(status, 403, "{path}");
         let challenge = headers["www-authenticate"].to_str().unwrap();
-        assert!(challenge.contains("insufficient_scope") && challenge.contains("scope=\"console\""), "{challenge}");
-        assert_eq!(get(&client, url(path), Some(CONSOLE_KEY)).await.0, 200, "{path}");
+        assert!(
+            challenge.contains("insufficient_scope") && challenge.contains("scope=\"console\""),
+            "{challenge}"
+        );
+        assert_eq!(
+            get(&client, url(path), Some(CONSOLE_KEY)).await.0,
+            200,
+            "{path}"
+        );
     }
     // The runner's call is recorded under its identity; the operator sees it in the history.
     let answer = client
@@ -234,10 +311,24 @@ async fn under_auth_the_page_is_public_and_the_data_needs_the_console_scope() {
         .await
         .unwrap();
     assert_eq!(answer["data"]["success"], true, "{answer}");
-    let runs = json_of(&get(&client, url("/console/api/runs"), Some(CONSOLE_KEY)).await.2);
+    let runs = json_of(
+        &get(&client, url("/console/api/runs"), Some(CONSOLE_KEY))
+            .await
+            .2,
+    );
     assert_eq!(runs["runs"][0]["caller"], "runner", "{runs}");
-    let scopes = json_of(&get(&client, url("/.well-known/oauth-protected-resource"), None).await.2);
-    assert!(scopes["scopes_supported"].as_array().unwrap().contains(&json!("console")), "{scopes}");
+    let scopes = json_of(
+        &get(&client, url("/.well-known/oauth-protected-resource"), None)
+            .await
+            .2,
+    );
+    assert!(
+        scopes["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("console")),
+        "{scopes}"
+    );
     let log = server.later_lines.lock().unwrap().join("\n") + &server.startup_lines.join("\n");
     for key in [CONSOLE_KEY, RUN_KEY] {
         assert!(!log.contains(key), "a key reached the log");

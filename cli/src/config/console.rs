@@ -89,7 +89,9 @@ impl ConsoleConfig {
         if self.max_runs == 0 {
             return Some(("console.max_runs".into(), "expected at least 1".into()));
         }
-        if !self.max_age_days.is_finite() || self.max_age_days <= 0.0 || self.max_age_days > 36_500.0
+        if !self.max_age_days.is_finite()
+            || self.max_age_days <= 0.0
+            || self.max_age_days > 36_500.0
         {
             return Some((
                 "console.max_age_days".into(),

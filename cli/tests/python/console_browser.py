@@ -4,7 +4,7 @@ Usage: console_browser.py BASE_URL PHASE [SCREENSHOT_DIR]
 
 Phase `run`: open the skills page, filter it, open `ticket-triage`, fill its generated form (a
 nested object with an enum), submit an invalid value (the field error is shown and nothing is
-sent), run it on mock-llm and see its turns, its tool call and the validated result; cancel a
+sent), submit one only the server refuses (its violation shown at the field), run it on mock-llm and see its turns, its tool call and the validated result; cancel a
 slow run; find both runs in the history after a reload; re-open a run.
 Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
@@ -114,8 +114,17 @@ def phase_run(d):
     assert len(history_runs()) == before, "an invalid form sent a call"
     shot(d, "form-errors")
 
-    # A valid run on mock-llm: turns, the tool call, the validated result.
+    # A value only the server refuses (`not`): its violation is shown at its field.
     title.send_keys("Printer on fire")
+    count.clear()
+    count.send_keys("13")
+    d.find_element(By.ID, "run-button").click()
+    wait(d).until(EC.text_to_be_present_in_element(
+        (By.CSS_SELECTOR, '#run-timeline [data-testid="result"]'), "Refused: schema_violation"))
+    wait(d).until(lambda d: d.find_element(By.CSS_SELECTOR, '[data-error-for="/copies"]').text)
+    assert "/copies" not in d.find_element(By.ID, "form-error").text, "the violation went to its field"
+
+    # A valid run on mock-llm: turns, the tool call, the validated result.
     count.clear()
     count.send_keys("2")
     d.find_element(By.ID, "run-button").click()

@@ -60,11 +60,7 @@ fn refusal(status: StatusCode, error: &str, message: impl Into<String>) -> Respo
 }
 
 async fn unknown_route() -> Response {
-    refusal(
-        StatusCode::NOT_FOUND,
-        "not_found",
-        "no such console route",
-    )
+    refusal(StatusCode::NOT_FOUND, "not_found", "no such console route")
 }
 
 async fn info(State(state): State<ApiState>) -> Response {
@@ -150,8 +146,7 @@ async fn runs(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Respo
         Ok(history) => history,
         Err(refused) => return refused,
     };
-    let pairs: Vec<(String, String)> =
-        form_urlencoded_pairs(query.as_deref().unwrap_or_default());
+    let pairs: Vec<(String, String)> = form_urlencoded_pairs(query.as_deref().unwrap_or_default());
     let filter = match RunFilter::from_pairs(pairs) {
         Ok(filter) => filter,
         Err(e) => return refusal(StatusCode::BAD_REQUEST, "bad_request", e.0),

@@ -21,7 +21,11 @@ const INDEX: &str = include_str!("assets/index.html");
 
 /// The files under `/console/assets/`: name, media type, contents.
 const FILES: &[(&str, &str, &str)] = &[
-    ("console.css", "text/css; charset=utf-8", include_str!("assets/console.css")),
+    (
+        "console.css",
+        "text/css; charset=utf-8",
+        include_str!("assets/console.css"),
+    ),
     ("app.js", JS, include_str!("assets/app.js")),
     ("api.js", JS, include_str!("assets/api.js")),
     ("skills.js", JS, include_str!("assets/skills.js")),
@@ -29,7 +33,11 @@ const FILES: &[(&str, &str, &str)] = &[
     ("run.js", JS, include_str!("assets/run.js")),
     ("timeline.js", JS, include_str!("assets/timeline.js")),
     ("history.js", JS, include_str!("assets/history.js")),
-    ("favicon.svg", "image/svg+xml", include_str!("assets/favicon.svg")),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_str!("assets/favicon.svg"),
+    ),
 ];
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -74,7 +82,10 @@ pub fn secure(headers: &mut axum::http::HeaderMap) {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         HeaderName::from_static("cross-origin-opener-policy"),
@@ -91,10 +102,7 @@ mod tests {
     fn every_script_the_page_loads_is_embedded() {
         for line in INDEX.lines().filter(|l| l.contains("/console/assets/")) {
             let start = line.find("/console/assets/").unwrap() + "/console/assets/".len();
-            let name: String = line[start..]
-                .chars()
-                .take_while(|c| *c != '"')
-                .collect();
+            let name: String = line[start..].chars().take_while(|c| *c != '"').collect();
             assert!(
                 FILES.iter().any(|(n, _, _)| *n == name),
                 "index.html loads {name}, which is not embedded"

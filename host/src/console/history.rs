@@ -274,7 +274,8 @@ fn write_loop(conn: &Connection, queue: &Receiver<Job>, limits: HistoryLimits) {
     while let Ok(job) = queue.recv() {
         match job {
             Job::Insert(row) => {
-                if let Err(e) = insert(conn, &row).and_then(|()| prune(conn, limits, row.finished_at))
+                if let Err(e) =
+                    insert(conn, &row).and_then(|()| prune(conn, limits, row.finished_at))
                 {
                     tracing::warn!(error = %e, "run history: a run was not recorded");
                 }
@@ -420,7 +421,9 @@ fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummar
 
 fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRecord>> {
     conn.query_row(
-        &format!("SELECT {SUMMARY_COLUMNS}, error, arguments, response FROM console_runs WHERE id = ?1"),
+        &format!(
+            "SELECT {SUMMARY_COLUMNS}, error, arguments, response FROM console_runs WHERE id = ?1"
+        ),
         params![id],
         |row| {
             let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());

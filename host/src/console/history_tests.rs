@@ -36,7 +36,8 @@ fn args() -> Map<String, Value> {
 #[tokio::test]
 async fn recorded_runs_are_listed_newest_first_and_filtered() {
     let dir = tempfile::tempdir().unwrap();
-    let history = Arc::new(History::open(&dir.path().join("state.db"), HistoryLimits::default()).unwrap());
+    let history =
+        Arc::new(History::open(&dir.path().join("state.db"), HistoryLimits::default()).unwrap());
     let recorder = HistoryRecorder::new(Arc::clone(&history), true);
     let arguments = args();
     let first = ok("r1", "summarize");
@@ -50,7 +51,11 @@ async fn recorded_runs_are_listed_newest_first_and_filtered() {
         "summarize",
         ProtocolError::new(ErrorCode::SchemaViolation, "/text: not a string"),
     );
-    for (skill, response) in [("summarize", &first), ("code-review", &failed), ("summarize", &rejected)] {
+    for (skill, response) in [
+        ("summarize", &first),
+        ("code-review", &failed),
+        ("summarize", &rejected),
+    ] {
         recorder.record(finished(skill, &arguments, response));
     }
     let all = history.list(RunFilter::default()).await.unwrap();
@@ -72,17 +77,35 @@ async fn recorded_runs_are_listed_newest_first_and_filtered() {
                 .collect::<Vec<_>>()
         }
     };
-    let skill = RunFilter { skill: Some("summarize".into()), ..RunFilter::default() };
+    let skill = RunFilter {
+        skill: Some("summarize".into()),
+        ..RunFilter::default()
+    };
     assert_eq!(only(skill).await, ["r3", "r1"]);
-    let outcome = RunFilter { outcome: Some(Outcome::Failure), ..RunFilter::default() };
+    let outcome = RunFilter {
+        outcome: Some(Outcome::Failure),
+        ..RunFilter::default()
+    };
     assert_eq!(only(outcome).await, ["r2"]);
-    let code = RunFilter { error_code: Some("timeout".into()), ..RunFilter::default() };
+    let code = RunFilter {
+        error_code: Some("timeout".into()),
+        ..RunFilter::default()
+    };
     assert_eq!(only(code).await, ["r2"]);
-    let limit = RunFilter { limit: 1, ..RunFilter::default() };
+    let limit = RunFilter {
+        limit: 1,
+        ..RunFilter::default()
+    };
     assert_eq!(only(limit).await, ["r3"]);
-    let future = RunFilter { since: Some(first.created_at + 3600.0), ..RunFilter::default() };
+    let future = RunFilter {
+        since: Some(first.created_at + 3600.0),
+        ..RunFilter::default()
+    };
     assert!(only(future).await.is_empty());
-    let paged = RunFilter { before: Some(all[1].id), ..RunFilter::default() };
+    let paged = RunFilter {
+        before: Some(all[1].id),
+        ..RunFilter::default()
+    };
     assert_eq!(only(paged).await, ["r1"]);
 
     let record = history.get(all[2].id).await.unwrap().unwrap();
@@ -110,14 +133,20 @@ async fn without_content_capture_no_text_of_the_run_is_stored() {
     let wal = std::fs::read(dir.path().join("state.db-wal")).unwrap_or_default();
     for file in [&bytes, &wal] {
         let text = String::from_utf8_lossy(file);
-        assert!(!text.contains("CANARY"), "run content reached the database file");
+        assert!(
+            !text.contains("CANARY"),
+            "run content reached the database file"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_history_is_bounded_by_count_and_age() {
     let dir = tempfile::tempdir().unwrap();
-    let limits = HistoryLimits { max_runs: 3, max_age: Duration::from_secs(3600) };
+    let limits = HistoryLimits {
+        max_runs: 3,
+        max_age: Duration::from_secs(3600),
+    };
     let history = Arc::new(History::open(&dir.path().join("h.db"), limits).unwrap());
     let recorder = HistoryRecorder::new(Arc::clone(&history), false);
     let arguments = args();

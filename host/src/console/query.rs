@@ -126,7 +126,8 @@ impl RunFilter {
                 }
                 "outcome" => {
                     filter.outcome = Some(
-                        Outcome::parse(&value).ok_or_else(|| bad("success, failure or rejected"))?,
+                        Outcome::parse(&value)
+                            .ok_or_else(|| bad("success, failure or rejected"))?,
                     );
                 }
                 "since" | "until" => {
@@ -202,7 +203,10 @@ mod tests {
 
     #[test]
     fn empty_values_are_no_filter() {
-        assert_eq!(parse(&[("skill", ""), ("limit", "")]).unwrap(), RunFilter::default());
+        assert_eq!(
+            parse(&[("skill", ""), ("limit", "")]).unwrap(),
+            RunFilter::default()
+        );
     }
 
     #[test]
