@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 use skillet_protocol::SkillDiscoverRequest;
 
 use super::ConsoleOptions;
-use super::history::History;
 use super::query::RunFilter;
 use crate::auth::http::caller_of;
 use crate::core::HostCore;
@@ -122,14 +121,12 @@ async fn skill(
     )
 }
 
-fn history_of(state: &ApiState) -> Result<&Arc<History>, Response> {
-    state.options.history.as_ref().ok_or_else(|| {
-        refusal(
-            StatusCode::NOT_FOUND,
-            "no_history",
-            "the run history is off on this server ([console] history = false)",
-        )
-    })
+fn no_history() -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "no_history",
+        "the run history is off on this server ([console] history = false)",
+    )
 }
 
 fn failed(error: &impl std::fmt::Display) -> Response {
@@ -142,9 +139,8 @@ fn failed(error: &impl std::fmt::Display) -> Response {
 }
 
 async fn runs(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Response {
-    let history = match history_of(&state) {
-        Ok(history) => history,
-        Err(refused) => return refused,
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
     };
     let pairs: Vec<(String, String)> = form_urlencoded_pairs(query.as_deref().unwrap_or_default());
     let filter = match RunFilter::from_pairs(pairs) {
@@ -158,9 +154,8 @@ async fn runs(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Respo
 }
 
 async fn run(State(state): State<ApiState>, Path(id): Path<String>) -> Response {
-    let history = match history_of(&state) {
-        Ok(history) => history,
-        Err(refused) => return refused,
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
     };
     let Some(id) = id.parse::<i64>().ok().filter(|id| *id > 0) else {
         return refusal(
