@@ -334,3 +334,47 @@ async fn under_auth_the_page_is_public_and_the_data_needs_the_console_scope() {
         assert!(!log.contains(key), "a key reached the log");
     }
 }
+
+#[tokio::test]
+async fn a_console_turned_off_serves_nothing_and_a_history_turned_off_says_so() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "echo-a", 0, "{json: {echo: \"a\"}}");
+    let client = reqwest::Client::new();
+
+    let off = tempfile::tempdir().unwrap();
+    std::fs::write(
+        off.path().join("skillet.toml"),
+        "[console]\nenabled = false\n",
+    )
+    .unwrap();
+    let server = serve(off.path(), skills.path()).await;
+    for path in ["/", "/console/assets/app.js", "/console/api/skills"] {
+        let (status, _, _) = get(&client, format!("{}{path}", server.base), None).await;
+        assert_eq!(status, 404, "{path} with the console off");
+    }
+    assert!(
+        !off.path().join(".state/skillet/state.db").exists(),
+        "no history file when off"
+    );
+    drop(server);
+
+    let no_history = tempfile::tempdir().unwrap();
+    std::fs::write(
+        no_history.path().join("skillet.toml"),
+        "[console]\nhistory = false\n",
+    )
+    .unwrap();
+    let server = serve(no_history.path(), skills.path()).await;
+    assert_eq!(get(&client, format!("{}/", server.base), None).await.0, 200);
+    let info = json_of(
+        &get(&client, format!("{}/console/api/info", server.base), None)
+            .await
+            .2,
+    );
+    assert_eq!(info["history"], false, "{info}");
+    for path in ["/console/api/runs", "/console/api/runs/1"] {
+        let (status, _, body) = get(&client, format!("{}{path}", server.base), None).await;
+        assert_eq!(status, 404, "{path}");
+        assert_eq!(json_of(&body)["error"], "no_history", "{path}");
+    }
+}

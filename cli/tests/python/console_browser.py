@@ -75,6 +75,11 @@ def phase_run(d):
     blocked = d.find_element(By.CSS_SELECTOR, '.card[data-skill="needs-a-tool"] .blocked').text
     assert "Blocked" in blocked and "nonexistent_tool" in blocked, blocked
     shot(d, "skills")
+    if SHOTS:
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                          {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        shot(d, "skills-dark")
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     # Filter by tag, then by text.
     Select(d.find_element(By.ID, "skill-tag")).select_by_visible_text("support")
     assert visible_cards(d) == ["ticket-triage"], visible_cards(d)
