@@ -35,7 +35,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
-use crate::record::{CallRecorder, FinishedCall};
+use crate::record::{CallRecorder, PendingRecord};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
 use skillet_protocol::{
@@ -363,21 +363,9 @@ impl HostCore {
         };
         let events = events.filter(|_| request.streaming);
         // What a recorder needs of the request, kept only when one listens.
-        let recorded = self.inner.recorder.get().map(|recorder| RecordedRequest {
-            recorder: Arc::clone(recorder),
-            arguments: request.arguments.clone(),
-            model_override: request
-                .llm_override
-                .as_ref()
-                .and_then(|o| o.provider_config.as_ref())
-                .and_then(|c| c.get("model"))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned),
-            caller: admitted
-                .caller_id
-                .clone()
-                .unwrap_or_else(|| "local".to_owned()),
-            started_at: now_secs(),
+        let recorded = self.inner.recorder.get().map(|recorder| {
+            let caller = admitted.caller_id.as_deref().unwrap_or("local");
+            PendingRecord::new(recorder, &request, caller)
         });
         let Admitted {
             permit,
@@ -406,15 +394,7 @@ impl HostCore {
                     .audit(&AuditRecord::answered(&caller.id, &response));
             }
             if let Some(recorded) = recorded {
-                recorded.recorder.record(FinishedCall {
-                    req_id: &response.req_id,
-                    skill: &response.name,
-                    caller: &recorded.caller,
-                    arguments: &recorded.arguments,
-                    model_override: recorded.model_override.as_deref(),
-                    started_at: recorded.started_at,
-                    response: &response,
-                });
+                recorded.finish(&response);
             }
             guard.answer(response);
         });
@@ -460,21 +440,6 @@ impl HostCore {
         }
         tracker.reopen();
     }
-}
-
-/// The request's parts a [`CallRecorder`] is given with the answer.
-struct RecordedRequest {
-    recorder: Arc<dyn CallRecorder>,
-    arguments: serde_json::Map<String, serde_json::Value>,
-    model_override: Option<String>,
-    caller: String,
-    started_at: f64,
-}
-
-fn now_secs() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Removes a call task's abort handle when the task ends (also when it is aborted).
