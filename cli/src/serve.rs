@@ -149,10 +149,12 @@ pub async fn serve(
                 },
                 mcp_stop.clone(),
             );
+            // Opened before the listening notice: whoever waits for that notice finds every
+            // route (and the history file) ready.
+            let console_routes = web_console(&parts.config, &core, local, console).await?;
             console.notice(format!(
                 "serving A2E on {url} and MCP on http://{local}/mcp (agent card: http://{local}/.well-known/agent-card.json)"
             ));
-            let console_routes = web_console(&parts.config, &core, local, console).await?;
             let served = http::serve_with(
                 listener,
                 endpoint,
