@@ -18,6 +18,7 @@ use super::{shutdown_signal, std_pipes};
 use skillet_engine::service::SkillService;
 use skillet_host::a2a;
 use skillet_host::auth::Access;
+use skillet_host::console as web;
 use skillet_host::core::HostCore;
 use skillet_host::endpoint::Endpoint;
 use skillet_host::forwarded::TrustedProxies;
@@ -153,6 +154,16 @@ pub async fn serve(
                 },
                 mcp_stop.clone(),
             );
+            // Opened before the listening notice: whoever waits for that notice finds every
+            // route (and the history file) ready.
+            let console_routes = web_console(
+                &parts.config,
+                &core,
+                &format!("{scheme}://{local}"),
+                local,
+                console,
+            )
+            .await?;
             console.notice(format!(
                 "serving A2E on {url} and MCP on {scheme}://{local}/mcp (agent card: {scheme}://{local}/.well-known/agent-card.json)"
             ));
@@ -167,7 +178,7 @@ pub async fn serve(
                 listener,
                 endpoint,
                 options,
-                mcp_routes.merge(a2a_routes),
+                mcp_routes.merge(a2a_routes).merge(console_routes),
                 edge,
                 shutdown_signal(),
             )
@@ -196,6 +207,69 @@ fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
         tls,
         trusted_proxies,
     })
+}
+
+/// The web console's routes (`[console]`; on by default on a loopback address), with its run
+/// history recording every call of `core`; an empty router when it is off.
+async fn web_console(
+    config: &crate::config::Config,
+    core: &HostCore,
+    origin: &str,
+    local: SocketAddr,
+    console: Console,
+) -> Result<axum::Router, Failure> {
+    let settings = &config.console;
+    if !settings.enabled_on(local.ip().is_loopback()) {
+        return Ok(axum::Router::new());
+    }
+    let history = match (settings.history, settings.history_path()) {
+        (false, _) => None,
+        (true, None) => {
+            console.warn(
+                "[console] history is off: neither XDG_STATE_HOME nor HOME is set; set [console] history_db",
+            );
+            None
+        }
+        (true, Some(path)) => {
+            let limits = settings.limits();
+            let opened = tokio::task::spawn_blocking(move || web::History::open(&path, limits))
+                .await
+                .map_err(|e| Failure::setup(format!("[console] history_db: {e}")))?;
+            Some(Arc::new(opened.map_err(|e| {
+                Failure::setup(format!("[console] history_db: {e}"))
+            })?))
+        }
+    };
+    let model_override = config.llm_override.as_ref().map(|policy| {
+        let allowed = policy.config();
+        web::ModelOverrideHints {
+            providers: allowed
+                .allowed_providers
+                .iter()
+                .map(|kind| kind.as_str().to_owned())
+                .collect(),
+            base_urls: allowed.allowed_base_urls.clone(),
+            models: allowed.allowed_models.clone(),
+        }
+    });
+    let capture_content = settings
+        .capture_content
+        .unwrap_or(config.telemetry.capture_content);
+    console.notice(format!(
+        "web console on {origin}/{}",
+        history
+            .as_ref()
+            .map(|h| format!(" (history: {})", h.path().display()))
+            .unwrap_or_default()
+    ));
+    Ok(web::router(
+        core,
+        web::ConsoleOptions {
+            history,
+            capture_content,
+            model_override,
+        },
+    ))
 }
 
 /// The access rules of `serve --http` on `addr`: `[auth]`'s, or none — which is refused on a

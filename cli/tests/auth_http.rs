@@ -314,7 +314,7 @@ async fn metrics_needs_the_metrics_scope_and_the_public_routes_need_nothing() {
     assert_eq!(metadata["authorization_servers"], json!([ISSUER]));
     assert_eq!(
         metadata["scopes_supported"],
-        json!(["metrics", "override-a", "run-a", "run-tagged"])
+        json!(["console", "metrics", "override-a", "run-a", "run-tagged"])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
 }

@@ -90,7 +90,7 @@ async fn the_mcp_sdk_is_refused_without_a_bearer_header_and_with_one_sees_and_ru
     assert_eq!(summary["status_without_token"], 401, "{summary}");
     assert_eq!(
         summary["metadata_scopes"],
-        json!(["metrics", "override-a", "run-a", "run-tagged"])
+        json!(["console", "metrics", "override-a", "run-a", "run-tagged"])
     );
     assert!(
         summary["sdk_without_token"]

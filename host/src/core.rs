@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -35,6 +35,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
+use crate::record::{CallRecorder, PendingRecord};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
 use skillet_protocol::{
@@ -119,6 +120,8 @@ struct CoreInner {
     next_task: AtomicU64,
     /// Who may run what; `None`: everyone everything.
     access: Option<Arc<Access>>,
+    /// Who hears about every answered call (the console's history), once set.
+    recorder: OnceLock<Arc<dyn CallRecorder>>,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -137,6 +140,8 @@ pub struct Admitted {
     cancel: CancellationToken,
     registration: Option<IdRegistration>,
     caller: Option<AdmittedCaller>,
+    /// Who the door said the caller is (for a recorder; `None`: a trusted local caller).
+    caller_id: Option<String>,
 }
 
 /// The caller of an admitted call under access rules: its room under its own limits and what
@@ -180,6 +185,7 @@ impl HostCore {
                 running: Mutex::new(HashMap::new()),
                 next_task: AtomicU64::new(0),
                 access,
+                recorder: OnceLock::new(),
             }),
         }
     }
@@ -187,6 +193,12 @@ impl HostCore {
     /// The service behind this core.
     pub fn service(&self) -> &Arc<dyn SkillService> {
         &self.inner.service
+    }
+
+    /// Sets who hears about every call this core answers from now on (from every door); false
+    /// when one was already set (it stays).
+    pub fn set_recorder(&self, recorder: Arc<dyn CallRecorder>) -> bool {
+        self.inner.recorder.set(recorder).is_ok()
     }
 
     /// The access rules, when configured.
@@ -267,6 +279,7 @@ impl HostCore {
         let checked = self.check_caller(caller, skill, "", llm_override)?;
         let mut admitted = self.admit_anonymous()?;
         admitted.caller = checked;
+        admitted.caller_id = Some(caller.id().to_owned());
         Ok(admitted)
     }
 
@@ -296,6 +309,7 @@ impl HostCore {
             cancel: self.inner.shutdown.child_token(),
             registration: None,
             caller: None,
+            caller_id: None,
         })
     }
 
@@ -353,11 +367,17 @@ impl HostCore {
             task_id,
         };
         let events = events.filter(|_| request.streaming);
+        // What a recorder needs of the request, kept only when one listens.
+        let recorded = self.inner.recorder.get().map(|recorder| {
+            let caller = admitted.caller_id.as_deref().unwrap_or("local");
+            PendingRecord::new(recorder, &request, caller)
+        });
         let Admitted {
             permit,
             cancel,
             registration,
             caller,
+            caller_id: _,
         } = admitted;
         tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
         // The lock is held across the spawn so the task cannot deregister before it registered.
@@ -377,6 +397,9 @@ impl HostCore {
                 caller.access.audit(
                     &AuditRecord::answered(&caller.id, &response).with_client(caller.client),
                 );
+            }
+            if let Some(recorded) = recorded {
+                recorded.finish(&response);
             }
             guard.answer(response);
         });
@@ -463,6 +486,7 @@ impl CallScope {
                 .check_caller(caller, &call.name, &call.id, call.llm_override.is_some())?;
         let mut admitted = self.admit(&call.id)?;
         admitted.caller = checked;
+        admitted.caller_id = Some(caller.id().to_owned());
         Ok(admitted)
     }
 
@@ -484,6 +508,7 @@ impl CallScope {
                 id: id.to_owned(),
             }),
             caller: None,
+            caller_id: None,
         })
     }
 

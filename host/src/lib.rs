@@ -19,6 +19,9 @@
 //!   (`skillet serve --http ADDR`).
 //! - [`a2a`] — the A2A 1.0 JSON-RPC binding (`POST /a2a`, JSON or SSE) with its task store.
 //! - [`nats`] — NATS JetStream workers and their client (`skillet serve --nats`, `skillet call --nats`).
+//! - [`console`] — the web console at `/` of `serve --http`: the page, its JSON routes and the
+//!   run history in SQLite, fed by [`record::CallRecorder`].
+//! - [`record`] — what the core tells a recorder about every answered call.
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`metrics_route`] — `GET /metrics` (the registry itself is the engine's).
 //! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
@@ -40,6 +43,7 @@
 pub mod a2a;
 pub mod auth;
 pub mod card;
+pub mod console;
 pub mod core;
 pub mod endpoint;
 pub mod forwarded;
@@ -48,6 +52,7 @@ pub mod listener;
 pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
+pub mod record;
 pub mod stdio;
 pub mod tls;
 

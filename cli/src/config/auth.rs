@@ -56,6 +56,9 @@ pub struct AuthConfig {
     pub audit_file: Option<PathBuf>,
     /// The scope that may read `/metrics` (default `metrics`).
     pub metrics_scope: Option<String>,
+    /// The scope that may use the web console's data routes, `/console/api/` (default
+    /// `console`).
+    pub console_scope: Option<String>,
     /// This server's public base URL, as callers reach it (behind a proxy, or bound to
     /// `0.0.0.0`): what `WWW-Authenticate` and the protected-resource metadata name.
     pub public_url: Option<String>,
@@ -266,6 +269,7 @@ impl AuthConfig {
             },
             audit_file: self.audit_file.clone(),
             metrics_scope: self.metrics_scope.clone(),
+            console_scope: self.console_scope.clone(),
             public_url: self.public_url.clone(),
         })
     }

@@ -22,6 +22,7 @@
 //! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
 //! | `[pricing.MODEL]` | [`skillet_engine::telemetry::ModelPrice`] | prices per model for cost estimates |
 //! | `[auth]` | [`auth::AuthConfig`] | who may reach the HTTP doors (API keys as SHA-256, JWT issuers), what each scope may run, per-identity limits, the audit file |
+//! | `[console]` | [`console::ConsoleConfig`] | the web console of `serve --http` and its run history (SQLite) |
 //! | `[nats]` | [`NatsOptions`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
@@ -32,6 +33,7 @@
 
 pub mod a2a;
 pub mod auth;
+pub mod console;
 pub mod edge;
 pub mod extensions;
 pub mod nats;
@@ -134,6 +136,9 @@ pub struct Config {
     /// unless `serve --allow-unauthenticated`).
     #[serde(default)]
     pub auth: Option<auth::AuthConfig>,
+    /// The web console and its run history.
+    #[serde(default)]
+    pub console: console::ConsoleConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -349,6 +354,7 @@ impl Config {
         if let Some(auth) = &mut self.auth {
             auth.anchor_paths(base);
         }
+        self.console.anchor_paths(base);
     }
 
     /// Cross-field checks serde cannot express.
@@ -403,6 +409,9 @@ impl Config {
             return Err(invalid("server.trusted_proxies".into(), reason));
         }
         if let Some((key, reason)) = self.auth.as_ref().and_then(auth::AuthConfig::problem) {
+            return Err(invalid(key, reason));
+        }
+        if let Some((key, reason)) = self.console.problem() {
             return Err(invalid(key, reason));
         }
         if let Some(problem) = self.nats.problems().into_iter().next() {

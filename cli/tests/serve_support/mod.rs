@@ -1,6 +1,7 @@
 //! Starting the real `skillet` binary as an HTTP server from a test: [`ServeHttp`] builds
 //! `skillet [GLOBAL ARGS] serve --http 127.0.0.1:0 [--skills-dir DIR]...` with a clean
-//! environment (`SKILLET_PROVIDER`/`SKILLET_CONFIG` removed), piped stderr and `kill_on_drop`,
+//! environment (`SKILLET_PROVIDER`/`SKILLET_CONFIG` removed, `XDG_STATE_HOME` under the working
+//! directory so the web console's history stays there), piped stderr and `kill_on_drop`,
 //! reads stderr until the "serving A2E on http://ADDR/a2e" notice, and returns the running
 //! [`HttpServer`] with its base URL (and the embedded mock-llm URL when one was announced).
 //! Stderr keeps being drained afterwards so the child never blocks on a full pipe.
@@ -128,9 +129,12 @@ impl ServeHttp {
         for dir in &self.skill_dirs {
             command.arg("--skills-dir").arg(dir);
         }
+        // The web console's run history (on by default on loopback) goes under the test's own
+        // directory, never the user's XDG state directory.
         command
             .env_remove("SKILLET_PROVIDER")
-            .env_remove("SKILLET_CONFIG");
+            .env_remove("SKILLET_CONFIG")
+            .env("XDG_STATE_HOME", cwd.join(".state"));
         for (key, value) in &self.env {
             match value {
                 Some(value) => command.env(key, value),

@@ -5,7 +5,9 @@
 //! | path | who may |
 //! |---|---|
 //! | `/healthz`, `/.well-known/agent-card.json`, `/.well-known/oauth-protected-resource[/…]` | anyone |
+//! | `/`, `/console/assets/…` (the web console's page and files: no data) | anyone |
 //! | `/metrics` | an identity holding the metrics scope (else 403, `insufficient_scope`) |
+//! | `/console/api/…` (the web console's data) | an identity holding the console scope (else 403, `insufficient_scope`) |
 //! | everything else (`/a2e`, `/mcp`, `/a2a`) | any authenticated identity; what it may *run* is decided at admission |
 //!
 //! No or a bad credential is HTTP 401 with `WWW-Authenticate: Bearer
@@ -37,7 +39,8 @@ pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource"
 
 /// Paths anyone may read.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/healthz" | "/.well-known/agent-card.json")
+    matches!(path, "/" | "/healthz" | "/.well-known/agent-card.json")
+        || path.starts_with(crate::console::ASSETS_PREFIX)
         || path == RESOURCE_METADATA_PATH
         || path.starts_with("/.well-known/oauth-protected-resource/")
 }
@@ -126,21 +129,28 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
         }
     };
     if path == "/metrics" && !access.may_read_metrics(&caller) {
-        tracing::warn!(target: "skillet::audit", %path, identity = %caller.id(), "request refused: missing the metrics scope");
-        let challenge = format!(
-            "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{base}{RESOURCE_METADATA_PATH}\"",
-            access.metrics_scope
-        );
-        let mut response = (StatusCode::FORBIDDEN, "insufficient scope\n").into_response();
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
-        return response;
+        return insufficient_scope(&base, &path, &caller, access.metrics_scope());
+    }
+    if crate::console::is_api_path(&path) && !access.may_use_console(&caller) {
+        return insufficient_scope(&base, &path, &caller, access.console_scope());
     }
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// 403 for an identity without the scope a route needs.
+fn insufficient_scope(base: &str, path: &str, caller: &Caller, scope: &str) -> Response {
+    tracing::warn!(target: "skillet::audit", %path, identity = %caller.id(), %scope, "request refused: missing the scope");
+    let challenge = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{base}{RESOURCE_METADATA_PATH}\""
+    );
+    let mut response = (StatusCode::FORBIDDEN, "insufficient scope\n").into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 fn unauthenticated(base: &str, path: &str, presented: bool) -> Response {

@@ -51,6 +51,9 @@ use limits::{CallerPermit, Limiter};
 /// The scope that lets a caller read `GET /metrics` (by default).
 pub const DEFAULT_METRICS_SCOPE: &str = "metrics";
 
+/// The scope that lets a caller use the web console's data routes (by default).
+pub const DEFAULT_CONSOLE_SCOPE: &str = "console";
+
 /// The name of the card's bearer security scheme.
 pub const BEARER_SCHEME: &str = "bearer";
 
@@ -145,6 +148,9 @@ pub struct AccessOptions {
     pub audit_file: Option<PathBuf>,
     /// The scope needed for `GET /metrics` (default [`DEFAULT_METRICS_SCOPE`]).
     pub metrics_scope: Option<String>,
+    /// The scope needed for the web console's `/console/api/` routes (default
+    /// [`DEFAULT_CONSOLE_SCOPE`]).
+    pub console_scope: Option<String>,
     /// This server's public base URL (`https://skills.example.com`), the protected-resource
     /// metadata's `resource` and the `WWW-Authenticate` link (default: `http://LISTEN`).
     pub public_url: Option<String>,
@@ -160,6 +166,7 @@ pub struct Access {
     limiter: Limiter,
     audit: AuditLog,
     metrics_scope: String,
+    console_scope: String,
     public_url: Option<String>,
 }
 
@@ -173,6 +180,7 @@ impl Access {
             limits,
             audit_file,
             metrics_scope,
+            console_scope,
             public_url,
         } = options;
         Ok(Access {
@@ -183,6 +191,7 @@ impl Access {
             limiter: Limiter::default(),
             audit: AuditLog::open(audit_file.as_deref())?,
             metrics_scope: metrics_scope.unwrap_or_else(|| DEFAULT_METRICS_SCOPE.to_owned()),
+            console_scope: console_scope.unwrap_or_else(|| DEFAULT_CONSOLE_SCOPE.to_owned()),
             public_url,
         })
     }
@@ -274,6 +283,25 @@ impl Access {
         }
     }
 
+    /// Whether `caller` may use the web console's data routes.
+    pub fn may_use_console(&self, caller: &Caller) -> bool {
+        match caller {
+            Caller::Local => true,
+            Caller::Anonymous => false,
+            Caller::Identified(identity) => identity.permissions.has_scope(&self.console_scope),
+        }
+    }
+
+    /// The scope the web console's data routes need.
+    pub fn console_scope(&self) -> &str {
+        &self.console_scope
+    }
+
+    /// The scope `GET /metrics` needs.
+    pub fn metrics_scope(&self) -> &str {
+        &self.metrics_scope
+    }
+
     /// Room for one call of `caller` under its limits, or how long to wait.
     pub(crate) fn limit(&self, caller: &Caller) -> Result<Option<CallerPermit>, Duration> {
         match caller {
@@ -303,6 +331,7 @@ impl Access {
     pub fn scopes_supported(&self) -> Vec<String> {
         let mut scopes: Vec<String> = self.grants.iter().map(|(n, _)| n.clone()).collect();
         scopes.push(self.metrics_scope.clone());
+        scopes.push(self.console_scope.clone());
         scopes.sort();
         scopes.dedup();
         scopes

@@ -1,0 +1,156 @@
+//! The web console in a real browser: `cli/tests/python/console_browser.py` drives headless
+//! Chromium (Selenium, Debian `chromium` + `chromium-driver`) through the real `skillet serve
+//! --http` on the embedded mock-llm — skills page, filters, a generated form with a nested object
+//! and an enum, a field error that sends nothing, a run with its turns, tool call and validated
+//! result, a cancelled slow run, the history after a reload — then restarts the server and finds
+//! the run in the history again. The script fails on any error in the browser's log.
+//!
+//! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium`
+//! (`mock-llm/tests/python/requirements.txt`); the browser `$CHROMIUM` or `/usr/bin/chromium`,
+//! its driver `$CHROMEDRIVER` or `/usr/bin/chromedriver`. Without them the test fails when `CI`
+//! is set and is skipped loudly otherwise. With `SKILLET_CONSOLE_SCREENSHOTS=DIR` the script
+//! writes PNGs of each view there (`docs/console/screenshots.sh` does, for the README).
+
+mod cli_support;
+mod serve_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use cli_support::{SKILLET, write_skill};
+use serve_support::{HttpServer, ServeHttp};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The Python with selenium, when it and the browser are installed.
+fn browser_python() -> Option<PathBuf> {
+    let python = std::env::var_os("SKILLET_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    let has_selenium = std::process::Command::new(&python)
+        .args(["-c", "import selenium"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let chromium = std::env::var_os("CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    let driver = std::env::var_os("CHROMEDRIVER")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromedriver"), PathBuf::from);
+    if has_selenium && chromium.exists() && driver.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set but the browser test cannot run: selenium in {} {has_selenium}, {} {}, {} {}",
+        python.display(),
+        chromium.display(),
+        chromium.exists(),
+        driver.display(),
+        driver.exists()
+    );
+    eprintln!(
+        "\n==== SKIPPED web console browser test: needs selenium in $SKILLET_PYTHON / .venv and \
+         Debian chromium + chromium-driver ====\n"
+    );
+    None
+}
+
+/// `ticket-triage` (a nested object with an enum, a default, a `not` only the server checks, a
+/// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s) and `needs-a-tool` (Blocked).
+fn write_skills(root: &Path) {
+    let dir = root.join("ticket-triage");
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: ticket-triage\ndescription: Route a support ticket to a queue.\nmetadata:\n  \
+         a2a-tags: '[\"support\"]'\n  a2e-category: operations\n  a2e-version: 1.2.0\n  \
+         a2a-input-schema: assets/input.schema.json\n  a2a-output-schema: assets/output.schema.json\n  \
+         a2e-tools: '[\"calculator\"]'\n  a2e-max-turns: '4'\n---\n\
+         You triage support tickets. Ticket: {{ ticket }}; copies: {{ copies }}.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("assets/input.schema.json"),
+        r#"{"type":"object","properties":{
+            "ticket":{"type":"object","description":"The ticket as filed.","properties":{
+                "title":{"type":"string","minLength":1,"maxLength":80},
+                "priority":{"enum":["low","normal","high"]}},
+              "required":["title","priority"],"additionalProperties":false},
+            "copies":{"type":"integer","minimum":1,"default":1,"not":{"const":13},"description":"How many copies to route (never 13)."}},
+          "required":["ticket","copies"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("assets/output.schema.json"),
+        r#"{"type":"object","properties":{"queue":{"type":"string"},"copies":{"type":"integer"}},"required":["queue","copies"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        "rules:\n  - name: triage/count\n    when: {system_contains: \"You triage support tickets\", tool_results: false}\n    \
+         reply:\n      tool_calls:\n        - name: calculator\n          arguments: {expression: \"2 * 3\"}\n  \
+         - name: triage/answer\n    when: {system_contains: \"You triage support tickets\", tool_result_contains: \"6\"}\n    \
+         reply: {json: {queue: urgent, copies: 6}}\n",
+    )
+    .unwrap();
+    write_skill(root, "slow-echo", 30_000, "{json: {echo: \"late\"}}");
+    let blocked = root.join("needs-a-tool");
+    std::fs::create_dir_all(&blocked).unwrap();
+    std::fs::write(
+        blocked.join("SKILL.md"),
+        "---\nname: needs-a-tool\ndescription: Needs a tool nobody provides.\nmetadata:\n  \
+         a2e-tools: '[\"nonexistent_tool\"]'\n---\nUse the tool.\n",
+    )
+    .unwrap();
+}
+
+async fn serve(cwd: &Path, skills: &Path) -> HttpServer {
+    ServeHttp::new(SKILLET)
+        .cwd(cwd)
+        .skills_dir(skills)
+        .spawn()
+        .await
+}
+
+async fn drive(python: &Path, base: &str, phase: &str) {
+    let script = repo_root().join("cli/tests/python/console_browser.py");
+    let mut command = tokio::process::Command::new(python);
+    command.arg(&script).arg(base).arg(phase);
+    if let Some(dir) = std::env::var_os("SKILLET_CONSOLE_SCREENSHOTS") {
+        command.arg(dir);
+    }
+    let output = tokio::time::timeout(std::time::Duration::from_secs(240), command.output())
+        .await
+        .expect("the browser script finishes within 240 s")
+        .expect("run the browser script");
+    assert!(
+        output.status.success(),
+        "browser phase {phase} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_history_across_a_restart()
+{
+    let Some(python) = browser_python() else {
+        return;
+    };
+    let skills = tempfile::tempdir().unwrap();
+    write_skills(skills.path());
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[console]\nhistory_db = \"state.db\"\ncapture_content = true\n",
+    )
+    .unwrap();
+    let server = serve(cwd.path(), skills.path()).await;
+    drive(&python, &server.base, "run").await;
+    drop(server);
+    let server = serve(cwd.path(), skills.path()).await;
+    drive(&python, &server.base, "restarted").await;
+}

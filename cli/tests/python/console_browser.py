@@ -1,0 +1,215 @@
+"""Drives the web console of a running `skillet serve --http` in headless Chromium (Selenium).
+
+Usage: console_browser.py BASE_URL PHASE [SCREENSHOT_DIR]
+
+Phase `run`: open the skills page, filter it, open `ticket-triage`, fill its generated form (a
+nested object with an enum), submit an invalid value (the field error is shown and nothing is
+sent), submit one only the server refuses (its violation shown at the field), run it on mock-llm and see its turns, its tool call and the validated result; cancel a
+slow run; find both runs in the history after a reload; re-open a run.
+Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history.
+Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
+written there (docs/console/ in the repository).
+"""
+
+import json
+import os
+import sys
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+BASE = sys.argv[1].rstrip("/")
+PHASE = sys.argv[2]
+SHOTS = sys.argv[3] if len(sys.argv) > 3 else None
+
+
+def driver():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,900", "--force-color-profile=srgb", "--hide-scrollbars"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(options=options, service=service)
+
+
+def wait(d, seconds=20):
+    return WebDriverWait(d, seconds)
+
+
+def shot(d, name, width=1280):
+    if not SHOTS:
+        return
+    os.makedirs(SHOTS, exist_ok=True)
+    d.set_window_size(width, 900)
+    height = d.execute_script("return Math.min(document.documentElement.scrollHeight, 2400)")
+    d.set_window_size(width, max(height, 600))
+    d.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+    d.set_window_size(1280, 900)
+
+
+def errors_in_log(d):
+    return [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def history_runs():
+    with urllib.request.urlopen(f"{BASE}/console/api/runs") as r:
+        return json.load(r)["runs"]
+
+
+def visible_cards(d):
+    return [c.get_attribute("data-skill") for c in d.find_elements(By.CSS_SELECTOR, "#skill-list .card")]
+
+
+def phase_run(d):
+    d.get(f"{BASE}/")
+    wait(d).until(lambda d: len(visible_cards(d)) >= 3)
+    everything = visible_cards(d)
+    assert "ticket-triage" in everything and "slow-echo" in everything, everything
+    # Blocked skills say what they miss.
+    blocked = d.find_element(By.CSS_SELECTOR, '.card[data-skill="needs-a-tool"] .blocked').text
+    assert "Blocked" in blocked and "nonexistent_tool" in blocked, blocked
+    shot(d, "skills")
+    if SHOTS:
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                          {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        shot(d, "skills-dark")
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    # Filter by tag, then by text.
+    Select(d.find_element(By.ID, "skill-tag")).select_by_visible_text("support")
+    assert visible_cards(d) == ["ticket-triage"], visible_cards(d)
+    Select(d.find_element(By.ID, "skill-tag")).select_by_value("")
+    search = d.find_element(By.ID, "skill-search")
+    search.send_keys("slow")
+    assert visible_cards(d) == ["slow-echo"], visible_cards(d)
+    search.clear()
+    search.send_keys("triage")
+    assert visible_cards(d) == ["ticket-triage"], visible_cards(d)
+    shot(d, "skills-phone", width=390)
+    d.find_element(By.CSS_SELECTOR, '.card[data-skill="ticket-triage"]').click()
+
+    # The skill view with its generated form.
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "skill-title"), "ticket-triage"))
+    md = d.find_element(By.ID, "skill-md").get_attribute("textContent")
+    assert "You triage support tickets" in md, md
+    priority = Select(d.find_element(By.CSS_SELECTOR, 'select[name="/ticket/priority"]'))
+    assert [o.text for o in priority.options] == ["—", "low", "normal", "high"], [o.text for o in priority.options]
+    title = d.find_element(By.CSS_SELECTOR, '[name="/ticket/title"]')
+    count = d.find_element(By.CSS_SELECTOR, 'input[name="/copies"]')
+    assert count.get_attribute("value") == "1", "the schema's default is filled in"
+    required = d.find_elements(By.CSS_SELECTOR, '[data-path="/ticket/title"] .required')
+    assert required, "required fields are marked"
+
+    # An invalid value: shown at its field, nothing sent.
+    before = len(history_runs())
+    count.clear()
+    count.send_keys("0")
+    priority.select_by_visible_text("high")
+    d.find_element(By.ID, "run-button").click()
+    copies_error = d.find_element(By.CSS_SELECTOR, '[data-error-for="/copies"]').text
+    title_error = d.find_element(By.CSS_SELECTOR, '[data-error-for="/ticket/title"]').text
+    assert "≥ 1" in copies_error, copies_error
+    assert "required" in title_error, title_error
+    assert not d.find_element(By.ID, "run-timeline").is_displayed(), "nothing ran"
+    assert len(history_runs()) == before, "an invalid form sent a call"
+    shot(d, "form-errors")
+
+    # A value only the server refuses (`not`): its violation is shown at its field.
+    title.send_keys("Printer on fire")
+    count.clear()
+    count.send_keys("13")
+    d.find_element(By.ID, "run-button").click()
+    wait(d).until(EC.text_to_be_present_in_element(
+        (By.CSS_SELECTOR, '#run-timeline [data-testid="result"]'), "Refused: schema_violation"))
+    wait(d).until(lambda d: d.find_element(By.CSS_SELECTOR, '[data-error-for="/copies"]').text)
+    assert "/copies" not in d.find_element(By.ID, "form-error").text, "the violation went to its field"
+
+    # A valid run on mock-llm: turns, the tool call, the validated result.
+    count.clear()
+    count.send_keys("2")
+    d.find_element(By.ID, "run-button").click()
+    result = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, '#run-timeline [data-testid="result"]')))
+    wait(d).until(lambda d: "Succeeded" in result.text)
+    assert "valid: the output matches the output schema" in result.text, result.text
+    assert '"queue": "urgent"' in result.text, result.text
+    turns = d.find_elements(By.CSS_SELECTOR, "#run-timeline .turn")
+    assert len(turns) == 2, len(turns)
+    tool = d.find_element(By.CSS_SELECTOR, "#run-timeline details.tool summary")
+    assert "calculator" in tool.text and "result" in tool.text, tool.text
+    tool.click()
+    assert "2 * 3" in d.find_element(By.CSS_SELECTOR, "#run-timeline details.tool").text
+    d.find_element(By.ID, "copy-curl").click()
+    curl = d.find_element(By.ID, "copy-box").get_attribute("value")
+    assert curl.startswith("curl -N -X POST") and "ticket-triage" in curl, curl
+    shot(d, "run")
+
+    # Cancel a slow run.
+    d.get(f"{BASE}/#/skill/slow-echo")
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "skill-title"), "slow-echo"))
+    d.find_element(By.CSS_SELECTOR, '[name="/text"]').send_keys("take your time")
+    d.find_element(By.ID, "run-button").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#run-timeline .turn"), "Turn 1"))
+    d.find_element(By.ID, "cancel-button").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, '#run-timeline [data-testid="result"]'), "Cancelled"))
+
+    # The history, after a reload: both runs; one re-opened.
+    d.get(f"{BASE}/#/history")
+    d.refresh()
+    wait(d).until(lambda d: {"ticket-triage", "slow-echo"} <= {
+        r.find_elements(By.TAG_NAME, "td")[1].text
+        for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")
+    })
+    rows = d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")
+    slow = [r for r in rows if r.find_elements(By.TAG_NAME, "td")[1].text == "slow-echo"][0]
+    assert "success" not in slow.text, slow.text
+    shot(d, "history")
+    Select(d.find_element(By.ID, "h-outcome")).select_by_visible_text("success")
+    d.find_element(By.CSS_SELECTOR, "#history-filters button").click()
+    wait(d).until(lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")]
+                  and all("success" in r.text and "ticket-triage" in r.text
+                          for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+    triage = [r for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr") if "ticket-triage" in r.text][0]
+    triage.find_element(By.TAG_NAME, "a").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "ticket-triage"))
+    replayed = d.find_element(By.CSS_SELECTOR, '#run-replay [data-testid="result"]').text
+    assert "Succeeded" in replayed, replayed
+    assert "Printer on fire" in d.find_element(By.ID, "run-input").text
+    shot(d, "run-record")
+    # Re-run with the same input fills the form.
+    d.find_element(By.ID, "rerun-button").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "skill-title"), "ticket-triage"))
+    filled = d.find_element(By.CSS_SELECTOR, '[name="/ticket/title"]').get_attribute("value")
+    assert filled == "Printer on fire", filled
+
+
+def phase_restarted(d):
+    d.get(f"{BASE}/#/history")
+    wait(d).until(lambda d: any(
+        "ticket-triage" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+
+
+def main():
+    d = driver()
+    try:
+        try:
+            {"run": phase_run, "restarted": phase_restarted}[PHASE](d)
+        except Exception:
+            # What the page showed, for the failure report.
+            print("URL:", d.current_url, file=sys.stderr)
+            print("notice:", d.find_element(By.ID, "notice").text, file=sys.stderr)
+            print("browser log:", d.get_log("browser"), file=sys.stderr)
+            raise
+        errors = errors_in_log(d)
+        assert not errors, f"the browser logged errors: {errors}"
+    finally:
+        d.quit()
+    print(f"console browser phase {PHASE}: ok")
+
+
+if __name__ == "__main__":
+    main()

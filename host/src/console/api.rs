@@ -1,0 +1,212 @@
+//! The console's JSON routes under `/console/api/` (the table is in `super`'s docs). Every
+//! answer is JSON with the console's security headers; every refusal is one JSON body
+//! `{"error": CODE, "message": WHY}` with its 4xx status: `not_found` (an unknown skill — or one
+//! the caller may not see, the two are not told apart —, an unknown run id, an unknown route),
+//! `bad_request` (a bad filter, a run id that is not a number), `no_history` (the history is
+//! off), and 500 `history_failed` when the database fails.
+//!
+//! Not here: the page (`super::assets`), the store (`super::history`).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+use skillet_protocol::SkillDiscoverRequest;
+
+use super::ConsoleOptions;
+use super::query::RunFilter;
+use crate::auth::http::caller_of;
+use crate::core::HostCore;
+
+/// The largest `SKILL.md` the skill view shows.
+const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
+
+#[derive(Clone)]
+struct ApiState {
+    core: HostCore,
+    options: Arc<ConsoleOptions>,
+}
+
+/// The JSON routes.
+pub fn router(core: HostCore, options: ConsoleOptions) -> Router {
+    let state = ApiState {
+        core,
+        options: Arc::new(options),
+    };
+    Router::new()
+        .route("/console/api/info", get(info))
+        .route("/console/api/skills", get(skills))
+        .route("/console/api/skills/{name}", get(skill))
+        .route("/console/api/runs", get(runs))
+        .route("/console/api/runs/{id}", get(run))
+        .route("/console/api/{*rest}", get(unknown_route))
+        .with_state(state)
+}
+
+/// A JSON answer with the console's headers.
+fn json_answer(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, axum::Json(body)).into_response();
+    super::assets::secure(response.headers_mut());
+    response
+}
+
+fn refusal(status: StatusCode, error: &str, message: impl Into<String>) -> Response {
+    json_answer(status, &json!({"error": error, "message": message.into()}))
+}
+
+async fn unknown_route() -> Response {
+    refusal(StatusCode::NOT_FOUND, "not_found", "no such console route")
+}
+
+async fn info(State(state): State<ApiState>) -> Response {
+    let options = &state.options;
+    json_answer(
+        StatusCode::OK,
+        &json!({
+            "history": options.history.is_some(),
+            "capture_content": options.capture_content,
+            "model_override": options.model_override,
+            "auth": state.core.access().is_some(),
+            "max_concurrent_calls": state.core.max_concurrent_calls(),
+        }),
+    )
+}
+
+async fn skills(State(state): State<ApiState>, request: Request) -> Response {
+    let caller = caller_of(request.extensions());
+    let skills = state
+        .core
+        .discover_as(&caller, &SkillDiscoverRequest::default())
+        .skills;
+    json_answer(StatusCode::OK, &json!({ "skills": skills }))
+}
+
+async fn skill(
+    State(state): State<ApiState>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let caller = caller_of(request.extensions());
+    let found = state
+        .core
+        .discover_as(&caller, &SkillDiscoverRequest::default())
+        .skills
+        .into_iter()
+        .find(|s| s.name == name);
+    let Some(definition) = found else {
+        return refusal(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no skill `{name}` here"),
+        );
+    };
+    let service = Arc::clone(state.core.service());
+    let lookup = name.clone();
+    // Reading the file is blocking work: off the runtime.
+    let skill_md = tokio::task::spawn_blocking(move || {
+        service
+            .skill_folder(&lookup)
+            .and_then(|folder| folder.read("SKILL.md", MAX_SKILL_MD_BYTES).ok())
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    })
+    .await
+    .unwrap_or(None);
+    json_answer(
+        StatusCode::OK,
+        &json!({ "skill": definition, "skill_md": skill_md }),
+    )
+}
+
+fn no_history() -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "no_history",
+        "the run history is off on this server ([console] history = false)",
+    )
+}
+
+fn failed(error: &impl std::fmt::Display) -> Response {
+    tracing::warn!(error = %error, "console: the run history failed");
+    refusal(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "history_failed",
+        "the run history could not be read (see the server log)",
+    )
+}
+
+async fn runs(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Response {
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
+    };
+    let pairs: Vec<(String, String)> = form_urlencoded_pairs(query.as_deref().unwrap_or_default());
+    let filter = match RunFilter::from_pairs(pairs) {
+        Ok(filter) => filter,
+        Err(e) => return refusal(StatusCode::BAD_REQUEST, "bad_request", e.0),
+    };
+    match history.list(filter).await {
+        Ok(runs) => json_answer(StatusCode::OK, &json!({ "runs": runs })),
+        Err(e) => failed(&e),
+    }
+}
+
+async fn run(State(state): State<ApiState>, Path(id): Path<String>) -> Response {
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
+    };
+    let Some(id) = id.parse::<i64>().ok().filter(|id| *id > 0) else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("a run id is a positive number, not {id:?}"),
+        );
+    };
+    match history.get(id).await {
+        Ok(Some(record)) => json_answer(StatusCode::OK, &json!({ "run": record })),
+        Ok(None) => refusal(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no run {id} in the history (never recorded, or pruned)"),
+        ),
+        Err(e) => failed(&e),
+    }
+}
+
+/// `application/x-www-form-urlencoded` pairs (`+` is a space, `%XX` decoded; bytes that do not
+/// decode to UTF-8 are replaced).
+fn form_urlencoded_pairs(query: &str) -> Vec<(String, String)> {
+    let decode = |text: &str| {
+        let spaced = text.replace('+', " ");
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::form_urlencoded_pairs;
+
+    #[test]
+    fn query_pairs_are_decoded() {
+        assert_eq!(
+            form_urlencoded_pairs("skill=a+b&model=x%2Fy&&flag"),
+            vec![
+                ("skill".to_owned(), "a b".to_owned()),
+                ("model".to_owned(), "x/y".to_owned()),
+                ("flag".to_owned(), String::new()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,124 @@
+// The console's entry point: hash routing between the views (#/skills, #/skill/NAME,
+// #/history, #/run/ID), the API key dialog, keyboard shortcuts, notices.
+
+import { getJson, ApiError, apiKey, setApiKey } from "./api.js";
+import { loadSkills, renderSkills, showSkill, skillNames } from "./skills.js";
+import { prepareRun, setInfo, wireRun } from "./run.js";
+import { loadHistory, showRun, fillSkillFilter } from "./history.js";
+
+const $ = (id) => document.getElementById(id);
+const VIEWS = ["view-skills", "view-skill", "view-history", "view-run"];
+
+let info = null;
+let rerun = null; // {skill, arguments} carried from a recorded run to the skill view
+
+function notice(text) {
+  $("notice").hidden = !text;
+  $("notice").textContent = text || "";
+}
+
+function show(view) {
+  for (const v of VIEWS) $(v).hidden = v !== view;
+  $("nav-skills").toggleAttribute("aria-current", view === "view-skills" || view === "view-skill");
+  if ($("nav-skills").hasAttribute("aria-current")) $("nav-skills").setAttribute("aria-current", "page");
+  $("nav-history").toggleAttribute("aria-current", view === "view-history" || view === "view-run");
+  if ($("nav-history").hasAttribute("aria-current")) $("nav-history").setAttribute("aria-current", "page");
+}
+
+function askKey(message) {
+  $("key-error").textContent = message || "";
+  $("key-input").value = "";
+  if (!$("key-dialog").open) $("key-dialog").showModal();
+}
+
+async function ensureInfo() {
+  if (!info) {
+    info = await getJson("/console/api/info");
+    setInfo(info);
+    $("key-button").hidden = !info.auth;
+  }
+  return info;
+}
+
+async function route() {
+  const hash = location.hash || "#/skills";
+  const [, view, arg] = /^#\/([a-z]+)(?:\/(.*))?$/.exec(hash) || [null, "skills", null];
+  notice("");
+  try {
+    await ensureInfo();
+    if (view === "skill" && arg) {
+      show("view-skill");
+      const { skill } = await showSkill(decodeURIComponent(arg));
+      const carried = rerun && rerun.skill === skill.name ? rerun.arguments : undefined;
+      rerun = null;
+      prepareRun(skill, carried);
+      document.title = `${skill.name} — Skillet console`;
+    } else if (view === "history") {
+      show("view-history");
+      if (!skillNames().length) await loadSkills().catch(() => {});
+      fillSkillFilter(skillNames());
+      await loadHistory(false);
+      document.title = "History — Skillet console";
+    } else if (view === "run" && arg) {
+      show("view-run");
+      const run = await showRun(arg);
+      $("rerun-button").onclick = () => {
+        rerun = { skill: run.skill, arguments: run.arguments };
+        location.hash = `#/skill/${encodeURIComponent(run.skill)}`;
+      };
+      document.title = `Run ${run.id} — Skillet console`;
+    } else {
+      show("view-skills");
+      await loadSkills();
+      document.title = "Skills — Skillet console";
+    }
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      askKey(apiKey() ? "That key was refused." : "");
+    } else if (e instanceof ApiError && e.status === 403) {
+      notice("This key may not use the console: it needs the console scope.");
+    } else {
+      notice(e.message || String(e));
+    }
+  }
+}
+
+function wire() {
+  $("skill-filters").addEventListener("input", renderSkills);
+  // Selects also on `change`; the search box only on `input` (its `change` on blur would redraw
+  // the list under the click that blurred it).
+  for (const id of ["skill-tag", "skill-category", "skill-status"]) $(id).addEventListener("change", renderSkills);
+  $("skill-filters").addEventListener("submit", (e) => e.preventDefault());
+  $("history-filters").addEventListener("submit", (e) => {
+    e.preventDefault();
+    loadHistory(false).catch((err) => notice(err.message));
+  });
+  $("history-more").addEventListener("click", () => loadHistory(true).catch((err) => notice(err.message)));
+  $("key-button").addEventListener("click", () => askKey(""));
+  $("key-form").addEventListener("submit", () => {
+    setApiKey($("key-input").value.trim());
+    info = null;
+    route();
+  });
+  $("key-forget").addEventListener("click", () => {
+    setApiKey("");
+    $("key-dialog").close();
+  });
+  document.addEventListener("skillet:auth", () => askKey("The server asked for a key."));
+  document.addEventListener("keydown", (e) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    if (e.key === "/" && !typing) {
+      e.preventDefault();
+      location.hash = "#/skills";
+      $("skill-search").focus();
+    }
+  });
+  wireRun();
+  window.addEventListener("hashchange", () => {
+    route();
+    $("main").focus({ preventScroll: true });
+  });
+}
+
+wire();
+route();

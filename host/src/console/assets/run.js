@@ -1,0 +1,172 @@
+// The run panel of the skill view: the generated form (or raw JSON), the model override the
+// host allows, validation in the browser (nothing is sent while a field is wrong) and again by
+// the server (its violations shown at their fields), the run over POST /a2e with SSE into the
+// live timeline, cancel (closing the stream cancels the call), copy as curl / JSON.
+
+import { streamCall, newId, asCurl, ApiError } from "./api.js";
+import { buildForm, validate, serverViolations } from "./form.js";
+import { Timeline } from "./timeline.js";
+
+const $ = (id) => document.getElementById(id);
+
+let current = null; // { skill, form }
+let running = null; // AbortController
+let info = {};
+
+export function setInfo(i) {
+  info = i || {};
+  const o = info.model_override;
+  $("override").hidden = !o;
+  if (!o) return;
+  const providers = $("override-provider");
+  providers.replaceChildren(new Option("— none —", ""));
+  for (const p of o.providers) providers.append(new Option(p, p));
+  const bases = $("override-base-url");
+  bases.replaceChildren(new Option("default", ""));
+  for (const b of o.base_urls) bases.append(new Option(b, b));
+  const models = $("override-models");
+  models.replaceChildren();
+  for (const m of o.models) if (!/[*?[]/.test(m)) models.append(new Option(m, m));
+}
+
+function mode() {
+  return document.querySelector('input[name="mode"]:checked').value;
+}
+
+export function prepareRun(skill, args) {
+  const schema = skill.input_schema || {};
+  const form = buildForm(schema, $("form-fields"));
+  current = { skill, form };
+  if (args) form.set(args);
+  $("raw-json").value = JSON.stringify(args || form.get(), null, 2);
+  $("raw-json-error").textContent = "";
+  $("form-error").textContent = "";
+  $("copy-box").hidden = true;
+  $("run-timeline").hidden = true;
+  const published = skill.status === "Published";
+  $("run-button").disabled = !published;
+  $("run-button").title = published ? "" : `a ${skill.status} skill does not run`;
+  setMode("form");
+}
+
+function setMode(m) {
+  document.querySelector(`input[name="mode"][value="${m}"]`).checked = true;
+  $("form-fields").hidden = m !== "form";
+  $("json-field").hidden = m !== "json";
+}
+
+function switchMode(to) {
+  if (!current) return;
+  if (to === "json") {
+    $("raw-json").value = JSON.stringify(current.form.get(), null, 2);
+    setMode("json");
+  } else {
+    const parsed = parseRaw();
+    if (parsed === undefined) {
+      setMode("json");
+      return;
+    }
+    current.form.set(parsed);
+    setMode("form");
+  }
+}
+
+function parseRaw() {
+  $("raw-json-error").textContent = "";
+  try {
+    const v = JSON.parse($("raw-json").value || "{}");
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("arguments must be a JSON object");
+    return v;
+  } catch (e) {
+    $("raw-json-error").textContent = `not a JSON object: ${e.message}`;
+    return undefined;
+  }
+}
+
+function collect() {
+  return mode() === "json" ? parseRaw() : current.form.get();
+}
+
+function llmOverride() {
+  const o = info.model_override;
+  if (!o) return undefined;
+  const provider = $("override-provider").value;
+  const model = $("override-model").value.trim();
+  if (!provider && !model) return undefined;
+  const config = {};
+  if (model) config.model = model;
+  if ($("override-base-url").value) config.base_url = $("override-base-url").value;
+  return { provider_name: provider || (o.providers[0] || "openai"), provider_config: config };
+}
+
+function request(args) {
+  const req = { type: "skill/call/req", id: newId(), name: current.skill.name, arguments: args, streaming: true };
+  const o = llmOverride();
+  if (o) req.llm_override = o;
+  return req;
+}
+
+// Shows `errors` at their fields (form mode) or under the JSON (raw mode).
+function showErrors(errors) {
+  current.form.clearErrors();
+  const left = mode() === "form" ? current.form.showErrors(errors) : errors.map((e) => `${e.path || "(root)"}: ${e.message}`);
+  $("form-error").textContent = left.length ? left.join("; ") : errors.length ? `${errors.length} field${errors.length > 1 ? "s" : ""} to fix` : "";
+}
+
+async function run(event) {
+  event.preventDefault();
+  if (!current || running) return;
+  const args = collect();
+  if (args === undefined) return;
+  const errors = validate(current.skill.input_schema || {}, args);
+  showErrors(errors);
+  if (errors.length) return;
+  const req = request(args);
+  const timeline = new Timeline($("run-timeline"));
+  running = new AbortController();
+  $("run-button").disabled = true;
+  $("cancel-button").hidden = false;
+  try {
+    await streamCall(req, (msg) => {
+      timeline.message(msg);
+      if (msg.type === "skill/call/resp" && msg.error && msg.error.code === "schema_violation") {
+        showErrors(serverViolations(msg.error.message));
+      }
+    }, running.signal);
+  } catch (e) {
+    if (e.name === "AbortError") timeline.cancelled();
+    else if (e instanceof ApiError && e.status === 401) {
+      timeline.failed("authentication required: set an API key");
+      document.dispatchEvent(new CustomEvent("skillet:auth"));
+    } else timeline.failed(e.message);
+  } finally {
+    running = null;
+    $("run-button").disabled = false;
+    $("cancel-button").hidden = true;
+  }
+}
+
+function copy(text) {
+  const box = $("copy-box");
+  box.hidden = false;
+  box.value = text;
+  box.select();
+  if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).catch(() => {});
+}
+
+export function wireRun() {
+  $("run-form").addEventListener("submit", run);
+  $("cancel-button").addEventListener("click", () => running && running.abort());
+  document.querySelectorAll('input[name="mode"]').forEach((r) => r.addEventListener("change", () => switchMode(r.value)));
+  $("copy-curl").addEventListener("click", () => {
+    const args = collect();
+    if (args !== undefined) copy(asCurl(request(args)));
+  });
+  $("copy-json").addEventListener("click", () => {
+    const args = collect();
+    if (args !== undefined) copy(JSON.stringify(request(args), null, 2));
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && running) running.abort();
+  });
+}

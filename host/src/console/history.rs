@@ -1,0 +1,523 @@
+//! The run history: every call the host core answered, from any door, in SQLite
+//! (`[console] history_db`; the `console_runs` table, beside whatever else shares the file).
+//!
+//! - one writer thread owns a connection and takes rows from a bounded queue, so recording
+//!   never blocks a call (a full queue drops the row with a warning); after each insert it
+//!   prunes to the count and age bounds ([`HistoryLimits`]);
+//! - reads run on the blocking pool over a second connection; each first waits until the rows
+//!   queued before it are written, so a run whose answer a client has seen is listed;
+//! - the file is in WAL mode with a busy timeout, so another process or another table's writer
+//!   (durable A2A tasks share the default file) waits instead of failing;
+//! - input and answer are kept only when content capture is on; otherwise a row holds the
+//!   skill, caller, outcome, error code, model, duration, usage and cost — no text of the run.
+//!
+//! Not here: parsing the list's query string (`super::query`), the HTTP routes (`super::api`).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::query::{Outcome, RunFilter};
+use crate::record::{CallRecorder, FinishedCall};
+
+/// Default most runs kept.
+pub const DEFAULT_MAX_RUNS: u32 = 1000;
+/// Default longest a run is kept.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Rows waiting for the writer before new ones are dropped.
+const QUEUE: usize = 1024;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS console_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    req_id TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    duration_ms INTEGER,
+    outcome TEXT NOT NULL,
+    error_code TEXT,
+    error TEXT,
+    model TEXT,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cost REAL,
+    currency TEXT,
+    turns INTEGER,
+    arguments TEXT,
+    response TEXT
+);
+CREATE INDEX IF NOT EXISTS console_runs_started ON console_runs (started_at);
+CREATE INDEX IF NOT EXISTS console_runs_skill ON console_runs (skill, id);
+";
+
+/// How much history is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryLimits {
+    /// The most runs (older ones are deleted first).
+    pub max_runs: u32,
+    /// The longest a run is kept.
+    pub max_age: Duration,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            max_runs: DEFAULT_MAX_RUNS,
+            max_age: DEFAULT_MAX_AGE,
+        }
+    }
+}
+
+/// Why the history could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The database (or its directory) could not be opened or created.
+    #[error("history database {path}: {message}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite or the file system said.
+        message: String,
+    },
+    /// A query failed.
+    #[error("history database: {0}")]
+    Query(String),
+}
+
+/// One finished call as stored.
+#[derive(Debug, Clone, Default)]
+struct Row {
+    req_id: String,
+    skill: String,
+    caller: String,
+    started_at: f64,
+    finished_at: f64,
+    duration_ms: Option<i64>,
+    outcome: &'static str,
+    error_code: Option<String>,
+    error: Option<String>,
+    model: Option<String>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    cost: Option<f64>,
+    currency: Option<String>,
+    turns: Option<i64>,
+    arguments: Option<String>,
+    response: Option<String>,
+}
+
+enum Job {
+    Insert(Box<Row>),
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// A run as listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The history's id of the run (not the call id: those repeat across doors).
+    pub id: i64,
+    /// The call's id.
+    pub req_id: String,
+    /// The skill.
+    pub skill: String,
+    /// Who called (an identity id, `local` or `anonymous`).
+    pub caller: String,
+    /// When it was admitted (seconds since the Unix epoch).
+    pub started_at: f64,
+    /// When it answered.
+    pub finished_at: f64,
+    /// The result's duration, when it ran.
+    pub duration_ms: Option<i64>,
+    /// `success`, `failure` or `rejected`.
+    pub outcome: String,
+    /// The result's or the rejection's error code.
+    pub error_code: Option<String>,
+    /// The model of its first turn (or the override's).
+    pub model: Option<String>,
+    /// Input tokens over all turns, when reported.
+    pub input_tokens: Option<i64>,
+    /// Output tokens over all turns, when reported.
+    pub output_tokens: Option<i64>,
+    /// The cost estimate's amount.
+    pub cost: Option<f64>,
+    /// Its currency.
+    pub currency: Option<String>,
+    /// Turns used.
+    pub turns: Option<i64>,
+    /// Whether the input and answer were kept.
+    pub content_kept: bool,
+}
+
+/// A run with what was kept of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// Its summary.
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    /// The error message (only with content capture).
+    pub error: Option<String>,
+    /// The call's arguments (only with content capture).
+    pub arguments: Option<Value>,
+    /// The whole `skill/call/resp` (only with content capture).
+    pub response: Option<Value>,
+}
+
+/// The history database. Share it in an `Arc`.
+#[derive(Debug)]
+pub struct History {
+    path: PathBuf,
+    reader: Arc<Mutex<Connection>>,
+    jobs: SyncSender<Job>,
+}
+
+impl History {
+    /// Opens (creating it and its directory when missing) the database at `path` and starts
+    /// its writer thread.
+    pub fn open(path: &Path, limits: HistoryLimits) -> Result<History, HistoryError> {
+        let open_error = |message: String| HistoryError::Open {
+            path: path.to_path_buf(),
+            message,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
+        }
+        let writer = connect(path).map_err(open_error)?;
+        writer
+            .execute_batch(SCHEMA)
+            .map_err(|e| open_error(e.to_string()))?;
+        let reader = connect(path).map_err(open_error)?;
+        let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        std::thread::Builder::new()
+            .name("skillet-history".into())
+            .spawn(move || write_loop(&writer, &queue, limits))
+            .map_err(|e| open_error(format!("cannot start its writer thread: {e}")))?;
+        Ok(History {
+            path: path.to_path_buf(),
+            reader: Arc::new(Mutex::new(reader)),
+            jobs,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn push(&self, row: Row) {
+        match self.jobs.try_send(Job::Insert(Box::new(row))) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                tracing::warn!("run history: the writer is behind; a run was not recorded");
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                tracing::warn!("run history: the writer stopped; a run was not recorded");
+            }
+        }
+    }
+
+    /// Waits until every row queued before this call is written.
+    pub async fn flush(&self) {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let jobs = self.jobs.clone();
+        // `send` blocks only while the queue is full: off the runtime.
+        let sent = tokio::task::spawn_blocking(move || jobs.send(Job::Flush(done)).is_ok()).await;
+        if sent.unwrap_or(false) {
+            let _ = wait.await;
+        }
+    }
+
+    /// The runs matching `filter`, newest first.
+    pub async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, HistoryError> {
+        self.flush().await;
+        self.read(move |conn| list(conn, &filter)).await
+    }
+
+    /// The run `id`, or `None` when there is none (never recorded, or pruned).
+    pub async fn get(&self, id: i64) -> Result<Option<RunRecord>, HistoryError> {
+        self.flush().await;
+        self.read(move |conn| get(conn, id)).await
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        query: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, HistoryError> {
+        let reader = Arc::clone(&self.reader);
+        tokio::task::spawn_blocking(move || {
+            let conn = reader.lock().unwrap_or_else(PoisonError::into_inner);
+            query(&conn).map_err(|e| HistoryError::Query(e.to_string()))
+        })
+        .await
+        .map_err(|e| HistoryError::Query(e.to_string()))?
+    }
+}
+
+fn connect(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(5))
+        .map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+fn write_loop(conn: &Connection, queue: &Receiver<Job>, limits: HistoryLimits) {
+    while let Ok(job) = queue.recv() {
+        match job {
+            Job::Insert(row) => {
+                if let Err(e) =
+                    insert(conn, &row).and_then(|()| prune(conn, limits, row.finished_at))
+                {
+                    tracing::warn!(error = %e, "run history: a run was not recorded");
+                }
+            }
+            Job::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
+    let Row {
+        req_id,
+        skill,
+        caller,
+        started_at,
+        finished_at,
+        duration_ms,
+        outcome,
+        error_code,
+        error,
+        model,
+        input_tokens,
+        output_tokens,
+        cost,
+        currency,
+        turns,
+        arguments,
+        response,
+    } = row;
+    conn.execute(
+        "INSERT INTO console_runs (req_id, skill, caller, started_at, finished_at, duration_ms,
+            outcome, error_code, error, model, input_tokens, output_tokens, cost, currency, turns,
+            arguments, response)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            req_id,
+            skill,
+            caller,
+            started_at,
+            finished_at,
+            duration_ms,
+            outcome,
+            error_code,
+            error,
+            model,
+            input_tokens,
+            output_tokens,
+            cost,
+            currency,
+            turns,
+            arguments,
+            response
+        ],
+    )?;
+    Ok(())
+}
+
+fn prune(conn: &Connection, limits: HistoryLimits, now: f64) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM console_runs WHERE started_at < ?1",
+        params![now - limits.max_age.as_secs_f64()],
+    )?;
+    conn.execute(
+        "DELETE FROM console_runs WHERE id <= (SELECT id FROM console_runs ORDER BY id DESC
+         LIMIT 1 OFFSET ?1)",
+        params![limits.max_runs],
+    )?;
+    Ok(())
+}
+
+const SUMMARY_COLUMNS: &str = "id, req_id, skill, caller, started_at, finished_at, duration_ms,
+    outcome, error_code, model, input_tokens, output_tokens, cost, currency, turns,
+    arguments IS NOT NULL OR response IS NOT NULL";
+
+fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
+    Ok(RunSummary {
+        id: row.get(0)?,
+        req_id: row.get(1)?,
+        skill: row.get(2)?,
+        caller: row.get(3)?,
+        started_at: row.get(4)?,
+        finished_at: row.get(5)?,
+        duration_ms: row.get(6)?,
+        outcome: row.get(7)?,
+        error_code: row.get(8)?,
+        model: row.get(9)?,
+        input_tokens: row.get(10)?,
+        output_tokens: row.get(11)?,
+        cost: row.get(12)?,
+        currency: row.get(13)?,
+        turns: row.get(14)?,
+        content_kept: row.get(15)?,
+    })
+}
+
+fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummary>> {
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM console_runs WHERE 1 = 1");
+    let mut values: Vec<SqlValue> = Vec::new();
+    let mut condition = |clause: &str, value: SqlValue| {
+        sql.push_str(" AND ");
+        sql.push_str(clause);
+        values.push(value);
+    };
+    let RunFilter {
+        skill,
+        outcome,
+        error_code,
+        model,
+        since,
+        until,
+        before,
+        limit,
+    } = filter;
+    if let Some(skill) = skill {
+        condition("skill = ?", SqlValue::Text(skill.clone()));
+    }
+    if let Some(outcome) = outcome {
+        condition("outcome = ?", SqlValue::Text(outcome.as_str().to_owned()));
+    }
+    if let Some(code) = error_code {
+        condition("error_code = ?", SqlValue::Text(code.clone()));
+    }
+    if let Some(model) = model {
+        condition("model = ?", SqlValue::Text(model.clone()));
+    }
+    if let Some(since) = since {
+        condition("started_at >= ?", SqlValue::Real(*since));
+    }
+    if let Some(until) = until {
+        condition("started_at < ?", SqlValue::Real(*until));
+    }
+    if let Some(before) = before {
+        condition("id < ?", SqlValue::Integer(*before));
+    }
+    sql.push_str(" ORDER BY id DESC LIMIT ?");
+    values.push(SqlValue::Integer(i64::from(*limit)));
+    let mut statement = conn.prepare(&sql)?;
+    let rows = statement.query_map(params_from_iter(values), summary)?;
+    rows.collect()
+}
+
+fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRecord>> {
+    conn.query_row(
+        &format!(
+            "SELECT {SUMMARY_COLUMNS}, error, arguments, response FROM console_runs WHERE id = ?1"
+        ),
+        params![id],
+        |row| {
+            let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
+            Ok(RunRecord {
+                summary: summary(row)?,
+                error: row.get(16)?,
+                arguments: json(row.get(17)?),
+                response: json(row.get(18)?),
+            })
+        },
+    )
+    .optional()
+}
+
+/// Records every call the core answers into a [`History`]; input, answer and error text only
+/// when `capture_content`.
+#[derive(Debug)]
+pub struct HistoryRecorder {
+    history: Arc<History>,
+    capture_content: bool,
+}
+
+impl HistoryRecorder {
+    /// A recorder into `history`.
+    pub fn new(history: Arc<History>, capture_content: bool) -> HistoryRecorder {
+        HistoryRecorder {
+            history,
+            capture_content,
+        }
+    }
+}
+
+impl CallRecorder for HistoryRecorder {
+    fn record(&self, call: FinishedCall<'_>) {
+        self.history.push(row_of(&call, self.capture_content));
+    }
+}
+
+fn row_of(call: &FinishedCall<'_>, capture_content: bool) -> Row {
+    let response = call.response;
+    let mut row = Row {
+        req_id: call.req_id.to_owned(),
+        skill: call.skill.to_owned(),
+        caller: call.caller.to_owned(),
+        started_at: call.started_at,
+        finished_at: response.created_at,
+        model: call.model_override.map(str::to_owned),
+        ..Row::default()
+    };
+    match (&response.data, &response.error) {
+        (Some(result), _) => {
+            row.outcome = if result.success {
+                Outcome::Success.as_str()
+            } else {
+                Outcome::Failure.as_str()
+            };
+            row.duration_ms = int(result.duration_ms);
+            row.error_code = result.error_code.map(|c| c.as_str().to_owned());
+            row.error = result.error.clone();
+            if let Some(usage) = &result.usage {
+                row.input_tokens = usage.input_tokens.and_then(int);
+                row.output_tokens = usage.output_tokens.and_then(int);
+                row.turns = int(usage.turns.len() as u64).filter(|n| *n > 0);
+                if let Some(turn) = usage.turns.first() {
+                    row.model = Some(turn.model.clone());
+                }
+                if let Some(cost) = &usage.cost {
+                    row.cost = Some(cost.amount);
+                    row.currency = Some(cost.currency.clone());
+                }
+            }
+        }
+        (None, error) => {
+            row.outcome = Outcome::Rejected.as_str();
+            row.error_code = error.as_ref().map(|e| e.code.as_str().to_owned());
+            row.error = error.as_ref().map(|e| e.message.clone());
+        }
+    }
+    if capture_content {
+        row.arguments = serde_json::to_string(call.arguments).ok();
+        row.response = Some(skillet_protocol::encode(
+            &skillet_protocol::Message::CallResponse(response.clone()),
+        ));
+    } else {
+        row.error = None;
+    }
+    row
+}
+
+/// A count as SQLite stores it (a value past `i64::MAX` is not a count anyone reported).
+fn int(value: u64) -> Option<i64> {
+    i64::try_from(value).ok()
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

@@ -1,0 +1,205 @@
+//! The history store: rows written by the recorder, listed with filters, bounded, content kept
+//! only with capture, reopened after a restart.
+
+use super::*;
+use serde_json::{Map, json};
+use skillet_protocol::{ErrorCode, ProtocolError, SkillCallResponse, SkillResult};
+
+fn finished<'a>(
+    skill: &'a str,
+    arguments: &'a Map<String, Value>,
+    response: &'a SkillCallResponse,
+) -> FinishedCall<'a> {
+    FinishedCall {
+        req_id: &response.req_id,
+        skill,
+        caller: "local",
+        arguments,
+        model_override: None,
+        started_at: response.created_at - 0.5,
+        response,
+    }
+}
+
+fn ok(req: &str, skill: &str) -> SkillCallResponse {
+    SkillCallResponse::result(
+        req,
+        skill,
+        SkillResult::success(Some(json!({"echo": "CANARY-OUTPUT"})), None, 12),
+    )
+}
+
+fn args() -> Map<String, Value> {
+    json!({"text": "CANARY-INPUT"}).as_object().unwrap().clone()
+}
+
+#[tokio::test]
+async fn recorded_runs_are_listed_newest_first_and_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let history =
+        Arc::new(History::open(&dir.path().join("state.db"), HistoryLimits::default()).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), true);
+    let arguments = args();
+    let first = ok("r1", "summarize");
+    let failed = SkillCallResponse::result(
+        "r2",
+        "code-review",
+        SkillResult::failure(ErrorCode::Timeout, "too slow", 30),
+    );
+    let rejected = SkillCallResponse::rejected(
+        "r3",
+        "summarize",
+        ProtocolError::new(ErrorCode::SchemaViolation, "/text: not a string"),
+    );
+    for (skill, response) in [
+        ("summarize", &first),
+        ("code-review", &failed),
+        ("summarize", &rejected),
+    ] {
+        recorder.record(finished(skill, &arguments, response));
+    }
+    let all = history.list(RunFilter::default()).await.unwrap();
+    let ids: Vec<&str> = all.iter().map(|r| r.req_id.as_str()).collect();
+    assert_eq!(ids, ["r3", "r2", "r1"]);
+    assert_eq!(all[0].outcome, "rejected");
+    assert_eq!(all[0].error_code.as_deref(), Some("schema_violation"));
+    assert_eq!(all[1].duration_ms, Some(30));
+
+    let only = |filter: RunFilter| {
+        let history = Arc::clone(&history);
+        async move {
+            history
+                .list(filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.req_id)
+                .collect::<Vec<_>>()
+        }
+    };
+    let skill = RunFilter {
+        skill: Some("summarize".into()),
+        ..RunFilter::default()
+    };
+    assert_eq!(only(skill).await, ["r3", "r1"]);
+    let outcome = RunFilter {
+        outcome: Some(Outcome::Failure),
+        ..RunFilter::default()
+    };
+    assert_eq!(only(outcome).await, ["r2"]);
+    let code = RunFilter {
+        error_code: Some("timeout".into()),
+        ..RunFilter::default()
+    };
+    assert_eq!(only(code).await, ["r2"]);
+    let limit = RunFilter {
+        limit: 1,
+        ..RunFilter::default()
+    };
+    assert_eq!(only(limit).await, ["r3"]);
+    let future = RunFilter {
+        since: Some(first.created_at + 3600.0),
+        ..RunFilter::default()
+    };
+    assert!(only(future).await.is_empty());
+    let paged = RunFilter {
+        before: Some(all[1].id),
+        ..RunFilter::default()
+    };
+    assert_eq!(only(paged).await, ["r1"]);
+
+    let record = history.get(all[2].id).await.unwrap().unwrap();
+    assert_eq!(record.arguments, Some(json!({"text": "CANARY-INPUT"})));
+    let data = &record.response.unwrap()["data"]["data"];
+    assert_eq!(data, &json!({"echo": "CANARY-OUTPUT"}));
+    assert!(history.get(9999).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn without_content_capture_no_text_of_the_run_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let history = Arc::new(History::open(&path, HistoryLimits::default()).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), false);
+    let arguments = args();
+    let response = ok("r1", "summarize");
+    recorder.record(finished("summarize", &arguments, &response));
+    let runs = history.list(RunFilter::default()).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(!runs[0].content_kept);
+    let record = history.get(runs[0].id).await.unwrap().unwrap();
+    assert!(record.arguments.is_none() && record.response.is_none() && record.error.is_none());
+    let bytes = std::fs::read(&path).unwrap();
+    let wal = std::fs::read(dir.path().join("state.db-wal")).unwrap_or_default();
+    for file in [&bytes, &wal] {
+        let text = String::from_utf8_lossy(file);
+        assert!(
+            !text.contains("CANARY"),
+            "run content reached the database file"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_history_is_bounded_by_count_and_age() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = HistoryLimits {
+        max_runs: 3,
+        max_age: Duration::from_secs(3600),
+    };
+    let history = Arc::new(History::open(&dir.path().join("h.db"), limits).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), false);
+    let arguments = args();
+    let mut old = ok("old", "summarize");
+    old.created_at -= 7200.0;
+    recorder.record(finished("summarize", &arguments, &old));
+    for i in 0..5 {
+        let response = ok(&format!("r{i}"), "summarize");
+        recorder.record(finished("summarize", &arguments, &response));
+    }
+    let ids: Vec<String> = history
+        .list(RunFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.req_id)
+        .collect();
+    assert_eq!(ids, ["r4", "r3", "r2"]);
+}
+
+#[tokio::test]
+async fn runs_survive_a_reopen_and_other_tables_in_the_file_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("CREATE TABLE a2a_tasks (id TEXT); INSERT INTO a2a_tasks VALUES ('t');")
+            .unwrap();
+    }
+    {
+        let history = Arc::new(History::open(&path, HistoryLimits::default()).unwrap());
+        let recorder = HistoryRecorder::new(Arc::clone(&history), true);
+        let arguments = args();
+        recorder.record(finished("summarize", &arguments, &ok("r1", "summarize")));
+        history.flush().await;
+    }
+    let history = History::open(&path, HistoryLimits::default()).unwrap();
+    let runs = history.list(RunFilter::default()).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].req_id, "r1");
+    let other = Connection::open(&path).unwrap();
+    let count: i64 = other
+        .query_row("SELECT count(*) FROM a2a_tasks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[test]
+fn an_unopenable_path_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let error = History::open(&file.join("state.db"), HistoryLimits::default()).unwrap_err();
+    assert!(error.to_string().contains("state.db"), "{error}");
+}

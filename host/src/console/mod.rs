@@ -1,0 +1,84 @@
+//! The web console of `skillet serve --http`: a page at `/` to browse the skills, run one from a
+//! form generated from its input schema, watch each turn live and search the history of runs.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /` | the page (`assets`: plain HTML, CSS and JS embedded in the binary; no CDN, works offline) |
+//! | `GET /console/assets/NAME` | its stylesheet and scripts |
+//! | `GET /console/api/info` | what this console offers: history on/off, content capture, the model override hints |
+//! | `GET /console/api/skills` | the skills the caller may see (discover, with status, blocked reasons, schemas) |
+//! | `GET /console/api/skills/NAME` | one skill's definition and its `SKILL.md` |
+//! | `GET /console/api/runs?skill=&outcome=&error_code=&model=&since=&until=&before=&limit=` | recorded runs, newest first |
+//! | `GET /console/api/runs/ID` | one recorded run, with its input and answer when content was kept |
+//!
+//! Runs do not go through here: the page posts them to `POST /a2e` with
+//! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
+//! that stream, so the console adds no second run path. Every call the core answers, from every
+//! door, reaches the history through [`crate::record::CallRecorder`] ([`history::HistoryRecorder`]).
+//!
+//! Under `[auth]` the page and its assets are public (they hold no data, and a browser cannot
+//! put a bearer token on a navigation); every `/console/api/` route needs an identity holding the
+//! console scope (`crate::auth::http`), which the page asks for and keeps in `sessionStorage`.
+//! The runs themselves are `POST /a2e` calls, decided at admission like any other.
+//!
+//! Not here: reading `[console]` from `skillet.toml` (the `skillet` crate builds
+//! [`ConsoleOptions`]), running or cancelling calls (the core, through the A2E door).
+
+pub mod api;
+pub mod assets;
+pub mod history;
+pub mod query;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::core::HostCore;
+
+pub use history::{History, HistoryLimits, HistoryRecorder};
+
+/// Where the console's JSON routes live.
+pub const API_PREFIX: &str = "/console/api/";
+
+/// Where its static assets live.
+pub const ASSETS_PREFIX: &str = "/console/assets/";
+
+/// What a request's `llm_override` may name on this host, shown as the run form's model
+/// override (absent: the host allows no override and the form has none).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ModelOverrideHints {
+    /// Provider kinds an override may name (`openai`, `ollama`, ...).
+    pub providers: Vec<String>,
+    /// Base URLs an override may use.
+    pub base_urls: Vec<String>,
+    /// Model globs an override may use.
+    pub models: Vec<String>,
+}
+
+/// Everything the console is built from.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleOptions {
+    /// The run history; `None`: runs are not recorded and the history view says so.
+    pub history: Option<Arc<History>>,
+    /// Whether recorded runs keep their input and answer (`[console] capture_content`).
+    pub capture_content: bool,
+    /// The model override the host allows, if any.
+    pub model_override: Option<ModelOverrideHints>,
+}
+
+/// The console's routes, to merge into `serve --http`'s router. With a history, `core` records
+/// every call it answers into it.
+pub fn router(core: &HostCore, options: ConsoleOptions) -> Router {
+    if let Some(history) = &options.history {
+        core.set_recorder(Arc::new(HistoryRecorder::new(
+            Arc::clone(history),
+            options.capture_content,
+        )));
+    }
+    assets::router().merge(api::router(core.clone(), options))
+}
+
+/// Whether `path` is one of the console's data routes (the ones behind the console scope).
+pub fn is_api_path(path: &str) -> bool {
+    path.starts_with(API_PREFIX)
+}
