@@ -85,6 +85,12 @@ fn official_python_clients_chat_stream_call_tools_and_see_rate_limits() {
             stdout.contains("429"),
             "{script} did not reach the rate-limit check:\n{stdout}"
         );
+        if script == "anthropic_client.py" {
+            assert!(
+                stdout.contains("ok anthropic thinking blocks"),
+                "{script} did not reach the thinking check:\n{stdout}"
+            );
+        }
     }
 
     // Graceful shutdown on SIGTERM: the process exits successfully by itself.

@@ -4,9 +4,11 @@
 //!
 //! A limit is a GCRA bucket ([`governor`]) that refills evenly over the minute and holds at most
 //! the minute's allowance (so up to N requests may go at once after a quiet minute). The clock is
-//! tokio's, so a paused test runtime drives it. Tokens are estimated before the request is sent,
+//! tokio's. Tokens are estimated before the request is sent,
 //! from the encoded body (four bytes a token, at least one); a request larger than a whole
 //! minute's allowance waits for a full bucket. The answer's output tokens are not charged.
+//! (The tests wait about a second of real time at most: a paused clock would need tokio's
+//! `test-util`, a second feature set of tokio for the whole workspace.)
 //!
 //! A wait is never longer than the call's deadline: when the bucket would open only after it,
 //! the attempt fails at once with a `Timeout` error that names the limit. Every wait is told to
@@ -238,7 +240,7 @@ mod tests {
         assert!(ProviderRateLimiter::new(ProviderKind::Ollama, RateLimits::default()).is_none());
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_full_request_bucket_waits_and_tells_the_observer() {
         let limiter = limiter(Some(60), None);
         let waits = Waits::default();
@@ -250,6 +252,7 @@ mod tests {
             waits.0.lock().unwrap().is_empty(),
             "a minute's allowance goes at once"
         );
+        // The 61st waits for the next cell, about a second.
         limiter.admit(10, &options).await.unwrap();
         let seen = waits.0.lock().unwrap().clone();
         assert_eq!(seen.len(), 1, "{seen:?}");
@@ -259,36 +262,39 @@ mod tests {
         assert!(seen[0].to_string().contains("requests_per_minute = 60"));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn tokens_are_estimated_from_the_body_and_a_huge_body_waits_for_a_full_bucket() {
-        let limiter = limiter(None, Some(1000));
+    #[tokio::test]
+    async fn tokens_are_estimated_from_the_body_four_bytes_a_token() {
+        let limiter = limiter(None, Some(60_000));
         let waits = Waits::default();
         let options = CallOptions::default().with_retry_observer(&waits);
-        // 4000 bytes ≈ 1000 tokens: the whole minute's allowance.
+        // 240 000 bytes ≈ 60 000 tokens: the whole minute's allowance, at once.
+        limiter.admit(240_000, &options).await.unwrap();
+        assert!(waits.0.lock().unwrap().is_empty());
+        // 4000 bytes ≈ 1000 tokens more: a sixtieth of a minute later.
         limiter.admit(4000, &options).await.unwrap();
-        // Larger than the bucket: it waits for a full one instead of failing forever.
-        limiter.admit(40_000, &options).await.unwrap();
         let seen = waits.0.lock().unwrap().clone();
         assert_eq!(seen.len(), 1, "{seen:?}");
         assert_eq!(seen[0].limit, RateLimitKind::Tokens);
-        assert!(seen[0].wait > Duration::from_secs(50), "{:?}", seen[0].wait);
+        assert!(seen[0].wait <= Duration::from_secs(1), "{:?}", seen[0].wait);
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_wait_past_the_deadline_fails_at_once_naming_the_limit() {
-        let limiter = limiter(Some(1), None);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         let options = CallOptions::default().with_deadline(deadline);
-        limiter.admit(10, &options).await.unwrap();
-        let started = tokio::time::Instant::now();
-        let error = limiter.admit(10, &options).await.unwrap_err();
+        let requests = limiter(Some(1), None);
+        requests.admit(10, &options).await.unwrap();
+        let error = requests.admit(10, &options).await.unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::Timeout, "{error}");
         assert!(!error.retryable);
         assert!(error.message.contains("requests_per_minute = 1"), "{error}");
-        assert_eq!(
-            started,
-            tokio::time::Instant::now(),
-            "no time was spent waiting"
+        // A body larger than a minute's tokens waits for a full bucket: here past the deadline.
+        let tokens = limiter(None, Some(1000));
+        tokens.admit(4000, &options).await.unwrap();
+        let error = tokens.admit(40_000, &options).await.unwrap_err();
+        assert!(
+            error.message.contains("tokens_per_minute = 1000"),
+            "{error}"
         );
     }
 }
