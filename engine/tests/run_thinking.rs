@@ -1,6 +1,7 @@
-//! Anthropic extended thinking end to end against mock-llm: the thinking block of a tool-use
+//! Reasoning models end to end against mock-llm: the Anthropic thinking block of a tool-use
 //! turn (text and signature as the server sent them) goes back unchanged with the tool's result,
-//! streamed or not.
+//! streamed or not; an Ollama `think: true` model's `message.thinking` is the turn's reasoning
+//! (a log event), never the answer.
 
 mod support;
 
@@ -75,6 +76,41 @@ async fn a_thinking_block_goes_back_unchanged_on_the_tool_use_turn() {
             "streaming {streaming}: {assistant}"
         );
         assert_eq!(assistant["content"][1]["type"], "tool_use", "{assistant}");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn ollama_thinking_is_reasoning_kept_out_of_the_answer() {
+    for streaming in [false, true] {
+        let dir = SkillSpec::new("thinker", "Think.").write();
+        let server =
+            start_mock(r#"rules: [{ reply: { thinking: "Hmm, a greeting.", text: "hello" } }]"#)
+                .await;
+        let mut config = llm_config_for(&server, "ollama", MODEL);
+        config
+            .provider_config
+            .as_mut()
+            .unwrap()
+            .insert("think".into(), json!(true));
+        let h = harness(
+            registry([dir.skill.clone()]),
+            ToolRegistry::new(),
+            Some(config),
+            Limits::default(),
+        );
+        let mut req = request("thinker", json!({}));
+        req.streaming = streaming;
+        let called = h.call(req).await;
+        let result = called.result();
+        assert_eq!(result.data, Some(json!("hello")), "streaming {streaming}");
+        assert_eq!(chat_bodies(&server)[0]["think"], true);
+        let logs = messages_of(result, skillet_engine::protocol::EventKind::Log);
+        assert!(
+            logs.iter()
+                .any(|l| l.starts_with("model reasoning") && l.contains("Hmm, a greeting.")),
+            "streaming {streaming}: {logs:?}"
+        );
         server.shutdown().await;
     }
 }

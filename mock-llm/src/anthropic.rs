@@ -1,7 +1,8 @@
 //! Anthropic Messages (`POST /v1/messages`): request parsing (string or block content,
 //! `tool_result` blocks, `tool_choice`, structured `output_format`), text/tool_use blocks, SSE
 //! with `event:` lines (`message_start`, `ping`, block start/delta/stop with `text_delta`,
-//! `input_json_delta`, and for a scripted `thinking` block `thinking_delta` + `signature_delta`, `message_delta` usage, `message_stop`) and Anthropic-shaped errors.
+//! `input_json_delta`, and for a scripted `thinking` block `thinking_delta` +
+//! `signature_delta`; `message_delta` usage, `message_stop`) and Anthropic-shaped errors.
 
 use bytes::Bytes;
 use serde_json::{Value, json};

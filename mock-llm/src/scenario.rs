@@ -122,8 +122,8 @@ pub struct ReplySpec {
     /// Token counts override (default: estimated at 4 characters a token).
     pub usage: Option<Usage>,
     /// Reasoning the model shows before its answer: an Anthropic `thinking` block (with a
-    /// deterministic `signature`, `sig_mock_<seq>`) ahead of the text and tool calls; the other
-    /// APIs do not show it.
+    /// deterministic `signature`, `sig_mock_<seq>`) ahead of the text and tool calls, Ollama's
+    /// `message.thinking` (its own first line when streamed); OpenAI does not show it.
     pub thinking: Option<String>,
 }
 

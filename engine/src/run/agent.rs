@@ -1,10 +1,10 @@
 //! The turn loop of a manifest skill: at most `max_turns` provider requests, tool dispatch
 //! between them, and the final answer judged and repaired.
 //!
-//! Per turn: check the token budget and the cost cap (`budget`); emit `status` ("turn 2/8 · ollama/llama3.2") and
-//! `progress`; send the conversation (streamed text deltas become `artifact` chunks named
-//! `turn-N`, mime `text/plain`, closed by an empty chunk with `final: true`; provider retries
-//! become `log` warnings); then either dispatch the requested tools and go on, or judge the final
+//! Per turn: check the token budget and the cost cap (`budget`); emit `status` ("turn 2/8 ·
+//! ollama/llama3.2") and `progress`; send the conversation (streamed text deltas become
+//! `artifact` chunks named `turn-N`, mime `text/plain`, closed by an empty chunk with
+//! `final: true`; provider retries, rate-limit waits and fallbacks become `log` warnings); then either dispatch the requested tools and go on, or judge the final
 //! answer — accept it, or append a repair message and go on while turns remain.
 //!
 //! Not here: the deadline and host cancellation (the executor races this loop against them and

@@ -18,7 +18,8 @@
 //! saying so (it can answer without it), the call is counted as a tool error in the metrics.
 //! Calls refused for another reason (unknown tool, bad arguments) do not use up the allowance.
 //!
-//! Not here: the limits' values (`limits`), the token budget (the turn loop), prices (`telemetry::pricing`).
+//! Not here: the limits' values (`limits`), the token budget (the turn loop), prices
+//! (`telemetry::pricing`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
