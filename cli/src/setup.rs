@@ -364,6 +364,11 @@ pub fn build_executor(
     builder = builder.skill_provider_policy(parts.config.skill_provider.clone());
     if let Some(default) = default {
         builder = builder.default_llm(default);
+        if let ProviderChoice::Real { name, .. } = &parts.choice {
+            for (fallback, config) in parts.config.fallbacks_of(name) {
+                builder = builder.fallback_llm(fallback, config);
+            }
+        }
     }
     builder.build().map_err(Failure::setup)
 }

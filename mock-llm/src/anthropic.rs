@@ -1,7 +1,8 @@
 //! Anthropic Messages (`POST /v1/messages`): request parsing (string or block content,
 //! `tool_result` blocks, `tool_choice`, structured `output_format`), text/tool_use blocks, SSE
-//! with `event:` lines (`message_start`, `ping`, block start/delta/stop with `text_delta` and
-//! `input_json_delta`, `message_delta` usage, `message_stop`) and Anthropic-shaped errors.
+//! with `event:` lines (`message_start`, `ping`, block start/delta/stop with `text_delta`,
+//! `input_json_delta`, and for a scripted `thinking` block `thinking_delta` +
+//! `signature_delta`; `message_delta` usage, `message_stop`) and Anthropic-shaped errors.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -106,6 +107,11 @@ fn output_shape(body: &Value, tools: &[ToolSpec]) -> OutputShape {
 
 fn blocks(reply: &Reply) -> Vec<Value> {
     let mut out = Vec::new();
+    if let Some(thinking) = &reply.thinking {
+        out.push(
+            json!({ "type": "thinking", "thinking": thinking, "signature": signature(reply) }),
+        );
+    }
     if !reply.text.is_empty() || reply.tool_calls.is_empty() {
         out.push(json!({ "type": "text", "text": reply.text }));
     }
@@ -133,6 +139,12 @@ fn input_usage(reply: &Reply, output_tokens: u32) -> Value {
         usage["cache_creation_input_tokens"] = json!(written);
     }
     usage
+}
+
+/// The deterministic signature of a reply's thinking block (a real API's is opaque and must come
+/// back unchanged; tests check that it does).
+fn signature(reply: &Reply) -> String {
+    format!("sig_mock_{:04}", reply.seq)
 }
 
 fn message_id(reply: &Reply) -> String {
@@ -193,7 +205,17 @@ impl Wire for Anthropic {
             sse_event("ping", &json!({"type": "ping"})),
         ];
         for (index, block) in blocks(reply).into_iter().enumerate() {
-            let (opening, deltas): (Value, Vec<Value>) = if block["type"] == "text" {
+            let (opening, deltas): (Value, Vec<Value>) = if block["type"] == "thinking" {
+                let mut deltas: Vec<Value> = text_chunks(reply.thinking.as_deref().unwrap_or(""))
+                    .into_iter()
+                    .map(|t| json!({ "type": "thinking_delta", "thinking": t }))
+                    .collect();
+                deltas.push(json!({ "type": "signature_delta", "signature": signature(reply) }));
+                (
+                    json!({ "type": "thinking", "thinking": "", "signature": "" }),
+                    deltas,
+                )
+            } else if block["type"] == "text" {
                 let deltas = text_chunks(&reply.text)
                     .into_iter()
                     .map(|t| json!({ "type": "text_delta", "text": t }))

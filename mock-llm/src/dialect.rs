@@ -214,6 +214,7 @@ mod tests {
             },
             created: 0,
             report_usage: true,
+            thinking: None,
         }
     }
 

@@ -199,6 +199,7 @@ impl Script {
             },
             created,
             report_usage: true,
+            thinking: spec.thinking.clone(),
         };
         if spec.is_default() {
             self.default_answer(&mut reply, req);

@@ -152,6 +152,9 @@ impl Wire for Ollama {
 
     fn whole(reply: &Reply, _req: &ChatRequest) -> Value {
         let mut message = json!({ "role": "assistant", "content": reply.text });
+        if let Some(thinking) = &reply.thinking {
+            message["thinking"] = json!(thinking);
+        }
         if !reply.tool_calls.is_empty() {
             message["tool_calls"] = tool_calls(reply);
         }
@@ -159,12 +162,16 @@ impl Wire for Ollama {
     }
 
     fn frames(reply: &Reply, _req: &ChatRequest) -> Frames {
-        let mut body: Vec<Bytes> = text_chunks(&reply.text)
-            .into_iter()
-            .map(|piece| {
+        // Scripted thinking comes first, as `think: true` models send it.
+        let thinking = reply.thinking.iter().map(|thinking| {
+            let message = json!({ "role": "assistant", "content": "", "thinking": thinking });
+            ndjson(&Value::Object(line(reply, message, false)))
+        });
+        let mut body: Vec<Bytes> = thinking
+            .chain(text_chunks(&reply.text).into_iter().map(|piece| {
                 let message = json!({ "role": "assistant", "content": piece });
                 ndjson(&Value::Object(line(reply, message, false)))
-            })
+            }))
             .collect();
         if !reply.tool_calls.is_empty() {
             let message =

@@ -102,6 +102,8 @@ pub struct Reply {
     pub created: u64,
     /// Whether the answer carries its usage (a scenario's dialect may omit it).
     pub report_usage: bool,
+    /// Reasoning shown ahead of the answer (Anthropic `thinking` blocks), when scripted.
+    pub thinking: Option<String>,
 }
 
 /// Cuts text into stream pieces: each word with the whitespace that follows it. Concatenating

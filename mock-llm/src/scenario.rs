@@ -121,6 +121,10 @@ pub struct ReplySpec {
     pub finish: Option<Finish>,
     /// Token counts override (default: estimated at 4 characters a token).
     pub usage: Option<Usage>,
+    /// Reasoning the model shows before its answer: an Anthropic `thinking` block (with a
+    /// deterministic `signature`, `sig_mock_<seq>`) ahead of the text and tool calls, Ollama's
+    /// `message.thinking` (its own first line when streamed); OpenAI does not show it.
+    pub thinking: Option<String>,
 }
 
 /// One scripted tool call.

@@ -85,6 +85,17 @@ fn official_python_clients_chat_stream_call_tools_and_see_rate_limits() {
             stdout.contains("429"),
             "{script} did not reach the rate-limit check:\n{stdout}"
         );
+        let thinking_check = match script {
+            "anthropic_client.py" => Some("ok anthropic thinking blocks"),
+            "ollama_client.py" => Some("ok ollama thinking"),
+            _ => None,
+        };
+        if let Some(check) = thinking_check {
+            assert!(
+                stdout.contains(check),
+                "{script} did not reach the thinking check:\n{stdout}"
+            );
+        }
     }
 
     // Graceful shutdown on SIGTERM: the process exits successfully by itself.

@@ -76,6 +76,10 @@ pub struct TurnUsage {
     pub turn: u32,
     /// The model that answered this turn, as the provider named it.
     pub model: String,
+    /// The provider that answered this turn when it was not the call's own: a fallback's
+    /// name (absent: the call's provider answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// Prompt tokens (absent: the server reported no usage for this turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,

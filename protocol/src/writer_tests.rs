@@ -61,6 +61,7 @@ fn full_result(text: &str) -> SkillResult {
             turns: vec![TurnUsage {
                 turn: 1,
                 model: text.to_owned(),
+                provider: Some(text.to_owned()),
                 input_tokens: Some(10),
                 output_tokens: Some(5),
                 cached_input_tokens: None,

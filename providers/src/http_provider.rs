@@ -21,6 +21,7 @@ use crate::frames::{BodyLimits, read_events, read_whole};
 use crate::kind::{ProviderKind, with_provider_kinds};
 use crate::modes::{Feature, ModeCell, Modes, TurnPlan};
 use crate::provider::{CallOptions, ModeNotice, Provider};
+use crate::rate_limit::ProviderRateLimiter;
 use crate::refusal::{Sent, refused_feature};
 use crate::retry::run_with_retries;
 use crate::spec::ProviderSpec;
@@ -37,6 +38,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     limits: BodyLimits,
     /// The structured-output and tool modes this server+model accepts (shared, process-wide).
     modes: std::sync::Arc<ModeCell>,
+    /// The spec's requests- and tokens-per-minute limits, shared by every call.
+    rate_limiter: Option<ProviderRateLimiter>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -59,7 +62,9 @@ impl<W: Wire> HttpProvider<W> {
             spec.output_mode,
             spec.tool_mode,
         );
+        let rate_limiter = ProviderRateLimiter::new(spec.kind, spec.rate_limits);
         Ok(HttpProvider {
+            rate_limiter,
             spec,
             http,
             url,
@@ -227,7 +232,11 @@ impl<W: Wire> HttpProvider<W> {
                 )
             });
             async move {
-                self.attempt(bytes?, state, sent, options_ref)
+                let bytes = bytes?;
+                if let Some(limiter) = &self.rate_limiter {
+                    limiter.admit(bytes.len(), options_ref).await?;
+                }
+                self.attempt(bytes, state, sent, options_ref)
                     .await
                     .map_err(|e| e.redact(self.spec.secrets()))
             }

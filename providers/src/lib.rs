@@ -22,6 +22,12 @@
 //!   as a spec.
 //! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)` → `Ok` or a
 //!   [`PolicyDenial`] with a [`DenialReason`].
+//! - [`FallbackChain`] — a `Provider` over providers tried in order: a turn moves on after a
+//!   link's retries are spent on a retryable failure, or on a context-length or quota refusal
+//!   (`fallback.rs`), told to the observer as a [`FallbackNotice`].
+//! - [`RateLimits`] — a spec's `requests_per_minute` / `tokens_per_minute`, enforced before
+//!   every attempt by the provider itself and shared by every call to it (`rate_limit.rs`);
+//!   waits are told to the observer as a [`RateLimitNotice`] and never cross the deadline.
 //!
 //! Contract details the engine relies on:
 //! - A tool call whose arguments are not a JSON object comes back with
@@ -69,6 +75,7 @@ mod anthropic_stream;
 #[cfg(test)]
 mod anthropic_thinking_tests;
 mod error;
+mod fallback;
 mod frames;
 mod from_env;
 #[doc(hidden)]
@@ -86,6 +93,7 @@ mod openai_request;
 mod policy;
 mod pool;
 mod provider;
+mod rate_limit;
 mod refusal;
 mod retry;
 mod shared_json;
@@ -110,10 +118,12 @@ pub use from_env::{
 pub use ollama_tags::{OllamaModelsError, ollama_models};
 
 pub use error::{ProviderError, ProviderErrorKind};
+pub use fallback::{FallbackChain, FallbackLink, FallbackNotice};
 pub use kind::ProviderKind;
 pub use mode_names::{Feature, OutputMode, ToolMode};
 pub use modes::Modes;
 pub use provider::{CallOptions, ModeNotice, Provider, RetryNotice, RetryObserver};
+pub use rate_limit::{RateLimitKind, RateLimitNotice, RateLimits};
 pub use shared_json::SharedJson;
 pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use text_reply::find_json_value;

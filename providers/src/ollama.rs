@@ -5,7 +5,8 @@
 //! goes in `format` as a JSON Schema, sampling hints go in `options` (`num_predict` for the
 //! token limit), tool-call arguments are JSON objects and each call arrives whole, tool results
 //! carry `tool_name`, and a failure mid-stream is an `{"error": ...}` line under status 200. The
-//! non-streamed answer is a single `done` line, decoded by the same decoder.
+//! non-streamed answer is a single `done` line, decoded by the same decoder. A thinking model's
+//! `message.thinking` (`think: true`) becomes the response's `reasoning`, never its text.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -273,6 +274,9 @@ struct WireLine {
 struct WireMessage {
     #[serde(default)]
     content: String,
+    /// A thinking model's reasoning (`think: true`), kept out of the answer.
+    #[serde(default)]
+    thinking: String,
     #[serde(default)]
     tool_calls: Vec<WireToolCall>,
 }
@@ -295,6 +299,7 @@ struct WireFunction {
 #[derive(Default)]
 pub(crate) struct LineDecoder {
     text: String,
+    reasoning: String,
     tool_calls: Vec<ToolCall>,
     done_reason: Option<String>,
     done: bool,
@@ -321,6 +326,7 @@ impl StreamDecoder for LineDecoder {
         if let Some(message) = line.message {
             sink.text(&message.content);
             self.text.push_str(&message.content);
+            self.reasoning.push_str(&message.thinking);
             for call in message.tool_calls {
                 let id = call
                     .id
@@ -368,7 +374,7 @@ impl StreamDecoder for LineDecoder {
             finish_reason,
             usage: self.usage,
             request_id: None,
-            reasoning: None,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
             thinking: Vec::new(),
         })
     }

@@ -124,6 +124,18 @@ pub trait RetryObserver: Send + Sync {
     fn mode_changed(&self, notice: &ModeNotice) {
         let _ = notice;
     }
+
+    /// Called before a request waits for the provider's own `requests_per_minute` or
+    /// `tokens_per_minute` limit (`rate_limit.rs`).
+    fn rate_limited(&self, notice: &crate::rate_limit::RateLimitNotice) {
+        let _ = notice;
+    }
+
+    /// Called when a [`FallbackChain`](crate::FallbackChain) sends the turn to its next
+    /// provider (`fallback.rs`).
+    fn fell_back(&self, notice: &crate::fallback::FallbackNotice) {
+        let _ = notice;
+    }
 }
 
 impl<F: Fn(&RetryNotice) + Send + Sync> RetryObserver for F {

@@ -24,6 +24,8 @@
 //! | `reasoning_effort` | string | unset | OpenAI kinds: `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`) for reasoning models |
 //! | `thinking_budget_tokens` | integer ≥ 1024 | unset | Anthropic: extended thinking with this budget; `max_tokens` is raised above it when it is not, the answer tool is offered rather than forced (the API allows no forced tool with thinking), and the thinking blocks go back unchanged with the turn's tool calls |
 //! | `think` | boolean | unset | Ollama: `think` for thinking models |
+//! | `requests_per_minute` | integer ≥ 1 | unset | most requests sent per minute by every call to this provider together (retries count); a wait is reported to the call and never crosses its deadline (`rate_limit.rs`) |
+//! | `tokens_per_minute` | integer ≥ 1 | unset | most prompt tokens per minute, estimated from each request body (4 bytes a token) before it is sent |
 //! | `prompt_cache` | boolean | `true` | mark the prompt's stable prefix for the provider's prompt cache: Anthropic `cache_control` breakpoints on the system prompt, the last tool and (from the second turn) the conversation so far. OpenAI and Ollama cache without being asked; the flag changes nothing there |
 //!
 //! Unknown keys are rejected, so a typo does not silently fall back to a default.
@@ -45,6 +47,7 @@ use serde_json::{Map, Value};
 
 use crate::kind::ProviderKind;
 use crate::modes::{OutputMode, ToolMode};
+use crate::rate_limit::RateLimits;
 use crate::types::{Hints, REASONING_EFFORTS, Reasoning};
 use crate::wire::WireSettings;
 
@@ -145,6 +148,8 @@ pub struct ProviderSpec {
     pub output_mode: OutputMode,
     /// How tools are offered (`tool_calling`; `auto` negotiates).
     pub tool_mode: ToolMode,
+    /// Requests and tokens per minute (`requests_per_minute`, `tokens_per_minute`).
+    pub rate_limits: RateLimits,
 }
 
 /// A config that cannot become a [`ProviderSpec`].
@@ -202,6 +207,8 @@ const KNOWN_KEYS: &[&str] = &[
     "think",
     "structured_output",
     "tool_calling",
+    "requests_per_minute",
+    "tokens_per_minute",
 ];
 
 /// Headers a config may not set: they would break framing or re-route the request.
@@ -261,6 +268,7 @@ impl ProviderSpec {
             reasoning: Reasoning::default(),
             output_mode: OutputMode::Auto,
             tool_mode: ToolMode::Auto,
+            rate_limits: RateLimits::default(),
         })
     }
 
@@ -306,6 +314,10 @@ impl ProviderSpec {
         if let Some(ms) = get_u64(config, "max_retry_after_ms", 0)? {
             spec.retry.max_retry_after = Duration::from_millis(ms);
         }
+        spec.rate_limits = RateLimits {
+            requests_per_minute: get_per_minute(config, "requests_per_minute")?,
+            tokens_per_minute: get_per_minute(config, "tokens_per_minute")?,
+        };
         if let Some(n) = get_u64(config, "max_tokens", 1)? {
             spec.default_hints.max_tokens =
                 Some(u32::try_from(n).map_err(|_| invalid("max_tokens", "too large"))?);
@@ -466,6 +478,7 @@ impl fmt::Debug for ProviderSpec {
             .field("reasoning", &self.reasoning)
             .field("output_mode", &self.output_mode)
             .field("tool_mode", &self.tool_mode)
+            .field("rate_limits", &self.rate_limits)
             .finish()
     }
 }
@@ -479,7 +492,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 15)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 16)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -495,6 +508,7 @@ impl Serialize for ProviderSpec {
         s.serialize_field("reasoning", &self.reasoning)?;
         s.serialize_field("structured_output", &self.output_mode)?;
         s.serialize_field("tool_calling", &self.tool_mode)?;
+        s.serialize_field("rate_limits", &self.rate_limits)?;
         s.end()
     }
 }
@@ -522,6 +536,20 @@ fn get_u64(config: &Map<String, Value>, key: &str, min: u64) -> Result<Option<u6
             _ => Err(invalid(key, &format!("expected an integer >= {min}"))),
         },
     }
+}
+
+fn get_per_minute(
+    config: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<std::num::NonZeroU32>, ConfigError> {
+    get_u64(config, key, 1)?
+        .map(|n| {
+            u32::try_from(n)
+                .ok()
+                .and_then(std::num::NonZeroU32::new)
+                .ok_or_else(|| invalid(key, "too large"))
+        })
+        .transpose()
 }
 
 fn get_f32(config: &Map<String, Value>, key: &str) -> Result<Option<f32>, ConfigError> {

@@ -46,6 +46,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use skillet_protocol::LLMConfig;
 use skillet_providers::OverridePolicy;
 
 use crate::telemetry::TelemetryConfig;
@@ -357,6 +358,22 @@ impl Config {
         self.console.anchor_paths(base);
     }
 
+    /// The fallbacks of the provider named `name`, in order, as the executor takes them
+    /// (empty when it has none or is not a `[providers.NAME]` table).
+    pub fn fallbacks_of(&self, name: &str) -> Vec<(String, LLMConfig)> {
+        let Some(entry) = self.providers.get(name) else {
+            return Vec::new();
+        };
+        entry
+            .fallback
+            .iter()
+            .filter_map(|f| {
+                let config = self.providers.get(f)?.llm_config()?;
+                Some((f.clone(), config))
+            })
+            .collect()
+    }
+
     /// Cross-field checks serde cannot express.
     fn check(&self) -> Result<(), ConfigError> {
         let invalid = |key: String, reason: String| ConfigError::Invalid {
@@ -377,6 +394,23 @@ impl Config {
             entry
                 .check()
                 .map_err(|(key, reason)| invalid(format!("providers.{name}.{key}"), reason))?;
+            for fallback in &entry.fallback {
+                let reason = match self.providers.get(fallback) {
+                    _ if fallback == name => Some("a provider cannot be its own fallback".into()),
+                    None => Some(format!("names no [providers.{fallback}] table")),
+                    Some(other) if other.kind == ProviderEntryKind::Mock => Some(format!(
+                        "[providers.{fallback}] is the mock, not a real provider"
+                    )),
+                    Some(other) if !other.fallback.is_empty() => Some(format!(
+                        "[providers.{fallback}] has fallbacks of its own; chains are one level \
+                         (list them all here)"
+                    )),
+                    Some(_) => None,
+                };
+                if let Some(reason) = reason {
+                    return Err(invalid(format!("providers.{name}.fallback"), reason));
+                }
+            }
         }
         if !self.server.shutdown_grace_seconds.is_finite()
             || self.server.shutdown_grace_seconds < 0.0

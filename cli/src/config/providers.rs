@@ -18,6 +18,10 @@
 //! 2. else `default_provider`; else the only configured provider.
 //! 3. else the **embedded mock** (mock-llm in-process): nothing configured.
 //!
+//! The chosen provider's `fallback` list names further `[providers.NAME]` tables tried in
+//! order for a turn it could not answer ([`Config::fallbacks_of`]); a fallback is a real
+//! provider (never `mock`) with no fallbacks of its own.
+//!
 //! `--model` and `--base-url` override the chosen entry's values. Several providers and no
 //! `default_provider` is an error (which one would be a guess).
 
@@ -108,6 +112,11 @@ pub struct ProviderEntry {
     /// Further `provider_config` keys (`read_timeout_ms`, `max_attempts`, `temperature`, ...).
     #[serde(default)]
     pub options: Map<String, Value>,
+    /// Other `[providers.NAME]` tables a turn goes to, in order, when this one fails after its
+    /// retries on a retryable error or refuses the context's length (`fallback = ["claude",
+    /// "local"]`; see [`Config::fallbacks_of`]).
+    #[serde(default)]
+    pub fallback: Vec<String>,
     /// Present only to reject it with a helpful message: keys never go in the file (the value
     /// is skipped, never stored).
     #[serde(default)]
@@ -124,6 +133,7 @@ impl ProviderEntry {
             api_key_env: None,
             scenario: None,
             options: Map::new(),
+            fallback: Vec::new(),
             api_key: None,
         }
     }

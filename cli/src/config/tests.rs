@@ -187,3 +187,54 @@ fn several_providers_without_a_default_is_an_error() {
     .unwrap();
     assert!(ProviderChoice::resolve(&config, &ProviderShortcuts::default()).is_err());
 }
+
+#[test]
+fn fallbacks_name_real_providers_one_level_deep() {
+    let base = r#"
+[providers.primary]
+kind = "ollama"
+model = "llama3.2"
+fallback = ["claude", "local"]
+
+[providers.claude]
+kind = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+
+[providers.local]
+kind = "openai-compatible"
+model = "qwen"
+base_url = "http://127.0.0.1:8000/v1"
+"#;
+    let config = parse(&format!("default_provider = \"primary\"\n{base}")).unwrap();
+    let fallbacks = config.fallbacks_of("primary");
+    let names: Vec<&str> = fallbacks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["claude", "local"]);
+    assert_eq!(fallbacks[0].1.provider_name, "anthropic");
+    assert!(config.fallbacks_of("claude").is_empty());
+
+    for (bad, reason) in [
+        (
+            "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\nfallback = [\"nope\"]",
+            "names no [providers.nope]",
+        ),
+        (
+            "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\nfallback = [\"x\"]",
+            "its own fallback",
+        ),
+        (
+            "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\nfallback = [\"m\"]\n[providers.m]\nkind = \"mock\"",
+            "the mock",
+        ),
+        (
+            "[providers.x]\nkind = \"ollama\"\nmodel = \"m\"\nfallback = [\"primary\"]",
+            "fallbacks of its own",
+        ),
+    ] {
+        let err = parse(&format!("default_provider = \"primary\"\n{base}\n{bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(reason), "{err}");
+        assert!(err.contains("providers.x.fallback"), "{err}");
+    }
+}

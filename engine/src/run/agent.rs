@@ -1,10 +1,10 @@
 //! The turn loop of a manifest skill: at most `max_turns` provider requests, tool dispatch
 //! between them, and the final answer judged and repaired.
 //!
-//! Per turn: check the token budget; emit `status` ("turn 2/8 · ollama/llama3.2") and
-//! `progress`; send the conversation (streamed text deltas become `artifact` chunks named
-//! `turn-N`, mime `text/plain`, closed by an empty chunk with `final: true`; provider retries
-//! become `log` warnings); then either dispatch the requested tools and go on, or judge the final
+//! Per turn: check the token budget and the cost cap (`budget`); emit `status` ("turn 2/8 ·
+//! ollama/llama3.2") and `progress`; send the conversation (streamed text deltas become
+//! `artifact` chunks named `turn-N`, mime `text/plain`, closed by an empty chunk with
+//! `final: true`; provider retries, rate-limit waits and fallbacks become `log` warnings); then either dispatch the requested tools and go on, or judge the final
 //! answer — accept it, or append a repair message and go on while turns remain.
 //!
 //! Not here: the deadline and host cancellation (the executor races this loop against them and
@@ -16,12 +16,14 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use skillet_providers::{
-    CallOptions, ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ModeNotice,
-    ResponseSchema, RetryNotice, RetryObserver, ToolSpec, TurnPhase, Usage,
+    CallOptions, ChatMessage, ChatRequest, ChatResponse, FallbackNotice, FinishReason, Hints,
+    ModeNotice, RateLimitNotice, ResponseSchema, RetryNotice, RetryObserver, ToolSpec, TurnPhase,
+    Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::budget::RunBudget;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
 use super::output::{FinalOutput, judge};
 use super::provider::{ResolvedProvider, provider_failure};
@@ -48,6 +50,12 @@ pub(crate) struct RunState {
     unreported_turns: AtomicU32,
     /// Each provider response's usage, in turn order (locked only to push and to take).
     turns: Mutex<Vec<TurnUsage>>,
+}
+
+/// Who answered a turn: the call's provider, or a fallback (its name) and its model.
+struct Answered<'a> {
+    model: &'a str,
+    fallback: Option<&'a str>,
 }
 
 /// Where in a turn a call is (before the first turn the phase reads as "starting").
@@ -86,7 +94,8 @@ impl RunState {
         )
     }
 
-    fn add_usage(&self, turn: u32, model: &str, reported: Option<&Usage>) {
+    fn add_usage(&self, turn: u32, answered: &Answered, reported: Option<&Usage>) {
+        let (model, provider) = (answered.model, answered.fallback);
         let usage = match reported {
             Some(reported) => {
                 self.input_tokens
@@ -96,6 +105,7 @@ impl RunState {
                 TurnUsage {
                     turn,
                     model: model.to_owned(),
+                    provider: provider.map(str::to_owned),
                     input_tokens: Some(reported.input_tokens),
                     output_tokens: Some(reported.output_tokens),
                     cached_input_tokens: reported.cached_input_tokens,
@@ -108,6 +118,7 @@ impl RunState {
                 TurnUsage {
                     turn,
                     model: model.to_owned(),
+                    provider: provider.map(str::to_owned),
                     ..TurnUsage::default()
                 }
             }
@@ -116,6 +127,16 @@ impl RunState {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(usage);
+    }
+
+    /// Reads the per-turn usage recorded so far.
+    pub(crate) fn with_turn_usage<R>(&self, read: impl FnOnce(&[TurnUsage]) -> R) -> R {
+        read(
+            &self
+                .turns
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// The per-turn usage recorded so far.
@@ -147,6 +168,8 @@ pub(crate) struct TurnLoop<'a> {
     pub tools: &'a ToolSet,
     pub schemas: &'a ToolSchemaCache,
     pub limits: &'a Limits,
+    /// The cost cap and per-tool call counts of this run.
+    pub budget: &'a RunBudget<'a>,
     pub system: String,
     pub first_message: String,
     pub max_turns: u32,
@@ -220,6 +243,14 @@ impl TurnLoop<'_> {
                         &last_output,
                     );
                 }
+            }
+            if let Some(stop) = self.state.with_turn_usage(|t| self.budget.before_turn(t)) {
+                return Outcome::with_last_output(
+                    ErrorCode::SkillError,
+                    stop,
+                    turn - 1,
+                    &last_output,
+                );
             }
             self.events.status(format!(
                 "turn {turn}/{} · {}",
@@ -307,6 +338,7 @@ impl TurnLoop<'_> {
                 tools: self.tools,
                 schemas: self.schemas,
                 limits: self.limits,
+                budget: self.budget,
                 deadline: self.deadline,
                 cancel: self.cancel,
                 events: self.events,
@@ -397,6 +429,7 @@ impl TurnLoop<'_> {
             label,
             provider_name,
             events: self.events,
+            fallback: Mutex::new(None),
         };
         let mut options = CallOptions::default()
             .with_deadline(self.deadline.instant())
@@ -417,7 +450,17 @@ impl TurnLoop<'_> {
         match result {
             Ok(response) => {
                 let usage = response.usage;
-                self.state.add_usage(turn, model, usage.as_ref());
+                let fallback = observer
+                    .fallback
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                let answered = Answered {
+                    model: fallback.as_ref().map_or(model, |(_, m)| m.as_str()),
+                    fallback: fallback.as_ref().map(|(name, _)| name.as_str()),
+                };
+                let model = answered.model;
+                self.state.add_usage(turn, &answered, usage.as_ref());
                 if let Some(usage) = &usage {
                     metrics::get().tokens_used(model, usage);
                     spans::record_usage(&span, usage);
@@ -425,7 +468,7 @@ impl TurnLoop<'_> {
                     metrics::get().usage_unreported(model);
                 }
                 // The normalized response does not carry the provider's model echo: the model
-                // that answered is the one requested.
+                // that answered is the one requested (or the fallback's).
                 span.record("gen_ai.response.model", model);
                 if let Some(id) = &response.request_id {
                     span.record("gen_ai.response.id", id.as_str());
@@ -472,6 +515,8 @@ struct ProviderNotices<'a> {
     label: &'a str,
     provider_name: &'a str,
     events: &'a EventEmitter,
+    /// The fallback that got the turn last (name, model), if one did.
+    fallback: Mutex<Option<(String, String)>>,
 }
 
 impl RetryObserver for ProviderNotices<'_> {
@@ -484,6 +529,21 @@ impl RetryObserver for ProviderNotices<'_> {
     fn mode_changed(&self, notice: &ModeNotice) {
         self.events
             .log(LogLevel::Warn, format!("provider {}: {notice}", self.label));
+    }
+
+    fn rate_limited(&self, notice: &RateLimitNotice) {
+        self.events
+            .log(LogLevel::Warn, format!("provider {}: {notice}", self.label));
+    }
+
+    fn fell_back(&self, notice: &FallbackNotice) {
+        self.events
+            .log(LogLevel::Warn, format!("provider {notice}"));
+        *self
+            .fallback
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((notice.to.clone(), notice.to_model.clone()));
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `llm_override` not a usable config | `invalid_message` |
 //! | instructions need a variable the arguments lack (path, line, column) | `schema_violation` |
 //! | no model: no override, no skill `llm_config`, no host default | `runtime_error` |
+//! | a cost cap applies (`[limits] max_cost_usd`, `a2e-max-cost-usd`) and the model has no USD price (fail closed, see `budget`) | `runtime_error` (not retryable) |
 //!
 //! # Execution outcomes (`skill/call/resp.data`, a `SkillResult`)
 //! The deadline is the smallest of the request's `timeout`, the skill's `timeout_seconds` and
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::{Phase, RunState, TurnLoop};
+use super::budget::RunBudget;
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
@@ -173,6 +175,13 @@ impl ExecutorInner {
                         .for_skill(&skill.compiled)
                         .map_err(|e| ProtocolError::new(ErrorCode::RuntimeError, e))?,
                 };
+                // A cost cap fails closed: an unpriced model is refused before anything is sent.
+                RunBudget::new(
+                    &self.limits,
+                    skill.compiled.hints.max_cost_usd,
+                    &self.pricing,
+                )
+                .check_priced(provider.provider.model())?;
                 PreparedRun::Manifest {
                     inputs,
                     system,
@@ -266,8 +275,12 @@ impl ExecutorInner {
                     _ => messages::first_user_message(&request.arguments),
                 };
                 let (events, state, cancel) = (&events, &state, &cancel);
+                let pricing = &self.pricing;
                 Either::Right(async move {
+                    let budget =
+                        RunBudget::new(&self.limits, skill.compiled.hints.max_cost_usd, pricing);
                     TurnLoop {
+                        budget: &budget,
                         skill,
                         provider: &provider,
                         tools: &tools,
@@ -461,7 +474,7 @@ fn reported_sum(turns: &[TurnUsage], figure: impl Fn(&TurnUsage) -> Option<u64>)
 }
 
 /// The cost of every turn priced by the host; `None` unless every model used has a price.
-fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate> {
+pub(super) fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate> {
     if pricing.is_empty() || turns.is_empty() {
         return None;
     }

@@ -3,6 +3,8 @@
 //!
 //! Every call is answered, never dropped and never fatal to the run:
 //! - a name the skill was not offered → a tool error listing what it can call (never executed);
+//! - a tool over its `[limits.max_tool_calls]` allowance for the run → a tool error saying so
+//!   (never executed; see `budget`);
 //! - arguments that are not JSON, or fail the tool's input schema → a tool error listing every
 //!   problem (the tool does not run);
 //! - a tool that fails, panics (caught, whether it runs in its own task or, when it
@@ -27,6 +29,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::budget::RunBudget;
 use super::tool_schemas::ToolSchemaCache;
 use super::{Limits, spans};
 use crate::deadline::Deadline;
@@ -42,6 +45,8 @@ pub(crate) struct DispatchContext<'a> {
     pub tools: &'a ToolSet,
     pub schemas: &'a ToolSchemaCache,
     pub limits: &'a Limits,
+    /// Counts the run's calls per tool (`[limits.max_tool_calls]`).
+    pub budget: &'a RunBudget<'a>,
     pub deadline: Deadline,
     pub cancel: &'a CancellationToken,
     pub events: &'a EventEmitter,
@@ -156,6 +161,7 @@ fn prepare(ctx: &DispatchContext<'_>, call: &ToolCall) -> Result<Arc<dyn Tool>, 
             problems.join("\n- ")
         ));
     }
+    ctx.budget.take_tool_call(resolved.tool.name())?;
     Ok(resolved.tool.clone())
 }
 

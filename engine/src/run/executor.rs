@@ -111,6 +111,7 @@ pub struct ExecutorBuilder {
     tools: Option<Arc<ToolRegistry>>,
     pool: Option<Arc<ProviderPool>>,
     default: Option<HostDefault>,
+    fallbacks: Vec<(String, LLMConfig)>,
     registered: ProviderRegistry,
     policy: OverridePolicy,
     skill_policy: SkillProviderPolicy,
@@ -154,6 +155,14 @@ impl ExecutorBuilder {
     /// inherit its base URL, settings and credentials).
     pub fn default_llm(mut self, config: LLMConfig) -> Self {
         self.default = Some(HostDefault::Config(config));
+        self
+    }
+
+    /// Adds a fallback for the host's default model, tried after the default and the
+    /// fallbacks added before it (see `provider`'s module docs); `name` is how events and
+    /// results name it.
+    pub fn fallback_llm(mut self, name: impl Into<String>, config: LLMConfig) -> Self {
+        self.fallbacks.push((name.into(), config));
         self
     }
 
@@ -246,6 +255,7 @@ impl ExecutorBuilder {
             self.skill_policy,
             self.registered,
         )
+        .and_then(|resolver| resolver.with_fallbacks(self.fallbacks))
         .map_err(BuildError::DefaultProvider)?;
         let skills = self.skills.unwrap_or_default();
         // With a host default, mark the skills whose own provider settings the host does not

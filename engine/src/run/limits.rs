@@ -6,8 +6,13 @@
 //! written as seconds, fractions allowed (`tool_timeout = 2.5`).
 //!
 //! Not here: enforcing the limits. The executor owns the deadline, `dispatch` the tool bounds,
-//! the turn loop the turn and token budgets.
+//! the turn loop the turn and token budgets, `budget` the cost cap and the per-tool call
+//! counts; a provider's requests and tokens per minute are the provider's own
+//! (`provider_config` `requests_per_minute` / `tokens_per_minute`, enforced in
+//! `skillet-providers` before every attempt, because only the provider sees its retries and
+//! every call that shares it).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -45,6 +50,14 @@ pub struct Limits {
     /// Longest a terminal hook may run before it is abandoned.
     #[serde(with = "seconds")]
     pub hook_timeout: Duration,
+    /// The most a call may cost, in USD by `[pricing]`; fails closed (see `budget`): a call
+    /// whose model has no USD price is refused, a run whose cost becomes unknown stops. A
+    /// skill's `a2e-max-cost-usd` may set a smaller cap.
+    #[serde(deserialize_with = "positive_usd")]
+    pub max_cost_usd: Option<f64>,
+    /// Most calls of a tool (by name) in one run (`[limits.max_tool_calls] search = 3`); a call
+    /// over it is answered with a tool error and not run.
+    pub max_tool_calls: BTreeMap<String, u32>,
 }
 
 impl Default for Limits {
@@ -60,6 +73,8 @@ impl Default for Limits {
             token_budget: None,
             tool_loop_threshold: 3,
             hook_timeout: Duration::from_secs(5),
+            max_cost_usd: None,
+            max_tool_calls: BTreeMap::new(),
         }
     }
 }
@@ -100,6 +115,18 @@ impl Limits {
     }
 }
 
+/// A cost cap: a finite amount above zero.
+fn positive_usd<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let usd = f64::deserialize(d)?;
+    if usd.is_finite() && usd > 0.0 {
+        Ok(Some(usd))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "expected an amount above 0, got {usd}"
+        )))
+    }
+}
+
 /// Durations as (fractional) seconds in configuration files.
 mod seconds {
     use super::*;
@@ -137,6 +164,16 @@ mod tests {
     fn unknown_key_and_negative_duration_are_rejected() {
         assert!(toml::from_str::<Limits>("max_turn = 3").is_err());
         assert!(toml::from_str::<Limits>("timeout_cap = -1").is_err());
+        assert!(toml::from_str::<Limits>("max_cost_usd = 0").is_err());
+        assert!(toml::from_str::<Limits>("max_cost_usd = -0.5").is_err());
+    }
+
+    #[test]
+    fn cost_cap_and_tool_call_limits_read_from_toml() {
+        let limits: Limits =
+            toml::from_str("max_cost_usd = 0.05\n[max_tool_calls]\nsearch = 3").unwrap();
+        assert_eq!(limits.max_cost_usd, Some(0.05));
+        assert_eq!(limits.max_tool_calls.get("search"), Some(&3));
     }
 
     #[test]

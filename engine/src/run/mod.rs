@@ -71,11 +71,12 @@
 //! outcome code) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
 //! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
-//! providers by name) · `limits` ·
+//! providers by name) · `limits` · `budget` (the cost cap and per-tool call counts) ·
 //! `gates` · `hooks` · `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
+mod budget;
 mod call;
 pub(crate) mod call_report;
 mod dispatch;

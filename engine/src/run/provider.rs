@@ -12,7 +12,9 @@
 //!   the host's Ollama base URL with the host's key); on an endpoint the host allowed for skills,
 //!   the spec carries no credential of the host's. A denial is the skill's `Blocked` reason.
 //!   Resolved once per skill (per loaded version) and cached.
-//! - **host default**: resolved once when the executor is built.
+//! - **host default**: resolved once when the executor is built; with fallbacks
+//!   (`ExecutorBuilder::fallback_llm`) it is a `FallbackChain` of the default then each
+//!   fallback, labelled by the default.
 //!
 //! A `provider_name` registered in the executor's [`ProviderRegistry`] (the host's own
 //! providers, by name) is resolved there first, at each of the three steps; see
@@ -35,8 +37,8 @@ use std::sync::{Arc, RwLock};
 use secrecy::SecretString;
 use serde_json::{Map, Value};
 use skillet_providers::{
-    ConfigError, OverridePolicy, Provider, ProviderError, ProviderErrorKind, ProviderPool,
-    ProviderSpec,
+    ConfigError, FallbackChain, FallbackLink, OverridePolicy, Provider, ProviderError,
+    ProviderErrorKind, ProviderPool, ProviderSpec,
 };
 
 use super::provider_registry::ProviderRegistry;
@@ -175,6 +177,42 @@ impl ProviderResolver {
             registered,
             skills: RwLock::default(),
         })
+    }
+
+    /// Puts the host default in front of `fallbacks` (named `LLMConfig`s, tried in order): a
+    /// turn on the host default that fails after its retries on a retryable error, or is
+    /// refused for its context length or quota, goes to the next (see
+    /// `skillet_providers::FallbackChain`). Skills with their own provider settings and
+    /// request overrides run without fallbacks. Each fallback resolves as a host default does.
+    pub(crate) fn with_fallbacks(
+        mut self,
+        fallbacks: Vec<(String, LLMConfig)>,
+    ) -> Result<Self, String> {
+        if fallbacks.is_empty() {
+            return Ok(self);
+        }
+        let Some((_, primary)) = &mut self.default else {
+            return Err("fallback providers need a host default provider".to_owned());
+        };
+        let mut links = Vec::with_capacity(fallbacks.len());
+        for (name, config) in fallbacks {
+            let spec = spec_from_llm_config(&config)
+                .map_err(|e| format!("fallback provider `{name}`: {e}"))?;
+            let provider = self
+                .pool
+                .provider(&spec)
+                .map_err(|e| format!("fallback provider `{name}`: {e}"))?;
+            links.push(FallbackLink {
+                name: name.into(),
+                provider,
+            });
+        }
+        let first = FallbackLink {
+            name: Arc::clone(&primary.label),
+            provider: Arc::clone(&primary.provider),
+        };
+        primary.provider = Arc::new(FallbackChain::new(first, links));
+        Ok(self)
     }
 
     /// The registered provider a config names, if it names one.

@@ -24,6 +24,9 @@ pub struct ExecutionHints {
     /// The structured-output mode this skill works best with (`a2e-structured-output`), used
     /// where the host's provider leaves the mode on `auto`.
     pub structured_output: Option<skillet_providers::OutputMode>,
+    /// The most a run of this skill may cost, in USD (`a2e-max-cost-usd`; the host's
+    /// `[limits] max_cost_usd` applies too, the smaller wins).
+    pub max_cost_usd: Option<f64>,
 }
 
 /// The A2A `AgentSkill` data of a skill (`a2a-*` keys, with defaults applied).

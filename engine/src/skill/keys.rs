@@ -39,6 +39,7 @@ pub(crate) struct DeclaredKeys {
     pub when_to_use: Option<String>,
     pub argument_hint: Option<String>,
     pub max_turns: Option<u32>,
+    pub max_cost_usd: Option<f64>,
     pub timeout_seconds: Option<u64>,
     pub status: Option<SkillStatus>,
     pub icon: Option<String>,
@@ -144,6 +145,7 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-when-to-use" => keys.when_to_use = Some(non_empty(text)?),
         "a2e-argument-hint" => keys.argument_hint = Some(non_empty(text)?),
         "a2e-max-turns" => keys.max_turns = Some(positive_int(text)?),
+        "a2e-max-cost-usd" => keys.max_cost_usd = Some(positive_decimal(text)?),
         "a2e-timeout-seconds" => keys.timeout_seconds = Some(positive_int::<u64>(text)?),
         "a2e-status" => keys.status = Some(status(text)?),
         "a2e-icon" => keys.icon = Some(non_empty(text)?),
@@ -264,6 +266,21 @@ fn decimal_in(text: &str, min: f32, max: f32) -> Result<f32, String> {
         Ok(value)
     } else {
         Err(format!("{value} is outside {min}..={max}"))
+    }
+}
+
+/// A decimal string above zero, e.g. `"0.05"` (a cost cap).
+fn positive_decimal(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let value = DECIMAL
+        .is_match(trimmed)
+        .then(|| trimmed.parse::<f64>().ok())
+        .flatten()
+        .ok_or_else(|| format!("must be a decimal string like \"0.05\", found {text:?}"))?;
+    if value > 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("must be above 0, found {value}"))
     }
 }
 

@@ -293,6 +293,7 @@ fn build(
             temperature: keys.temperature,
             top_p: keys.top_p,
             structured_output: keys.structured_output,
+            max_cost_usd: keys.max_cost_usd,
         },
         template,
         template_mode: mode,

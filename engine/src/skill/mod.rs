@@ -43,6 +43,7 @@
 //! | `a2e-when-to-use` | string | `when_to_use` | `description` |
 //! | `a2e-argument-hint` | string | `argument_hint` | from the input schema (`JSON object: text (string, required), ...`), else `Free-form JSON object` |
 //! | `a2e-max-turns` | positive integer string | `max_turns` | none (the run loop's default) |
+//! | `a2e-max-cost-usd` | decimal string above 0 | `ExecutionHints::max_cost_usd` | none (the host's `[limits] max_cost_usd`, the smaller applies) |
 //! | `a2e-timeout-seconds` | positive integer string | `timeout_seconds` | none |
 //! | `a2e-status` | `Created`, `Published`, `Archived` | `status` | `Published` (`Blocked` is computed) |
 //! | `a2e-icon` | string | `icon` | none |

@@ -1,4 +1,5 @@
-"""The official `anthropic` client against mock-llm: plain, streamed, tool round trip, 429."""
+"""The official `anthropic` client against mock-llm: plain, streamed, tool round trip, 429,
+prompt-cache usage, extended thinking blocks."""
 import sys
 
 import anthropic
@@ -72,3 +73,30 @@ check(final.usage.cache_creation_input_tokens == 150, f"streamed cache write: {f
 body = journal(base)[0]["body"]
 check(body["system"][0]["cache_control"] == {"type": "ephemeral"}, "breakpoint reached the mock")
 print("ok anthropic prompt cache usage")
+
+# Extended thinking: the SDK reads the thinking block and its signature, whole and streamed, and
+# the block goes back unchanged with the tool's result.
+reset(base)
+thought = "The user asks about the weather. I should call get_weather."
+ponder = [{"role": "user", "content": "ponder the weather"}]
+thinking = {"type": "enabled", "budget_tokens": 1024}
+r = client.messages.create(model=model, max_tokens=2048, thinking=thinking, messages=ponder, tools=tools)
+block = r.content[0]
+check(block.type == "thinking" and block.thinking == thought, f"thinking: {r.content}")
+check(block.signature.startswith("sig_mock_"), f"signature: {block}")
+check(r.content[1].type == "tool_use" and r.stop_reason == "tool_use", f"then the call: {r.content}")
+with client.messages.stream(model=model, max_tokens=2048, thinking=thinking, messages=ponder, tools=tools) as s:
+    final = s.get_final_message()
+streamed = final.content[0]
+check(streamed.type == "thinking" and streamed.thinking == thought, f"streamed thinking: {final.content}")
+check(streamed.signature.startswith("sig_mock_"), f"streamed signature: {streamed}")
+use = r.content[1]
+follow = ponder + [
+    {"role": "assistant", "content": [b.model_dump() for b in r.content]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]},
+]
+r = client.messages.create(model=model, max_tokens=2048, thinking=thinking, messages=follow, tools=tools)
+check(r.content[0].text == "It is sunny in Paris.", f"after thinking: {r}")
+sent = journal(base)[-1]["body"]["messages"][1]["content"][0]
+check(sent == {"type": "thinking", "thinking": thought, "signature": block.signature}, f"echoed: {sent}")
+print("ok anthropic thinking blocks")

@@ -1,4 +1,5 @@
-"""The official `ollama` client against mock-llm: plain, streamed, tool round trip, 429."""
+"""The official `ollama` client against mock-llm: plain, streamed, tool round trip, thinking,
+429."""
 import sys
 
 import ollama
@@ -29,6 +30,16 @@ messages += [r.message, {"role": "tool", "tool_name": "get_weather", "content": 
 r = client.chat(model=model, messages=messages, tools=tools)
 check(r.message.content == "It is sunny in Paris.", f"tool answer: {r}")
 print("ok ollama tool round trip")
+
+# A thinking model (`think=True`): the client reads `message.thinking`, whole and streamed.
+thought = "The user asks about the weather. I should call get_weather."
+ponder = [{"role": "user", "content": "ponder the weather"}]
+r = client.chat(model=model, messages=ponder, tools=tools, think=True)
+check(r.message.thinking == thought, f"thinking: {r.message}")
+check(r.message.tool_calls[0].function.name == "get_weather", f"then the call: {r.message}")
+streamed = "".join(c.message.thinking or "" for c in client.chat(model=model, messages=ponder, tools=tools, think=True, stream=True))
+check(streamed == thought, f"streamed thinking: {streamed!r}")
+print("ok ollama thinking")
 
 queue_fault(base, kind="rate_limit", retry_after=1, message="too many requests")
 try:
