@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EventSink;
 use crate::files::SkillFolder;
+use crate::run::Approver;
 use crate::protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse, SkillStatus,
@@ -35,6 +36,22 @@ pub trait SkillService: Send + Sync {
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
     ) -> SkillCallResponse;
+
+    /// Runs a call as [`SkillService::call`] does, asking `approver` before each tool call
+    /// that needs a person's approval (`run::approval`); a door that can ask (MCP elicitation,
+    /// A2A `INPUT_REQUIRED`) calls this. A call through [`SkillService::call`] has nobody to
+    /// ask and follows the host's policy. The default ignores `approver`: a service without
+    /// approvals has no call to gate.
+    async fn call_with_approver(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+        approver: Arc<dyn Approver>,
+    ) -> SkillCallResponse {
+        let _ = approver;
+        self.call(request, events, cancel).await
+    }
 
     /// The A2A Agent Card (v1.0) describing the skills this service offers, typed until a
     /// transport writes it; an error when no valid card can be made (no skills, a skill

@@ -175,6 +175,8 @@ struct LogData {
 #[derive(Deserialize)]
 struct StatusData {
     message: String,
+    #[serde(default)]
+    detail: Option<serde_json::Value>,
 }
 
 impl<'de> DeserializeSeed<'de> for DataOf {
@@ -200,8 +202,8 @@ impl<'de> DeserializeSeed<'de> for DataOf {
                 EventPayload::Log { level, message }
             }
             EventKind::Status => {
-                let StatusData { message } = StatusData::deserialize(deserializer)?;
-                EventPayload::Status { message }
+                let StatusData { message, detail } = StatusData::deserialize(deserializer)?;
+                EventPayload::Status { message, detail }
             }
         })
     }

@@ -21,6 +21,7 @@
 //! | `[telemetry]` | [`crate::telemetry::TelemetryConfig`] | OTLP trace export, content capture |
 //! | `[pricing.MODEL]` | [`skillet_engine::telemetry::ModelPrice`] | prices per model for cost estimates |
 //! | `[auth]` | [`auth::AuthConfig`] | who may reach the HTTP doors (API keys as SHA-256, JWT issuers), what each scope may run, per-identity limits, the audit file |
+//! | `[approvals]` | [`approvals::ApprovalsConfig`] | tool calls that wait for a person's approval; `default = "deny"` or `"allow"` for doors that cannot ask |
 //! | `[nats]` | [`NatsOptions`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
@@ -30,6 +31,7 @@
 //! ([`providers::ProviderChoice`]), building the executor (`host::cli`).
 
 pub mod a2a;
+pub mod approvals;
 pub mod auth;
 pub mod extensions;
 pub mod nats;
@@ -128,6 +130,9 @@ pub struct Config {
     /// NATS JetStream workers and callers.
     #[serde(default)]
     pub nats: NatsOptions,
+    /// Tool calls that need a person's approval, and the decision when nobody can be asked.
+    #[serde(default)]
+    pub approvals: approvals::ApprovalsConfig,
     /// Authentication and authorization of the HTTP doors; absent: none (loopback only,
     /// unless `serve --allow-unauthenticated`).
     #[serde(default)]

@@ -22,6 +22,7 @@ use skillet_providers::{
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::approval::ApprovalGate;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
 use super::output::{FinalOutput, judge};
 use super::provider::{ResolvedProvider, provider_failure};
@@ -157,6 +158,8 @@ pub(crate) struct TurnLoop<'a> {
     pub state: &'a RunState,
     /// Record message content on spans (`[telemetry] capture_content`).
     pub capture_content: bool,
+    /// Which tool calls wait for approval, and who is asked.
+    pub approvals: ApprovalGate<'a>,
 }
 
 /// What a turn decided.
@@ -312,6 +315,7 @@ impl TurnLoop<'_> {
                 events: self.events,
                 turn,
                 capture_content: self.capture_content,
+                approvals: self.approvals,
             };
             messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;

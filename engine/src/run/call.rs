@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::{Phase, RunState, TurnLoop};
+use super::approval::{ApprovalGate, Approver};
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
@@ -83,6 +84,7 @@ impl ExecutorInner {
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
+        approver: Option<Arc<dyn Approver>>,
     ) -> SkillCallResponse {
         let started = Instant::now();
         let span = spans::invoke_agent(&request.name, &request.id, &request.correlation_id);
@@ -104,7 +106,9 @@ impl ExecutorInner {
                     SkillCallResponse::rejected(&request.id, &request.name, error)
                 }
                 Ok(prepared) => {
-                    let result = self.execute(prepared, request, sink, cancel, started).await;
+                    let result = self
+                        .execute(prepared, request, sink, cancel, approver, started)
+                        .await;
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
             };
@@ -193,6 +197,7 @@ impl ExecutorInner {
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
+        approver: Option<Arc<dyn Approver>>,
         started: Instant,
     ) -> SkillResult {
         let Prepared {
@@ -266,6 +271,12 @@ impl ExecutorInner {
                     _ => messages::first_user_message(&request.arguments),
                 };
                 let (events, state, cancel) = (&events, &state, &cancel);
+                let approvals = ApprovalGate::new(
+                    &self.approvals,
+                    skill.name(),
+                    &skill.approval,
+                    approver.as_ref(),
+                );
                 Either::Right(async move {
                     TurnLoop {
                         skill,
@@ -282,6 +293,7 @@ impl ExecutorInner {
                         stream,
                         state,
                         capture_content: self.capture_content,
+                        approvals,
                     }
                     .run()
                     .await

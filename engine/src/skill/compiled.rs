@@ -88,6 +88,9 @@ pub struct CompiledSkill {
     /// Python requirement lines declared in `metadata.a2e-requirements` (the folder's
     /// `requirements.txt` and `pyproject.toml` are read by `crate::environments`).
     pub requirements: Vec<String>,
+    /// Tool names declared in `metadata.a2e-approval`: their calls need a person's approval on
+    /// top of the host's `[tools.NAME] approval` (a skill can add approvals, never remove one).
+    pub approval: Vec<String>,
     /// The files beside `SKILL.md` and the mapped `allowed-tools` (empty for programmatic
     /// skills).
     pub resources: SkillResources,
@@ -170,6 +173,7 @@ impl CompiledSkill {
             tools,
             toolkits,
             requirements: Vec::new(),
+            approval: Vec::new(),
             resources: SkillResources::default(),
             definition,
         })

@@ -49,6 +49,8 @@ pub(crate) struct DeclaredKeys {
     pub template: Option<TemplateMode>,
     /// `a2e-requirements`: Python requirement lines for the skill's scripts.
     pub requirements: Vec<String>,
+    /// `a2e-approval`: tool names whose calls need a person's approval (adds to the host's).
+    pub approval: Vec<String>,
 
     /// Whether any `a2a-*` or `a2e-*` key was present (decides the default template mode).
     pub any_declared: bool,
@@ -158,6 +160,7 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         }
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
         "a2e-requirements" => keys.requirements = string_array(text)?,
+        "a2e-approval" => keys.approval = string_array(text)?,
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,

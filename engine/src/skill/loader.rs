@@ -303,6 +303,7 @@ fn build(
         tools: keys.tools,
         toolkits: keys.toolkits,
         requirements: keys.requirements,
+        approval: keys.approval,
         resources,
         definition,
     })

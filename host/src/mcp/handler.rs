@@ -28,7 +28,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
 
-use super::answer;
+use super::{answer, approval};
 use super::list_changed::SessionPeers;
 use super::notify::{EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
@@ -173,8 +173,9 @@ impl ServerHandler for McpHandler {
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();
         let (answered, answer) = oneshot::channel();
+        let approver = approval::approver_for(&context.peer, &context.id);
         self.core
-            .spawn_call(admitted, call, Some(sink), move |response| {
+            .spawn_call_asking(admitted, call, Some(sink), approver, move |response| {
                 let _ = answered.send(response);
             });
         let response = tokio::select! {
