@@ -305,8 +305,14 @@ async fn an_a2a_task_waits_in_input_required_and_a_message_with_its_task_id_cont
     let end = &rest.last().unwrap()["result"]["statusUpdate"];
     assert_eq!(end["status"]["state"], "TASK_STATE_COMPLETED", "{rest:?}");
     let task = a2a_result(&server, "GetTask", json!({"id": id})).await;
+    let output = task["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["artifactId"] == "output")
+        .expect("the output artifact");
     assert_eq!(
-        task["artifacts"][0]["parts"][0]["data"],
+        output["parts"][0]["data"],
         json!({"echo": "denied: not on prod"})
     );
 }

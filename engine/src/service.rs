@@ -41,7 +41,8 @@ pub trait SkillService: Send + Sync {
     /// that needs a person's approval (`run::approval`); a door that can ask (MCP elicitation,
     /// A2A `INPUT_REQUIRED`) calls this. A call through [`SkillService::call`] has nobody to
     /// ask and follows the host's policy. The default ignores `approver`: a service without
-    /// approvals has no call to gate.
+    /// approvals has no call to gate; a service that wraps another must forward this method,
+    /// or its callers' approvers are never asked.
     async fn call_with_approver(
         &self,
         request: SkillCallRequest,

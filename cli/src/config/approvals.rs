@@ -48,3 +48,46 @@ impl Config {
         policy
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn policy(text: &str) -> ApprovalPolicy {
+        Config::from_toml_str(text, Path::new("/etc/skillet/skillet.toml"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .approval_policy()
+    }
+
+    #[test]
+    fn every_place_that_requires_approval_adds_to_the_policy() {
+        let policy = policy(
+            "[approvals]\ndefault = \"allow\"\ntools = [\"create_issue\"]\n\n\
+             [skills.scripts]\napproval = \"always\"\n\n\
+             [tools.gated]\nkind = \"command\"\ndescription = \"d\"\nprogram = \"/bin/true\"\n\
+             approval = \"always\"\n\n\
+             [tools.free]\nkind = \"command\"\ndescription = \"d\"\nprogram = \"/bin/true\"\n",
+        );
+        for gated in ["create_issue", "run_skill_script", "gated"] {
+            assert!(policy.requires(gated), "{gated}");
+        }
+        assert!(!policy.requires("free"));
+        assert_eq!(policy.unasked(), Unasked::Allow);
+    }
+
+    #[test]
+    fn by_default_nothing_is_gated_and_unasked_calls_are_denied() {
+        let policy = policy("");
+        assert!(!policy.requires("run_skill_script"));
+        assert_eq!(policy.unasked(), Unasked::Deny);
+        let err = Config::from_toml_str(
+            "[approvals]\ndefault = \"maybe\"\n",
+            Path::new("/etc/skillet/skillet.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("maybe") || err.contains("variant"), "{err}");
+    }
+}

@@ -20,7 +20,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures::StreamExt;
 use serde_json::Value;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::continuation;
 use super::jsonrpc::{self, RpcCode, RpcError};
@@ -79,11 +78,14 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
         Ok(Answer::Stream { first, rest }) => {
             // A stream ends after its task's terminal status (the store closes it) or once the
             // task waits for input: the reply is a new request (`continuation`).
-            let mut interrupted = false;
-            let rest = UnboundedReceiverStream::new(rest).take_while(move |item| {
-                let go_on = !interrupted;
-                interrupted |= continuation::waits_for_input(item);
-                futures::future::ready(go_on)
+            // Ends right after that update, without waiting for another.
+            let rest = futures::stream::unfold((rest, false), |(mut rest, ended)| async move {
+                if ended {
+                    return None;
+                }
+                let item = rest.recv().await?;
+                let ended = continuation::waits_for_input(&item);
+                Some((item, (rest, ended)))
             });
             let items = futures::stream::once(async move { *first })
                 .chain(rest)

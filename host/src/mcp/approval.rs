@@ -100,6 +100,7 @@ pub(crate) fn decision_of(result: &ElicitResult) -> ApprovalDecision {
         }
         ElicitationAction::Decline => denied("the user declined"),
         ElicitationAction::Cancel => denied("the user cancelled"),
+        _ => denied("the client answered with an action this host does not know"),
     }
 }
 
