@@ -89,7 +89,8 @@ async def main():
         states = [e["statusUpdate"]["status"]["state"] for e in events if "statusUpdate" in e]
         assert states[-1] == "TASK_STATE_COMPLETED", events
         got = as_dict(await blocking.get_task(GetTaskRequest(id=task_id)))
-        assert got["artifacts"][0]["parts"][0]["data"] == {"echo": "denied: not on prod"}, got
+        (output,) = [a for a in got["artifacts"] if a["artifactId"] == "output"]
+        assert output["parts"][0]["data"] == {"echo": "denied: not on prod"}, got
         ok("deny")
 
         await blocking.close()
