@@ -233,8 +233,12 @@ fn reply(task_id: &str, decision: Value) -> Value {
 async fn an_a2a_task_waits_in_input_required_and_a_message_with_its_task_id_continues_it() {
     let server = spawn_server("").await;
     // A blocking SendMessage answers once the task waits.
-    let task = a2a_result(&server, "SendMessage", first_message("gated-calc")).await["task"].clone();
-    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let task =
+        a2a_result(&server, "SendMessage", first_message("gated-calc")).await["task"].clone();
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{task}"
+    );
     let id = task["id"].as_str().unwrap().to_owned();
     let question = &task["status"]["message"];
     assert_eq!(question["role"], "ROLE_AGENT");
@@ -265,9 +269,9 @@ async fn an_a2a_task_waits_in_input_required_and_a_message_with_its_task_id_cont
     assert_eq!(waiting["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
 
     // Approve: the run goes on to the end; the reply is in the history.
-    let done = a2a_result(&server, "SendMessage", reply(&id, json!({"approve": true}))).await
-        ["task"]
-        .clone();
+    let done =
+        a2a_result(&server, "SendMessage", reply(&id, json!({"approve": true}))).await["task"]
+            .clone();
     assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
     assert_eq!(
         done["artifacts"][0]["parts"][0]["data"],
@@ -367,7 +371,9 @@ fn python_with(module: &str) -> Option<PathBuf> {
 }
 
 async fn run_script(python: &Path, script: &str, args: &[String]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
     let run = tokio::process::Command::new(python)
         .arg(&script)
         .args(args)
@@ -433,7 +439,10 @@ async fn the_official_mcp_sdk_approves_and_denies_by_elicitation_on_stdio_and_ht
         args.push(format!("--serve-arg={arg}"));
     }
     let stdout = run_script(&python, "mcp_approval_client.py", &args).await;
-    assert!(stdout.contains("ok: deny: the reason reached the model"), "{stdout}");
+    assert!(
+        stdout.contains("ok: deny: the reason reached the model"),
+        "{stdout}"
+    );
 
     let server = spawn_server("").await;
     let args = vec![

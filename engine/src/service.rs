@@ -11,11 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EventSink;
 use crate::files::SkillFolder;
-use crate::run::Approver;
 use crate::protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse, SkillStatus,
 };
+use crate::run::Approver;
 
 /// Answers A2E requests.
 #[async_trait]

@@ -295,8 +295,7 @@ impl Executor {
         cancel: CancellationToken,
         approver: Option<Arc<dyn Approver>>,
     ) -> SkillCallResponse {
-        let call =
-            std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel, approver));
+        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel, approver));
         match futures::FutureExt::catch_unwind(call).await {
             Ok(response) => response,
             Err(_panic) => {

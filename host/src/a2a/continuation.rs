@@ -42,8 +42,7 @@ use tokio::sync::oneshot;
 use super::jsonrpc::{RpcCode, RpcError};
 use super::store::TaskStore;
 use super::wire::{
-    Message, Part, PartContent, Role, StreamResponse, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
+    Message, Part, PartContent, Role, StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
 /// The tasks waiting for a person's answer, by task id.
@@ -232,10 +231,7 @@ pub(crate) fn waits_for_input(update: &StreamResponse) -> bool {
 /// the caller can see the task at all.
 pub(crate) fn refusal(task_id: &str, exists: bool, why: NotContinued) -> RpcError {
     match (exists, why) {
-        (false, _) => RpcError::new(
-            RpcCode::TaskNotFound,
-            format!("task {task_id:?} not found"),
-        ),
+        (false, _) => RpcError::new(RpcCode::TaskNotFound, format!("task {task_id:?} not found")),
         (true, NotContinued::NotWaiting) => RpcError::new(
             RpcCode::UnsupportedOperation,
             format!(

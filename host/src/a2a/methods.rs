@@ -237,14 +237,18 @@ impl A2aAdapter {
             context_id: projection.context_id.clone(),
             owner: caller.id().to_owned(),
         }) as Arc<dyn Approver>;
-        self.inner
-            .core
-            .spawn_call_asking(admitted, request, Some(sink), Some(approver), move |response| {
+        self.inner.core.spawn_call_asking(
+            admitted,
+            request,
+            Some(sink),
+            Some(approver),
+            move |response| {
                 let cancel_requested = store.cancel_requested(&projection.task_id);
                 for update in projection.outcome(&response, cancel_requested) {
                     store.apply(&projection.task_id, update);
                 }
-            });
+            },
+        );
         match (streaming, subscription) {
             (true, Some(rest)) => Ok(Answer::Stream {
                 first: Box::new(StreamResponse::Task(task)),

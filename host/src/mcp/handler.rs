@@ -28,10 +28,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
 
-use super::{answer, approval};
 use super::list_changed::SessionPeers;
 use super::notify::{EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
+use super::{answer, approval};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::core::{CallScope, HostCore, Refusal};
 use skillet_engine::service::SkillService;
