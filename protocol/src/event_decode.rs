@@ -264,6 +264,21 @@ mod tests {
     }
 
     #[test]
+    fn a_status_detail_is_read_and_its_absence_is_none() {
+        let event =
+            decode(r#"{"kind":"status","data":{"message":"m","detail":{"approval":"denied"}}}"#)
+                .unwrap();
+        assert_eq!(
+            event.payload,
+            EventPayload::status_with("m", serde_json::json!({"approval": "denied"}))
+        );
+        let plain = decode(r#"{"kind":"status","data":{"message":"m"}}"#).unwrap();
+        assert_eq!(plain.payload, EventPayload::status("m"));
+        let written = serde_json::to_value(&plain.payload).unwrap();
+        assert!(written["data"].get("detail").is_none(), "{written}");
+    }
+
+    #[test]
     fn the_seed_defaults_fill_what_is_missing() {
         let event = decode(r#"{"kind":"status","data":{"message":"m"}}"#).unwrap();
         assert_eq!(event.version, "1.0");
