@@ -3,7 +3,10 @@
 //!
 //! Only a client that declared the `elicitation` capability (form mode) at `initialize` is
 //! asked; for any other session [`approver_for`] gives `None` and the call follows the host's
-//! `[approvals] default` policy. The question names the skill, the tool and its arguments; the
+//! `[approvals] default` policy. The 2026-07-28 protocol forbids server-to-client requests:
+//! a session on it that still reports the capability gets rmcp's refusal to send, which is a
+//! denial saying why (its `input_required` result, which rmcp 3.11 models, would be the way
+//! to ask there; this adapter does not answer with it yet). The question names the skill, the tool and its arguments; the
 //! form has a required boolean `approve` and an optional `reason`. Its answer maps to a
 //! decision as follows:
 //!
