@@ -192,13 +192,15 @@ impl<'a> ApprovalGate<'a> {
         if !self.requires(tool, &call.name) {
             return Ok(());
         }
+        // Shown to the caller as `log` events are: a secret the host knows never leaves.
+        let arguments = redacted(&call.arguments);
         events.emit(EventPayload::status_with(
             format!("approval requested: tool {tool}"),
             json!({
                 "approval": "requested",
                 "tool": tool,
                 "call_id": call.id,
-                "arguments": call.arguments,
+                "arguments": arguments,
             }),
         ));
         let (decision, by) = match self.approver {
@@ -207,7 +209,7 @@ impl<'a> ApprovalGate<'a> {
                     skill: self.skill_name.to_owned(),
                     tool: tool.to_owned(),
                     call_id: call.id.clone(),
-                    arguments: call.arguments.clone(),
+                    arguments,
                 };
                 let decision = tokio::select! {
                     decision = approver.decide(request) => decision,
@@ -261,6 +263,13 @@ impl<'a> ApprovalGate<'a> {
     }
 }
 
+/// `arguments` with every secret the host knows replaced (`crate::secrets`). A secret inside a
+/// string leaves the same JSON; one that was a bare number leaves the redacted text as a string.
+fn redacted(arguments: &Value) -> Value {
+    let text = crate::secrets::REDACTOR.redact_owned(arguments.to_string());
+    serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text))
+}
+
 /// The tool error the model reads for a denied call.
 fn denial_text(tool: &str, by: DecidedBy, reason: Option<&str>) -> String {
     match (by, reason) {
@@ -309,6 +318,16 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_secret_in_the_arguments_is_never_shown_to_the_approver() {
+        crate::secrets::REDACTOR.add(secrecy::SecretString::from("canary-approval-9f3k2"));
+        let shown = redacted(&json!({"cmd": "curl -H 'x: canary-approval-9f3k2'", "n": 1}));
+        assert_eq!(
+            shown,
+            json!({"cmd": format!("curl -H 'x: {}'", crate::secrets::REDACTED), "n": 1})
+        );
     }
 
     #[tokio::test]
