@@ -402,7 +402,12 @@ async fn the_official_a2a_sdk_drives_a_multi_turn_approval() {
         return;
     };
     let server = spawn_server("").await;
-    let stdout = run_script(&python, "a2a_approval_client.py", &[server.base.clone()]).await;
+    let stdout = run_script(
+        &python,
+        "a2a_approval_client.py",
+        std::slice::from_ref(&server.base),
+    )
+    .await;
     for check in ["approve", "deny"] {
         assert!(
             stdout.lines().any(|l| l == format!("OK {check}")),
