@@ -105,7 +105,7 @@ fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent
     let mut stderr = std::io::stderr();
     while let Ok(event) = events.recv() {
         let line = match &event.payload {
-            EventPayload::Status { message } => {
+            EventPayload::Status { message, .. } => {
                 status.clone_from(message);
                 format!("[status] {message}")
             }

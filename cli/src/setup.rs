@@ -357,7 +357,8 @@ pub fn build_executor(
         .files(parts.files.clone())
         .card_identity(identity)
         .pricing(parts.config.pricing.clone())
-        .capture_content(parts.config.telemetry.capture_content);
+        .capture_content(parts.config.telemetry.capture_content)
+        .approvals(parts.config.approval_policy());
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());
     }

@@ -15,6 +15,7 @@ use crate::protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse, SkillStatus,
 };
+use crate::run::Approver;
 
 /// Answers A2E requests.
 #[async_trait]
@@ -35,6 +36,23 @@ pub trait SkillService: Send + Sync {
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
     ) -> SkillCallResponse;
+
+    /// Runs a call as [`SkillService::call`] does, asking `approver` before each tool call
+    /// that needs a person's approval (`run::approval`); a door that can ask (MCP elicitation,
+    /// A2A `INPUT_REQUIRED`) calls this. A call through [`SkillService::call`] has nobody to
+    /// ask and follows the host's policy. The default ignores `approver`: a service without
+    /// approvals has no call to gate; a service that wraps another must forward this method,
+    /// or its callers' approvers are never asked.
+    async fn call_with_approver(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+        approver: Arc<dyn Approver>,
+    ) -> SkillCallResponse {
+        let _ = approver;
+        self.call(request, events, cancel).await
+    }
 
     /// The A2A Agent Card (v1.0) describing the skills this service offers, typed until a
     /// transport writes it; an error when no valid card can be made (no skills, a skill

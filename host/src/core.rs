@@ -37,6 +37,7 @@ use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
 use crate::record::{CallRecorder, PendingRecord};
 use skillet_engine::events::EventSink;
+use skillet_engine::run::Approver;
 use skillet_engine::service::SkillService;
 use skillet_protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDefinition,
@@ -341,8 +342,24 @@ impl HostCore {
     pub fn spawn_call<F>(
         &self,
         admitted: Admitted,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        answer: F,
+    ) where
+        F: FnOnce(SkillCallResponse) + Send + 'static,
+    {
+        self.spawn_call_asking(admitted, request, events, None, answer);
+    }
+
+    /// [`HostCore::spawn_call`] for a door that can ask a person to approve tool calls: the
+    /// run asks `approver` (when given) before each call that needs approval, instead of
+    /// following the host's `[approvals] default` policy.
+    pub fn spawn_call_asking<F>(
+        &self,
+        admitted: Admitted,
         mut request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
+        approver: Option<Arc<dyn Approver>>,
         answer: F,
     ) where
         F: FnOnce(SkillCallResponse) + Send + 'static,
@@ -388,7 +405,14 @@ impl HostCore {
             .unwrap_or_else(PoisonError::into_inner);
         let handle = self.inner.tracker.spawn(async move {
             let _deregister = deregister;
-            let response = service.call(request, events, cancel).await;
+            let response = match approver {
+                Some(approver) => {
+                    service
+                        .call_with_approver(request, events, cancel, approver)
+                        .await
+                }
+                None => service.call(request, events, cancel).await,
+            };
             // Free the slot and the id before answering, so a caller that sees the answer can
             // reuse both at once.
             drop(permit);

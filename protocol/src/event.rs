@@ -15,7 +15,7 @@ pub enum EventKind {
     Artifact,
     /// `{level, message}`
     Log,
-    /// `{message}`
+    /// `{message, detail?}`
     Status,
 }
 
@@ -116,6 +116,11 @@ pub enum EventPayload {
     Status {
         /// One line of human-readable status, e.g. `calling tool word_count`.
         message: String,
+        /// A machine-readable detail beside the line, e.g. an approval request or decision
+        /// (`{"approval": "requested", "tool": ...}`); absent on the wire when `None`, so a
+        /// reader that knows only `message` reads every status event as before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<serde_json::Value>,
     },
 }
 
@@ -142,6 +147,15 @@ impl EventPayload {
     pub fn status(message: impl Into<String>) -> Self {
         EventPayload::Status {
             message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// A `status` payload with a machine-readable `detail`.
+    pub fn status_with(message: impl Into<String>, detail: serde_json::Value) -> Self {
+        EventPayload::Status {
+            message: message.into(),
+            detail: Some(detail),
         }
     }
 

@@ -175,6 +175,8 @@ struct LogData {
 #[derive(Deserialize)]
 struct StatusData {
     message: String,
+    #[serde(default)]
+    detail: Option<serde_json::Value>,
 }
 
 impl<'de> DeserializeSeed<'de> for DataOf {
@@ -200,8 +202,8 @@ impl<'de> DeserializeSeed<'de> for DataOf {
                 EventPayload::Log { level, message }
             }
             EventKind::Status => {
-                let StatusData { message } = StatusData::deserialize(deserializer)?;
-                EventPayload::Status { message }
+                let StatusData { message, detail } = StatusData::deserialize(deserializer)?;
+                EventPayload::Status { message, detail }
             }
         })
     }
@@ -259,6 +261,21 @@ mod tests {
             escaped.unwrap().payload,
             EventPayload::log(LogLevel::Warn, "m")
         );
+    }
+
+    #[test]
+    fn a_status_detail_is_read_and_its_absence_is_none() {
+        let event =
+            decode(r#"{"kind":"status","data":{"message":"m","detail":{"approval":"denied"}}}"#)
+                .unwrap();
+        assert_eq!(
+            event.payload,
+            EventPayload::status_with("m", serde_json::json!({"approval": "denied"}))
+        );
+        let plain = decode(r#"{"kind":"status","data":{"message":"m"}}"#).unwrap();
+        assert_eq!(plain.payload, EventPayload::status("m"));
+        let written = serde_json::to_value(&plain.payload).unwrap();
+        assert!(written["data"].get("detail").is_none(), "{written}");
     }
 
     #[test]

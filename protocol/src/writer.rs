@@ -143,8 +143,11 @@ fn event_fields(out: &mut Vec<u8>, event: &SkillEvent) {
             text_field(out, br#","kind":"log","data":{"level":"#, level.as_str());
             text_field(out, br#","message":"#, message);
         }
-        EventPayload::Status { message } => {
+        EventPayload::Status { message, detail } => {
             text_field(out, br#","kind":"status","data":{"message":"#, message);
+            if let Some(detail) = detail {
+                value_field(out, br#","detail":"#, detail);
+            }
         }
     }
     out.extend_from_slice(b"}}");

@@ -39,6 +39,14 @@ fn events(text: &str) -> Vec<SkillEvent> {
             EventPayload::artifact(text, "text/plain", text, true),
         ),
         SkillEvent::new("r", 4, EventPayload::artifact("a", text, "", false)),
+        SkillEvent::new(
+            "r",
+            5,
+            EventPayload::status_with(
+                text,
+                json!({"approval": "requested", "tool": text, "arguments": {"k": [1, null]}}),
+            ),
+        ),
     ]
 }
 

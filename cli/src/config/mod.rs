@@ -23,6 +23,7 @@
 //! | `[pricing.MODEL]` | [`skillet_engine::telemetry::ModelPrice`] | prices per model for cost estimates |
 //! | `[auth]` | [`auth::AuthConfig`] | who may reach the HTTP doors (API keys as SHA-256, JWT issuers), what each scope may run, per-identity limits, the audit file |
 //! | `[console]` | [`console::ConsoleConfig`] | the web console of `serve --http` and its run history (SQLite) |
+//! | `[approvals]` | [`approvals::ApprovalsConfig`] | tool calls that wait for a person's approval; `default = "deny"` or `"allow"` for doors that cannot ask |
 //! | `[nats]` | [`NatsOptions`] | `serve --nats` workers and `call --nats`: server, credentials, stream, delivery |
 //!
 //! Unknown keys anywhere are errors (a typo never silently keeps a default), and so is an
@@ -32,6 +33,7 @@
 //! ([`providers::ProviderChoice`]), building the executor (`host::cli`).
 
 pub mod a2a;
+pub mod approvals;
 pub mod auth;
 pub mod console;
 pub mod edge;
@@ -133,6 +135,9 @@ pub struct Config {
     /// NATS JetStream workers and callers.
     #[serde(default)]
     pub nats: NatsOptions,
+    /// Tool calls that need a person's approval, and the decision when nobody can be asked.
+    #[serde(default)]
+    pub approvals: approvals::ApprovalsConfig,
     /// Authentication and authorization of the HTTP doors; absent: none (loopback only,
     /// unless `serve --allow-unauthenticated`).
     #[serde(default)]

@@ -165,7 +165,7 @@ impl Trace {
                         trace.repairs += 1;
                     }
                 }
-                EventPayload::Status { message } => {
+                EventPayload::Status { message, .. } => {
                     let turn = message
                         .strip_prefix(TURN_STATUS)
                         .and_then(|rest| rest.split_once('/'))

@@ -193,7 +193,7 @@ pub(crate) async fn execute(
 ) -> Result<SkillOutput, SkillError> {
     // The request stays here, lent to the call, so its arguments are at hand on the error path
     // (the structured violations of a refused call) without a copy.
-    let call = executor.call_borrowed(&request, sink, cancel.clone());
+    let call = executor.call_borrowed(&request, sink, cancel.clone(), None);
     let (response, report) = CallReport::collect(call).await;
     let facts = CallFacts {
         skill: &request.name,

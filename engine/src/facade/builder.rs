@@ -61,6 +61,7 @@ pub struct SkilletBuilder {
     override_policy: OverridePolicy,
     skill_policy: SkillProviderPolicy,
     pool: Option<Arc<ProviderPool>>,
+    approvals: crate::run::ApprovalPolicy,
 }
 
 impl Default for SkilletBuilder {
@@ -77,6 +78,7 @@ impl Default for SkilletBuilder {
             override_policy: OverridePolicy::default(),
             skill_policy: SkillProviderPolicy::default(),
             pool: None,
+            approvals: crate::run::ApprovalPolicy::default(),
         }
     }
 }
@@ -198,6 +200,14 @@ impl SkilletBuilder {
         self
     }
 
+    /// Which tool calls need a person's approval, and what a run nobody can be asked about
+    /// gets (default: none is gated; see [`crate::run::ApprovalPolicy`]). A run through
+    /// [`Skillet`] has nobody to ask, so its gated calls follow [`crate::run::Unasked`].
+    pub fn approvals(mut self, policy: crate::run::ApprovalPolicy) -> Self {
+        self.approvals = policy;
+        self
+    }
+
     /// The provider pool to share with other hosts in the process (one is made otherwise).
     pub fn provider_pool(mut self, pool: Arc<ProviderPool>) -> Self {
         self.pool = Some(pool);
@@ -218,6 +228,7 @@ impl SkilletBuilder {
             override_policy,
             skill_policy,
             pool,
+            approvals,
         } = self;
         if let Some(problem) = problem {
             return Err(problem);
@@ -236,7 +247,8 @@ impl SkilletBuilder {
             .provider_registry(providers)
             .override_policy(override_policy)
             .skill_provider_policy(skill_policy)
-            .limits(limits);
+            .limits(limits)
+            .approvals(approvals);
         if let Some(pool) = pool {
             builder = builder.provider_pool(pool);
         }

@@ -128,6 +128,9 @@ pub struct ScriptsConfig {
     /// The sandbox every script runs in (limits, network, environment); see `skillet-sandbox`.
     /// The workspace is its working directory; the skill folder is added read-only.
     pub sandbox: SandboxPolicy,
+    /// Whether each `run_skill_script` call waits for a person's approval
+    /// (`approval = "always"`; see `crate::run::approval`).
+    pub approval: crate::run::ToolApproval,
 }
 
 impl Default for ScriptsConfig {
@@ -152,6 +155,7 @@ impl Default for ScriptsConfig {
             max_stdin_bytes: 1024 * 1024,
             max_args: 64,
             sandbox: SandboxPolicy::default(),
+            approval: crate::run::ToolApproval::Never,
         }
     }
 }

@@ -23,6 +23,7 @@ use skillet_providers::{
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::approval::ApprovalGate;
 use super::budget::RunBudget;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
 use super::output::{FinalOutput, judge};
@@ -180,6 +181,8 @@ pub(crate) struct TurnLoop<'a> {
     pub state: &'a RunState,
     /// Record message content on spans (`[telemetry] capture_content`).
     pub capture_content: bool,
+    /// Which tool calls wait for approval, and who is asked.
+    pub approvals: ApprovalGate<'a>,
 }
 
 /// What a turn decided.
@@ -344,6 +347,7 @@ impl TurnLoop<'_> {
                 events: self.events,
                 turn,
                 capture_content: self.capture_content,
+                approvals: self.approvals,
             };
             messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;

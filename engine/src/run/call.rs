@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::agent::{Phase, RunState, TurnLoop};
+use super::approval::{ApprovalGate, Approver};
 use super::budget::RunBudget;
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
@@ -85,6 +86,7 @@ impl ExecutorInner {
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
+        approver: Option<Arc<dyn Approver>>,
     ) -> SkillCallResponse {
         let started = Instant::now();
         let span = spans::invoke_agent(&request.name, &request.id, &request.correlation_id);
@@ -106,7 +108,9 @@ impl ExecutorInner {
                     SkillCallResponse::rejected(&request.id, &request.name, error)
                 }
                 Ok(prepared) => {
-                    let result = self.execute(prepared, request, sink, cancel, started).await;
+                    let result = self
+                        .execute(prepared, request, sink, cancel, approver, started)
+                        .await;
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
             };
@@ -202,6 +206,7 @@ impl ExecutorInner {
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
+        approver: Option<Arc<dyn Approver>>,
         started: Instant,
     ) -> SkillResult {
         let Prepared {
@@ -276,6 +281,12 @@ impl ExecutorInner {
                 };
                 let (events, state, cancel) = (&events, &state, &cancel);
                 let pricing = &self.pricing;
+                let approvals = ApprovalGate::new(
+                    &self.approvals,
+                    skill.name(),
+                    &skill.approval,
+                    approver.as_ref(),
+                );
                 Either::Right(async move {
                     let budget =
                         RunBudget::new(&self.limits, skill.compiled.hints.max_cost_usd, pricing);
@@ -295,6 +306,7 @@ impl ExecutorInner {
                         stream,
                         state,
                         capture_content: self.capture_content,
+                        approvals,
                     }
                     .run()
                     .await

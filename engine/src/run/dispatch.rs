@@ -16,6 +16,9 @@
 //! surrounding call is cancelled or dropped (its deadline), in-flight tools get their cancellation
 //! token fired and their tasks aborted.
 //!
+//! A tool that needs a person's approval runs only once it is given; a denial is a tool error
+//! (`approval`).
+//!
 //! Not here: deciding to stop on repeated calls ([`RepeatTracker`] is used by the turn loop).
 
 use crate::protocol::LogLevel;
@@ -29,6 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::approval::ApprovalGate;
 use super::budget::RunBudget;
 use super::tool_schemas::ToolSchemaCache;
 use super::{Limits, spans};
@@ -53,6 +57,8 @@ pub(crate) struct DispatchContext<'a> {
     pub turn: u32,
     /// Record tool arguments and results on spans (`[telemetry] capture_content`).
     pub capture_content: bool,
+    /// Which calls wait for a person's approval, and who is asked (`approval`).
+    pub approvals: ApprovalGate<'a>,
 }
 
 /// Runs a turn's tool calls; returns one `ToolResult` message per call, in call order.
@@ -89,7 +95,14 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
     );
     let (outcome, content) = match prepare(ctx, call) {
         Err(problem) => ("rejected", Err(problem)),
-        Ok(tool) => run_tool(ctx, tool, call).instrument(span.clone()).await,
+        Ok(tool) => match ctx
+            .approvals
+            .check(tool.name(), call, ctx.events, ctx.cancel, &span)
+            .await
+        {
+            Ok(()) => run_tool(ctx, tool, call).instrument(span.clone()).await,
+            Err(denied) => ("denied", Err(denied)),
+        },
     };
     span.record("skillet.outcome", outcome);
     metrics::get().tool_answered(

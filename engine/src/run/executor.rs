@@ -18,6 +18,7 @@ use skillet_providers::{OverridePolicy, ProviderPool, ProviderSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::Limits;
+use super::approval::{ApprovalPolicy, Approver};
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver};
@@ -67,6 +68,7 @@ pub(crate) struct ExecutorInner {
     pub(crate) files: FileSupport,
     pub(crate) pricing: Pricing,
     pub(crate) capture_content: bool,
+    pub(crate) approvals: ApprovalPolicy,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -122,6 +124,7 @@ pub struct ExecutorBuilder {
     files: FileSupport,
     pricing: Pricing,
     capture_content: bool,
+    approvals: ApprovalPolicy,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -242,6 +245,13 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Which tool calls need a person's approval, and what calls nobody can be asked about
+    /// get (default: none needs it; see [`ApprovalPolicy`]).
+    pub fn approvals(mut self, policy: ApprovalPolicy) -> Self {
+        self.approvals = policy;
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -277,6 +287,7 @@ impl ExecutorBuilder {
                 files: self.files,
                 pricing: self.pricing,
                 capture_content: self.capture_content,
+                approvals: self.approvals,
             }),
         })
     }
@@ -292,8 +303,9 @@ impl Executor {
         request: &SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
+        approver: Option<Arc<dyn Approver>>,
     ) -> SkillCallResponse {
-        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel));
+        let call = std::panic::AssertUnwindSafe(self.inner.call(request, events, cancel, approver));
         match futures::FutureExt::catch_unwind(call).await {
             Ok(response) => response,
             Err(_panic) => {
@@ -354,7 +366,24 @@ impl SkillService for Executor {
         'life0: 'async_trait,
         Self: 'async_trait,
     {
-        Box::pin(async move { self.call_borrowed(&request, events, cancel).await })
+        Box::pin(async move { self.call_borrowed(&request, events, cancel, None).await })
+    }
+
+    fn call_with_approver<'life0, 'async_trait>(
+        &'life0 self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+        approver: Arc<dyn Approver>,
+    ) -> Pin<Box<dyn Future<Output = SkillCallResponse> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            self.call_borrowed(&request, events, cancel, Some(approver))
+                .await
+        })
     }
 
     fn is_runnable(&self, name: &str) -> bool {

@@ -76,6 +76,7 @@
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
+pub mod approval;
 mod budget;
 mod call;
 pub(crate) mod call_report;
@@ -95,6 +96,9 @@ mod skill_provider;
 mod spans;
 mod tool_schemas;
 
+pub use approval::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,
+};
 pub use executor::{BuildError, CardIdentity, Executor, ExecutorBuilder};
 pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};

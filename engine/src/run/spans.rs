@@ -85,6 +85,8 @@ pub(crate) fn execute_tool(tool: &str, call_id: &str, turn: u32) -> Span {
         error.type = Empty,
         skillet.turn = i64::from(turn),
         skillet.outcome = Empty,
+        skillet.approval = Empty,
+        skillet.approval.by = Empty,
     )
 }
 

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use skillet_sandbox::SandboxPolicy;
 
+use crate::run::ToolApproval;
 use crate::schema::CompiledSchema;
 
 /// Default largest line a plugin may write (an A2E message), in bytes.
@@ -59,6 +60,9 @@ pub struct CommandToolConfig {
     pub input_schema: Value,
     /// How the program is confined. A top-level `env` list replaces `sandbox.env.inherit`.
     pub sandbox: SandboxPolicy,
+    /// Whether each call waits for a person's approval (`approval = "always"`; see
+    /// `crate::run::approval`).
+    pub approval: ToolApproval,
 }
 
 /// An out-of-process skill host ("plugin"): a long-lived program speaking A2E JSON lines on its
@@ -109,6 +113,7 @@ impl CommandToolConfig {
             workdir: None,
             input_schema: serde_json::json!({ "type": "object" }),
             sandbox: SandboxPolicy::default(),
+            approval: ToolApproval::Never,
         }
     }
 
@@ -195,6 +200,8 @@ struct RawCommandToolConfig {
     input_schema: Option<Value>,
     #[serde(default)]
     sandbox: SandboxPolicy,
+    #[serde(default)]
+    approval: ToolApproval,
 }
 
 impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
@@ -215,6 +222,7 @@ impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
                 .input_schema
                 .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
             sandbox,
+            approval: raw.approval,
         };
         config.validate()?;
         Ok(config)

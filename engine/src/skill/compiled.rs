@@ -94,6 +94,9 @@ pub struct CompiledSkill {
     /// System tools the skill's scripts run, from `metadata.a2e-system-tools` (bare program
     /// names; the host decides whether to offer them: `[skills.scripts] tools`).
     pub system_tools: Vec<String>,
+    /// Tool names declared in `metadata.a2e-approval`: their calls need a person's approval on
+    /// top of the host's `[tools.NAME] approval` (a skill can add approvals, never remove one).
+    pub approval: Vec<String>,
     /// The files beside `SKILL.md` and the mapped `allowed-tools` (empty for programmatic
     /// skills).
     pub resources: SkillResources,
@@ -177,6 +180,7 @@ impl CompiledSkill {
             toolkits,
             requirements: Vec::new(),
             system_tools: Vec::new(),
+            approval: Vec::new(),
             resources: SkillResources::default(),
             definition,
         })

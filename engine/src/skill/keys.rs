@@ -52,6 +52,8 @@ pub(crate) struct DeclaredKeys {
     pub requirements: Vec<String>,
     /// `a2e-system-tools`: programs the skill's scripts run (`soffice`, `pdftoppm`).
     pub system_tools: Vec<String>,
+    /// `a2e-approval`: tool names whose calls need a person's approval (adds to the host's).
+    pub approval: Vec<String>,
 
     /// Whether any `a2a-*` or `a2e-*` key was present (decides the default template mode).
     pub any_declared: bool,
@@ -163,6 +165,7 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
         "a2e-requirements" => keys.requirements = string_array(text)?,
         "a2e-system-tools" => keys.system_tools = system_tool_names(text)?,
+        "a2e-approval" => keys.approval = string_array(text)?,
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,

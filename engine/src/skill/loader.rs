@@ -305,6 +305,7 @@ fn build(
         toolkits: keys.toolkits,
         requirements: keys.requirements,
         system_tools: keys.system_tools,
+        approval: keys.approval,
         resources,
         definition,
     })

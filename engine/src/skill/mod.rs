@@ -52,6 +52,7 @@
 //! | `a2e-arguments` | JSON array string | `arguments` | none |
 //! | `a2e-requirements` | JSON array string | (scripts' Python environment: `environments`) | none |
 //! | `a2e-system-tools` | JSON array string of program names | (programs scripts run: `environments::SystemTools`) | none |
+//! | `a2e-approval` | JSON array string of tool names | (their calls wait for a person's approval: `run::approval`; adds to the host's, never removes) | none |
 //! | `a2e-template` | `strict` or `literal` | how the body is used | see below |
 //!
 //! `source` is the loader's argument (`user`, `system`, `project`); `file_path` is the SKILL.md

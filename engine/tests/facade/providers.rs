@@ -29,7 +29,7 @@ async fn a_registered_provider_is_the_default_and_counts_each_turn() {
         .events
         .iter()
         .find_map(|e| match &e.payload {
-            skillet_engine::protocol::EventPayload::Status { message } => Some(message.clone()),
+            skillet_engine::protocol::EventPayload::Status { message, .. } => Some(message.clone()),
             _ => None,
         })
         .unwrap();

@@ -437,7 +437,7 @@ pub fn messages_of(result: &SkillResult, kind: EventKind) -> Vec<String> {
         .map(|e| match &e.payload {
             EventPayload::Progress { message, .. }
             | EventPayload::Log { message, .. }
-            | EventPayload::Status { message } => message.clone(),
+            | EventPayload::Status { message, .. } => message.clone(),
             EventPayload::Artifact { chunk, .. } => chunk.clone(),
         })
         .collect()

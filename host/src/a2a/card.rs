@@ -103,6 +103,18 @@ impl SkillService for A2aCardService {
         self.inner.call(request, events, cancel).await
     }
 
+    async fn call_with_approver(
+        &self,
+        request: SkillCallRequest,
+        events: Option<Arc<dyn EventSink>>,
+        cancel: CancellationToken,
+        approver: Arc<dyn skillet_engine::run::Approver>,
+    ) -> SkillCallResponse {
+        self.inner
+            .call_with_approver(request, events, cancel, approver)
+            .await
+    }
+
     fn is_runnable(&self, name: &str) -> bool {
         self.inner.is_runnable(name)
     }

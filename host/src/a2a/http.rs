@@ -20,8 +20,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures::StreamExt;
 use serde_json::Value;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
+use super::continuation;
 use super::jsonrpc::{self, RpcCode, RpcError};
 use super::methods::{A2aAdapter, Answer};
 use super::version;
@@ -76,8 +76,19 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
     match state.adapter.handle_as(request, &caller).await {
         Ok(Answer::Result(result)) => json_response(StatusCode::OK, &jsonrpc::result(&id, result)),
         Ok(Answer::Stream { first, rest }) => {
+            // A stream ends after its task's terminal status (the store closes it) or once the
+            // task waits for input: the reply is a new request (`continuation`).
+            // Ends right after that update, without waiting for another.
+            let rest = futures::stream::unfold((rest, false), |(mut rest, ended)| async move {
+                if ended {
+                    return None;
+                }
+                let item = rest.recv().await?;
+                let ended = continuation::waits_for_input(&item);
+                Some((item, (rest, ended)))
+            });
             let items = futures::stream::once(async move { *first })
-                .chain(UnboundedReceiverStream::new(rest))
+                .chain(rest)
                 .map(move |item| {
                     let result = serde_json::to_value(&item).unwrap_or(Value::Null);
                     let data = jsonrpc::result(&id, result).to_string();

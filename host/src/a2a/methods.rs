@@ -18,8 +18,10 @@
 //! a `SubscribeToTask` on it sees the task and then only its end (output artifact, terminal
 //! status).
 //!
-//! A message with a `taskId` cannot continue a task (each task is one skill call): `-32004` for
-//! a known task, `-32001` for an unknown one. Admission (the concurrent-call limit), cancellation
+//! A message with a `taskId` continues a task that waits in `TASK_STATE_INPUT_REQUIRED` for a
+//! person's approval of a tool call (`continuation`); for a task that does not wait it is
+//! `-32004`, for an unknown one `-32001`. A blocking `SendMessage` answers when its task ends
+//! or starts waiting. Admission (the concurrent-call limit), cancellation
 //! and the one answer per call are the [`HostCore`]'s; the task store keeps what the client can
 //! read back. A client that disconnects does not cancel its task (use `CancelTask`): the task
 //! stays readable with `GetTask` and `SubscribeToTask`.
@@ -29,6 +31,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::continuation::{self, Continuations, TaskApprover};
 use super::input::{SKILL_ID_KEY, SkillIndex};
 use super::jsonrpc::{RpcCode, RpcError, RpcRequest};
 use super::list_tasks::list_tasks;
@@ -36,12 +39,13 @@ use super::parts::check_message;
 use super::projection::{Projection, TaskEventSink};
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
 use super::wire::{
-    GetTaskParams, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
+    GetTaskParams, Message, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
     TaskStatus,
 };
 use crate::auth::Caller;
 use crate::core::{CANCEL_GRACE, HostCore, Refusal};
 use skillet_engine::events::EventSink;
+use skillet_engine::run::Approver;
 use skillet_protocol::{SkillCallRequest, new_id};
 
 /// What a request is answered with.
@@ -69,6 +73,7 @@ struct AdapterInner {
     core: HostCore,
     store: Arc<TaskStore>,
     index: SkillIndex,
+    continuations: Arc<Continuations>,
 }
 
 impl A2aAdapter {
@@ -76,7 +81,12 @@ impl A2aAdapter {
     pub fn new(core: HostCore, store: Arc<TaskStore>) -> A2aAdapter {
         let index = SkillIndex::build(core.service().as_ref());
         A2aAdapter {
-            inner: Arc::new(AdapterInner { core, store, index }),
+            inner: Arc::new(AdapterInner {
+                core,
+                store,
+                index,
+                continuations: Arc::default(),
+            }),
         }
     }
 
@@ -158,17 +168,10 @@ impl A2aAdapter {
             ));
         }
         if !message.task_id.is_empty() {
-            return Err(match self.inner.store.get(&message.task_id, Some(0)) {
-                Some(_) => RpcError::new(
-                    RpcCode::UnsupportedOperation,
-                    "a task runs one skill call and takes no further messages; send a new \
-                     message without taskId",
-                ),
-                None => RpcError::new(
-                    RpcCode::TaskNotFound,
-                    format!("task {:?} not found", message.task_id),
-                ),
-            });
+            let wait = !configuration.return_immediately;
+            return self
+                .continue_task(message, history_length, streaming, wait, caller)
+                .await;
         }
         let invocation = self.inner.index.resolve(&message, metadata.as_ref())?;
         let admitted = self
@@ -227,21 +230,32 @@ impl A2aAdapter {
         )) as Arc<dyn EventSink>;
         let store = Arc::clone(&self.inner.store);
         tracing::debug!(task_id = %task_id, skill = %invocation.skill_id, "A2A task started");
-        self.inner
-            .core
-            .spawn_call(admitted, request, Some(sink), move |response| {
+        let approver = Arc::new(TaskApprover {
+            continuations: Arc::clone(&self.inner.continuations),
+            store: Arc::clone(&self.inner.store),
+            task_id: task_id.clone(),
+            context_id: projection.context_id.clone(),
+            owner: caller.id().to_owned(),
+        }) as Arc<dyn Approver>;
+        self.inner.core.spawn_call_asking(
+            admitted,
+            request,
+            Some(sink),
+            Some(approver),
+            move |response| {
                 let cancel_requested = store.cancel_requested(&projection.task_id);
                 for update in projection.outcome(&response, cancel_requested) {
                     store.apply(&projection.task_id, update);
                 }
-            });
+            },
+        );
         match (streaming, subscription) {
             (true, Some(rest)) => Ok(Answer::Stream {
                 first: Box::new(StreamResponse::Task(task)),
                 rest,
             }),
             (_, Some(mut rest)) => {
-                while rest.recv().await.is_some() {}
+                settle(&mut rest).await;
                 let task = self
                     .inner
                     .store
@@ -253,6 +267,55 @@ impl A2aAdapter {
                 let task = self
                     .inner
                     .store
+                    .final_snapshot(&task_id, history_length)
+                    .ok_or_else(|| gone(&task_id))?;
+                Ok(Answer::Result(json!({"task": task})))
+            }
+        }
+    }
+
+    /// A message with a `taskId`: the reply to a task waiting for input (`continuation`).
+    async fn continue_task(
+        &self,
+        mut message: Message,
+        history_length: Option<usize>,
+        streaming: bool,
+        wait: bool,
+        caller: &Caller,
+    ) -> Result<Answer, RpcError> {
+        let task_id = message.task_id.clone();
+        let store = &self.inner.store;
+        let continuations = &self.inner.continuations;
+        let exists = store.get(&task_id, Some(0)).is_some();
+        // Subscribed before the reply is given, so no update after it is missed; only for a
+        // task that waits (its question is already in the store then).
+        let subscription = if continuations.waits_for(&task_id, caller.id()) {
+            store.subscribe(&task_id)
+        } else {
+            None
+        };
+        continuations
+            .answer(&task_id, caller.id(), &message)
+            .map_err(|why| continuation::refusal(&task_id, exists, why))?;
+        message.role = Role::User;
+        if let Some(context_id) = store.get(&task_id, Some(0)).map(|t| t.context_id) {
+            message.context_id = context_id;
+        }
+        store.push_history(&task_id, message);
+        match subscription {
+            Some((task, Some(rest))) if streaming => Ok(Answer::Stream {
+                first: Box::new(StreamResponse::Task(task)),
+                rest,
+            }),
+            Some((_, Some(mut rest))) if wait => {
+                settle(&mut rest).await;
+                let task = store
+                    .final_snapshot(&task_id, history_length)
+                    .ok_or_else(|| gone(&task_id))?;
+                Ok(Answer::Result(json!({"task": task})))
+            }
+            _ => {
+                let task = store
                     .final_snapshot(&task_id, history_length)
                     .ok_or_else(|| gone(&task_id))?;
                 Ok(Answer::Result(json!({"task": task})))
@@ -353,6 +416,17 @@ fn refusal_error(refusal: Refusal) -> RpcError {
         rpc.with_metadata("retryable", "true")
     } else {
         rpc
+    }
+}
+
+/// Waits until the task ends or waits for input (a blocking `SendMessage` answers then).
+async fn settle(rest: &mut Subscription) {
+    while let Some(update) = rest.recv().await {
+        if let StreamResponse::StatusUpdate(event) = &update
+            && (event.status.state.is_terminal() || event.status.state == TaskState::InputRequired)
+        {
+            return;
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 //! - [`input`] — which skill a message selects and its arguments;
 //! - `list_tasks` — `ListTasks`: filters, pages, `historyLength`;
 //! - `version` — the `A2A-Version` check and which methods stream;
+//! - `continuation` — multi-turn tasks: a tool call's approval asked in `INPUT_REQUIRED`,
+//!   answered by a message with the `taskId`;
 //! - [`store`] — the bounded in-memory task store and its live subscriptions;
 //! - [`projection`] — a skill run's events and outcome as task updates;
 //! - [`methods`] — the A2A methods on top of the core and the store;
@@ -16,6 +18,7 @@
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
 pub mod card;
+pub(crate) mod continuation;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;

@@ -69,7 +69,7 @@ impl Projection {
     /// artifact chunk is the first of its artifact.
     pub fn event(&self, event: &SkillEvent, first_chunk: bool) -> Option<StreamResponse> {
         match &event.payload {
-            EventPayload::Status { message } => {
+            EventPayload::Status { message, .. } => {
                 Some(self.status(TaskState::Working, message, None))
             }
             EventPayload::Progress { pct, message } => {

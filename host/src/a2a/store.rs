@@ -29,7 +29,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{Part, PartContent, StreamResponse, Task, TaskState};
+use super::wire::{Message, Part, PartContent, StreamResponse, Task, TaskState};
 
 /// Bounds of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -350,6 +350,20 @@ impl TaskStore {
                     break;
                 }
             }
+        }
+    }
+
+    /// Appends `message` to a running task's history (a client's reply that continues it).
+    pub(crate) fn push_history(&self, id: &str, message: Message) {
+        let bytes = serde_json::to_vec(&message).map_or(0, |b| b.len());
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        if let Some(entry) = inner.tasks.get_mut(id)
+            && entry.finished_at.is_none()
+        {
+            entry.bytes += bytes;
+            inner.bytes += bytes;
+            entry.task.history.push(message);
         }
     }
 

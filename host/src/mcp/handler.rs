@@ -28,10 +28,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
 
-use super::answer;
 use super::list_changed::SessionPeers;
 use super::notify::{EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
+use super::{answer, approval};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::core::{CallScope, HostCore, Refusal};
 use skillet_engine::service::SkillService;
@@ -174,8 +174,9 @@ impl ServerHandler for McpHandler {
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();
         let (answered, answer) = oneshot::channel();
+        let approver = approval::approver_for(&context.peer, &context.id);
         self.core
-            .spawn_call(admitted, call, Some(sink), move |response| {
+            .spawn_call_asking(admitted, call, Some(sink), approver, move |response| {
                 let _ = answered.send(response);
             });
         let response = tokio::select! {

@@ -6,6 +6,7 @@
 //! - `completion` — `completion/complete` for prompt arguments and the skill-file template;
 //! - `resources` — skill files as `skill://NAME/PATH` resources (`resources/*`);
 //! - `skills_ext` — the skills extension (SEP-2640): `skills/list`, `skills/get`;
+//! - `approval` — tool-call approval asked of the client by elicitation (`elicitation/create`);
 //! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
@@ -21,6 +22,7 @@
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
 pub mod answer;
+pub(crate) mod approval;
 pub(crate) mod body_check;
 pub(crate) mod coalesce;
 pub(crate) mod completion;

@@ -157,7 +157,7 @@ async fn send(
             level: event_level,
             message,
         } => log(peer, level, mcp_level(event_level), message).await,
-        EventPayload::Status { message } => log(peer, level, LoggingLevel::Info, message).await,
+        EventPayload::Status { message, .. } => log(peer, level, LoggingLevel::Info, message).await,
         _ => {}
     }
 }
