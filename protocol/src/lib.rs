@@ -55,7 +55,7 @@ pub use message::Message;
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
-pub use result::{CostEstimate, SkillResult, TokenUsage, TurnUsage};
+pub use result::{CostEstimate, Resumed, SkillResult, TokenUsage, TurnUsage};
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
 /// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default

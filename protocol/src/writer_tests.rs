@@ -72,6 +72,7 @@ fn full_result(text: &str) -> SkillResult {
                 currency: "USD".into(),
             }),
         }),
+        resumed: Some(crate::Resumed { turns_saved: 2 }),
     }
 }
 

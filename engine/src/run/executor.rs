@@ -24,6 +24,7 @@ use super::provider::{HostDefault, ProviderResolver};
 use super::provider_registry::ProviderRegistry;
 use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
+use crate::checkpoint::CheckpointStore;
 use crate::events::EventSink;
 use crate::files::{FileSupport, SkillFolder};
 use crate::protocol::{
@@ -67,6 +68,7 @@ pub(crate) struct ExecutorInner {
     pub(crate) files: FileSupport,
     pub(crate) pricing: Pricing,
     pub(crate) capture_content: bool,
+    pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -121,6 +123,7 @@ pub struct ExecutorBuilder {
     files: FileSupport,
     pricing: Pricing,
     capture_content: bool,
+    checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -233,6 +236,14 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Where manifest-skill runs keep their checkpoints, so a call redelivered to another
+    /// process continues at the turn it reached (default: none, nothing is written; see
+    /// [`crate::checkpoint`]).
+    pub fn checkpoints(mut self, store: Arc<dyn CheckpointStore>) -> Self {
+        self.checkpoints = Some(store);
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -267,6 +278,7 @@ impl ExecutorBuilder {
                 files: self.files,
                 pricing: self.pricing,
                 capture_content: self.capture_content,
+                checkpoints: self.checkpoints,
             }),
         })
     }

@@ -72,13 +72,15 @@
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
 //! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
 //! providers by name) · `limits` ·
-//! `gates` · `hooks` · `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
+//! `gates` · `hooks` · `durable` (when checkpoints are written and read, resuming a run) ·
+//! `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
 mod call;
 pub(crate) mod call_report;
 mod dispatch;
+mod durable;
 mod executor;
 mod gates;
 mod hooks;

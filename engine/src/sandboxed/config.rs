@@ -59,6 +59,10 @@ pub struct CommandToolConfig {
     pub input_schema: Value,
     /// How the program is confined. A top-level `env` list replaces `sandbox.env.inherit`.
     pub sandbox: SandboxPolicy,
+    /// Whether running it twice with the same arguments does what running it once does
+    /// (`idempotent = true`; default false): a resumed run runs a call of it that was in flight
+    /// when its process died again only then.
+    pub idempotent: bool,
 }
 
 /// An out-of-process skill host ("plugin"): a long-lived program speaking A2E JSON lines on its
@@ -109,6 +113,7 @@ impl CommandToolConfig {
             workdir: None,
             input_schema: serde_json::json!({ "type": "object" }),
             sandbox: SandboxPolicy::default(),
+            idempotent: false,
         }
     }
 
@@ -195,6 +200,8 @@ struct RawCommandToolConfig {
     input_schema: Option<Value>,
     #[serde(default)]
     sandbox: SandboxPolicy,
+    #[serde(default)]
+    idempotent: bool,
 }
 
 impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
@@ -215,6 +222,7 @@ impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
                 .input_schema
                 .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
             sandbox,
+            idempotent: raw.idempotent,
         };
         config.validate()?;
         Ok(config)
