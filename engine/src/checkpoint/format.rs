@@ -101,6 +101,87 @@ impl Checkpoint {
         self.events.next_seq
     }
 
+    /// A checkpoint of a typical run after `turns` tool turns, each tool result `result_bytes`
+    /// long, with the events such a run emits (for benchmarks and store tests).
+    #[doc(hidden)]
+    pub fn sample(turns: u32, result_bytes: usize) -> Checkpoint {
+        use crate::events::Collected;
+        use crate::protocol::{EventPayload, LogLevel};
+        let mut messages = vec![ChatMessage::user(
+            r#"{"code":"fn main() { println!(\"hello\"); }","language":"rust"}"#,
+        )];
+        let mut collected = Vec::new();
+        let mut event = |payload: EventPayload| {
+            let seq = collected.len() as u64;
+            collected.push(Collected {
+                id: uuid::Uuid::new_v4(),
+                ts: 1_764_680_000.0 + seq as f64,
+                seq,
+                payload,
+            });
+        };
+        let mut usage = Vec::new();
+        for turn in 1..=turns {
+            let call = ToolCall {
+                id: format!("call_{turn}"),
+                name: "lookup".into(),
+                arguments: serde_json::json!({"query": format!("symbol {turn}"), "limit": 5}),
+                invalid_arguments: None,
+            };
+            messages.push(ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call],
+                thinking: Vec::new(),
+            });
+            messages.push(ChatMessage::tool_result(
+                format!("call_{turn}"),
+                "lookup",
+                "x".repeat(result_bytes),
+            ));
+            event(EventPayload::status(format!(
+                "turn {turn}/8 · openai-compatible/gpt-4o-mini"
+            )));
+            event(EventPayload::progress(
+                5 + 10 * turn as u8,
+                format!("turn {turn} of 8"),
+            ));
+            event(EventPayload::log(
+                LogLevel::Info,
+                "tool call lookup({\"query\":\"symbol\"})",
+            ));
+            event(EventPayload::log(
+                LogLevel::Info,
+                "tool result lookup: xxxxxxxx",
+            ));
+            usage.push(TurnUsage {
+                turn,
+                model: "gpt-4o-mini".into(),
+                input_tokens: Some(900 * u64::from(turn)),
+                output_tokens: Some(40),
+                ..TurnUsage::default()
+            });
+        }
+        Checkpoint {
+            format: FORMAT.into(),
+            version: FORMAT_VERSION,
+            skill: "code-review".into(),
+            definition: "0".repeat(64),
+            call: "1".repeat(64),
+            turn: turns.max(1),
+            messages,
+            in_flight: Vec::new(),
+            answer_due: false,
+            usage,
+            events: EmitterSnapshot {
+                next_seq: collected.len() as u64,
+                last_pct: 5 + 10 * turns.min(9) as u8,
+                collected,
+            },
+            last_output: String::new(),
+            remaining_ms: 25_000,
+        }
+    }
+
     /// The compact JSON bytes, with every secret the process knows redacted.
     pub fn encode(&self) -> Vec<u8> {
         let text = serde_json::to_string(self).unwrap_or_default();
