@@ -273,10 +273,10 @@ impl TurnLoop<'_> {
         calls
             .iter()
             .map(|call| {
-                if idempotent(call) {
-                    if let Some(answer) = rerun.next() {
-                        return answer;
-                    }
+                if idempotent(call)
+                    && let Some(answer) = rerun.next()
+                {
+                    return answer;
                 }
                 self.events.log(
                     LogLevel::Warn,
