@@ -187,8 +187,34 @@ fn request_body(c: &mut Criterion) {
     });
 }
 
+/// A durable run's cost per turn: one checkpoint written (encoded, redacted, handed to the
+/// in-memory store) and, on resume, read back; a 4-turn run with 1 KiB tool results.
+fn checkpoint(c: &mut Criterion) {
+    use skillet_engine::checkpoint::{Checkpoint, CheckpointStore, MemoryCheckpoints};
+    let sample = Checkpoint::sample(4, 1024);
+    let bytes = sample.encode();
+    println!(
+        "checkpoint of 4 turns with 1 KiB tool results: {} bytes",
+        bytes.len()
+    );
+    let store = MemoryCheckpoints::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    c.bench_function("checkpoint_write_4_turns", |b| {
+        b.iter(|| {
+            let bytes = black_box(&sample).encode();
+            runtime.block_on(store.save("call-1", bytes)).unwrap();
+        })
+    });
+    c.bench_function("checkpoint_read_4_turns", |b| {
+        b.iter(|| Checkpoint::decode(black_box(&bytes)).unwrap())
+    });
+}
+
 criterion_group!(
     micro,
+    checkpoint,
     template,
     schema,
     events,

@@ -16,7 +16,7 @@ use super::setup::{self, Console};
 use super::shutdown_signal;
 use crate::config::NatsOptions;
 use skillet_host::core::HostCore;
-use skillet_host::nats::{self, NatsClient, NatsWorker};
+use skillet_host::nats::{self, NatsCheckpoints, NatsClient, NatsWorker};
 use skillet_protocol::{Message, SkillCallRequest, SkillDiscoverRequest};
 
 /// How long `call` waits for an answer when neither `--timeout` nor the call sets a limit.
@@ -51,17 +51,24 @@ pub async fn serve(
         console.warn("no skills loaded; every call will be answered unknown_skill");
     }
     let (default, mock) = setup::start_serving_model(&parts, console).await?;
-    let executor = setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
     // Under [auth], each call's `Authorization` header is verified as over HTTP.
     let access = match &parts.config.auth {
         Some(auth) => Some(crate::serve::configured_access(auth, console)?),
         None => None,
     };
-    let core = HostCore::with_access(Arc::new(executor), config.concurrency, access);
     let name = format!("skillet-worker-{}", std::process::id());
     let client = nats::connect(&config, &name)
         .await
         .map_err(Failure::setup)?;
+    // Runs are checkpointed next to the answers, so a redelivered call continues.
+    let checkpoints = NatsCheckpoints::on(&client, &config)
+        .await
+        .map_err(Failure::setup)?;
+    let executor = setup::executor_builder(&parts, Some(default), parts.config.card.identity(None))
+        .checkpoints(Arc::new(checkpoints))
+        .build()
+        .map_err(Failure::setup)?;
+    let core = HostCore::with_access(Arc::new(executor), config.concurrency, access);
     let worker = NatsWorker::bind(client, core, &config, &name, parts.config.server.grace())
         .await
         .map_err(Failure::setup)?;

@@ -350,6 +350,17 @@ pub fn build_executor(
     default: Option<LLMConfig>,
     identity: CardIdentity,
 ) -> Result<Executor, Failure> {
+    executor_builder(parts, default, identity)
+        .build()
+        .map_err(Failure::setup)
+}
+
+/// The builder [`build_executor`] builds, for a command that adds to it (a checkpoint store).
+pub fn executor_builder(
+    parts: &HostParts,
+    default: Option<LLMConfig>,
+    identity: CardIdentity,
+) -> skillet_engine::run::ExecutorBuilder {
     let mut builder = Executor::builder()
         .skills(Arc::clone(&parts.skills))
         .tools(Arc::clone(&parts.tools))
@@ -371,5 +382,5 @@ pub fn build_executor(
             }
         }
     }
-    builder.build().map_err(Failure::setup)
+    builder
 }

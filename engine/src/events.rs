@@ -66,12 +66,13 @@ struct EmitterState {
 }
 
 /// A collected event until the call answers: a [`SkillEvent`] without what every event of the
-/// call shares.
-struct Collected {
-    id: uuid::Uuid,
-    ts: f64,
-    seq: u64,
-    payload: EventPayload,
+/// call shares. Also the form a checkpoint keeps the events so far in (`crate::checkpoint`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Collected {
+    pub(crate) id: uuid::Uuid,
+    pub(crate) ts: f64,
+    pub(crate) seq: u64,
+    pub(crate) payload: EventPayload,
 }
 
 impl Collected {
@@ -101,6 +102,17 @@ fn whole_event(
         seq,
         payload,
     }
+}
+
+/// The events of a call so far, as a checkpoint keeps them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct EmitterSnapshot {
+    /// The `seq` the next event gets.
+    pub(crate) next_seq: u64,
+    /// The last `progress` percentage.
+    pub(crate) last_pct: u8,
+    /// The collected events, in `seq` order.
+    pub(crate) collected: Vec<Collected>,
 }
 
 impl EmitterState {
@@ -139,6 +151,46 @@ impl EventEmitter {
                 collect_cap,
                 state: Mutex::new(EmitterState::default()),
             }),
+        }
+    }
+
+    /// An emitter that continues a call another process started (a resumed checkpoint): the
+    /// events it collected are kept (not sent live again), `seq` goes on at `next_seq` and
+    /// `progress` never drops below `last_pct`.
+    pub(crate) fn resumed(
+        req_id: impl Into<String>,
+        sink: Option<Arc<dyn EventSink>>,
+        collect_cap: usize,
+        earlier: EmitterSnapshot,
+    ) -> Self {
+        let EmitterSnapshot {
+            next_seq,
+            last_pct,
+            mut collected,
+        } = earlier;
+        collected.truncate(collect_cap);
+        let emitter = EventEmitter::new(req_id, sink, collect_cap);
+        {
+            let mut state = emitter
+                .inner
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            state.next_seq = next_seq;
+            state.last_pct = last_pct.min(100);
+            state.collected = collected;
+        }
+        emitter
+    }
+
+    /// What a checkpoint keeps of the events so far: the next `seq`, the last progress and a
+    /// copy of the collected events.
+    pub(crate) fn snapshot(&self) -> EmitterSnapshot {
+        let state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        EmitterSnapshot {
+            next_seq: state.next_seq,
+            last_pct: state.last_pct,
+            collected: state.collected.clone(),
         }
     }
 

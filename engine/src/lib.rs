@@ -35,6 +35,7 @@
 
 pub use skillet_protocol as protocol;
 
+pub mod checkpoint;
 pub mod deadline;
 pub mod environments;
 pub mod eval;

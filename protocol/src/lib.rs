@@ -57,7 +57,7 @@ pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
 pub use produced_file::{BASE64_MIME_SUFFIX, ProducedFile};
-pub use result::{CostEstimate, SkillResult, TokenUsage, TurnUsage};
+pub use result::{CostEstimate, Resumed, SkillResult, TokenUsage, TurnUsage};
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
 /// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default

@@ -1,6 +1,7 @@
 //! `SkillResult`: the outcome of one skill execution, carried in `skill/call/resp.data`, and its
 //! token usage and cost estimate (`usage`, a Skillet extension: optional and omitted when absent,
-//! so the seed's wire examples round-trip unchanged).
+//! so the seed's wire examples round-trip unchanged), and whether it was resumed from a
+//! checkpoint (`resumed`, the same kind of extension).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,6 +39,17 @@ pub struct SkillResult {
     /// estimate when the host prices the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// Set when the run continued from a checkpoint another process wrote (a Skillet
+    /// extension, omitted when the run started afresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<Resumed>,
+}
+
+/// How a run that continued from a checkpoint was resumed (`SkillResult.resumed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// Turns completed before the checkpoint, not sent to the model again.
+    pub turns_saved: u32,
 }
 
 /// Token usage of a call: the totals, each turn's figures, and a cost estimate. A figure the
@@ -121,6 +133,7 @@ impl SkillResult {
             duration_ms,
             events: Vec::new(),
             usage: None,
+            resumed: None,
         }
     }
 
@@ -136,6 +149,7 @@ impl SkillResult {
             duration_ms,
             events: Vec::new(),
             usage: None,
+            resumed: None,
         }
     }
 }

@@ -65,6 +65,7 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
         duration_ms,
         events,
         usage,
+        resumed,
     } = result;
     out.extend_from_slice(if *success {
         br#"{"success":true"#
@@ -100,6 +101,9 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
     }
     if let Some(usage) = usage {
         value_field(out, br#","usage":"#, usage);
+    }
+    if let Some(resumed) = resumed {
+        value_field(out, br#","resumed":"#, resumed);
     }
     out.push(b'}');
 }

@@ -81,6 +81,7 @@ fn full_result(text: &str) -> SkillResult {
                 currency: "USD".into(),
             }),
         }),
+        resumed: Some(crate::Resumed { turns_saved: 2 }),
     }
 }
 

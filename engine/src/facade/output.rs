@@ -48,6 +48,7 @@ impl SkillOutput {
             duration_ms,
             events,
             usage,
+            resumed: _,
         } = result;
         let turns = usage
             .as_ref()

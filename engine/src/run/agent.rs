@@ -26,11 +26,13 @@ use tracing::Instrument;
 use super::approval::ApprovalGate;
 use super::budget::RunBudget;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
+use super::durable::Durable;
 use super::output::{FinalOutput, judge};
 use super::provider::{ResolvedProvider, provider_failure};
 use super::result::Outcome;
 use super::tool_schemas::ToolSchemaCache;
 use super::{Limits, messages, spans};
+use crate::checkpoint::Checkpoint;
 use crate::deadline::Deadline;
 use crate::events::EventEmitter;
 use crate::protocol::{ErrorCode, TurnUsage};
@@ -140,6 +142,33 @@ impl RunState {
         )
     }
 
+    /// A copy of the per-turn usage recorded so far (for a checkpoint).
+    pub(crate) fn turn_usage(&self) -> Vec<TurnUsage> {
+        self.turns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Takes over the usage of the turns a checkpoint completed.
+    pub(crate) fn restore_usage(&self, turns: Vec<TurnUsage>) {
+        for turn in &turns {
+            match (turn.input_tokens, turn.output_tokens) {
+                (Some(input), Some(output)) => {
+                    self.input_tokens.fetch_add(input, Ordering::Relaxed);
+                    self.output_tokens.fetch_add(output, Ordering::Relaxed);
+                }
+                _ => {
+                    self.unreported_turns.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        *self
+            .turns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = turns;
+    }
+
     /// The per-turn usage recorded so far.
     pub(crate) fn take_turn_usage(&self) -> Vec<TurnUsage> {
         std::mem::take(
@@ -183,6 +212,10 @@ pub(crate) struct TurnLoop<'a> {
     pub capture_content: bool,
     /// Which tool calls wait for approval, and who is asked.
     pub approvals: ApprovalGate<'a>,
+    /// Where checkpoints go, when the call is durable (`durable`).
+    pub durable: Option<&'a Durable<'a>>,
+    /// The checkpoint the run continues from.
+    pub resume: Option<Box<Checkpoint>>,
 }
 
 /// What a turn decided.
@@ -230,7 +263,13 @@ impl TurnLoop<'_> {
         };
         let mut repeats = RepeatTracker::default();
         let mut last_output = String::new();
-        for turn in 1..=self.max_turns {
+        let mut first_turn = 1;
+        if let Some(checkpoint) = self.resume.take() {
+            first_turn += self
+                .restore(*checkpoint, &mut request, &mut last_output)
+                .await;
+        }
+        for turn in first_turn..=self.max_turns {
             self.state.set_turn(turn);
             if let Some(budget) = self.limits.token_budget {
                 let (input, output) = self.state.tokens();
@@ -281,6 +320,7 @@ impl TurnLoop<'_> {
             if let Step::Done(outcome) = step {
                 return outcome;
             }
+            self.checkpoint(turn, &request, &last_output, &[]).await;
         }
         Outcome::with_last_output(
             ErrorCode::SkillError,
@@ -309,12 +349,11 @@ impl TurnLoop<'_> {
         if let Some(reasoning) = &response.reasoning {
             self.events.log(LogLevel::Debug, reasoning_line(reasoning));
         }
-        let messages = &mut request.messages;
         last_output.clone_from(&response.text);
 
         if !response.tool_calls.is_empty() {
             let calls = response.tool_calls;
-            messages.push(ChatMessage::Assistant {
+            request.messages.push(ChatMessage::Assistant {
                 text: response.text,
                 tool_calls: calls.clone(),
                 // Sent back unchanged with the calls' results (Anthropic extended thinking).
@@ -336,6 +375,7 @@ impl TurnLoop<'_> {
                     ));
                 }
             }
+            self.checkpoint(turn, request, last_output, &calls).await;
             self.state.set_phase(Phase::Tools);
             let ctx = DispatchContext {
                 tools: self.tools,
@@ -349,9 +389,10 @@ impl TurnLoop<'_> {
                 capture_content: self.capture_content,
                 approvals: self.approvals,
             };
-            messages.extend(dispatch_turn(&ctx, &calls).await);
+            request.messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;
         }
+        let messages = &mut request.messages;
 
         match judge(&response.text, output_schema) {
             FinalOutput::Accepted(data) => Step::Done(Outcome::Success { data, turns: turn }),

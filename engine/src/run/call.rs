@@ -33,6 +33,7 @@ use tracing::Instrument;
 use super::agent::{Phase, RunState, TurnLoop};
 use super::approval::{ApprovalGate, Approver};
 use super::budget::RunBudget;
+use super::durable::{self, Durable, Loaded};
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
@@ -45,8 +46,8 @@ use crate::events::{EventEmitter, EventSink};
 use crate::files::InputFile;
 use crate::handler::{HandlerContext, SkillHandler};
 use crate::protocol::{
-    CostEstimate, ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse,
-    SkillResult, SkillStatus, TokenUsage, TurnUsage,
+    CostEstimate, ErrorCode, LLMConfig, ProtocolError, Resumed, SkillCallRequest,
+    SkillCallResponse, SkillResult, SkillStatus, TokenUsage, TurnUsage,
 };
 use crate::skill::{Implementation, RegisteredSkill};
 use crate::telemetry::{Pricing, TokenCounts, metrics, propagation};
@@ -218,13 +219,28 @@ impl ExecutorInner {
         let live = if request.streaming { sink } else { None };
         // The model streams when the call asked for it, unless its live sink drops the text.
         let stream = request.streaming && live.as_ref().is_none_or(|sink| sink.forwards_text());
-        let events = EventEmitter::new(&request.id, live, self.limits.event_collect_cap);
-        let timeout = self
-            .limits
-            .call_timeout(request.timeout, skill.definition.timeout_seconds);
+        let durable = matches!(run, PreparedRun::Manifest { .. })
+            .then(|| Durable::for_call(self.checkpoints.as_ref(), skill, request))
+            .flatten();
+        let mut loaded = match &durable {
+            Some(durable) => durable.load().await,
+            None => Loaded::Fresh,
+        };
+        let events = durable::emitter(
+            &mut loaded,
+            &request.id,
+            live,
+            self.limits.event_collect_cap,
+        );
+        let timeout = durable::timeout(
+            &loaded,
+            self.limits
+                .call_timeout(request.timeout, skill.definition.timeout_seconds),
+        );
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
         let mut call_files = None;
+        let mut resumed_from = None;
         // One future type for both ways, without a box: the run stays inline in the call's state.
         let body = match run {
             PreparedRun::Native {
@@ -279,7 +295,6 @@ impl ExecutorInner {
                     Value::Object(map) => messages::first_user_message(map),
                     _ => messages::first_user_message(&request.arguments),
                 };
-                let (events, state, cancel) = (&events, &state, &cancel);
                 let pricing = &self.pricing;
                 let approvals = ApprovalGate::new(
                     &self.approvals,
@@ -287,6 +302,19 @@ impl ExecutorInner {
                     &skill.approval,
                     approver.as_ref(),
                 );
+                let (resume, resumed) = match loaded {
+                    Loaded::Resume(checkpoint) => {
+                        let turns_saved = checkpoint.turn();
+                        (Some(checkpoint), Some(Resumed { turns_saved }))
+                    }
+                    Loaded::Refused(why) => {
+                        events.log(LogLevel::Warn, why);
+                        (None, None)
+                    }
+                    Loaded::Fresh => (None, None),
+                };
+                resumed_from = resumed;
+                let (events, state, cancel, durable) = (&events, &state, &cancel, &durable);
                 Either::Right(async move {
                     let budget =
                         RunBudget::new(&self.limits, skill.compiled.hints.max_cost_usd, pricing);
@@ -307,6 +335,8 @@ impl ExecutorInner {
                         state,
                         capture_content: self.capture_content,
                         approvals,
+                        durable: durable.as_ref(),
+                        resume,
                     }
                     .run()
                     .await
@@ -358,7 +388,12 @@ impl ExecutorInner {
         if let Some(files) = call_files {
             files.finish(&events).await;
         }
-        self.finish(skill, &events, &state, outcome, started)
+        if let Some(durable) = &durable {
+            durable.finished().await;
+        }
+        let mut result = self.finish(skill, &events, &state, outcome, started);
+        result.resumed = resumed_from;
+        result
     }
 
     /// Emits the closing events and assembles the result.

@@ -25,6 +25,7 @@ use super::provider::{HostDefault, ProviderResolver};
 use super::provider_registry::ProviderRegistry;
 use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
+use crate::checkpoint::CheckpointStore;
 use crate::events::EventSink;
 use crate::files::{FileSupport, SkillFolder};
 use crate::protocol::{
@@ -69,6 +70,7 @@ pub(crate) struct ExecutorInner {
     pub(crate) pricing: Pricing,
     pub(crate) capture_content: bool,
     pub(crate) approvals: ApprovalPolicy,
+    pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
 
 /// How the host presents itself in its A2A Agent Card.
@@ -125,6 +127,7 @@ pub struct ExecutorBuilder {
     pricing: Pricing,
     capture_content: bool,
     approvals: ApprovalPolicy,
+    checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -252,6 +255,14 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Where manifest-skill runs keep their checkpoints, so a call redelivered to another
+    /// process continues at the turn it reached (default: none, nothing is written; see
+    /// [`crate::checkpoint`]).
+    pub fn checkpoints(mut self, store: Arc<dyn CheckpointStore>) -> Self {
+        self.checkpoints = Some(store);
+        self
+    }
+
     /// Builds the executor: compiles the registered tools' schemas and resolves the host
     /// default provider.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -288,6 +299,7 @@ impl ExecutorBuilder {
                 pricing: self.pricing,
                 capture_content: self.capture_content,
                 approvals: self.approvals,
+                checkpoints: self.checkpoints,
             }),
         })
     }

@@ -72,7 +72,8 @@
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
 //! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
 //! providers by name) · `limits` · `budget` (the cost cap and per-tool call counts) ·
-//! `gates` · `hooks` · `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
+//! `gates` · `hooks` · `durable` (when checkpoints are written and read, resuming a run) ·
+//! `native` (programmatic skills) · `result` (outcome → `SkillResult`, how
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
@@ -81,6 +82,7 @@ mod budget;
 mod call;
 pub(crate) mod call_report;
 mod dispatch;
+mod durable;
 mod executor;
 mod gates;
 mod hooks;

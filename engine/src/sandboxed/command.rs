@@ -215,6 +215,10 @@ impl Tool for CommandTool {
         &self.config.input_schema
     }
 
+    fn idempotent(&self) -> bool {
+        self.config.idempotent
+    }
+
     async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         tokio::select! {
             biased;

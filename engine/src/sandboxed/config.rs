@@ -63,6 +63,10 @@ pub struct CommandToolConfig {
     /// Whether each call waits for a person's approval (`approval = "always"`; see
     /// `crate::run::approval`).
     pub approval: ToolApproval,
+    /// Whether running it twice with the same arguments does what running it once does
+    /// (`idempotent = true`; default false): a resumed run runs a call of it that was in flight
+    /// when its process died again only then.
+    pub idempotent: bool,
 }
 
 /// An out-of-process skill host ("plugin"): a long-lived program speaking A2E JSON lines on its
@@ -114,6 +118,7 @@ impl CommandToolConfig {
             input_schema: serde_json::json!({ "type": "object" }),
             sandbox: SandboxPolicy::default(),
             approval: ToolApproval::Never,
+            idempotent: false,
         }
     }
 
@@ -202,6 +207,7 @@ struct RawCommandToolConfig {
     sandbox: SandboxPolicy,
     #[serde(default)]
     approval: ToolApproval,
+    idempotent: bool,
 }
 
 impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
@@ -223,6 +229,7 @@ impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
                 .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
             sandbox,
             approval: raw.approval,
+            idempotent: raw.idempotent,
         };
         config.validate()?;
         Ok(config)

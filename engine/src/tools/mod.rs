@@ -20,5 +20,7 @@ mod tool;
 mod toolkit;
 
 pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
-pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolOutput, inline_tool_fn, tool_fn};
+pub use tool::{
+    FnTool, Tool, ToolContext, ToolError, ToolOutput, idempotent, inline_tool_fn, tool_fn,
+};
 pub use toolkit::{Toolkit, ToolkitError, ToolkitStatus};

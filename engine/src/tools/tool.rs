@@ -102,6 +102,13 @@ pub trait Tool: Send + Sync {
     fn runs_inline(&self) -> bool {
         false
     }
+    /// Whether running the tool twice with the same arguments has the effect of running it once
+    /// (a read, a lookup, a put of the same value). A resumed run runs a call that was in flight
+    /// when its process died again only when this is true; otherwise the model is told it may or
+    /// may not have happened. Default `false`.
+    fn idempotent(&self) -> bool {
+        false
+    }
 }
 
 type BoxedToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
@@ -201,5 +208,35 @@ impl Tool for FnTool {
     }
     fn runs_inline(&self) -> bool {
         self.inline
+    }
+}
+
+/// `tool`, marked [idempotent](Tool::idempotent) (a host's `idempotent = true`).
+pub fn idempotent(tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+    Arc::new(Idempotent(tool))
+}
+
+/// A tool the host marked idempotent; everything else is the wrapped tool's.
+struct Idempotent(Arc<dyn Tool>);
+
+#[async_trait]
+impl Tool for Idempotent {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn description(&self) -> &str {
+        self.0.description()
+    }
+    fn input_schema(&self) -> &Value {
+        self.0.input_schema()
+    }
+    async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.0.call(arguments, ctx).await
+    }
+    fn runs_inline(&self) -> bool {
+        self.0.runs_inline()
+    }
+    fn idempotent(&self) -> bool {
+        true
     }
 }

@@ -137,6 +137,7 @@ mod tests {
                 duration_ms: 5,
                 events,
                 usage: None,
+                resumed: None,
             },
         )
     }

@@ -4,17 +4,21 @@
 //! - [`subjects`] — the wire layout: subjects, headers, which ids fit in a subject.
 //! - [`connect`](mod@connect) — opening a connection from `[nats]` (credentials, reconnect forever).
 //! - [`store`] — the results bucket: one stored answer per request id.
+//! - [`checkpoints`] — the checkpoints bucket: each running call's last checkpoint, so a
+//!   redelivered call continues at the turn it reached.
 //! - `fit` — an answer kept within the server's `max_payload` before it is stored.
 //! - [`identity`] — who sent a call: its `Authorization` header, verified like HTTP's.
 //! - [`worker`] — the worker adapter over the [`crate::HostCore`].
 //! - [`client`] — submit calls, stream events, get answers, discover.
 //! - [`error`] — [`NatsError`].
 //!
-//! Delivery: execution is at-least-once (a call whose worker dies is run again elsewhere), the
+//! Delivery: execution is at-least-once (a call whose worker dies is run again elsewhere, from
+//! its last checkpoint), the
 //! stored answer is exactly-once per request id (first stored wins, every later delivery or
 //! resubmission replays it), and a call delivered more than `max_deliveries` times is answered
 //! `runtime_error` instead of being run again.
 
+pub mod checkpoints;
 pub mod client;
 pub mod connect;
 pub mod error;
@@ -27,6 +31,7 @@ pub mod worker;
 
 pub use options::NatsOptions;
 
+pub use checkpoints::NatsCheckpoints;
 pub use client::NatsClient;
 pub use connect::connect;
 pub use error::NatsError;

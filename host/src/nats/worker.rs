@@ -18,6 +18,8 @@
 //! 4. otherwise admits the call into the core as that caller (a skill it may not run, or its
 //!    own limits reached: answered, unstored) and runs it, sending an in-progress ack every
 //!    third of the ack wait, publishing live events to `<prefix>.events.<req_id>`;
+//!    The engine checkpoints the run after each turn into the checkpoints bucket
+//!    (`checkpoints`); a redelivered call continues from its checkpoint;
 //! 5. makes the answer fit the server's `max_payload` (`fit`: collected events cut, or one
 //!    clear error when the output alone is too large), stores it (first stored answer wins;
 //!    in-progress acks go on while the store is retried), publishes the stored answer to the
@@ -42,6 +44,7 @@ use futures::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
+use super::checkpoints::NatsCheckpoints;
 use super::error::NatsError;
 use super::fit;
 use super::identity;
@@ -87,6 +90,7 @@ struct Shared {
     client: Client,
     scope: CallScope,
     store: ResultStore,
+    checkpoints: NatsCheckpoints,
     subjects: Subjects,
     concurrency: usize,
     ack_wait: Duration,
@@ -135,6 +139,7 @@ impl NatsWorker {
             .await
             .map_err(|e| NatsError::jetstream(format!("consumer {}", config.consumer), e))?;
         let store = ResultStore::open(&js, config).await?;
+        let checkpoints = NatsCheckpoints::open(&js, config, client.max_payload()).await?;
         let concurrency = core.max_concurrent_calls();
         Ok(NatsWorker {
             shared: Arc::new(Shared {
@@ -142,6 +147,7 @@ impl NatsWorker {
                 client,
                 scope: core.scope(),
                 store,
+                checkpoints,
                 subjects,
                 concurrency,
                 ack_wait: config.ack_wait(),
@@ -363,6 +369,10 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         }
     };
     tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call answered");
+    // The answer is stored: the run's checkpoint is no longer needed (it expires anyway).
+    if let Err(e) = shared.checkpoints.purge(&req_id).await {
+        tracing::debug!(req_id = %req_id, error = %e, "checkpoint not purged");
+    }
     publish_and_ack(&shared, &message, reply, &stored).await;
 }
 

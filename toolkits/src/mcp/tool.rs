@@ -22,6 +22,9 @@ pub struct McpTool {
     name: String,
     description: String,
     schema: Value,
+    /// The server's `annotations.idempotentHint` (a resumed run runs an interrupted call of
+    /// this tool again only when it is set).
+    idempotent: bool,
     shared: Weak<Shared>,
 }
 
@@ -47,10 +50,16 @@ impl McpTool {
         schema
             .entry("type")
             .or_insert_with(|| Value::String("object".into()));
+        let idempotent = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.idempotent_hint)
+            .unwrap_or(false);
         McpTool {
             name: tool.name.into_owned(),
             description,
             schema: Value::Object(schema),
+            idempotent,
             shared,
         }
     }
@@ -68,6 +77,10 @@ impl Tool for McpTool {
 
     fn input_schema(&self) -> &Value {
         &self.schema
+    }
+
+    fn idempotent(&self) -> bool {
+        self.idempotent
     }
 
     async fn call(&self, arguments: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
