@@ -207,6 +207,7 @@ struct RawCommandToolConfig {
     sandbox: SandboxPolicy,
     #[serde(default)]
     approval: ToolApproval,
+    #[serde(default)]
     idempotent: bool,
 }
 
