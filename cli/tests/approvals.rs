@@ -19,7 +19,7 @@
 mod cli_support;
 mod serve_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -346,28 +346,6 @@ async fn the_deadline_passing_while_a_task_waits_fails_it_with_timeout() {
         -32004,
     )
     .await;
-}
-
-fn python_with(module: &str) -> Option<PathBuf> {
-    let python = match std::env::var_os("SKILLET_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
-    };
-    let found = std::process::Command::new(&python)
-        .args(["-c", &format!("import {module}")])
-        .current_dir(std::env::temp_dir())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set but no Python with {module}: set SKILLET_PYTHON or install \
-         mock-llm/tests/python/requirements.txt into .venv"
-    );
-    eprintln!("\n==== SKIPPED approval test: no $SKILLET_PYTHON / .venv with {module} ====\n");
-    None
 }
 
 async fn run_script(python: &Path, script: &str, args: &[String]) -> String {

@@ -17,34 +17,13 @@ mod auth_support;
 mod cli_support;
 mod serve_support;
 
-use std::path::{Path, PathBuf};
+use cli_support::python_with;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use auth_support::*;
-
-fn python_with(import: &str) -> Option<PathBuf> {
-    let python = match std::env::var_os("SKILLET_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
-    };
-    let ok = std::process::Command::new(&python)
-        .args(["-c", &format!("import {import}")])
-        .current_dir(std::env::temp_dir())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set but no Python with {import}: set SKILLET_PYTHON or install \
-         mock-llm/tests/python/requirements.txt into .venv"
-    );
-    eprintln!("\n==== SKIPPED: no $SKILLET_PYTHON / .venv with {import} ====\n");
-    None
-}
 
 /// Runs `script ARGS` and returns its last stdout line as JSON.
 async fn run_script(python: &Path, script: &str, args: &[&str]) -> Value {
@@ -188,20 +167,41 @@ async fn an_a2a_message_to_a_skill_the_caller_may_not_run_is_refused_with_a2e_co
         "{answer}"
     );
     assert_eq!(server.model_requests(&client).await, 1);
-    // Tasks do not record their owner yet: under [auth] ListTasks would show one identity's
-    // tasks to another, so it is refused (-32004) even to the identity that ran the task.
-    let list = json!({"jsonrpc": "2.0", "id": 8, "method": "ListTasks", "params": {}});
-    let answer: Value = client
-        .post(server.url("/a2a"))
-        .header("A2A-Version", "1.0")
-        .bearer_auth(KEY_A)
-        .json(&list)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(answer["error"]["code"], -32004, "{answer}");
-    assert!(!answer.to_string().contains("m1"), "{answer}");
+    // A task belongs to the identity that started it: its owner lists and reads it; another
+    // identity allowed the same skill lists nothing and gets "task not found" for its id.
+    let task_id = answer["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let rpc = |key: &'static str, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 8, "method": method, "params": params});
+        let request = client
+            .post(server.url("/a2a"))
+            .header("A2A-Version", "1.0")
+            .bearer_auth(key)
+            .json(&body);
+        async move {
+            // Streaming methods answer their errors as one SSE event too.
+            let text = request.send().await.unwrap().text().await.unwrap();
+            let body = text
+                .lines()
+                .find_map(|l| l.strip_prefix("data:"))
+                .unwrap_or(&text);
+            serde_json::from_str::<Value>(body.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+        }
+    };
+    let own = rpc(KEY_A, "ListTasks", json!({})).await;
+    let listed: Vec<&str> = own["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{own}"))
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(listed, [task_id.as_str()], "{own}");
+    let other = rpc(KEY_ONE_AT_A_TIME, "ListTasks", json!({})).await;
+    assert_eq!(other["result"]["tasks"], json!([]), "{other}");
+    assert!(!other.to_string().contains(&task_id), "{other}");
+    let read = rpc(KEY_A, "GetTask", json!({"id": task_id})).await;
+    assert_eq!(read["result"]["id"], task_id.as_str(), "{read}");
+    for method in ["GetTask", "SubscribeToTask", "CancelTask"] {
+        let refused = rpc(KEY_ONE_AT_A_TIME, method, json!({"id": task_id})).await;
+        assert_eq!(refused["error"]["code"], -32001, "{method}: {refused}");
+    }
 }

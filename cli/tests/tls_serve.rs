@@ -15,7 +15,8 @@ mod cli_support;
 mod serve_support;
 mod tls_support;
 
-use std::path::{Path, PathBuf};
+use cli_support::python_with;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -183,28 +184,6 @@ async fn sighup_gives_new_connections_the_new_certificate_and_a_bad_one_keeps_th
     // The connection opened before both reloads still serves (this client trusts only the
     // old CA, so a new connection would fail).
     call_a2e(&open, &server, "still-open").await;
-}
-
-fn python_with(import: &str) -> Option<PathBuf> {
-    let python = match std::env::var_os("SKILLET_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
-    };
-    let ok = std::process::Command::new(&python)
-        .args(["-c", &format!("import {import}")])
-        .current_dir(std::env::temp_dir())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set but no Python with {import}: set SKILLET_PYTHON or install \
-         mock-llm/tests/python/requirements.txt into .venv"
-    );
-    eprintln!("\n==== SKIPPED: no $SKILLET_PYTHON / .venv with {import} ====\n");
-    None
 }
 
 #[tokio::test]

@@ -83,7 +83,11 @@ fn decode_token(token: &str) -> Option<SortKey> {
 }
 
 /// Answers `ListTasks` from `store`.
-pub(crate) fn list_tasks(store: &TaskStore, params: ListTasksParams) -> Result<Value, RpcError> {
+pub(crate) fn list_tasks(
+    store: &TaskStore,
+    owner: Option<&str>,
+    params: ListTasksParams,
+) -> Result<Value, RpcError> {
     let page_size = match params.page_size {
         None | Some(0) => DEFAULT_PAGE_SIZE,
         Some(n) => usize::try_from(n)
@@ -109,7 +113,7 @@ pub(crate) fn list_tasks(store: &TaskStore, params: ListTasksParams) -> Result<V
         })?),
     };
     let state = params.status.filter(|s| *s != TaskState::Unspecified);
-    let mut tasks = store.matching(|task| {
+    let mut tasks = store.matching(owner, |task| {
         (params.context_id.is_empty() || task.context_id == params.context_id)
             && state.is_none_or(|s| task.status.state == s)
     });

@@ -110,18 +110,21 @@ impl A2aAdapter {
         match request.method.as_str() {
             "SendMessage" => self.send(params(request.params)?, false, caller).await,
             "SendStreamingMessage" => self.send(params(request.params)?, true, caller).await,
-            "GetTask" => self.get_task(params(request.params)?),
-            "CancelTask" => self.cancel_task(params(request.params)?).await,
-            "SubscribeToTask" => self.subscribe(params(request.params)?),
-            // Tasks do not record who started them yet, so under `[auth]` a listing would show
-            // one identity's tasks to another: it is refused there (docs/SECURITY.md).
-            "ListTasks" if matches!(caller, Caller::Identified(_)) => Err(RpcError::new(
-                RpcCode::UnsupportedOperation,
-                "ListTasks is not offered when [auth] is on; keep the task ids SendMessage returns",
-            )),
-            "ListTasks" => {
-                list_tasks(&self.inner.store, params(request.params)?).map(Answer::Result)
+            "GetTask" => self.get_task(params(request.params)?, caller),
+            "CancelTask" => {
+                let params: TaskIdParams = params(request.params)?;
+                self.visible(&params.id, caller)?;
+                self.cancel_task(params).await
             }
+            "SubscribeToTask" => {
+                let params: TaskIdParams = params(request.params)?;
+                self.visible(&params.id, caller)?;
+                self.subscribe(params)
+            }
+            // Under `[auth]` a task belongs to the identity that started it: another identity's
+            // task is not found, and a listing holds only the caller's own.
+            "ListTasks" => list_tasks(&self.inner.store, owner(caller), params(request.params)?)
+                .map(Answer::Result),
             "CreateTaskPushNotificationConfig"
             | "GetTaskPushNotificationConfig"
             | "ListTaskPushNotificationConfigs"
@@ -137,6 +140,16 @@ impl A2aAdapter {
                 RpcCode::MethodNotFound,
                 format!("method {other:?} not found"),
             )),
+        }
+    }
+
+    /// `Ok` when the task `id` is there for `caller` — it exists and, under `[auth]`, `caller`
+    /// started it; else the same "task not found" an unknown id gets.
+    fn visible(&self, id: &str, caller: &Caller) -> Result<(), RpcError> {
+        if self.inner.store.visible_to(id, owner(caller)) {
+            Ok(())
+        } else {
+            Err(not_found(id))
         }
     }
 
@@ -213,6 +226,9 @@ impl A2aAdapter {
                 )
                 .with_metadata("retryable", "true")
             })?;
+        if let Some(owner) = owner(caller) {
+            self.inner.store.set_owner(&task.id, owner);
+        }
         let projection = Projection {
             task_id: task_id.clone(),
             context_id: context_id.clone(),
@@ -323,8 +339,9 @@ impl A2aAdapter {
         }
     }
 
-    fn get_task(&self, params: GetTaskParams) -> Result<Answer, RpcError> {
+    fn get_task(&self, params: GetTaskParams, caller: &Caller) -> Result<Answer, RpcError> {
         let history_length = history_length(params.history_length)?;
+        self.visible(&params.id, caller)?;
         let task = self
             .inner
             .store
@@ -447,4 +464,13 @@ fn to_json<T: serde::Serialize>(value: &T) -> Value {
 
 fn state_name(state: TaskState) -> String {
     to_json(&state).as_str().unwrap_or("unknown").to_owned()
+}
+
+/// The identity whose tasks `caller` sees: its own under `[auth]`, `None` (every task) for a
+/// caller without one.
+fn owner(caller: &Caller) -> Option<&str> {
+    match caller {
+        Caller::Identified(_) => Some(caller.id()),
+        Caller::Local | Caller::Anonymous => None,
+    }
 }

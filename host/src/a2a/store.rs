@@ -69,6 +69,8 @@ struct Entry {
     subscribers: Vec<mpsc::UnboundedSender<StreamResponse>>,
     /// The task's encoded size when last measured.
     bytes: usize,
+    /// The identity that started it (`None`: no identity, visible to every caller).
+    owner: Option<String>,
 }
 
 #[derive(Default)]
@@ -185,6 +187,7 @@ impl TaskStore {
                 finished_at: None,
                 subscribers,
                 bytes,
+                owner: None,
             },
         );
         Ok(subscription)
@@ -230,15 +233,31 @@ impl TaskStore {
         Some(task)
     }
 
-    /// Every live task `keep` accepts, as stored (for `ListTasks`; a per-caller view can narrow
-    /// `keep`).
-    pub(crate) fn matching(&self, keep: impl Fn(&Task) -> bool) -> Vec<Task> {
+    /// Records that the identity `owner` started the task `id`: from then on only callers
+    /// `visible_to` it see it.
+    pub(crate) fn set_owner(&self, id: &str, owner: &str) {
+        if let Some(entry) = self.lock().tasks.get_mut(id) {
+            entry.owner = Some(owner.to_owned());
+        }
+    }
+
+    /// Whether the task `id` is there for a caller that is the identity `owner` (`None`: a
+    /// caller without one, who sees every task as before `[auth]`). A task another identity
+    /// started is not: to its caller it does not exist.
+    pub(crate) fn visible_to(&self, id: &str, owner: Option<&str>) -> bool {
+        let inner = self.lock();
+        inner.tasks.get(id).is_some_and(|entry| owns(entry, owner))
+    }
+
+    /// Every live task `keep` accepts that is there for `owner` (see
+    /// [`TaskStore::visible_to`]), as stored (for `ListTasks`).
+    pub(crate) fn matching(&self, owner: Option<&str>, keep: impl Fn(&Task) -> bool) -> Vec<Task> {
         let mut inner = self.lock();
         self.purge_expired(&mut inner);
         inner
             .tasks
             .values()
-            .filter(|entry| keep(&entry.task))
+            .filter(|entry| owns(entry, owner) && keep(&entry.task))
             .map(|entry| entry.task.clone())
             .collect()
     }
@@ -379,6 +398,15 @@ impl TaskStore {
 
 /// Appends `part`, joining it to the last part when both are text of the same media type, so a
 /// stored streamed artifact is one text part rather than one part per chunk.
+/// Whether `entry` is there for a caller that is the identity `owner` (`None`: sees all).
+fn owns(entry: &Entry, owner: Option<&str>) -> bool {
+    match (owner, entry.owner.as_deref()) {
+        (None, _) => true,
+        (Some(caller), Some(started_by)) => caller == started_by,
+        (Some(_), None) => false,
+    }
+}
+
 fn append_part(parts: &mut Vec<Part>, part: &Part) {
     // A file's chunks join into one part: text to text, base64 to base64 (whole quanta each).
     if let Some(last) = parts.last_mut()
