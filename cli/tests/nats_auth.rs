@@ -208,6 +208,36 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
         "{audit}"
     );
 
+    // Discover shows each sender only what it may run: `echo` to key-a (whose scope names
+    // it), nothing to a sender without a credential or with a wrong one.
+    let nats = async_nats::connect(server.url()).await.unwrap();
+    let discover = |authorization: Option<String>| {
+        let nats = nats.clone();
+        async move {
+            let mut headers = async_nats::HeaderMap::new();
+            if let Some(value) = authorization {
+                headers.insert("Authorization", value.as_str());
+            }
+            let body = json!({"type": "skill/discover/req", "id": "d1", "version": "1.0",
+                              "ts": 1.0});
+            let reply = nats
+                .request_with_headers("skillet.discover", headers, body.to_string().into())
+                .await
+                .unwrap();
+            let answer: Value = serde_json::from_slice(&reply.payload).unwrap();
+            assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
+            answer["skills"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{answer}"))
+                .iter()
+                .map(|s| s["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(discover(Some(format!("Bearer {KEY_A}"))).await, ["echo"]);
+    assert!(discover(None).await.is_empty());
+    assert!(discover(Some(format!("Bearer {CANARY}"))).await.is_empty());
+
     let log = worker.lines().join("\n");
     for secret in [CANARY, KEY_A, KEY_REVOKED, KEY_LIMITED, token.as_str()] {
         assert!(!log.contains(secret), "a secret reached the log:\n{log}");

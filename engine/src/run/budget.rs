@@ -24,11 +24,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
-use crate::protocol::{ErrorCode, ProtocolError, TurnUsage};
+use crate::protocol::{CostEstimate, ErrorCode, ProtocolError, TurnUsage};
 use crate::telemetry::{Pricing, TokenCounts};
 
 use super::Limits;
-use super::call::estimate_cost;
 
 /// The currency the cost cap is in.
 const CAP_CURRENCY: &str = "USD";
@@ -139,6 +138,38 @@ impl<'a> RunBudget<'a> {
 
 fn refusal(message: String) -> ProtocolError {
     ProtocolError::new(ErrorCode::RuntimeError, message).with_retryable(false)
+}
+
+/// The cost of every turn priced by the host; `None` unless every model used has a price.
+pub(super) fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate> {
+    if pricing.is_empty() || turns.is_empty() {
+        return None;
+    }
+    let mut total: Option<CostEstimate> = None;
+    for turn in turns {
+        // A turn of unknown usage has an unknown cost, and so has the call.
+        let cost = pricing.cost(
+            &turn.model,
+            TokenCounts {
+                input: turn.input_tokens?,
+                cache_read: turn.cached_input_tokens.unwrap_or(0),
+                cache_write: turn.cache_creation_input_tokens.unwrap_or(0),
+                output: turn.output_tokens?,
+            },
+        )?;
+        match &mut total {
+            None => {
+                total = Some(CostEstimate {
+                    amount: cost.amount,
+                    currency: cost.currency,
+                });
+            }
+            // Prices in different currencies do not add up.
+            Some(sum) if sum.currency != cost.currency => return None,
+            Some(sum) => sum.amount += cost.amount,
+        }
+    }
+    total
 }
 
 #[cfg(test)]

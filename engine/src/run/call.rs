@@ -32,7 +32,7 @@ use tracing::Instrument;
 
 use super::agent::{Phase, RunState, TurnLoop};
 use super::approval::{ApprovalGate, Approver};
-use super::budget::RunBudget;
+use super::budget::{RunBudget, estimate_cost};
 use super::durable::{self, Durable, Loaded};
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
@@ -46,11 +46,11 @@ use crate::events::{EventEmitter, EventSink};
 use crate::files::InputFile;
 use crate::handler::{HandlerContext, SkillHandler};
 use crate::protocol::{
-    CostEstimate, ErrorCode, LLMConfig, ProtocolError, Resumed, SkillCallRequest,
-    SkillCallResponse, SkillResult, SkillStatus, TokenUsage, TurnUsage,
+    ErrorCode, LLMConfig, ProtocolError, Resumed, SkillCallRequest, SkillCallResponse, SkillResult,
+    SkillStatus, TokenUsage, TurnUsage,
 };
 use crate::skill::{Implementation, RegisteredSkill};
-use crate::telemetry::{Pricing, TokenCounts, metrics, propagation};
+use crate::telemetry::{metrics, propagation};
 
 /// What preflight established for a call that will run.
 struct Prepared {
@@ -518,38 +518,6 @@ fn reported_sum(turns: &[TurnUsage], figure: impl Fn(&TurnUsage) -> Option<u64>)
         .iter()
         .filter_map(figure)
         .reduce(|a, b| a.saturating_add(b))
-}
-
-/// The cost of every turn priced by the host; `None` unless every model used has a price.
-pub(super) fn estimate_cost(pricing: &Pricing, turns: &[TurnUsage]) -> Option<CostEstimate> {
-    if pricing.is_empty() || turns.is_empty() {
-        return None;
-    }
-    let mut total: Option<CostEstimate> = None;
-    for turn in turns {
-        // A turn of unknown usage has an unknown cost, and so has the call.
-        let cost = pricing.cost(
-            &turn.model,
-            TokenCounts {
-                input: turn.input_tokens?,
-                cache_read: turn.cached_input_tokens.unwrap_or(0),
-                cache_write: turn.cache_creation_input_tokens.unwrap_or(0),
-                output: turn.output_tokens?,
-            },
-        )?;
-        match &mut total {
-            None => {
-                total = Some(CostEstimate {
-                    amount: cost.amount,
-                    currency: cost.currency,
-                });
-            }
-            // Prices in different currencies do not add up.
-            Some(sum) if sum.currency != cost.currency => return None,
-            Some(sum) => sum.amount += cost.amount,
-        }
-    }
-    total
 }
 
 fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {

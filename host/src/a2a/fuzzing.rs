@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::input::{SkillIndex, SkillInvocation};
 use super::jsonrpc::{self, RpcError};
-use super::methods::{history_length, params};
+use super::jsonrpc::{history_length, params};
 use super::wire::{GetTaskParams, SendMessageParams, TaskIdParams};
 
 /// Decodes `body` as the binding would: `Ok(Some(call))` for a message that selects a skill with

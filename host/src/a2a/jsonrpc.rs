@@ -7,12 +7,13 @@
 //! | a JSON array (a batch) | `-32600` invalid request, `id: null` — batches are not supported |
 //! | not an object; `jsonrpc` not `"2.0"`; no `id` or an `id` that is not a string or number; `method` not a string | `-32600`, with the `id` when it could be read |
 //! | an unknown method | `-32601` |
-//! | `params` missing or of the wrong shape | `-32602` (see `methods`) |
+//! | `params` missing or of the wrong shape | `-32602` ([`params`], and [`history_length`] for a negative `historyLength`) |
 //!
 //! A request without `id` (a notification) is answered with `-32600` too: every A2A method has a
 //! result, so the binding treats id-less requests as malformed rather than staying silent.
 //! Method semantics are not here (`methods`), nor HTTP (`http`).
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 /// `google.rpc.ErrorInfo`, the detail type the A2A SDKs read an error's reason from.
@@ -239,6 +240,32 @@ pub fn result(id: &Value, result: Value) -> Value {
 /// The error answer to request `id`.
 pub fn error(id: &Value, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+}
+
+/// `params` decoded as the method's parameter type: `-32602` when it is not an object or not
+/// of that shape.
+pub(super) fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    if !params.is_object() {
+        return Err(RpcError::new(
+            RpcCode::InvalidParams,
+            "`params` must be an object",
+        ));
+    }
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::new(RpcCode::InvalidParams, format!("invalid params: {e}")))
+}
+
+/// A request's `historyLength`: `None` (all), or how many; negative is `-32602`.
+pub(super) fn history_length(requested: Option<i64>) -> Result<Option<usize>, RpcError> {
+    match requested {
+        None => Ok(None),
+        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
+            RpcError::new(
+                RpcCode::InvalidParams,
+                format!("historyLength must not be negative (got {n})"),
+            )
+        }),
+    }
 }
 
 #[cfg(test)]

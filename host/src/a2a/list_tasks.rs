@@ -21,8 +21,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::jsonrpc::{RpcCode, RpcError};
-use super::methods::history_length;
+use super::jsonrpc::{RpcCode, RpcError, history_length};
 use super::store::TaskStore;
 use super::wire::{Task, TaskState};
 

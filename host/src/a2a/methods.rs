@@ -28,12 +28,11 @@
 
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::continuation::{self, Continuations, TaskApprover};
 use super::input::{SKILL_ID_KEY, SkillIndex};
-use super::jsonrpc::{RpcCode, RpcError, RpcRequest};
+use super::jsonrpc::{RpcCode, RpcError, RpcRequest, history_length, params};
 use super::list_tasks::list_tasks;
 use super::parts::check_message;
 use super::projection::{Projection, TaskEventSink};
@@ -391,29 +390,6 @@ impl A2aAdapter {
                 rest,
             }),
         }
-    }
-}
-
-pub(super) fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
-    if !params.is_object() {
-        return Err(RpcError::new(
-            RpcCode::InvalidParams,
-            "`params` must be an object",
-        ));
-    }
-    serde_json::from_value(params)
-        .map_err(|e| RpcError::new(RpcCode::InvalidParams, format!("invalid params: {e}")))
-}
-
-pub(super) fn history_length(requested: Option<i64>) -> Result<Option<usize>, RpcError> {
-    match requested {
-        None => Ok(None),
-        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
-            RpcError::new(
-                RpcCode::InvalidParams,
-                format!("historyLength must not be negative (got {n})"),
-            )
-        }),
     }
 }
 

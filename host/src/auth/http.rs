@@ -37,10 +37,17 @@ use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 /// Where the protected-resource metadata is served (RFC 9728 §3).
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// Where the web console's data routes live: behind the console scope (`crate::console` mounts
+/// them here; the paths are this layer's, so it needs nothing of the console).
+pub const CONSOLE_API_PREFIX: &str = "/console/api/";
+
+/// Where the web console's page assets live: public (they carry no data).
+pub const CONSOLE_ASSETS_PREFIX: &str = "/console/assets/";
+
 /// Paths anyone may read.
 fn is_public(path: &str) -> bool {
     matches!(path, "/" | "/healthz" | "/.well-known/agent-card.json")
-        || path.starts_with(crate::console::ASSETS_PREFIX)
+        || path.starts_with(CONSOLE_ASSETS_PREFIX)
         || path == RESOURCE_METADATA_PATH
         || path.starts_with("/.well-known/oauth-protected-resource/")
 }
@@ -131,7 +138,7 @@ async fn guard(access: Arc<Access>, base: String, mut request: Request, next: Ne
     if path == "/metrics" && !access.may_read_metrics(&caller) {
         return insufficient_scope(&base, &path, &caller, access.metrics_scope());
     }
-    if crate::console::is_api_path(&path) && !access.may_use_console(&caller) {
+    if path.starts_with(CONSOLE_API_PREFIX) && !access.may_use_console(&caller) {
         return insufficient_scope(&base, &path, &caller, access.console_scope());
     }
     request.extensions_mut().insert(caller);

@@ -37,11 +37,11 @@ use crate::core::HostCore;
 
 pub use history::{History, HistoryLimits, HistoryRecorder};
 
-/// Where the console's JSON routes live.
-pub const API_PREFIX: &str = "/console/api/";
+/// Where the console's JSON routes live (the auth layer's scoped path).
+pub use crate::auth::http::CONSOLE_API_PREFIX as API_PREFIX;
 
-/// Where its static assets live.
-pub const ASSETS_PREFIX: &str = "/console/assets/";
+/// Where its static assets live (public under `[auth]`).
+pub use crate::auth::http::CONSOLE_ASSETS_PREFIX as ASSETS_PREFIX;
 
 /// What a request's `llm_override` may name on this host, shown as the run form's model
 /// override (absent: the host allows no override and the form has none).

@@ -12,6 +12,10 @@
 //! legitimate call). Which check failed goes to the log, never to the caller; no secret goes
 //! anywhere.
 //!
+//! A discover request is answered with the skills its sender may see ([`discover_caller`]):
+//! every one without `[auth]`, the identity's under it, none for a sender that does not
+//! verify.
+//!
 //! Not here: the header's transport (`worker`), verifying credentials (`crate::auth`).
 
 use async_nats::HeaderMap;
@@ -61,6 +65,27 @@ pub(crate) async fn caller_of(
             ),
         ))
     })
+}
+
+/// The caller of a discover request from its message's `headers`: [`Caller::Local`] without
+/// access rules, else the verified identity — `None` when the credential is missing or does
+/// not verify (such a sender is shown no skill: a discover answer has no error, and an empty
+/// list gives nothing away).
+pub(crate) async fn discover_caller(
+    access: Option<&Access>,
+    headers: Option<&HeaderMap>,
+) -> Option<Caller> {
+    let Some(access) = access else {
+        return Some(Caller::Local);
+    };
+    let credential = bearer(headers)?;
+    match access.authenticate(&credential).await {
+        Ok(caller) => Some(caller),
+        Err(failure) => {
+            tracing::info!(target: "skillet::audit", reason = %failure, "NATS discover refused: not authenticated");
+            None
+        }
+    }
 }
 
 /// The `Authorization: Bearer` credential of a message, if any (the scheme is

@@ -234,7 +234,7 @@ async fn spawn_discover_responder(
         .queue_subscribe(shared.subjects.discover(), DISCOVER_QUEUE.to_owned())
         .await
         .map_err(|e| NatsError::io("subscribe discover", e))?;
-    let endpoint = Endpoint::from_core(shared.scope.core().clone());
+    let core = shared.scope.core().clone();
     Ok(tokio::spawn(async move {
         while let Some(request) = requests.next().await {
             let Some(reply) = request.reply else {
@@ -242,7 +242,17 @@ async fn spawn_discover_responder(
             };
             let answer = match Endpoint::parse_bytes(&request.payload) {
                 Ok(Request::Discover(discover)) => {
-                    Message::DiscoverResponse(endpoint.discover(&discover))
+                    let access = core.access().map(AsRef::as_ref);
+                    let headers = request.headers.as_ref();
+                    let response = match identity::discover_caller(access, headers).await {
+                        Some(caller) => core.discover_as(&caller, &discover),
+                        None => {
+                            let mut none = core.discover_as(&Caller::Anonymous, &discover);
+                            none.skills.clear();
+                            none
+                        }
+                    };
+                    Message::DiscoverResponse(response)
                 }
                 Ok(Request::Call(call)) => Message::CallResponse(SkillCallResponse::rejected(
                     call.id,
