@@ -111,6 +111,12 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
         {"id": "wrong-key", "skill": "echo", "authorization": bearer(CANARY)},
         {"id": "revoked-key", "skill": "echo", "authorization": bearer(KEY_REVOKED)},
         {"id": "key-a", "skill": "echo", "authorization": bearer(KEY_A)},
+        // The same id from another identity (a fresh Nats-Msg-Id, so JetStream does not drop
+        // it as a duplicate): neither run nor given key-a's stored answer; key-a itself is.
+        {"id": "key-a", "as": "jwt-reuses-key-a", "msg_id": "key-a-2", "skill": "echo",
+         "authorization": bearer(&token)},
+        {"id": "key-a", "as": "key-a-again", "msg_id": "key-a-3", "skill": "echo",
+         "authorization": bearer(KEY_A)},
         {"id": "key-a-other", "skill": "other", "authorization": bearer(KEY_A)},
         {"id": "jwt", "skill": "echo", "authorization": bearer(&token)},
         {"id": "limited-1", "skill": "echo", "authorization": bearer(KEY_LIMITED)},
@@ -148,6 +154,13 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
         assert_eq!(answer["data"]["success"], true, "{id}: {answer}");
         assert_eq!(answer["data"]["data"]["echo"], "hello", "{id}: {answer}");
     }
+    let reused = &answers["jwt-reuses-key-a"];
+    assert_eq!(code(reused), "invalid_message", "{reused}");
+    assert!(
+        reused["data"].is_null(),
+        "another identity's answer given: {reused}"
+    );
+    assert_eq!(answers["key-a-again"]["data"]["data"]["echo"], "hello");
     let limited = &answers["limited-2"];
     assert_eq!(code(limited), "runtime_error", "{limited}");
     assert_eq!(limited["error"]["retryable"], true, "{limited}");
@@ -164,7 +177,7 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
     let mut audit = String::new();
     for _ in 0..200 {
         audit = std::fs::read_to_string(&audit_path).unwrap_or_default();
-        if audit.lines().count() >= 6 {
+        if audit.lines().count() >= 7 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -186,7 +199,7 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
             })
             .collect::<Vec<_>>()
     };
-    assert_eq!(outcome("key-a"), ["key-a ok"], "{audit}");
+    assert_eq!(outcome("key-a")[0], "key-a ok", "{audit}");
     assert_eq!(
         outcome("key-a-other"),
         ["key-a refused:unauthorized"],
@@ -195,6 +208,14 @@ async fn a_nats_call_runs_only_as_the_identity_its_authorization_header_proves()
     assert_eq!(
         outcome("jwt"),
         [format!("{}#alice ok", auth_support::ISSUER)],
+        "{audit}"
+    );
+    assert_eq!(
+        outcome("key-a")
+            .iter()
+            .filter(|o| o.ends_with("refused:id_taken"))
+            .collect::<Vec<_>>(),
+        [&format!("{}#alice refused:id_taken", auth_support::ISSUER)],
         "{audit}"
     );
     assert_eq!(

@@ -3,7 +3,9 @@ client), each with its own `Authorization` header (or none), and prints every an
 its reply subject as one JSON object keyed by call id (cli/tests/nats_auth.rs).
 
 Usage: python auth_calls.py nats://127.0.0.1:PORT CASES_JSON
-CASES_JSON: [{"id": "...", "skill": "...", "authorization": "Bearer ..." | null}, ...]
+CASES_JSON: [{"id": "...", "skill": "...", "authorization": "Bearer ..." | null,
+              "msg_id": "..." (optional: the Nats-Msg-Id, else the id),
+              "as": "..." (optional: the answer's key in the output, else the id)}, ...]
 """
 
 import asyncio
@@ -26,12 +28,12 @@ async def main(url: str, cases: list) -> None:
             "name": case["skill"],
             "arguments": {"text": "hello"},
         }
-        headers = {"Nats-Msg-Id": case["id"], "Skillet-Reply": inbox}
+        headers = {"Nats-Msg-Id": case.get("msg_id", case["id"]), "Skillet-Reply": inbox}
         if case.get("authorization") is not None:
             headers["Authorization"] = case["authorization"]
         await js.publish(f"skillet.call.{case['skill']}", json.dumps(call).encode(), headers=headers)
         answer = await sub.next_msg(timeout=60)
-        answers[case["id"]] = json.loads(answer.data)
+        answers[case.get("as", case["id"])] = json.loads(answer.data)
         await sub.unsubscribe()
     print(json.dumps(answers))
     await nc.close()

@@ -122,7 +122,7 @@ impl A2aAdapter {
             }
             // Under `[auth]` a task belongs to the identity that started it: another identity's
             // task is not found, and a listing holds only the caller's own.
-            "ListTasks" => list_tasks(&self.inner.store, owner(caller), params(request.params)?)
+            "ListTasks" => list_tasks(&self.inner.store, caller.owner(), params(request.params)?)
                 .map(Answer::Result),
             "CreateTaskPushNotificationConfig"
             | "GetTaskPushNotificationConfig"
@@ -145,7 +145,7 @@ impl A2aAdapter {
     /// `Ok` when the task `id` is there for `caller` — it exists and, under `[auth]`, `caller`
     /// started it; else the same "task not found" an unknown id gets.
     fn visible(&self, id: &str, caller: &Caller) -> Result<(), RpcError> {
-        if self.inner.store.visible_to(id, owner(caller)) {
+        if self.inner.store.visible_to(id, caller.owner()) {
             Ok(())
         } else {
             Err(not_found(id))
@@ -225,7 +225,7 @@ impl A2aAdapter {
                 )
                 .with_metadata("retryable", "true")
             })?;
-        if let Some(owner) = owner(caller) {
+        if let Some(owner) = caller.owner() {
             self.inner.store.set_owner(&task.id, owner);
         }
         let projection = Projection {
@@ -440,13 +440,4 @@ fn to_json<T: serde::Serialize>(value: &T) -> Value {
 
 fn state_name(state: TaskState) -> String {
     to_json(&state).as_str().unwrap_or("unknown").to_owned()
-}
-
-/// The identity whose tasks `caller` sees: its own under `[auth]`, `None` (every task) for a
-/// caller without one.
-fn owner(caller: &Caller) -> Option<&str> {
-    match caller {
-        Caller::Identified(_) => Some(caller.id()),
-        Caller::Local | Caller::Anonymous => None,
-    }
 }

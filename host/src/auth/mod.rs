@@ -78,6 +78,15 @@ impl Caller {
         }
     }
 
+    /// The identity whose tasks and stored answers this caller is given: its own under
+    /// `[auth]`, `None` (everything, as before `[auth]`) for a caller without one.
+    pub fn owner(&self) -> Option<&str> {
+        match self {
+            Caller::Identified(identity) => Some(&identity.id),
+            Caller::Local | Caller::Anonymous => None,
+        }
+    }
+
     /// The client address of an identified caller, when known.
     pub fn client(&self) -> Option<std::net::IpAddr> {
         match self {

@@ -9,6 +9,12 @@
 //! A failure that retrying cannot mend (over `max_payload`, an invalid key) is
 //! [`NatsError::Permanent`] and is not retried.
 //!
+//! Under `[auth]` an answer belongs to the identity whose call produced it: the stored value
+//! is the line `skillet-owner-sha256:<hex of the SHA-256 of the identity id>` and then the
+//! encoded `skill/call/resp` ([`StoredAnswer`]). A worker replays a stored answer only to its
+//! owner ([`StoredAnswer::belongs_to`]), so a sender that learns another caller's request id
+//! gets a refusal, not that caller's answer. Without `[auth]` the value is the bare message.
+//!
 //! Not here: when to store (the worker), making an answer fit (`fit`), waiting for an answer
 //! (the client).
 
@@ -20,6 +26,34 @@ use bytes::Bytes;
 use super::error::NatsError;
 use crate::nats::NatsOptions;
 use skillet_protocol::{Message, SkillCallResponse};
+
+/// The first line of a stored value that names its owner; the identity id's SHA-256 follows.
+const OWNER_LINE: &str = "skillet-owner-sha256:";
+
+/// An answer as stored: the response, and the digest of the identity it belongs to (none
+/// without `[auth]`, or stored by a Skillet from before owners were recorded).
+#[derive(Debug, Clone)]
+pub struct StoredAnswer {
+    /// The stored `skill/call/resp`.
+    pub response: SkillCallResponse,
+    owner: Option<String>,
+}
+
+impl StoredAnswer {
+    /// Whether a caller that is the identity `owner` (`None`: a caller without one, when the
+    /// host has no `[auth]`) may be given this answer. An answer stored without an owner is
+    /// not given to an identified caller: its owner is unknown.
+    pub fn belongs_to(&self, owner: Option<&str>) -> bool {
+        match owner {
+            None => true,
+            Some(id) => self.owner.as_deref() == Some(owner_digest(id).as_str()),
+        }
+    }
+}
+
+fn owner_digest(id: &str) -> String {
+    crate::auth::sha256_hex(id)
+}
 
 /// The results bucket.
 #[derive(Clone)]
@@ -70,29 +104,38 @@ impl ResultStore {
             })
     }
 
-    /// The stored answer of `req_id`, if any.
+    /// The stored answer of `req_id`, if any (whoever it belongs to).
     pub async fn get(&self, req_id: &str) -> Result<Option<SkillCallResponse>, NatsError> {
+        Ok(self.get_stored(req_id).await?.map(|stored| stored.response))
+    }
+
+    /// The stored answer of `req_id` with its owner, if any.
+    pub(crate) async fn get_stored(&self, req_id: &str) -> Result<Option<StoredAnswer>, NatsError> {
         let bytes = self
             .kv
             .get(req_id)
             .await
             .map_err(|e| NatsError::io("results get", e))?;
-        Ok(bytes.and_then(|bytes| decode_response(&bytes)))
+        Ok(bytes.and_then(|bytes| decode_stored(&bytes)))
     }
 
-    /// Stores `response` unless an answer is stored already; returns the stored one (the given
-    /// response when it won).
+    /// Stores `response` as belonging to the identity `owner` unless an answer is stored
+    /// already; returns the stored one (the given response when it won).
     pub(crate) async fn store_once(
         &self,
         response: SkillCallResponse,
-    ) -> Result<SkillCallResponse, NatsError> {
-        let bytes = Bytes::from(skillet_protocol::encode(&Message::CallResponse(
-            response.clone(),
-        )));
+        owner: Option<&str>,
+    ) -> Result<StoredAnswer, NatsError> {
+        let owner = owner.map(owner_digest);
+        let message = skillet_protocol::encode(&Message::CallResponse(response.clone()));
+        let bytes = Bytes::from(match &owner {
+            Some(digest) => format!("{OWNER_LINE}{digest}\n{message}"),
+            None => message,
+        });
         match self.kv.create(response.req_id.as_str(), bytes).await {
-            Ok(_) => Ok(response),
+            Ok(_) => Ok(StoredAnswer { response, owner }),
             Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
-                match self.get(&response.req_id).await? {
+                match self.get_stored(&response.req_id).await? {
                     Some(stored) => Ok(stored),
                     None => Err(NatsError::io("results store", "raced with an expiry")),
                 }
@@ -109,12 +152,13 @@ impl ResultStore {
     pub(crate) async fn store_once_retrying(
         &self,
         response: SkillCallResponse,
+        owner: Option<&str>,
         limit: Duration,
-    ) -> Result<SkillCallResponse, NatsError> {
+    ) -> Result<StoredAnswer, NatsError> {
         let deadline = tokio::time::Instant::now() + limit;
         let mut pause = Duration::from_millis(50);
         loop {
-            match self.store_once(response.clone()).await {
+            match self.store_once(response.clone(), owner).await {
                 Ok(stored) => return Ok(stored),
                 Err(e) if e.is_permanent() => return Err(e),
                 Err(e) if tokio::time::Instant::now() + pause >= deadline => return Err(e),
@@ -148,10 +192,60 @@ fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// A stored or published answer, if it is a `skill/call/resp`.
+/// A published answer, if it is a `skill/call/resp`.
 pub(crate) fn decode_response(bytes: &[u8]) -> Option<SkillCallResponse> {
     match skillet_protocol::decode(std::str::from_utf8(bytes).ok()?) {
         Ok(Message::CallResponse(response)) => Some(response),
         _ => None,
+    }
+}
+
+/// A stored value: an optional owner line, then a `skill/call/resp`.
+fn decode_stored(bytes: &[u8]) -> Option<StoredAnswer> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (owner, message) = match text.strip_prefix(OWNER_LINE) {
+        Some(rest) => {
+            let (digest, message) = rest.split_once('\n')?;
+            (Some(digest.to_owned()), message)
+        }
+        None => (None, text),
+    };
+    let response = decode_response(message.as_bytes())?;
+    Some(StoredAnswer { response, owner })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillet_protocol::{ErrorCode, ProtocolError};
+
+    fn response() -> SkillCallResponse {
+        SkillCallResponse::rejected("r1", "echo", ProtocolError::new(ErrorCode::SkillError, "x"))
+    }
+
+    #[test]
+    fn a_stored_answer_is_given_only_to_its_owner() {
+        let message = skillet_protocol::encode(&Message::CallResponse(response()));
+        let owned = format!("{OWNER_LINE}{}\n{message}", owner_digest("key-a"));
+        let stored = decode_stored(owned.as_bytes()).unwrap();
+        assert_eq!(stored.response.req_id, "r1");
+        assert!(stored.belongs_to(Some("key-a")));
+        assert!(!stored.belongs_to(Some("key-b")));
+        assert!(
+            stored.belongs_to(None),
+            "a host without [auth] replays to anyone"
+        );
+        assert!(
+            !owned.contains("key-a"),
+            "the identity is stored as a digest"
+        );
+
+        let unowned = decode_stored(message.as_bytes()).unwrap();
+        assert!(unowned.belongs_to(None));
+        assert!(
+            !unowned.belongs_to(Some("key-a")),
+            "an unknown owner is not the caller"
+        );
+        assert!(decode_stored(format!("{OWNER_LINE}abc").as_bytes()).is_none());
     }
 }

@@ -48,9 +48,10 @@ use super::checkpoints::NatsCheckpoints;
 use super::error::NatsError;
 use super::fit;
 use super::identity;
-use super::store::ResultStore;
+use super::store::{ResultStore, StoredAnswer};
 use super::subjects::{self, DISCOVER_QUEUE, REPLY_HEADER, Subjects};
 use crate::auth::Caller;
+use crate::auth::audit::AuditRecord;
 use crate::core::{CallScope, HostCore, Refusal};
 use crate::endpoint::{Endpoint, Request};
 use crate::nats::NatsOptions;
@@ -329,7 +330,8 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         Err(refusal) => return answer_unstored(&shared, &message, reply, *refusal).await,
     };
     let req_id = call.id.clone();
-    let stored = match shared.store.get(&req_id).await {
+    let owner = caller.owner();
+    let stored = match shared.store.get_stored(&req_id).await {
         Ok(stored) => stored,
         Err(e) => {
             tracing::warn!(req_id = %req_id, error = %e, "cannot read the results bucket; redelivering later");
@@ -338,8 +340,12 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         }
     };
     if let Some(stored) = stored {
+        if !stored.belongs_to(owner) {
+            let taken = id_taken(&shared, &caller, call.id, call.name);
+            return answer_unstored(&shared, &message, reply, taken).await;
+        }
         tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call already answered; replaying the stored answer");
-        return publish_and_ack(&shared, &message, reply, &stored).await;
+        return publish_and_ack(&shared, &message, reply, &stored.response).await;
     }
     let response = if delivery > shared.max_deliveries {
         tracing::warn!(worker = %shared.name, req_id = %req_id, delivery, "call delivered too often; answering runtime_error");
@@ -363,12 +369,13 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
     };
     // An answer over the server's max_payload could never be stored (see `fit`).
     let response = fit::fit(response, shared.client.max_payload());
-    let stored = match store_with_progress(&shared, &message, response.clone()).await {
+    let (name, id) = (response.name.clone(), response.req_id.clone());
+    let stored = match store_with_progress(&shared, &message, response.clone(), owner).await {
         Ok(stored) => stored,
         Err(e) if e.is_permanent() => {
             tracing::error!(req_id = %req_id, error = %e, "the answer cannot be stored; answering the failure instead, once");
             let failure = fit::unstorable(response, &e);
-            match store_with_progress(&shared, &message, failure.clone()).await {
+            match store_with_progress(&shared, &message, failure.clone(), owner).await {
                 Ok(stored) => stored,
                 Err(_) => return answer_unstored(&shared, &message, reply, failure).await,
             }
@@ -383,7 +390,33 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
     if let Err(e) = shared.checkpoints.purge(&req_id).await {
         tracing::debug!(req_id = %req_id, error = %e, "checkpoint not purged");
     }
-    publish_and_ack(&shared, &message, reply, &stored).await;
+    // Another identity's call with the same id was stored first (a race): not its answer.
+    if !stored.belongs_to(owner) {
+        let taken = id_taken(&shared, &caller, id, name);
+        return answer_unstored(&shared, &message, reply, taken).await;
+    }
+    publish_and_ack(&shared, &message, reply, &stored.response).await;
+}
+
+/// The refusal of a call whose id another identity's call has: it is neither run nor given
+/// that call's answer (nor told whose it is). Audited as `refused:id_taken`.
+fn id_taken(shared: &Shared, caller: &Caller, req_id: String, name: String) -> SkillCallResponse {
+    if let Some(access) = shared.scope.core().access() {
+        access.audit(&AuditRecord::refused(
+            caller.id(),
+            &name,
+            &req_id,
+            "refused:id_taken",
+        ));
+    }
+    SkillCallResponse::rejected(
+        req_id,
+        name,
+        ProtocolError::new(
+            ErrorCode::InvalidMessage,
+            "this call id is already in use; send the call with a fresh id",
+        ),
+    )
 }
 
 /// Stores an answer (retrying while the server is unreachable), acking progress meanwhile so
@@ -392,10 +425,11 @@ async fn store_with_progress(
     shared: &Shared,
     message: &jetstream::Message,
     response: SkillCallResponse,
-) -> Result<SkillCallResponse, NatsError> {
+    owner: Option<&str>,
+) -> Result<StoredAnswer, NatsError> {
     let store = shared
         .store
-        .store_once_retrying(response, STORE_RETRY_LIMIT);
+        .store_once_retrying(response, owner, STORE_RETRY_LIMIT);
     tokio::pin!(store);
     loop {
         tokio::select! {
