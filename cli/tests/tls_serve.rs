@@ -6,7 +6,8 @@
 //! - SIGHUP with a new certificate: new connections get it while an open connection goes on;
 //!   a bad key on SIGHUP keeps the previous certificate and the log says why;
 //! - the official MCP Python SDK (`tests/python/mcp_tls_client.py`, httpx `verify=` the test
-//!   CA) runs a tool over https, and refuses the server without the CA.
+//!   CA) runs a tool over https, and refuses the server without the CA; the official `a2a-sdk`
+//!   (`tests/python/a2a_tls_client.py`) resolves the card and runs a task the same way.
 //!
 //! The Python interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python`; without the
 //! SDK the Python test fails when `CI` is set and is skipped loudly otherwise.
@@ -217,5 +218,51 @@ async fn the_mcp_python_sdk_runs_a_tool_over_https_trusting_the_test_ca() {
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
     assert_eq!(summary["tools"], json!(["echo-a"]), "{summary}");
     assert_eq!(summary["is_error"], false, "{summary}");
+    assert_eq!(summary["without_ca"], "certificate refused", "{summary}");
+}
+
+#[tokio::test]
+async fn the_a2a_sdk_resolves_the_card_and_runs_a_task_over_https_trusting_the_test_ca() {
+    let Some(python) = python_with("a2a.client") else {
+        return;
+    };
+    let ca = TestCa::new("skillet test CA");
+    let server = TlsServer::start(&ca, "").await;
+    let ca_file = ca.write_pem(server.cwd.path(), "ca.pem");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_tls_client.py");
+    let run = tokio::process::Command::new(&python)
+        .arg(&script)
+        .arg(&server.server.base)
+        .arg(&ca_file)
+        .arg("echo-a")
+        .current_dir(std::env::temp_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the SDK script ends within 120 s")
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let jsonrpc = summary["interfaces"]
+        .as_array()
+        .and_then(|all| all.iter().find(|i| i[0] == "JSONRPC"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert_eq!(
+        jsonrpc[1],
+        server.url("/a2a"),
+        "the card names its https interface: {summary}"
+    );
+    assert_eq!(summary["state"], "TASK_STATE_COMPLETED", "{summary}");
+    assert_eq!(
+        summary["get_task_state"], "TASK_STATE_COMPLETED",
+        "{summary}"
+    );
     assert_eq!(summary["without_ca"], "certificate refused", "{summary}");
 }
