@@ -7,6 +7,8 @@
 //!   another skill is `unauthorized`;
 //! - the per-identity limit answers a retryable `runtime_error`;
 //! - the audit file names the identities; the canary is in no log line and no answer;
+//! - a call id belongs to the first identity that sent it: another identity reusing it while
+//!   the call runs, or after it was answered, is refused `invalid_message` and given nothing;
 //! - `skillet call --nats` sends the key its `[nats] bearer_env` names.
 //!
 //! `nats-server` missing, or no Python with nats-py: skipped with a notice (a failure under `CI`).
@@ -338,4 +340,63 @@ async fn skillet_call_over_nats_sends_the_key_its_bearer_env_names() {
     let stderr = String::from_utf8_lossy(&unset.stderr);
     assert!(stderr.contains("TEST_NATS_BEARER"), "{stderr}");
     assert!(!worker.lines().join("\n").contains(CANARY));
+}
+
+/// Publishes one call on JetStream as `authorization` and returns its answer (the reply
+/// subject's first message).
+async fn publish_call(
+    nats: &async_nats::Client,
+    id: &str,
+    msg_id: &str,
+    authorization: &str,
+) -> async_nats::Subscriber {
+    let inbox = nats.new_inbox();
+    let answers = nats.subscribe(inbox.clone()).await.unwrap();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Authorization", authorization);
+    headers.insert("Nats-Msg-Id", msg_id);
+    headers.insert("Skillet-Reply", inbox.as_str());
+    let call = json!({"type": "skill/call/req", "id": id, "name": "echo",
+                      "arguments": {"text": "hello"}});
+    async_nats::jetstream::new(nats.clone())
+        .publish_with_headers("skillet.call.echo", headers, call.to_string().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    answers
+}
+
+async fn answer_of(mut answers: async_nats::Subscriber) -> Value {
+    use futures::StreamExt;
+    let message = tokio::time::timeout(Duration::from_secs(30), answers.next())
+        .await
+        .expect("answered within 30 s")
+        .unwrap();
+    serde_json::from_slice(&message.payload).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_id_in_flight_belongs_to_the_first_identity_that_sent_it() {
+    let Some(server) = NatsServer::start("nats_auth_claim").await else {
+        return;
+    };
+    let signer = SigningKey::new("k1");
+    let jwks = Jwks::serve(vec![signer.jwk()]).await;
+    let skills = tempfile::tempdir().unwrap();
+    cli_support::write_skill(skills.path(), "echo", 1500, "{json: {echo: \"hello\"}}");
+    let toml = format!("{}{}", nats_toml(&server, ""), auth_toml(&jwks.url));
+    let worker = Worker::spawn(&server, skills.path(), &toml);
+    worker.ready().await;
+    let nats = async_nats::connect(server.url()).await.unwrap();
+    let token = signer.sign(&claims("mallory", "run-echo"));
+
+    let first = publish_call(&nats, "in-flight", "m1", &format!("Bearer {KEY_A}")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = publish_call(&nats, "in-flight", "m2", &format!("Bearer {token}")).await;
+    let refused = answer_of(second).await;
+    assert_eq!(code(&refused), "invalid_message", "{refused}");
+    assert!(refused["data"].is_null(), "{refused}");
+    let answered = answer_of(first).await;
+    assert_eq!(answered["data"]["data"]["echo"], "hello", "{answered}");
 }

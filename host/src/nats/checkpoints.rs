@@ -9,6 +9,10 @@
 //! the worker purges it once the answer is stored, so a worker dying between the two still
 //! leaves the redelivery something to continue from (and the stored answer replays first).
 //!
+//! Under `[auth]` the worker first claims a call's id for its caller's identity
+//! ([`NatsCheckpoints::claim`]): another identity sending the same id is refused before it
+//! could resume (or race) that call.
+//!
 //! Not here: what a checkpoint holds and when it is written (the engine), the answers (`store`).
 
 use async_nats::jetstream::{self, kv, stream};
@@ -90,6 +94,30 @@ impl NatsCheckpoints {
             client.max_payload(),
         )
         .await
+    }
+
+    /// Claims the request id `req_id` for the identity whose digest is `owner` (under
+    /// `[auth]`, before the call first runs): the first claim wins (a KV create under
+    /// `<req_id>.owner`, expiring with the bucket), so a checkpoint under that id is only ever
+    /// resumed for the identity that started the call. Whether `owner` holds the claim.
+    pub async fn claim(&self, req_id: &str, owner: &str) -> Result<bool, NatsError> {
+        let key = format!("{req_id}.owner");
+        match self
+            .kv
+            .create(key.as_str(), Bytes::from(owner.to_owned()))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                let held = self
+                    .kv
+                    .get(key.as_str())
+                    .await
+                    .map_err(|e| NatsError::io("checkpoints claim", e))?;
+                Ok(held.is_some_and(|held| held.as_ref() == owner.as_bytes()))
+            }
+            Err(e) => Err(NatsError::io("checkpoints claim", e)),
+        }
     }
 
     /// Removes the checkpoint of `req_id` (its answer is stored).

@@ -51,7 +51,8 @@ impl StoredAnswer {
     }
 }
 
-fn owner_digest(id: &str) -> String {
+/// The digest an identity id is stored as (answers and checkpoint claims).
+pub(crate) fn owner_digest(id: &str) -> String {
     crate::auth::sha256_hex(id)
 }
 

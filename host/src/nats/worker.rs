@@ -48,7 +48,7 @@ use super::checkpoints::NatsCheckpoints;
 use super::error::NatsError;
 use super::fit;
 use super::identity;
-use super::store::{ResultStore, StoredAnswer};
+use super::store::{ResultStore, StoredAnswer, owner_digest};
 use super::subjects::{self, DISCOVER_QUEUE, REPLY_HEADER, Subjects};
 use crate::auth::Caller;
 use crate::auth::audit::AuditRecord;
@@ -346,6 +346,25 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         }
         tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call already answered; replaying the stored answer");
         return publish_and_ack(&shared, &message, reply, &stored.response).await;
+    }
+    // Under [auth] the id is the first identity's: nobody else resumes or races its call.
+    if let Some(owner) = owner {
+        match shared
+            .checkpoints
+            .claim(&req_id, &owner_digest(owner))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                let taken = id_taken(&shared, &caller, call.id, call.name);
+                return answer_unstored(&shared, &message, reply, taken).await;
+            }
+            Err(e) => {
+                tracing::warn!(req_id = %req_id, error = %e, "cannot claim the call id; redelivering later");
+                let _ = message.ack_with(AckKind::Nak(Some(PULL_RETRY))).await;
+                return;
+            }
+        }
     }
     let response = if delivery > shared.max_deliveries {
         tracing::warn!(worker = %shared.name, req_id = %req_id, delivery, "call delivered too often; answering runtime_error");
