@@ -12,7 +12,7 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::embedded::EmbeddedMock;
-use skillet_engine::environments::{EnvironmentState, RETRY_FIRST, SkillFolder};
+use skillet_engine::environments::{EnvironmentKind, EnvironmentState, RETRY_FIRST, SkillFolder};
 use skillet_engine::files::FileSupport;
 use skillet_engine::run::{CardIdentity, Executor, HostEndpoint};
 use skillet_engine::sandboxed::{CommandTool, PluginHost};
@@ -146,10 +146,13 @@ pub fn judge_environments(skills: &Registry, files: &FileSupport) {
         if !skill.resources.has_scripts() {
             return None;
         }
-        match environments.state(&SkillFolder::of(skill)) {
-            EnvironmentState::Failed(why) => Some(why),
-            _ => None,
-        }
+        environments
+            .states(&SkillFolder::of(skill))
+            .into_iter()
+            .find_map(|state| match state {
+                EnvironmentState::Failed(why) => Some(why),
+                _ => None,
+            })
     });
 }
 
@@ -191,21 +194,25 @@ async fn prepare_missing_environments(skills: &Registry, files: &FileSupport, co
             continue;
         }
         let folder = SkillFolder::of(&skill);
-        if !matches!(
-            environments.state(&folder),
-            EnvironmentState::NotBuilt { .. }
-        ) {
-            continue;
-        }
-        let name = skill.name().to_owned();
-        let on_build = |requirements: &skillet_engine::environments::Requirements| {
-            console.notice(format!(
-                "building the Python environment of skill `{name}` ({}) with uv",
-                requirements.lines.join(", ")
-            ));
-        };
-        if let Err(why) = environments.prepare(&folder, &on_build).await {
-            console.warn(format!("skill `{name}` is Blocked: environment: {why}"));
+        for state in environments.states(&folder) {
+            let EnvironmentState::NotBuilt { kind, .. } = state else {
+                continue;
+            };
+            let name = skill.name().to_owned();
+            let on_build = |requirements: &skillet_engine::environments::Requirements| {
+                console.notice(crate::validate_scripts::build_notice(
+                    kind,
+                    &name,
+                    requirements,
+                ));
+            };
+            let built = match kind {
+                EnvironmentKind::Python => environments.prepare(&folder, &on_build).await,
+                EnvironmentKind::Node => environments.prepare_node(&folder, &on_build).await,
+            };
+            if let Err(why) = built {
+                console.warn(format!("skill `{name}` is Blocked: environment: {why}"));
+            }
         }
     }
     judge_environments(skills, files);

@@ -16,7 +16,9 @@ use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use skillet_engine::environments::{EnvironmentState, Requirements, SkillFolder};
+use skillet_engine::environments::{
+    EnvironmentKind, EnvironmentState, Environments, Requirements, SkillFolder,
+};
 use skillet_engine::files::{FileSupport, FilesConfig};
 use skillet_engine::skill::CompiledSkill;
 
@@ -146,38 +148,38 @@ pub(crate) async fn report(
                 missing.join(", ")
             ));
         }
-        let mut state = environments.state(&skill.folder);
-        if args.prepare && matches!(state, EnvironmentState::NotBuilt { .. }) {
-            let name = skill.folder.name.clone();
-            let on_build = |requirements: &Requirements| {
-                console.notice(format!(
-                    "building the Python environment of skill `{name}` ({}) with uv",
-                    requirements.lines.join(", ")
-                ));
-            };
-            state = match environments.prepare(&skill.folder, &on_build).await {
-                Ok(_) => environments.state(&skill.folder),
-                Err(why) => EnvironmentState::Failed(why),
-            };
-        }
         let md = skill.skill_md.display();
-        match state {
-            EnvironmentState::NotNeeded => {}
-            EnvironmentState::Ready(env) => lines.push(format!(
-                "{md}: environment: ready ({}) at {}",
-                env.requirements.lines.join(", "),
-                env.dir.display()
-            )),
-            EnvironmentState::NotBuilt { requirements, dir } => lines.push(format!(
-                "{md}: environment: not built yet ({}; from {}); `skillet validate --prepare` \
-                 builds it at {}",
-                requirements.lines.join(", "),
-                requirements.sources.join(", "),
-                dir.display()
-            )),
-            EnvironmentState::Failed(why) => {
-                let severity = count(&mut counts, args.prepare || config.scripts.enabled);
-                lines.push(format!("{md}: environment: {severity}: {why}"));
+        for state in environments.states(&skill.folder) {
+            let state = match state {
+                EnvironmentState::NotBuilt { kind, .. } if args.prepare => {
+                    prepared(environments, &skill.folder, kind, console).await
+                }
+                state => state,
+            };
+            match state {
+                EnvironmentState::NotNeeded => {}
+                EnvironmentState::Ready(env) => lines.push(format!(
+                    "{md}: {}: ready ({}) at {}",
+                    heading(env.kind),
+                    env.requirements.lines.join(", "),
+                    env.dir.display()
+                )),
+                EnvironmentState::NotBuilt {
+                    kind,
+                    requirements,
+                    dir,
+                } => lines.push(format!(
+                    "{md}: {}: not built yet ({}; from {}); `skillet validate --prepare` \
+                     builds it at {}",
+                    heading(kind),
+                    requirements.lines.join(", "),
+                    requirements.sources.join(", "),
+                    dir.display()
+                )),
+                EnvironmentState::Failed(why) => {
+                    let severity = count(&mut counts, args.prepare || config.scripts.enabled);
+                    lines.push(format!("{md}: environment: {severity}: {why}"));
+                }
             }
         }
     }
@@ -186,6 +188,54 @@ pub(crate) async fn report(
         let _ = writeln!(stdout, "{line}");
     }
     counts
+}
+
+/// `environment` (Python's, as before Node) or `node environment`.
+fn heading(kind: EnvironmentKind) -> &'static str {
+    match kind {
+        EnvironmentKind::Python => "environment",
+        EnvironmentKind::Node => "node environment",
+    }
+}
+
+/// Builds the `kind` environment of `folder` now (`--prepare`) and says where it then stands.
+async fn prepared(
+    environments: &Environments,
+    folder: &SkillFolder,
+    kind: EnvironmentKind,
+    console: Console,
+) -> EnvironmentState {
+    let name = folder.name.clone();
+    let on_build = |requirements: &Requirements| {
+        console.notice(build_notice(kind, &name, requirements));
+    };
+    let built = match kind {
+        EnvironmentKind::Python => environments.prepare(folder, &on_build).await,
+        EnvironmentKind::Node => environments.prepare_node(folder, &on_build).await,
+    };
+    match built {
+        Ok(Some(env)) => EnvironmentState::Ready(env),
+        Ok(None) => EnvironmentState::NotNeeded,
+        Err(why) => EnvironmentState::Failed(why),
+    }
+}
+
+/// What a console says as an environment starts building.
+pub(crate) fn build_notice(
+    kind: EnvironmentKind,
+    skill: &str,
+    requirements: &Requirements,
+) -> String {
+    match kind {
+        EnvironmentKind::Python => format!(
+            "building the Python environment of skill `{skill}` ({}) with uv",
+            requirements.lines.join(", ")
+        ),
+        EnvironmentKind::Node => format!(
+            "installing the Node packages of skill `{skill}` ({}) with npm",
+            requirements.lines.join(", ")
+        ),
+    }
 }
 
 /// Counts one problem as an error when it would block something, a warning otherwise, and

@@ -1,5 +1,6 @@
-//! Building one environment with `uv`, outside the sandbox: the only step of a skill's life that
-//! touches the network, and only the host's package index.
+//! Building one environment outside the sandbox — with `uv` for Python here, and the
+//! once-per-key machinery (`build_once`) every kind shares (Node's `npm` in `node`): the only
+//! step of a skill's life that touches the network, and only the package index.
 //!
 //! Once per key, across processes: the builder holds `<root>/<key>.lock` (an exclusive `flock`)
 //! while it looks and builds; a finished environment is renamed into place in one step
@@ -41,6 +42,7 @@ const PASSED_VARIABLES: &[&str] = &[
     "no_proxy",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
 ];
 
 /// One build to do.
@@ -73,9 +75,19 @@ pub(crate) fn finished(root: &Path, key: &str) -> Option<PathBuf> {
 /// Builds the environment of `plan` unless it exists. Blocking (file lock, uv): run it on the
 /// blocking pool.
 pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
-    std::fs::create_dir_all(plan.root)
-        .map_err(|e| format!("cannot create {}: {e}", plan.root.display()))?;
-    let lock_path = plan.root.join(format!("{}.lock", plan.key));
+    build_once(plan.root, plan.key, |staging| build_into(plan, staging))
+}
+
+/// Makes the environment `<root>/<key>` unless it exists: under the key's lock, `fill` makes a
+/// whole environment (its marker last) in a staging directory, which is then renamed into
+/// place. Shared by every kind of environment (Python here, Node in `node`).
+pub(crate) fn build_once(
+    root: &Path,
+    key: &str,
+    fill: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<Built, String> {
+    std::fs::create_dir_all(root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    let lock_path = root.join(format!("{key}.lock"));
     let lock = std::fs::File::options()
         .create(true)
         .truncate(false)
@@ -85,19 +97,17 @@ pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
     // `File::lock` is newer than our MSRV; this is the same `flock(2)`.
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
         .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-    if let Some(dir) = finished(plan.root, plan.key) {
+    if let Some(dir) = finished(root, key) {
         return Ok(Built::Existing(dir));
     }
-    remove_abandoned(plan.root, plan.key);
-    let staging = plan
-        .root
-        .join(format!(".building-{}-{}", plan.key, std::process::id()));
-    let result = build_into(plan, &staging);
+    remove_abandoned(root, key);
+    let staging = root.join(format!(".building-{key}-{}", std::process::id()));
+    let result = fill(&staging);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
     result?;
-    let dir = plan.root.join(plan.key);
+    let dir = root.join(key);
     // A directory without its marker is a leftover of a build from before markers: replace it.
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&staging, &dir).map_err(|e| {
@@ -143,8 +153,8 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write the environment's marker: {e}"))
 }
 
-/// uv with a cleared environment, no user configuration and its cache under the root.
-fn uv(program: &Path, cache: &Path) -> Command {
+/// `program` with a cleared environment but for [`PASSED_VARIABLES`].
+pub(crate) fn isolated(program: &Path) -> Command {
     let mut command = Command::new(program);
     command.env_clear();
     for name in PASSED_VARIABLES {
@@ -152,6 +162,12 @@ fn uv(program: &Path, cache: &Path) -> Command {
             command.env(name, value);
         }
     }
+    command
+}
+
+/// uv with a cleared environment, no user configuration and its cache under the root.
+fn uv(program: &Path, cache: &Path) -> Command {
+    let mut command = isolated(program);
     command
         .env("UV_PYTHON_DOWNLOADS", "never")
         .env("UV_NO_PROGRESS", "1")
@@ -163,13 +179,16 @@ fn uv(program: &Path, cache: &Path) -> Command {
 }
 
 /// Runs `command` to its end (within [`BUILD_TIMEOUT`]); its stderr is the error.
-fn run(mut command: Command, what: &str) -> Result<(), String> {
+pub(crate) fn run(mut command: Command, what: &str) -> Result<(), String> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("{what}: cannot start uv: {e}"))?;
+        .map_err(|e| {
+            let program = command.get_program().to_string_lossy().into_owned();
+            format!("{what}: cannot start {program}: {e}")
+        })?;
     let mut stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut text = String::new();

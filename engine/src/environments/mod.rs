@@ -1,7 +1,8 @@
 //! What a skill's scripts run with: the interpreters (resolved once to programs the sandbox can
 //! execute, `interpreters`) and, for a skill that declares Python requirements, its own
-//! environment built with `uv` (`requirements`, `build`); and the system tools the host offers
-//! them (`system_tools`).
+//! environment built with `uv` (`requirements`, `build`) — for one that declares Node
+//! dependencies (`package.json`), one installed with `npm` (`node`); and the system tools the
+//! host offers them (`system_tools`).
 //!
 //! One environment per distinct requirement set and interpreter, keyed by their SHA-256, in a
 //! cache directory ([`Environments::root`]): `[skills] environments_dir`, else
@@ -22,6 +23,7 @@
 
 mod build;
 mod interpreters;
+mod node;
 mod requirements;
 mod system_tools;
 
@@ -32,6 +34,7 @@ use std::time::{Duration, Instant};
 
 pub use build::MARKER;
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
+pub use node::{NODE_FILES, NODE_FLAGS, NPM_REGISTRY, NodePackage};
 pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
 
@@ -56,16 +59,48 @@ pub struct EnvironmentOptions {
     pub skills: BTreeMap<String, Vec<String>>,
 }
 
-/// A built Python environment.
+/// Which ecosystem an environment serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvironmentKind {
+    /// `.py` scripts: a virtual environment built with uv.
+    Python,
+    /// `.js`/`.mjs`/`.cjs` scripts: a `node_modules` installed with npm.
+    Node,
+}
+
+impl EnvironmentKind {
+    /// `Python` / `Node`, for messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            EnvironmentKind::Python => "Python",
+            EnvironmentKind::Node => "Node",
+        }
+    }
+}
+
+/// A built environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PythonEnvironment {
+pub struct Environment {
+    /// Which kind.
+    pub kind: EnvironmentKind,
     /// Its directory (`<root>/<key>`).
     pub dir: PathBuf,
-    /// Its interpreter, `<dir>/bin/python` (a symlink to the base interpreter; run it with this
-    /// path as `argv[0]`, or Python does not find the environment).
-    pub python: PathBuf,
-    /// The requirements it was built from.
+    /// The requirements it was built from (`name@range` lines for Node).
     pub requirements: Requirements,
+}
+
+impl Environment {
+    /// A Python environment's interpreter, `<dir>/bin/python` (a symlink to the base
+    /// interpreter; run it with this path as `argv[0]`, or Python does not find the
+    /// environment).
+    pub fn python(&self) -> PathBuf {
+        self.dir.join("bin/python")
+    }
+
+    /// A Node environment's packages.
+    pub fn node_modules(&self) -> PathBuf {
+        self.dir.join("node_modules")
+    }
 }
 
 /// Where a skill's environment stands.
@@ -74,9 +109,11 @@ pub enum EnvironmentState {
     /// The skill declares no requirements.
     NotNeeded,
     /// Built and ready.
-    Ready(PythonEnvironment),
+    Ready(Environment),
     /// Declared, not built yet (it will be on first use).
     NotBuilt {
+        /// Which kind.
+        kind: EnvironmentKind,
         /// What it will be built from.
         requirements: Requirements,
         /// Where it will be.
@@ -92,6 +129,7 @@ pub struct Environments {
     options: EnvironmentOptions,
     root: PathBuf,
     python: Result<Interpreter, String>,
+    node: Result<Interpreter, String>,
     user: Option<SandboxUser>,
     /// One slot per key: builds of one key in this process wait on each other, and the
     /// outcome (a failure too) is kept.
@@ -156,9 +194,20 @@ impl Environments {
             options,
             root,
             python,
+            node: Err(
+                "no interpreter is configured for `.js` (`[skills.scripts] interpreters`)".into(),
+            ),
             user,
             slots: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same, with `node` (the resolved `js` interpreter) for skills with Node dependencies.
+    pub fn with_node(mut self, node: Option<&Result<Interpreter, String>>) -> Self {
+        if let Some(node) = node {
+            self.node = node.clone();
+        }
+        self
     }
 
     /// The cache directory environments live in.
@@ -221,19 +270,61 @@ impl Environments {
             Ok(None) => return EnvironmentState::NotNeeded,
             Err(why) => return EnvironmentState::Failed(why),
         };
+        self.judged(EnvironmentKind::Python, requirements, &key)
+    }
+
+    /// Where `skill`'s Node environment stands, without building anything.
+    pub fn node_state(&self, skill: &SkillFolder) -> EnvironmentState {
+        let (package, key) = match self.node_plan(skill) {
+            Ok(Some(plan)) => plan,
+            Ok(None) => return EnvironmentState::NotNeeded,
+            Err(why) => return EnvironmentState::Failed(format!("Node: {why}")),
+        };
+        self.judged(EnvironmentKind::Node, package.requirements, &key)
+    }
+
+    /// Every environment `skill` declares, with where each stands (empty: none).
+    pub fn states(&self, skill: &SkillFolder) -> Vec<EnvironmentState> {
+        [self.state(skill), self.node_state(skill)]
+            .into_iter()
+            .filter(|state| *state != EnvironmentState::NotNeeded)
+            .collect()
+    }
+
+    fn judged(
+        &self,
+        kind: EnvironmentKind,
+        requirements: Requirements,
+        key: &str,
+    ) -> EnvironmentState {
         let now = Instant::now();
-        if let Some(Err(failure)) = self.remembered(&key)
+        if let Some(Err(failure)) = self.remembered(key)
             && !failure.due(now)
         {
             return EnvironmentState::Failed(failure.reason());
         }
-        match build::finished(&self.root, &key) {
-            Some(dir) => EnvironmentState::Ready(environment(dir, requirements)),
+        match build::finished(&self.root, key) {
+            Some(dir) => EnvironmentState::Ready(Environment {
+                kind,
+                dir,
+                requirements,
+            }),
             None => EnvironmentState::NotBuilt {
+                kind,
                 requirements,
                 dir: self.root.join(key),
             },
         }
+    }
+
+    fn node_plan(&self, skill: &SkillFolder) -> Result<Option<(NodePackage, String)>, String> {
+        let Some(package) = node::declared(skill)? else {
+            return Ok(None);
+        };
+        let node = self.node.as_ref().map_err(Clone::clone)?;
+        self.check_root()?;
+        let key = package.key(&node.program);
+        Ok(Some((package, key)))
     }
 
     /// Makes every remembered failure due now (tests of the retry).
@@ -255,14 +346,14 @@ impl Environments {
         slot.try_lock().ok().and_then(|outcome| outcome.clone())
     }
 
-    /// `skill`'s environment, built now if it is not yet (`on_build` is told first, with what it
-    /// is built from; it is not called when the environment exists). `Ok(None)`: the skill
-    /// needs none.
+    /// `skill`'s Python environment, built now if it is not yet (`on_build` is told first,
+    /// with what it is built from; it is not called when the environment exists).
+    /// `Ok(None)`: the skill needs none.
     pub async fn prepare(
         &self,
         skill: &SkillFolder,
         on_build: &(dyn Fn(&Requirements) + Send + Sync),
-    ) -> Result<Option<PythonEnvironment>, String> {
+    ) -> Result<Option<Environment>, String> {
         // Reading the folder is file I/O: off the runtime's threads.
         let planned = {
             let (skill, options, python) =
@@ -276,48 +367,125 @@ impl Environments {
         };
         let python = self.python.as_ref().map_err(Clone::clone)?;
         self.check_root()?;
+        let uv = self.uv()?;
+        let root = self.root.clone();
+        let program = python.program.clone();
+        let version = python.python_version.clone();
+        let index = self.options.package_index.clone();
+        let reqs = requirements.clone();
+        let build_key = key.clone();
+        let build = move || {
+            build::build(&build::BuildPlan {
+                uv: &uv,
+                python: &program,
+                python_version: version.as_deref(),
+                root: &root,
+                key: &build_key,
+                requirements: &reqs,
+                index: index.as_deref(),
+            })
+        };
+        let on_build = || on_build(&requirements);
+        self.built_once(
+            EnvironmentKind::Python,
+            &requirements,
+            &key,
+            &on_build,
+            build,
+        )
+        .await
+        .map(Some)
+    }
+
+    /// `skill`'s Node environment, built now with npm if it is not yet (as [`Self::prepare`]).
+    pub async fn prepare_node(
+        &self,
+        skill: &SkillFolder,
+        on_build: &(dyn Fn(&Requirements) + Send + Sync),
+    ) -> Result<Option<Environment>, String> {
+        let planned = {
+            let skill = skill.clone();
+            tokio::task::spawn_blocking(move || node::declared(&skill))
+                .await
+                .map_err(|e| format!("reading package.json panicked: {e}"))?
+                .map_err(|why| format!("Node: {why}"))?
+        };
+        let Some(package) = planned else {
+            return Ok(None);
+        };
+        let node = self.node.as_ref().map_err(|why| format!("Node: {why}"))?;
+        self.check_root()?;
+        let key = package.key(&node.program);
+        let npm = node::npm_for(&node.program)?;
+        let root = self.root.clone();
+        let (build_key, build_package) = (key.clone(), package.clone());
+        let build = move || node::build(&root, &build_key, &build_package, &npm);
+        let on_build = || on_build(&package.requirements);
+        self.built_once(
+            EnvironmentKind::Node,
+            &package.requirements,
+            &key,
+            &on_build,
+            build,
+        )
+        .await
+        .map(Some)
+    }
+
+    /// Where the scripts of `skill_dir` run from so that they find the Node environment
+    /// `environment`'s packages: the skill's folder seen through a link directory under the
+    /// root (see `node`). Run them with [`NODE_FLAGS`]; the link directory must be readable in
+    /// the sandbox (it is under [`Self::root`]).
+    pub fn node_entry(
+        &self,
+        environment: &Environment,
+        skill_dir: &Path,
+    ) -> Result<PathBuf, String> {
+        node::link_skill(&self.root, &environment.dir, skill_dir)
+    }
+
+    /// The environment `key`, built by `build` (on the blocking pool) unless this process
+    /// built it, or failed to and the failure is not due again, or another process finished
+    /// it; `on_build` is told just before a build.
+    async fn built_once(
+        &self,
+        kind: EnvironmentKind,
+        requirements: &Requirements,
+        key: &str,
+        on_build: &(dyn Fn() + Send + Sync),
+        build: impl FnOnce() -> Result<build::Built, String> + Send + 'static,
+    ) -> Result<Environment, String> {
+        let ready = |dir: PathBuf| Environment {
+            kind,
+            dir,
+            requirements: requirements.clone(),
+        };
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(slots.entry(key.clone()).or_default())
+            Arc::clone(slots.entry(key.to_owned()).or_default())
         };
         let mut outcome = slot.lock().await;
         let previous = match outcome.as_ref() {
-            Some(Ok(dir)) => return Ok(Some(environment(dir.clone(), requirements))),
+            Some(Ok(dir)) => return Ok(ready(dir.clone())),
             Some(Err(failure)) if !failure.due(Instant::now()) => {
                 return Err(failure.reason());
             }
             Some(Err(failure)) => Some(failure.clone()),
             None => None,
         };
-        if let Some(dir) = build::finished(&self.root, &key) {
+        if let Some(dir) = build::finished(&self.root, key) {
             *outcome = Some(Ok(dir.clone()));
-            return Ok(Some(environment(dir, requirements)));
+            return Ok(ready(dir));
         }
-        let uv = self.uv()?;
-        on_build(&requirements);
-        let root = self.root.clone();
-        let program = python.program.clone();
-        let version = python.python_version.clone();
-        let index = self.options.package_index.clone();
-        let reqs = requirements.clone();
-        let built = tokio::task::spawn_blocking(move || {
-            build::build(&build::BuildPlan {
-                uv: &uv,
-                python: &program,
-                python_version: version.as_deref(),
-                root: &root,
-                key: &key,
-                requirements: &reqs,
-                index: index.as_deref(),
-            })
-        })
-        .await
-        .map_err(|e| format!("the environment build panicked: {e}"))
-        .and_then(|r| r);
+        on_build();
+        let built = tokio::task::spawn_blocking(build)
+            .await
+            .map_err(|e| format!("the environment build panicked: {e}"))
+            .and_then(|r| r);
         match built {
             Ok(build::Built::Existing(dir) | build::Built::Fresh(dir)) => {
                 *outcome = Some(Ok(dir.clone()));
-                Ok(Some(environment(dir, requirements)))
+                Ok(ready(dir))
             }
             Err(why) => {
                 let failure = Failure::after(previous.as_ref(), why, Instant::now());
@@ -341,14 +509,6 @@ fn plan_of(
     let python = python.as_ref().map_err(Clone::clone)?;
     let key = requirements.key(&python.program, python.python_version.as_deref());
     Ok(Some((requirements, key)))
-}
-
-fn environment(dir: PathBuf, requirements: Requirements) -> PythonEnvironment {
-    PythonEnvironment {
-        python: dir.join("bin/python"),
-        dir,
-        requirements,
-    }
 }
 
 /// `$XDG_CACHE_HOME/skillet/envs` (or `~/.cache/...`), unless `user` cannot enter it.

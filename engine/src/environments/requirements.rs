@@ -120,17 +120,7 @@ fn from_folder(
     lines: &mut Vec<String>,
     sources: &mut Vec<String>,
 ) -> Result<(), String> {
-    let read = |name: &str| -> Result<Option<String>, String> {
-        let path = dir.join(name);
-        match std::fs::symlink_metadata(&path) {
-            Err(_) => Ok(None),
-            Ok(meta) if !meta.is_file() => Err(format!("{name} is not a regular file")),
-            Ok(meta) if meta.len() > 256 * 1024 => Err(format!("{name} is over 256 KiB")),
-            Ok(_) => std::fs::read_to_string(&path)
-                .map(Some)
-                .map_err(|e| format!("{name}: {e}")),
-        }
-    };
+    let read = |name: &str| read_declaration(dir, name, 256 * 1024);
     if let Some(text) = read("requirements.txt")? {
         let before = lines.len();
         lines.extend(
@@ -161,6 +151,20 @@ fn from_folder(
         }
     }
     Ok(())
+}
+
+/// The text of the declaration file `name` in `dir`: `None` when there is none; refused when
+/// it is not a regular file (a symlink could point anywhere) or over `max` bytes.
+pub(crate) fn read_declaration(dir: &Path, name: &str, max: u64) -> Result<Option<String>, String> {
+    let path = dir.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Err(_) => Ok(None),
+        Ok(meta) if !meta.is_file() => Err(format!("{name} is not a regular file")),
+        Ok(meta) if meta.len() > max => Err(format!("{name} is over {} KiB", max / 1024)),
+        Ok(_) => std::fs::read_to_string(&path)
+            .map(Some)
+            .map_err(|e| format!("{name}: {e}")),
+    }
 }
 
 /// Refuses what would reach past the host's package index or outside the folder.

@@ -119,7 +119,7 @@ async fn concurrent_first_uses_build_once_and_later_uses_build_nothing() {
     assert_eq!(Some(&a), c.unwrap().as_ref());
     assert_eq!(f.builds(), 1, "uv venv ran once");
     assert!(a.dir.join(MARKER).is_file());
-    assert_eq!(a.python, a.dir.join("bin/python"));
+    assert_eq!(a.python(), a.dir.join("bin/python"));
     let marker_written = std::fs::metadata(a.dir.join(MARKER))
         .unwrap()
         .modified()

@@ -84,6 +84,9 @@ struct Prepared {
     read_only: Vec<PathBuf>,
 }
 
+/// The extensions Node runs, whose scripts get the skill's Node environment.
+const NODE_EXTENSIONS: [&str; 3] = ["js", "mjs", "cjs"];
+
 impl RunSkillScript {
     pub(crate) fn new(
         skill_dir: PathBuf,
@@ -193,15 +196,73 @@ impl RunSkillScript {
                     )
                 })?;
             if let Some(environment) = environment {
-                command = SandboxCommand::new(&environment.python, &self.workspace)
-                    .arg0(environment.python.as_os_str());
+                let python = environment.python();
+                command = SandboxCommand::new(&python, &self.workspace).arg0(python.as_os_str());
                 read_only.push(environment.dir);
+            }
+        }
+        if NODE_EXTENSIONS.contains(&extension) {
+            let name = self.folder.name.clone();
+            let on_build = |requirements: &crate::environments::Requirements| {
+                events.progress(
+                    events.last_progress(),
+                    format!(
+                        "installing the Node packages of skill `{name}` ({}) with npm",
+                        requirements.lines.join(", ")
+                    ),
+                );
+            };
+            let environment = self
+                .environments
+                .prepare_node(&self.folder, &on_build)
+                .await
+                .map_err(|why| {
+                    format!(
+                        "{}: {path:?} cannot run: the skill's Node environment could not be \
+                         built: {why}",
+                        ErrorCode::RuntimeError
+                    )
+                })?;
+            if let Some(environment) = environment {
+                let entry = self.node_entry(&environment, &script, path)?;
+                read_only.push(self.environments.root().join("links"));
+                read_only.push(environment.dir);
+                return Ok(Prepared {
+                    command: command
+                        .args(crate::environments::NODE_FLAGS)
+                        .arg(entry)
+                        .args(args),
+                    read_only,
+                });
             }
         }
         Ok(Prepared {
             command: command.arg(script).args(args),
             read_only,
         })
+    }
+
+    /// `script` seen through the link directory that gives it its Node environment.
+    fn node_entry(
+        &self,
+        environment: &crate::environments::Environment,
+        script: &std::path::Path,
+        path: &str,
+    ) -> Result<PathBuf, String> {
+        let cannot =
+            |why: String| format!("{}: {path:?} cannot run: {why}", ErrorCode::RuntimeError);
+        let skill_dir = self
+            .skill_dir
+            .canonicalize()
+            .map_err(|e| cannot(format!("the skill's folder: {e}")))?;
+        let relative = script
+            .strip_prefix(&skill_dir)
+            .map_err(|_| cannot(format!("not inside {}", skill_dir.display())))?;
+        let entry = self
+            .environments
+            .node_entry(environment, &skill_dir)
+            .map_err(cannot)?;
+        Ok(entry.join(relative))
     }
 
     async fn execute(

@@ -87,7 +87,8 @@ impl FileSupport {
             None => (Interpreters::default(), SystemTools::default()),
         };
         let environments =
-            Environments::new(config.environment_options(), interpreters.get("py"), user);
+            Environments::new(config.environment_options(), interpreters.get("py"), user)
+                .with_node(interpreters.get("js"));
         FileSupport {
             scripts: Arc::new(config.scripts.clone()),
             config: Arc::new(config),

@@ -141,6 +141,7 @@ impl Default for ScriptsConfig {
             ("bash", "bash"),
             ("js", "node"),
             ("mjs", "node"),
+            ("cjs", "node"),
             ("rb", "ruby"),
             ("pl", "perl"),
         ]

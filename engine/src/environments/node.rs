@@ -1,0 +1,365 @@
+//! A skill's Node dependencies: what its `package.json` (`dependencies`) and
+//! `package-lock.json` declare, checked so a build only ever reaches the npm registry, and the
+//! environment `npm` installs them into — outside the sandbox, once per key, like a Python one
+//! (`build::build_once`).
+//!
+//! The skill's folder stays read-only and is never installed into. Node looks a package up in
+//! the `node_modules` of the importing file's folder and its parents, so a script runs through
+//! a link directory made beside the environments ([`link_skill`]):
+//! `<root>/links/<hash>/skill` is a symlink to the skill's folder and
+//! `<root>/links/<hash>/node_modules` one to the environment's, and the script runs as
+//! `node --preserve-symlinks --preserve-symlinks-main <root>/links/<hash>/skill/scripts/x.mjs`:
+//! both `import` and `require` of a bare name walk up to that `node_modules`, relative imports
+//! stay inside the skill's folder, and no loader thread is needed (a resolve hook would start
+//! a second V8 isolate, which does not fit the sandbox's 1 GiB address space). Packages are
+//! installed with `--ignore-scripts` (an install script would run on the host, outside the
+//! sandbox) and `--omit=dev`; with a lock file by `npm ci` (exactly the locked versions), else
+//! by `npm install --no-package-lock`.
+//!
+//! Not here: the Python side (`requirements`, `build`), running scripts (`files::scripts`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::build::{self, Built, MARKER};
+use super::requirements::{Requirements, SkillFolder, read_declaration};
+
+/// The files of a skill folder that declare Node dependencies.
+pub const NODE_FILES: [&str; 2] = ["package.json", "package-lock.json"];
+
+/// The registry every package must come from (the lock file's `resolved` URLs are checked).
+pub const NPM_REGISTRY: &str = "https://registry.npmjs.org/";
+
+/// What a Node environment is built from: the dependencies (as `name@range` lines, for
+/// messages) and the two files as the skill wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodePackage {
+    /// `name@range`, sorted, with the files they came from.
+    pub requirements: Requirements,
+    manifest: String,
+    lock: Option<String>,
+}
+
+impl NodePackage {
+    /// The environment's key: `node-` and the SHA-256 of the node program and both files.
+    pub fn key(&self, node: &Path) -> String {
+        let mut hash = Sha256::new();
+        hash.update(b"skillet-node-env-v1\n");
+        hash.update(node.as_os_str().as_encoded_bytes());
+        hash.update(b"\n");
+        hash.update(self.manifest.as_bytes());
+        hash.update(b"\n");
+        hash.update(self.lock.as_deref().unwrap_or_default().as_bytes());
+        let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        format!("node-{hex}")
+    }
+}
+
+/// The Node dependencies `skill`'s folder declares. `Ok(None)`: none (no `package.json`, or
+/// one without `dependencies`). `Err`: unreadable, or a dependency that would be fetched from
+/// anywhere but the registry (the skill is then `Blocked` with the reason).
+pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
+    let Some(dir) = skill.dir.as_deref() else {
+        return Ok(None);
+    };
+    let Some(manifest) = read_declaration(dir, "package.json", 256 * 1024)? else {
+        return Ok(None);
+    };
+    let doc: Value = serde_json::from_str(&manifest).map_err(|e| format!("package.json: {e}"))?;
+    let dependencies = match doc.get("dependencies") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(dependencies)) => dependencies,
+        Some(_) => return Err("package.json: `dependencies` must be an object".into()),
+    };
+    if dependencies.is_empty() {
+        return Ok(None);
+    }
+    let mut lines = Vec::with_capacity(dependencies.len());
+    for (name, range) in dependencies {
+        let range = range
+            .as_str()
+            .ok_or_else(|| format!("package.json: {name:?}: the version must be a string"))?;
+        check_dependency(name, range)
+            .map_err(|why| format!("package.json: {name:?}: {range:?}: {why}"))?;
+        lines.push(format!("{name}@{range}"));
+    }
+    lines.sort();
+    let mut sources = vec!["package.json".to_owned()];
+    let lock = read_declaration(dir, "package-lock.json", 16 * 1024 * 1024)?;
+    if let Some(lock) = &lock {
+        let doc: Value =
+            serde_json::from_str(lock).map_err(|e| format!("package-lock.json: {e}"))?;
+        check_lock(&doc).map_err(|why| format!("package-lock.json: {why}"))?;
+        sources.push("package-lock.json".to_owned());
+    }
+    Ok(Some(NodePackage {
+        requirements: Requirements { lines, sources },
+        manifest,
+        lock,
+    }))
+}
+
+/// A registry package name and a semver range or dist-tag; refused: git, URLs, paths,
+/// `npm:` aliases, GitHub shorthands (anything with `:` or `/` in the range).
+fn check_dependency(name: &str, range: &str) -> Result<(), &'static str> {
+    let bare = name.strip_prefix('@').map_or(Some(name), |scoped| {
+        scoped.split_once('/').map(|(_, package)| package)
+    });
+    let name_ok = bare.is_some_and(|n| !n.is_empty())
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c))
+        && name.matches('/').count() <= usize::from(name.starts_with('@'));
+    if !name_ok {
+        return Err("not a registry package name");
+    }
+    let range_ok = !range.is_empty()
+        && range
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " .^~<>=|*+-".contains(c));
+    if !range_ok {
+        return Err("only registry versions are supported (no git, URL, path or alias)");
+    }
+    Ok(())
+}
+
+/// Every `resolved` URL of the lock file is on [`NPM_REGISTRY`]; no `link` (a local folder).
+fn check_lock(value: &Value) -> Result<(), String> {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                match (key.as_str(), inner) {
+                    ("resolved", Value::String(url)) if !url.starts_with(NPM_REGISTRY) => {
+                        return Err(format!(
+                            "{url:?} is not on {NPM_REGISTRY} (only registry packages are \
+                             installed)"
+                        ));
+                    }
+                    ("link", Value::Bool(true)) => {
+                        return Err("a linked local package is not supported".into());
+                    }
+                    _ => check_lock(inner)?,
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().try_for_each(check_lock),
+        _ => Ok(()),
+    }
+}
+
+/// The `npm` beside `node` (Debian, nvm and the official tarballs keep them together), else
+/// the one on `PATH`.
+pub(crate) fn npm_for(node: &Path) -> Result<PathBuf, String> {
+    let beside = node.parent().map(|dir| dir.join("npm"));
+    if let Some(npm) = beside.filter(|p| p.is_file()) {
+        return Ok(npm);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("npm"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "npm is not installed beside node nor on PATH (Debian: `apt-get install npm`)".into()
+        })
+}
+
+/// The flags `node` runs a skill's script with (see the module doc).
+pub const NODE_FLAGS: [&str; 2] = ["--preserve-symlinks", "--preserve-symlinks-main"];
+
+/// The link directory through which `skill_dir`'s scripts find the environment `env_dir`'s
+/// packages, made under `root` if it is not there yet; returns the skill's path inside it
+/// (`<root>/links/<hash>/skill`). Blocking, small: two symlinks.
+pub(crate) fn link_skill(root: &Path, env_dir: &Path, skill_dir: &Path) -> Result<PathBuf, String> {
+    let mut hash = Sha256::new();
+    hash.update(skill_dir.as_os_str().as_encoded_bytes());
+    hash.update(b"\n");
+    hash.update(env_dir.as_os_str().as_encoded_bytes());
+    let hex: String = hash
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let links = root.join("links");
+    let dir = links.join(&hex);
+    let skill = dir.join("skill");
+    let points_at =
+        |link: &Path, target: &Path| std::fs::read_link(link).is_ok_and(|t| t == target);
+    if points_at(&skill, skill_dir)
+        && points_at(&dir.join("node_modules"), &env_dir.join("node_modules"))
+    {
+        return Ok(skill);
+    }
+    let fail = |e: std::io::Error| {
+        format!(
+            "cannot link the skill to its Node environment under {}: {e}",
+            links.display()
+        )
+    };
+    std::fs::create_dir_all(&links).map_err(fail)?;
+    let staging = links.join(format!(".{hex}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir(&staging).map_err(fail)?;
+    std::os::unix::fs::symlink(skill_dir, staging.join("skill")).map_err(fail)?;
+    std::os::unix::fs::symlink(env_dir.join("node_modules"), staging.join("node_modules"))
+        .map_err(fail)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::rename(&staging, &dir) {
+        let _ = std::fs::remove_dir_all(&staging);
+        // Another process linked it meanwhile.
+        if !points_at(&skill, skill_dir) {
+            return Err(fail(e));
+        }
+    }
+    Ok(skill)
+}
+
+/// Builds the Node environment `key` of `package` under `root` unless it exists (blocking).
+pub(crate) fn build(
+    root: &Path,
+    key: &str,
+    package: &NodePackage,
+    npm: &Path,
+) -> Result<Built, String> {
+    build::build_once(root, key, |staging| {
+        std::fs::create_dir_all(staging)
+            .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+        let write = |name: &str, text: &str| {
+            std::fs::write(staging.join(name), text)
+                .map_err(|e| format!("cannot write {name}: {e}"))
+        };
+        for empty in [".npmrc-user", ".npmrc-global"] {
+            std::fs::write(root.join(empty), "")
+                .map_err(|e| format!("cannot write {empty}: {e}"))?;
+        }
+        write("package.json", &package.manifest)?;
+        if let Some(lock) = &package.lock {
+            write("package-lock.json", lock)?;
+        }
+        let mut npm = build::isolated(npm);
+        // Node trusts only its own roots: a machine that names its CA bundle the OpenSSL way
+        // (a TLS-inspecting proxy's CA in it) is trusted the same way by npm.
+        if std::env::var_os("NODE_EXTRA_CA_CERTS").is_none()
+            && let Some(bundle) = std::env::var_os("SSL_CERT_FILE")
+        {
+            npm.env("NODE_EXTRA_CA_CERTS", bundle);
+        }
+        npm.current_dir(staging)
+            .env("npm_config_cache", root.join(".npm-cache"))
+            // No user's or machine's npmrc decides where packages come from (two distinct
+            // empty files: npm refuses to load one file twice).
+            .env("npm_config_userconfig", root.join(".npmrc-user"))
+            .env("npm_config_globalconfig", root.join(".npmrc-global"))
+            .env("npm_config_update_notifier", "false");
+        match package.lock {
+            Some(_) => npm.arg("ci"),
+            None => npm.args(["install", "--no-package-lock"]),
+        };
+        npm.args([
+            "--omit=dev",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--registry",
+            NPM_REGISTRY,
+        ]);
+        build::run(npm, "npm install")?;
+        let marker = serde_json::json!({
+            "kind": "node",
+            "requirements": package.requirements.lines,
+            "sources": package.requirements.sources,
+            "registry": NPM_REGISTRY,
+        });
+        write(MARKER, &format!("{marker:#}\n"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder_with(files: &[(&str, &str)]) -> (tempfile::TempDir, SkillFolder) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let folder = SkillFolder {
+            name: "s".into(),
+            dir: Some(dir.path().to_owned()),
+            declared: Vec::new(),
+        };
+        (dir, folder)
+    }
+
+    #[test]
+    fn dependencies_are_read_sorted_and_keyed_by_both_files() {
+        let manifest = r#"{"name":"s","dependencies":{"yaml":"^2.4.0","@scope/x-y":"1.2.3"}}"#;
+        let (_dir, folder) = folder_with(&[("package.json", manifest)]);
+        let package = declared(&folder).unwrap().unwrap();
+        assert_eq!(
+            package.requirements.lines,
+            ["@scope/x-y@1.2.3", "yaml@^2.4.0"]
+        );
+        assert_eq!(package.requirements.sources, ["package.json"]);
+        let lock = r#"{"packages":{"node_modules/yaml":{"resolved":"https://registry.npmjs.org/yaml/-/yaml-2.4.0.tgz"}}}"#;
+        let (_locked, locked) =
+            folder_with(&[("package.json", manifest), ("package-lock.json", lock)]);
+        let locked = declared(&locked).unwrap().unwrap();
+        assert_eq!(
+            locked.requirements.sources,
+            ["package.json", "package-lock.json"]
+        );
+        let node = Path::new("/usr/bin/node");
+        assert_ne!(package.key(node), locked.key(node));
+        assert_ne!(package.key(node), package.key(Path::new("/opt/node")));
+        assert!(package.key(node).starts_with("node-"));
+    }
+
+    #[test]
+    fn a_folder_without_dependencies_needs_no_environment() {
+        let (_a, none) = folder_with(&[]);
+        assert_eq!(declared(&none).unwrap(), None);
+        let (_b, empty) = folder_with(&[("package.json", r#"{"type":"module"}"#)]);
+        assert_eq!(declared(&empty).unwrap(), None);
+    }
+
+    #[test]
+    fn what_would_leave_the_registry_is_refused_with_the_reason() {
+        for range in [
+            "git+https://github.com/a/b.git",
+            "github:a/b",
+            "a/b",
+            "file:../x",
+            "npm:other@1",
+            "https://example.com/x.tgz",
+        ] {
+            let manifest = format!(r#"{{"dependencies":{{"x":"{range}"}}}}"#);
+            let (_dir, folder) = folder_with(&[("package.json", &manifest)]);
+            let why = declared(&folder).unwrap_err();
+            assert!(why.contains("only registry versions"), "{range}: {why}");
+        }
+        let (_n, bad_name) = folder_with(&[("package.json", r#"{"dependencies":{"../x":"1"}}"#)]);
+        assert!(
+            declared(&bad_name)
+                .unwrap_err()
+                .contains("not a registry package name")
+        );
+        let lock = r#"{"packages":{"node_modules/x":{"resolved":"https://evil.example/x.tgz"}}}"#;
+        let (_l, bad_lock) = folder_with(&[
+            ("package.json", r#"{"dependencies":{"x":"1"}}"#),
+            ("package-lock.json", lock),
+        ]);
+        assert!(declared(&bad_lock).unwrap_err().contains("evil.example"));
+        let (_j, bad_json) = folder_with(&[("package.json", "{")]);
+        assert!(
+            declared(&bad_json)
+                .unwrap_err()
+                .starts_with("package.json:")
+        );
+    }
+}
