@@ -100,8 +100,10 @@ export class ApprovalRow {
     for (const b of [this.approve, this.deny]) b.disabled = true;
     try {
       await this.live.approvals.decide(this.id, decision, decision === "deny" ? this.reason.value.trim() : "");
-      this.outcome.textContent = decision === "approve" ? "approved — the tool runs" : "denied — the model is told";
+      // The run's own event may have closed the row already; it says more.
+      if (!this.done) this.outcome.textContent = decision === "approve" ? "approved — the tool runs" : "denied — the model is told";
     } catch (e) {
+      if (this.done) return;
       this.outcome.textContent = e.status === 404 ? "this approval no longer waits (decided, or its run stopped waiting)" : `the decision failed: ${e.message}`;
       for (const b of [this.approve, this.deny]) b.disabled = false;
     }
