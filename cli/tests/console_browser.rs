@@ -5,11 +5,12 @@
 //! result, a cancelled slow run, the history after a reload; a gated tool call approved and
 //! another denied with a reason from the page; an input file picked and read by the run, one
 //! over the host's limit refused in the browser (nothing sent) and one sent around the picker
-//! refused by the server; the MCP and A2A copies (the A2A one posted to `/a2a` and answered) —
+//! refused by the server; the MCP and A2A copies (the MCP one sent by the official `mcp`
+//! client to `/mcp`, the A2A one posted to `/a2a`, both answered) —
 //! then restarts the server and finds the run in the history again. The script fails on any
 //! error in the browser's log.
 //!
-//! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium`
+//! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium` and `mcp`
 //! (`mock-llm/tests/python/requirements.txt`); the browser `$CHROMIUM` or `/usr/bin/chromium`,
 //! its driver `$CHROMEDRIVER` or `/usr/bin/chromedriver`. Without them the test fails when `CI`
 //! is set and is skipped loudly otherwise. With `SKILLET_CONSOLE_SCREENSHOTS=DIR` the script
@@ -34,7 +35,7 @@ fn browser_python() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
     let has_selenium = std::process::Command::new(&python)
-        .args(["-c", "import selenium"])
+        .args(["-c", "import selenium, mcp"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

@@ -9,12 +9,14 @@ slow run; find both runs in the history after a reload; re-open a run; approve o
 call and deny another with a reason (each decision and result in the timeline); pick an input
 file the run reads, one over the host's limit (refused in the browser, nothing sent) and one
 sent around the picker in raw JSON (refused by the server); copy the input as MCP `tools/call`
-and A2A `SendMessage` (the A2A body posted to /a2a completes).
+and A2A `SendMessage` (the MCP one sent by the official `mcp` client and the A2A body posted
+to /a2a both run and read the file).
 Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
 written there (docs/console/ in the repository).
 """
 
+import asyncio
 import base64
 import json
 import os
@@ -22,6 +24,8 @@ import sys
 import tempfile
 import urllib.request
 
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -247,6 +251,15 @@ def post_a2a(body):
         return json.load(r)
 
 
+async def call_mcp(params):
+    # The copied tools/call's name and arguments, sent by the official MCP client to /mcp.
+    async with streamable_http_client(f"{BASE}/mcp") as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            result = await session.call_tool(params["name"], params["arguments"])
+            return result.model_dump_json()
+
+
 def copied(d, button):
     d.find_element(By.ID, button).click()
     return json.loads(d.find_element(By.ID, "copy-box").get_attribute("value"))
@@ -266,6 +279,8 @@ def input_files(d, scratch):
     mcp = copied(d, "copy-mcp")
     assert mcp["method"] == "tools/call" and mcp["params"]["name"] == "file-reader", mcp
     assert mcp["params"]["arguments"]["_files"][0]["name"] == "notes.txt", mcp
+    answered = asyncio.run(call_mcp(mcp["params"]))
+    assert "read it" in answered, answered
     a2a = copied(d, "copy-a2a")
     parts = a2a["params"]["message"]["parts"]
     assert a2a["method"] == "SendMessage" and a2a["params"]["message"]["metadata"]["skillId"] == "file-reader", a2a
