@@ -87,7 +87,9 @@ impl SkillFiles {
     /// Writes a `skillet.toml` for `skillet serve` into the temp dir: the mock at `mock_url`
     /// as the only provider (its key read from [`API_KEY_ENV`]), this skill root, and a
     /// concurrent-call limit of `max_calls` (the default, 64, would answer the rest of a large
-    /// run with `runtime_error` instead of queueing them).
+    /// run with `runtime_error` instead of queueing them). The console's run history is off: a
+    /// bench measures the call path, not a SQLite file filling up (its cost per call is in
+    /// `BENCHMARKS.md`).
     pub fn write_config(&self, model: &ModelEndpoint, max_calls: usize) -> anyhow::Result<PathBuf> {
         let path = self.root.path().join("skillet.toml");
         let text = format!(
@@ -95,7 +97,8 @@ impl SkillFiles {
              [providers.bench]\nkind = \"openai-compatible\"\nmodel = \"{MODEL}\"\n\
              base_url = \"{url}/v1\"\napi_key_env = \"{API_KEY_ENV}\"\n\
              options = {{ http2_prior_knowledge = {http2} }}\n\n\
-             [server]\nmax_concurrent_calls = {max_calls}\nmax_message_bytes = 1048576\n",
+             [server]\nmax_concurrent_calls = {max_calls}\nmax_message_bytes = 1048576\n\n\
+             [console]\nhistory = false\n",
             root = self.root.path().display().to_string(),
             url = model.url,
             http2 = model.http2,

@@ -268,6 +268,12 @@ async fn web_console(
             history,
             capture_content,
             model_override,
+            input_files: web::InputFileLimits {
+                max_files: config.skills.workspace.max_input_files,
+                max_file_bytes: config.skills.workspace.max_input_file_bytes,
+                max_total_bytes: config.skills.workspace.max_input_bytes,
+                max_request_bytes: config.server.max_message_bytes,
+            },
         },
     ))
 }

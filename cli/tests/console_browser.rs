@@ -2,10 +2,15 @@
 //! Chromium (Selenium, Debian `chromium` + `chromium-driver`) through the real `skillet serve
 //! --http` on the embedded mock-llm — skills page, filters, a generated form with a nested object
 //! and an enum, a field error that sends nothing, a run with its turns, tool call and validated
-//! result, a cancelled slow run, the history after a reload — then restarts the server and finds
-//! the run in the history again. The script fails on any error in the browser's log.
+//! result, a cancelled slow run, the history after a reload; a gated tool call approved and
+//! another denied with a reason from the page; an input file picked and read by the run, one
+//! over the host's limit refused in the browser (nothing sent) and one sent around the picker
+//! refused by the server; the MCP and A2A copies (the MCP one sent by the official `mcp`
+//! client to `/mcp`, the A2A one posted to `/a2a`, both answered) —
+//! then restarts the server and finds the run in the history again. The script fails on any
+//! error in the browser's log.
 //!
-//! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium`
+//! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium` and `mcp`
 //! (`mock-llm/tests/python/requirements.txt`); the browser `$CHROMIUM` or `/usr/bin/chromium`,
 //! its driver `$CHROMEDRIVER` or `/usr/bin/chromedriver`. Without them the test fails when `CI`
 //! is set and is skipped loudly otherwise. With `SKILLET_CONSOLE_SCREENSHOTS=DIR` the script
@@ -30,7 +35,7 @@ fn browser_python() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
     let has_selenium = std::process::Command::new(&python)
-        .args(["-c", "import selenium"])
+        .args(["-c", "import selenium, mcp"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -59,8 +64,11 @@ fn browser_python() -> Option<PathBuf> {
 }
 
 /// `ticket-triage` (a nested object with an enum, a default, a `not` only the server checks, a
-/// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s) and `needs-a-tool` (Blocked).
+/// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s), `needs-a-tool`
+/// (Blocked), `gated-calc` (its calculator call needs approval; the answer says how it was
+/// decided) and `file-reader` (reads its input file `notes.txt`).
 fn write_skills(root: &Path) {
+    write_gated_and_file_skills(root);
     let dir = root.join("ticket-triage");
     std::fs::create_dir_all(dir.join("assets")).unwrap();
     std::fs::write(
@@ -107,6 +115,46 @@ fn write_skills(root: &Path) {
     .unwrap();
 }
 
+fn write_gated_and_file_skills(root: &Path) {
+    let schema = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#;
+    let output = r#"{"type":"object","properties":{"echo":{"type":"string"}},"required":["echo"],"additionalProperties":false}"#;
+    let skills = [
+        (
+            "gated-calc",
+            "Computes with a calculator a person approves.",
+            "a2e-tools: '[\"calculator\"]'\n  a2e-approval: '[\"calculator\"]'",
+            "Gated calc:",
+            "  - name: approved\n    when: {system_contains: \"Gated calc:\", tool_result_contains: \"result\"}\n    reply: {json: {echo: approved}}\n\
+             \x20 - name: reason\n    when: {system_contains: \"Gated calc:\", tool_result_contains: \"not on prod\"}\n    reply: {json: {echo: \"denied: not on prod\"}}\n\
+             \x20 - name: call\n    when: {system_contains: \"Gated calc:\", tool_results: false}\n    reply: {tool_calls: [{name: calculator, arguments: {expression: \"6*7\"}}]}\n",
+        ),
+        (
+            "file-reader",
+            "Reads the notes file it is given.",
+            "a2e-category: testing",
+            "File reader:",
+            "  - name: answer\n    when: {system_contains: \"File reader:\", tool_result_contains: \"hello from a file\"}\n    reply: {json: {echo: read it}}\n\
+             \x20 - name: read\n    when: {system_contains: \"File reader:\", tool_results: false}\n    reply: {tool_calls: [{name: read_file, arguments: {path: notes.txt}}]}\n",
+        ),
+    ];
+    for (name, description, tools, marker, rules) in skills {
+        let dir = root.join(name);
+        std::fs::create_dir_all(dir.join("assets")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: {description}\nmetadata:\n  \
+                 a2a-input-schema: assets/input.schema.json\n  a2a-output-schema: assets/output.schema.json\n  \
+                 {tools}\n  a2e-max-turns: '3'\n---\n{marker} {{{{ text }}}}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("assets/input.schema.json"), schema).unwrap();
+        std::fs::write(dir.join("assets/output.schema.json"), output).unwrap();
+        std::fs::write(dir.join("mock-scenario.yaml"), format!("rules:\n{rules}")).unwrap();
+    }
+}
+
 async fn serve(cwd: &Path, skills: &Path) -> HttpServer {
     ServeHttp::new(SKILLET)
         .cwd(cwd)
@@ -145,7 +193,8 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(
         cwd.path().join("skillet.toml"),
-        "[console]\nhistory_db = \"state.db\"\ncapture_content = true\n",
+        "[console]\nhistory_db = \"state.db\"\ncapture_content = true\n\n\
+         [skills.workspace]\nmax_input_file_bytes = 4096\n",
     )
     .unwrap();
     let server = serve(cwd.path(), skills.path()).await;

@@ -32,6 +32,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::approval_desk::ApprovalDesk;
 use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
@@ -123,6 +124,8 @@ struct CoreInner {
     access: Option<Arc<Access>>,
     /// Who hears about every answered call (the console's history), once set.
     recorder: OnceLock<Arc<dyn CallRecorder>>,
+    /// Where calls that asked for it get their approver (the console's), once set.
+    approval_desk: OnceLock<Arc<dyn ApprovalDesk>>,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -187,6 +190,7 @@ impl HostCore {
                 next_task: AtomicU64::new(0),
                 access,
                 recorder: OnceLock::new(),
+                approval_desk: OnceLock::new(),
             }),
         }
     }
@@ -200,6 +204,17 @@ impl HostCore {
     /// when one was already set (it stays).
     pub fn set_recorder(&self, recorder: Arc<dyn CallRecorder>) -> bool {
         self.inner.recorder.set(recorder).is_ok()
+    }
+
+    /// Sets where calls that ask for it get an approver (`crate::approval_desk`); false when
+    /// one was already set (it stays).
+    pub fn set_approval_desk(&self, desk: Arc<dyn ApprovalDesk>) -> bool {
+        self.inner.approval_desk.set(desk).is_ok()
+    }
+
+    /// The approval desk, once set.
+    pub fn approval_desk(&self) -> Option<&Arc<dyn ApprovalDesk>> {
+        self.inner.approval_desk.get()
     }
 
     /// The access rules, when configured.

@@ -212,6 +212,21 @@ impl Endpoint {
         out: &Outbound,
         live: bool,
     ) -> Dispatched {
+        self.dispatch_asking(caller, scope, request, out, live, false)
+    }
+
+    /// [`Endpoint::dispatch_as`]; with `ask_desk`, a call gets its approver from the core's
+    /// approval desk (`crate::approval_desk`, the console's page) when there is one, instead of
+    /// following the host's `[approvals] default`.
+    pub fn dispatch_asking(
+        &self,
+        caller: &Caller,
+        scope: &CallScope,
+        request: Request,
+        out: &Outbound,
+        live: bool,
+        ask_desk: bool,
+    ) -> Dispatched {
         let call = match request {
             Request::Discover(discover) => {
                 let answer = self.core.discover_as(caller, &discover);
@@ -234,8 +249,12 @@ impl Endpoint {
         let cancel = admitted.cancel_token();
         let events = live.then(|| Arc::new(EventForwarder(out.clone())) as Arc<dyn EventSink>);
         let answers = out.clone();
+        let approver = ask_desk
+            .then(|| self.core.approval_desk())
+            .flatten()
+            .and_then(|desk| desk.approver_for(caller, &call));
         self.core
-            .spawn_call(admitted, call, events, move |response| {
+            .spawn_call_asking(admitted, call, events, approver, move |response| {
                 let _ = answers.send(Message::CallResponse(response));
             });
         Dispatched::Running(cancel)

@@ -2,7 +2,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /a2e` | one A2E message in the body → its answer. `Accept: text/event-stream` selects SSE: one SSE event per message, `event:` = the message `type`, `data:` = the message JSON; a streaming call sends its `skill/event`s, then the final `skill/call/resp`, then the stream ends. Otherwise the answer is one JSON message (`application/json`; a call's events are then only in `data.events`). |
+//! | `POST /a2e` | one A2E message in the body → its answer (with an `X-Skillet-Console` header, a call's tool-call approvals wait for the web console's page: `approval_desk`). `Accept: text/event-stream` selects SSE: one SSE event per message, `event:` = the message `type`, `data:` = the message JSON; a streaming call sends its `skill/event`s, then the final `skill/call/resp`, then the stream ends. Otherwise the answer is one JSON message (`application/json`; a call's events are then only in `data.events`). |
 //! | `GET /.well-known/agent-card.json` | the A2A v1.0 Agent Card |
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
@@ -248,6 +248,10 @@ async fn get_health(State(state): State<AppState>) -> Response {
 async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Response {
     let caller = crate::auth::http::caller_of(request.extensions());
     let wants_sse = accepts_event_stream(request.headers());
+    // The console's page asks for its runs' approvals to wait for it (`approval_desk`).
+    let ask_desk = request
+        .headers()
+        .contains_key(crate::approval_desk::ASK_HEADER);
     let trace =
         skillet_engine::telemetry::propagation::TraceHeaders::from_headers(request.headers());
     let limit = state.options.max_body_bytes;
@@ -283,9 +287,14 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
             if let Request::Call(call) = &mut request {
                 trace.adopt_into(&mut call.metadata);
             }
-            state
-                .endpoint
-                .dispatch_as(&caller, &state.scope, request, &out, wants_sse)
+            state.endpoint.dispatch_asking(
+                &caller,
+                &state.scope,
+                request,
+                &out,
+                wants_sse,
+                ask_desk,
+            )
         }
         Err(rejection) => {
             let _ = out.send(Message::CallResponse(*rejection));

@@ -22,6 +22,8 @@
 //! - [`console`] — the web console at `/` of `serve --http`: the page, its JSON routes and the
 //!   run history in SQLite, fed by [`record::CallRecorder`].
 //! - [`record`] — what the core tells a recorder about every answered call.
+//! - [`approval_desk`] — where a call whose door cannot ask gets an approver elsewhere in the
+//!   host (the console's page).
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`metrics_route`] — `GET /metrics` (the registry itself is the engine's).
 //! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
@@ -41,6 +43,7 @@
 #![warn(missing_docs)]
 
 pub mod a2a;
+pub mod approval_desk;
 pub mod auth;
 pub mod card;
 pub mod console;

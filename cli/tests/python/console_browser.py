@@ -5,17 +5,27 @@ Usage: console_browser.py BASE_URL PHASE [SCREENSHOT_DIR]
 Phase `run`: open the skills page, filter it, open `ticket-triage`, fill its generated form (a
 nested object with an enum), submit an invalid value (the field error is shown and nothing is
 sent), submit one only the server refuses (its violation shown at the field), run it on mock-llm and see its turns, its tool call and the validated result; cancel a
-slow run; find both runs in the history after a reload; re-open a run.
+slow run; find both runs in the history after a reload; re-open a run; approve one gated tool
+call and deny another with a reason (each decision and result in the timeline); pick an input
+file the run reads, one over the host's limit (refused in the browser, nothing sent) and one
+sent around the picker in raw JSON (refused by the server); copy the input as MCP `tools/call`
+and A2A `SendMessage` (the MCP one sent by the official `mcp` client and the A2A body posted
+to /a2a both run and read the file).
 Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
 written there (docs/console/ in the repository).
 """
 
+import asyncio
+import base64
 import json
 import os
 import sys
+import tempfile
 import urllib.request
 
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -185,6 +195,131 @@ def phase_run(d):
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "skill-title"), "ticket-triage"))
     filled = d.find_element(By.CSS_SELECTOR, '[name="/ticket/title"]').get_attribute("value")
     assert filled == "Printer on fire", filled
+
+    approvals(d)
+    with tempfile.TemporaryDirectory() as scratch:
+        input_files(d, scratch)
+
+
+def open_skill(d, name):
+    d.get(f"{BASE}/#/skill/{name}")
+    d.refresh()  # the same hash twice is no navigation: start from a fresh form
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "skill-title"), name))
+
+
+def result_text(d):
+    result = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, '#run-timeline [data-testid="result"]')))
+    wait(d).until(lambda d: "Succeeded" in result.text or "Failed" in result.text or "Refused" in result.text)
+    return result.text
+
+
+def enabled_button(d, action):
+    selector = f'#run-timeline [data-testid="approval"] button[data-action="{action}"]'
+    return wait(d).until(lambda d: next((b for b in d.find_elements(By.CSS_SELECTOR, selector) if b.is_enabled()), None))
+
+
+def approvals(d):
+    # Approve one gated call from the page.
+    open_skill(d, "gated-calc")
+    d.find_element(By.CSS_SELECTOR, '[name="/text"]').send_keys("6*7")
+    d.find_element(By.ID, "run-button").click()
+    approve = enabled_button(d, "approve")
+    row = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="approval"]')
+    assert "calculator" in row.text and "6*7" in row.text and "waiting" in row.text, row.text
+    shot(d, "approval")
+    approve.click()
+    text = result_text(d)
+    assert "Succeeded" in text and '"echo": "approved"' in text, text
+    wait(d).until(EC.text_to_be_present_in_element(
+        (By.CSS_SELECTOR, '#run-timeline [data-testid="approval"]'), "approved by the caller"))
+    # Deny another, with a reason the model reads.
+    d.find_element(By.ID, "run-button").click()
+    deny = enabled_button(d, "deny")
+    d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="approval"] input').send_keys("not on prod")
+    deny.click()
+    text = result_text(d)
+    assert '"echo": "denied: not on prod"' in text, text
+    wait(d).until(EC.text_to_be_present_in_element(
+        (By.CSS_SELECTOR, '#run-timeline [data-testid="approval"]'), "denied by the caller: not on prod"))
+    shot(d, "approval-denied")
+
+
+def post_a2a(body):
+    request = urllib.request.Request(f"{BASE}/a2a", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "A2A-Version": "1.0"})
+    with urllib.request.urlopen(request) as r:
+        return json.load(r)
+
+
+async def call_mcp(params):
+    # The copied tools/call's name and arguments, sent by the official MCP client to /mcp.
+    async with streamable_http_client(f"{BASE}/mcp") as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            result = await session.call_tool(params["name"], params["arguments"])
+            return result.model_dump_json()
+
+
+def copied(d, button):
+    d.find_element(By.ID, button).click()
+    return json.loads(d.find_element(By.ID, "copy-box").get_attribute("value"))
+
+
+def input_files(d, scratch):
+    open_skill(d, "file-reader")
+    d.find_element(By.CSS_SELECTOR, '[name="/text"]').send_keys("read the notes")
+    notes = os.path.join(scratch, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("hello from a file\n")
+    d.find_element(By.ID, "input-files").send_keys(notes)
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "file-list"), "notes.txt"))
+    assert "4.0 KiB each" in d.find_element(By.ID, "files-help").text, d.find_element(By.ID, "files-help").text
+
+    # The same input as MCP and A2A requests; the A2A one runs as it is.
+    mcp = copied(d, "copy-mcp")
+    assert mcp["method"] == "tools/call" and mcp["params"]["name"] == "file-reader", mcp
+    assert mcp["params"]["arguments"]["_files"][0]["name"] == "notes.txt", mcp
+    answered = asyncio.run(call_mcp(mcp["params"]))
+    assert "read it" in answered, answered
+    a2a = copied(d, "copy-a2a")
+    parts = a2a["params"]["message"]["parts"]
+    assert a2a["method"] == "SendMessage" and a2a["params"]["message"]["metadata"]["skillId"] == "file-reader", a2a
+    assert parts[0] == {"data": {"text": "read the notes"}}, parts
+    assert base64.b64decode(parts[1]["raw"]) == b"hello from a file\n" and parts[1]["filename"] == "notes.txt", parts
+    answer = post_a2a(a2a)
+    task = answer["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", answer
+    assert "read it" in json.dumps(task["artifacts"]), answer
+
+    # Run it from the page: the run reads the file.
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Succeeded" in text and '"echo": "read it"' in text, text
+    tool = d.find_element(By.CSS_SELECTOR, "#run-timeline details.tool summary")
+    assert "read_file" in tool.text and "result" in tool.text, tool.text
+    shot(d, "run-files")
+
+    # Over the host's limit: refused in the browser, nothing sent.
+    open_skill(d, "file-reader")
+    d.find_element(By.CSS_SELECTOR, '[name="/text"]').send_keys("too big")
+    big = os.path.join(scratch, "big.txt")
+    with open(big, "w") as f:
+        f.write("x" * 5000)
+    before = len(history_runs())
+    d.find_element(By.ID, "input-files").send_keys(big)
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "files-error"), "the limit is 4.0 KiB per file"))
+    d.find_element(By.ID, "run-button").click()
+    assert not d.find_element(By.ID, "run-timeline").is_displayed(), "nothing ran"
+    assert len(history_runs()) == before, "an oversized file was sent"
+
+    # Around the picker (raw JSON): the server refuses it, as for any caller.
+    open_skill(d, "file-reader")
+    d.find_element(By.CSS_SELECTOR, 'input[name="mode"][value="json"]').click()
+    raw = json.dumps({"text": "too big", "_files": [{"name": "big.txt", "text": "x" * 5000}]})
+    d.execute_script("document.getElementById('raw-json').value = arguments[0];", raw)
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "4096" in text and "big.txt" in text, text
 
 
 def phase_restarted(d):

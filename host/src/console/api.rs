@@ -3,7 +3,10 @@
 //! `{"error": CODE, "message": WHY}` with its 4xx status: `not_found` (an unknown skill — or one
 //! the caller may not see, the two are not told apart —, an unknown run id, an unknown route),
 //! `bad_request` (a bad filter, a run id that is not a number), `no_history` (the history is
-//! off), and 500 `history_failed` when the database fails.
+//! off), 415 `unsupported_media_type` (a decision that is not `application/json`: a page of
+//! another origin cannot send one without the browser asking first), and 500 `history_failed`
+//! when the database fails. A decision for an approval that is unknown, decided, expired or
+//! another identity's is one 404 `not_found`.
 //!
 //! Not here: the page (`super::assets`), the store (`super::history`).
 
@@ -13,11 +16,12 @@ use axum::Router;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use skillet_protocol::SkillDiscoverRequest;
 
 use super::ConsoleOptions;
+use super::approvals::{Approvals, denial};
 use super::query::RunFilter;
 use crate::auth::http::caller_of;
 use crate::core::HostCore;
@@ -25,17 +29,22 @@ use crate::core::HostCore;
 /// The largest `SKILL.md` the skill view shows.
 const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
 
+/// The largest decision body.
+const MAX_DECISION_BYTES: usize = 16 * 1024;
+
 #[derive(Clone)]
 struct ApiState {
     core: HostCore,
     options: Arc<ConsoleOptions>,
+    approvals: Approvals,
 }
 
-/// The JSON routes.
-pub fn router(core: HostCore, options: ConsoleOptions) -> Router {
+/// The JSON routes; decisions go to `approvals`.
+pub fn router(core: HostCore, options: ConsoleOptions, approvals: Approvals) -> Router {
     let state = ApiState {
         core,
         options: Arc::new(options),
+        approvals,
     };
     Router::new()
         .route("/console/api/info", get(info))
@@ -43,6 +52,8 @@ pub fn router(core: HostCore, options: ConsoleOptions) -> Router {
         .route("/console/api/skills/{name}", get(skill))
         .route("/console/api/runs", get(runs))
         .route("/console/api/runs/{id}", get(run))
+        .route("/console/api/approvals", get(pending_approvals))
+        .route("/console/api/approvals/{id}", post(decide))
         .route("/console/api/{*rest}", get(unknown_route))
         .with_state(state)
 }
@@ -72,6 +83,7 @@ async fn info(State(state): State<ApiState>) -> Response {
             "model_override": options.model_override,
             "auth": state.core.access().is_some(),
             "max_concurrent_calls": state.core.max_concurrent_calls(),
+            "input_files": options.input_files,
         }),
     )
 }
@@ -172,6 +184,92 @@ async fn run(State(state): State<ApiState>, Path(id): Path<String>) -> Response 
             format!("no run {id} in the history (never recorded, or pruned)"),
         ),
         Err(e) => failed(&e),
+    }
+}
+
+async fn pending_approvals(State(state): State<ApiState>, request: Request) -> Response {
+    let caller = caller_of(request.extensions());
+    json_answer(
+        StatusCode::OK,
+        &json!({ "approvals": state.approvals.pending_for(&caller) }),
+    )
+}
+
+/// A decision's body.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: Verdict,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Verdict {
+    Approve,
+    Deny,
+}
+
+async fn decide(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let caller = caller_of(request.extensions());
+    let is_json = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if !is_json {
+        return refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "a decision is a JSON body (Content-Type: application/json)",
+        );
+    }
+    let body = match axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("a decision is a JSON body of at most {MAX_DECISION_BYTES} bytes"),
+            );
+        }
+    };
+    let parsed: DecisionBody = match serde_json::from_slice(&body) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!(
+                    "expected {{\"decision\": \"approve\" | \"deny\", \"reason\"?: string}}: {e}"
+                ),
+            );
+        }
+    };
+    let decision = match parsed.decision {
+        Verdict::Approve => skillet_engine::run::ApprovalDecision::Approved,
+        Verdict::Deny => denial(parsed.reason.as_deref()),
+    };
+    let approved = matches!(decision, skillet_engine::run::ApprovalDecision::Approved);
+    match state.approvals.decide(&caller, &id, decision) {
+        Ok(()) => json_answer(
+            StatusCode::OK,
+            &json!({"id": id, "decision": if approved { "approve" } else { "deny" }}),
+        ),
+        Err(_) => refusal(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no approval with that id waits for you (unknown, already decided, or its run stopped waiting)",
+        ),
     }
 }
 

@@ -270,21 +270,49 @@ fn connect(path: &Path) -> Result<Connection, String> {
     Ok(conn)
 }
 
+/// The most rows written in one transaction.
+const MAX_BATCH: usize = 256;
+
+/// Writes what is queued: every row waiting (up to [`MAX_BATCH`]) in one transaction, pruned
+/// once after it — one commit per batch instead of three per row, which is what keeps the
+/// writer ahead of a busy server (`BENCHMARKS.md`, "the console's history").
 fn write_loop(conn: &Connection, queue: &Receiver<Job>, limits: HistoryLimits) {
-    while let Ok(job) = queue.recv() {
-        match job {
-            Job::Insert(row) => {
-                if let Err(e) =
-                    insert(conn, &row).and_then(|()| prune(conn, limits, row.finished_at))
-                {
-                    tracing::warn!(error = %e, "run history: a run was not recorded");
-                }
+    while let Ok(first) = queue.recv() {
+        let mut rows = Vec::new();
+        let mut flushed = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Insert(row) => rows.push(row),
+                Job::Flush(done) => flushed.push(done),
             }
-            Job::Flush(done) => {
-                let _ = done.send(());
-            }
+            next = (rows.len() < MAX_BATCH)
+                .then(|| queue.try_recv().ok())
+                .flatten();
+        }
+        if let Some(newest) = rows.iter().map(|r| r.finished_at).reduce(f64::max)
+            && let Err(e) = write_batch(conn, &rows, limits, newest)
+        {
+            tracing::warn!(error = %e, runs = rows.len(), "run history: runs were not recorded");
+        }
+        for done in flushed {
+            let _ = done.send(());
         }
     }
+}
+
+fn write_batch(
+    conn: &Connection,
+    rows: &[Box<Row>],
+    limits: HistoryLimits,
+    now: f64,
+) -> rusqlite::Result<()> {
+    let batch = conn.unchecked_transaction()?;
+    for row in rows {
+        insert(&batch, row)?;
+    }
+    prune(&batch, limits, now)?;
+    batch.commit()
 }
 
 fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {

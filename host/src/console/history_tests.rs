@@ -203,3 +203,39 @@ fn an_unopenable_path_is_an_error_naming_it() {
     let error = History::open(&file.join("state.db"), HistoryLimits::default()).unwrap_err();
     assert!(error.to_string().contains("state.db"), "{error}");
 }
+
+/// Not a check: what the history costs per call (`cargo test -p skillet-host --lib -- --ignored
+/// history_cost --nocapture`). The call's own cost is `record` (a row built and queued); the
+/// writer thread's, each row's insert, is off the call path.
+#[tokio::test]
+#[ignore = "a measurement, run by hand"]
+async fn history_cost_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let history =
+        Arc::new(History::open(&dir.path().join("state.db"), HistoryLimits::default()).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), true);
+    let arguments = args();
+    let calls = 1000;
+    let responses: Vec<SkillCallResponse> = (0..calls)
+        .map(|i| ok(&format!("r{i}"), "summarize"))
+        .collect();
+    let started = std::time::Instant::now();
+    for response in &responses {
+        recorder.record(finished("summarize", &arguments, response));
+    }
+    let on_the_call = started.elapsed();
+    let last = format!("r{}", calls - 1);
+    loop {
+        let newest = history.list(RunFilter::default()).await.unwrap();
+        if newest.first().is_some_and(|r| r.req_id == last) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let written = started.elapsed();
+    println!(
+        "history cost per call: record (on the call) {:.1} us, written by the writer thread {:.1} us",
+        on_the_call.as_secs_f64() * 1e6 / f64::from(calls),
+        written.as_secs_f64() * 1e6 / f64::from(calls)
+    );
+}

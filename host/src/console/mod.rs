@@ -10,11 +10,16 @@
 //! | `GET /console/api/skills/NAME` | one skill's definition and its `SKILL.md` |
 //! | `GET /console/api/runs?skill=&outcome=&error_code=&model=&since=&until=&before=&limit=` | recorded runs, newest first |
 //! | `GET /console/api/runs/ID` | one recorded run, with its input and answer when content was kept |
+//! | `GET /console/api/approvals` | the caller's tool calls waiting for its approval (`approvals`) |
+//! | `POST /console/api/approvals/ID` | `{"decision": "approve" \| "deny", "reason"?}`: decides one of them |
 //!
 //! Runs do not go through here: the page posts them to `POST /a2e` with
 //! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
 //! that stream, so the console adds no second run path. Every call the core answers, from every
 //! door, reaches the history through [`crate::record::CallRecorder`] ([`history::HistoryRecorder`]).
+//! The page's runs carry the `X-Skillet-Console` header, so their tool calls that need approval
+//! wait for the page ([`approvals::Approvals`], the core's `approval_desk`) instead of following
+//! the host's `[approvals] default`.
 //!
 //! Under `[auth]` the page and its assets are public (they hold no data, and a browser cannot
 //! put a bearer token on a navigation); every `/console/api/` route needs an identity holding the
@@ -25,6 +30,7 @@
 //! [`ConsoleOptions`]), running or cancelling calls (the core, through the A2E door).
 
 pub mod api;
+pub mod approvals;
 pub mod assets;
 pub mod history;
 pub mod query;
@@ -35,6 +41,7 @@ use axum::Router;
 
 use crate::core::HostCore;
 
+pub use approvals::Approvals;
 pub use history::{History, HistoryLimits, HistoryRecorder};
 
 /// Where the console's JSON routes live (the auth layer's scoped path).
@@ -64,10 +71,38 @@ pub struct ConsoleOptions {
     pub capture_content: bool,
     /// The model override the host allows, if any.
     pub model_override: Option<ModelOverrideHints>,
+    /// What the run form's file picker may send.
+    pub input_files: InputFileLimits,
+}
+
+/// The input files (`_files`) one call may carry on this host, so the page refuses a file the
+/// server would refuse before reading it; the server checks again as for any caller.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct InputFileLimits {
+    /// Most files (`[skills.workspace] max_input_files`).
+    pub max_files: usize,
+    /// Largest file, decoded (`max_input_file_bytes`).
+    pub max_file_bytes: usize,
+    /// Most bytes of every file together, decoded (`max_input_bytes`).
+    pub max_total_bytes: usize,
+    /// Largest request body (`[server] max_message_bytes`): base64 makes a file a third bigger.
+    pub max_request_bytes: usize,
+}
+
+impl Default for InputFileLimits {
+    fn default() -> Self {
+        let workspace = skillet_engine::files::WorkspaceConfig::default();
+        InputFileLimits {
+            max_files: workspace.max_input_files,
+            max_file_bytes: workspace.max_input_file_bytes,
+            max_total_bytes: workspace.max_input_bytes,
+            max_request_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
 }
 
 /// The console's routes, to merge into `serve --http`'s router. With a history, `core` records
-/// every call it answers into it.
+/// every call it answers into it; the page's runs ask their approvals here.
 pub fn router(core: &HostCore, options: ConsoleOptions) -> Router {
     if let Some(history) = &options.history {
         core.set_recorder(Arc::new(HistoryRecorder::new(
@@ -75,7 +110,9 @@ pub fn router(core: &HostCore, options: ConsoleOptions) -> Router {
             options.capture_content,
         )));
     }
-    assets::router().merge(api::router(core.clone(), options))
+    let approvals = Approvals::new(core.access().cloned());
+    core.set_approval_desk(Arc::new(approvals.clone()));
+    assets::router().merge(api::router(core.clone(), options, approvals))
 }
 
 /// Whether `path` is one of the console's data routes (the ones behind the console scope).

@@ -1,4 +1,4 @@
-// The console's only door to the server: GET /console/api/... (JSON) and POST /a2e (SSE).
+// The console's only door to the server: /console/api/... (JSON) and POST /a2e (SSE).
 // The API key (when the server requires one) lives in sessionStorage for this tab only.
 
 const KEY = "skillet.console.key";
@@ -40,6 +40,30 @@ export async function getJson(path) {
   return body;
 }
 
+// POSTs `body` as JSON to `path`; resolves to the decoded answer, or rejects with an ApiError.
+export async function postJson(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json", Accept: "application/json" }),
+    body: JSON.stringify(body),
+  });
+  let answer = null;
+  try {
+    answer = await response.json();
+  } catch (_) {
+    answer = null;
+  }
+  if (!response.ok) throw new ApiError(response.status, answer);
+  return answer;
+}
+
+// The caller's tool calls waiting for approval, and a decision on one of them.
+export const approvals = {
+  list: async () => (await getJson("/console/api/approvals")).approvals,
+  decide: (id, decision, reason) =>
+    postJson(`/console/api/approvals/${encodeURIComponent(id)}`, reason ? { decision, reason } : { decision }),
+};
+
 export function newId() {
   if (globalThis.crypto && crypto.randomUUID) return crypto.randomUUID();
   const b = crypto.getRandomValues(new Uint8Array(16));
@@ -51,11 +75,12 @@ export function newId() {
 
 // Posts one A2E `skill/call/req` to /a2e and calls `onMessage` with each SSE message (the
 // call's `skill/event`s, then its `skill/call/resp`). Aborting `signal` closes the stream,
-// which cancels the call on the server (it still answers into the history).
+// which cancels the call on the server (it still answers into the history). The
+// `X-Skillet-Console` header makes the run's tool-call approvals wait for this page.
 export async function streamCall(request, onMessage, signal) {
   const response = await fetch("/a2e", {
     method: "POST",
-    headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+    headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream", "X-Skillet-Console": "1" }),
     body: JSON.stringify(request),
     signal,
   });
@@ -86,4 +111,29 @@ export function asCurl(request) {
   const auth = apiKey() ? ` -H 'Authorization: Bearer '"$SKILLET_KEY"` : "";
   const body = JSON.stringify(request).replace(/'/g, `'\\''`);
   return `curl -N -X POST '${location.origin}/a2e' -H 'Content-Type: application/json' -H 'Accept: text/event-stream'${auth} --data '${body}'`;
+}
+
+// The same input as an MCP `tools/call` request (JSON-RPC; POST it to /mcp in a session, or
+// send it over `skillet serve --mcp`'s stdin). Input files stay under `_files`.
+export function asMcp(request) {
+  return { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: request.name, arguments: request.arguments } };
+}
+
+// The same input as an A2A 1.0 `SendMessage` request (POST it to /a2a with `A2A-Version: 1.0`):
+// the arguments as a data part, each input file as a `raw` part, the skill in `skillId`.
+export function asA2a(request) {
+  const args = Object.assign({}, request.arguments);
+  const files = Array.isArray(args._files) ? args._files : [];
+  delete args._files;
+  const parts = [{ data: args }];
+  for (const f of files) {
+    if (f.base64 !== undefined) parts.push({ raw: f.base64, filename: f.name });
+    else parts.push({ text: f.text, filename: f.name });
+  }
+  return {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "SendMessage",
+    params: { message: { messageId: newId(), role: "ROLE_USER", metadata: { skillId: request.name }, parts } },
+  };
 }

@@ -1,11 +1,13 @@
 // The run panel of the skill view: the generated form (or raw JSON), the model override the
 // host allows, validation in the browser (nothing is sent while a field is wrong) and again by
 // the server (its violations shown at their fields), the run over POST /a2e with SSE into the
-// live timeline, cancel (closing the stream cancels the call), copy as curl / JSON.
+// live timeline (whose tool calls waiting for approval are decided here), cancel (closing the
+// stream cancels the call), input files (`files.js`), copy as curl / JSON / MCP / A2A.
 
-import { streamCall, newId, asCurl, ApiError } from "./api.js";
+import { streamCall, newId, asCurl, asMcp, asA2a, approvals, ApiError } from "./api.js";
 import { buildForm, validate, serverViolations } from "./form.js";
 import { Timeline } from "./timeline.js";
+import { setFileLimits, inputFiles, clearFiles, wireFiles } from "./files.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -15,6 +17,7 @@ let info = {};
 
 export function setInfo(i) {
   info = i || {};
+  setFileLimits(info.input_files);
   const o = info.model_override;
   $("override").hidden = !o;
   if (!o) return;
@@ -43,6 +46,7 @@ export function prepareRun(skill, args) {
   $("form-error").textContent = "";
   $("copy-box").hidden = true;
   $("run-timeline").hidden = true;
+  clearFiles();
   const published = skill.status === "Published";
   $("run-button").disabled = !published;
   $("run-button").title = published ? "" : `a ${skill.status} skill does not run`;
@@ -87,6 +91,22 @@ function collect() {
   return mode() === "json" ? parseRaw() : current.form.get();
 }
 
+// `args` with the picked input files under `_files` (added to any the raw JSON names), or
+// undefined when they cannot be sent. Checked against the schema before: `_files` is no input.
+function withFiles(args) {
+  const files = inputFiles();
+  if (files === undefined) return undefined;
+  if (!files.length) return args;
+  const given = Array.isArray(args._files) ? args._files : [];
+  return Object.assign({}, args, { _files: given.concat(files) });
+}
+
+function withoutFiles(args) {
+  const rest = Object.assign({}, args);
+  delete rest._files;
+  return rest;
+}
+
 function llmOverride() {
   const o = info.model_override;
   if (!o) return undefined;
@@ -118,11 +138,13 @@ async function run(event) {
   if (!current || running) return;
   const args = collect();
   if (args === undefined) return;
-  const errors = validate(current.skill.input_schema || {}, args);
+  const errors = validate(current.skill.input_schema || {}, withoutFiles(args));
   showErrors(errors);
   if (errors.length) return;
-  const req = request(args);
-  const timeline = new Timeline($("run-timeline"));
+  const sent = withFiles(args);
+  if (sent === undefined) return;
+  const req = request(sent);
+  const timeline = new Timeline($("run-timeline"), { reqId: req.id, approvals });
   running = new AbortController();
   $("run-button").disabled = true;
   $("cancel-button").hidden = false;
@@ -160,12 +182,18 @@ export function wireRun() {
   document.querySelectorAll('input[name="mode"]').forEach((r) => r.addEventListener("change", () => switchMode(r.value)));
   $("copy-curl").addEventListener("click", () => {
     const args = collect();
-    if (args !== undefined) copy(asCurl(request(args)));
+    const sent = args === undefined ? undefined : withFiles(args);
+    if (sent !== undefined) copy(asCurl(request(sent)));
   });
-  $("copy-json").addEventListener("click", () => {
-    const args = collect();
-    if (args !== undefined) copy(JSON.stringify(request(args), null, 2));
-  });
+  const copies = { "copy-json": (r) => JSON.stringify(r, null, 2), "copy-mcp": (r) => JSON.stringify(asMcp(r), null, 2), "copy-a2a": (r) => JSON.stringify(asA2a(r), null, 2) };
+  for (const [id, render] of Object.entries(copies)) {
+    $(id).addEventListener("click", () => {
+      const args = collect();
+      const sent = args === undefined ? undefined : withFiles(args);
+      if (sent !== undefined) copy(render(request(sent)));
+    });
+  }
+  wireFiles();
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && running) running.abort();
   });

@@ -3,7 +3,10 @@
 // calls and their results (`log` "tool call NAME(ARGS)" / "tool result NAME: ..." / "tool
 // error ..."), repair turns ("final answer rejected ..."), the progress bar, then the final
 // `skill/call/resp`: outcome, validation, summary, error code, duration, usage and cost.
+// Tool calls waiting for approval (`status` with `detail.approval`) are `ApprovalRow`s.
 // The same renderer replays a recorded run from the events kept in its answer.
+
+import { ApprovalRow } from "./approval.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -38,7 +41,10 @@ export function fmtCost(cost) {
 }
 
 export class Timeline {
-  constructor(container) {
+  // `live`: { reqId, approvals } for a run of this page (approvals can be decided), else none.
+  constructor(container, live) {
+    this.live = live;
+    this.approvalRows = new Map();
     this.container = container;
     container.hidden = false;
     container.replaceChildren();
@@ -116,6 +122,10 @@ export class Timeline {
       return;
     }
     if (ev.kind === "status") {
+      if (data.detail && data.detail.approval) {
+        this.approval(data.detail);
+        return;
+      }
       const m = TURN.exec(data.message);
       if (m) this.turnRow(Number(m[1]), Number(m[2]), m[3], ev.ts);
       else this.row().body.append(el("p", "log", data.message));
@@ -128,6 +138,21 @@ export class Timeline {
       return;
     }
     if (ev.kind === "log") this.log(data.level, data.message);
+  }
+
+  approval(detail) {
+    if (detail.approval === "requested") {
+      this.approvalRows.set(detail.call_id, new ApprovalRow(this.row().body, detail, this.live));
+      this.setState(`waiting for your approval: tool ${detail.tool}`);
+      return;
+    }
+    const row = this.approvalRows.get(detail.call_id);
+    if (row) row.decided(detail);
+    else this.row().body.append(el("p", "log", `approval ${detail.approval}: tool ${detail.tool}`));
+  }
+
+  endApprovals() {
+    for (const row of this.approvalRows.values()) row.ended();
   }
 
   log(level, message) {
@@ -170,6 +195,7 @@ export class Timeline {
 
   // The final answer.
   finish(resp) {
+    this.endApprovals();
     this.fill.style.width = "100%";
     this.bar.setAttribute("aria-valuenow", "100");
     if (this.current && this.lastTs && this.current.ts && this.current.duration === undefined) {
@@ -213,6 +239,7 @@ export class Timeline {
   }
 
   cancelled() {
+    this.endApprovals();
     this.setState("cancelled — the server stops the call and records it");
     const box = el("section", "result bad");
     box.setAttribute("data-testid", "result");
@@ -221,6 +248,7 @@ export class Timeline {
   }
 
   failed(text) {
+    this.endApprovals();
     this.setState("failed");
     const box = el("section", "result bad");
     box.append(el("h3", null, "The request failed"), el("p", null, text));
