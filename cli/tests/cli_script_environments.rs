@@ -3,7 +3,9 @@
 //! progress event) and reused (a second run builds nothing: no event, the marker untouched);
 //! two first uses at once build once; a requirement the resolver cannot satisfy makes the skill
 //! `Blocked` with uv's message; an interpreter the sandbox's uid cannot execute gets an error
-//! that names it and the `interpreters` setting. The model is the embedded mock, whose
+//! that names it and the `interpreters` setting; scripts like the public document skills'
+//! (reportlab + pypdf form fields, openpyxl, python-docx unpack/pack) run in one environment.
+//! The model is the embedded mock, whose
 //! scenario calls `run_skill_script` and answers from what the script printed.
 //!
 //! uv is `$SKILLET_UV`, else `uv` beside `$SKILLET_PYTHON`, else `<workspace>/.venv/bin/uv`
@@ -490,5 +492,90 @@ fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_
         "OK",
         "{}",
         text(&run)
+    );
+}
+
+/// Scripts of the kind the public document skills bundle (written here, the corpus cannot be
+/// fetched in CI): a fillable PDF made with reportlab and its fields read back with pypdf, a
+/// sheet written and read with openpyxl, a .docx made with python-docx, unpacked and packed
+/// again and opened — one environment with all four packages, built once from PyPI.
+const DOCUMENT_SCRIPTS: [(&str, &str); 4] = [
+    (
+        "make_form.py",
+        "from reportlab.pdfgen import canvas\nc = canvas.Canvas('form.pdf')\n\
+         c.drawString(72, 750, 'Form')\nc.acroForm.textfield(name='name', x=72, y=700)\n\
+         c.acroForm.checkbox(name='agree', x=72, y=650)\nc.showPage()\nc.save()\n\
+         print('made form.pdf')\n",
+    ),
+    (
+        "fields.py",
+        "from pypdf import PdfReader\n\
+         print('fields:', ','.join(sorted(PdfReader('form.pdf').get_fields())))\n",
+    ),
+    (
+        "sheet.py",
+        "import openpyxl\nbook = openpyxl.Workbook()\nsheet = book.active\n\
+         for i, v in enumerate([1, 2, 3], start=1):\n    sheet.cell(row=i, column=1, value=v)\n\
+         book.save('book.xlsx')\nback = openpyxl.load_workbook('book.xlsx').active\n\
+         print('sheet: total=%d' % sum(c.value for c in back['A']))\n",
+    ),
+    (
+        "docx_roundtrip.py",
+        "import docx, zipfile, pathlib\nd = docx.Document()\nd.add_paragraph('hello docx')\n\
+         d.save('a.docx')\nzipfile.ZipFile('a.docx').extractall('unpacked')\n\
+         with zipfile.ZipFile('b.docx', 'w', zipfile.ZIP_DEFLATED) as z:\n\
+         \x20   for p in sorted(pathlib.Path('unpacked').rglob('*')):\n\
+         \x20       z.write(p, p.relative_to('unpacked'))\n\
+         print('docx:', docx.Document('b.docx').paragraphs[0].text)\n",
+    ),
+];
+
+#[test]
+fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_environment() {
+    let Some(uv) = uv() else { return };
+    let host = Host::new(&uv, "");
+    let dir = host.path().join("skills/documents");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: documents\ndescription: Makes and reads documents.\n---\nRun the scripts.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("requirements.txt"),
+        "pypdf==5.4.0\nreportlab==4.2.5\nopenpyxl==3.1.5\npython-docx==1.1.2\n",
+    )
+    .unwrap();
+    for (name, source) in DOCUMENT_SCRIPTS {
+        std::fs::write(dir.join("scripts").join(name), source).unwrap();
+    }
+    // Latest stage first: each rule answers the result the previous script printed.
+    let call = |script: &str| {
+        format!(
+            "reply: {{ tool_calls: [{{ name: run_skill_script, arguments: {{ path: scripts/{script} }} }}] }}"
+        )
+    };
+    let scenario = format!(
+        "rules:\n  - when: {{ tool_result_contains: \"docx: hello docx\" }}\n    reply: {{ text: OK }}\n\
+         \x20 - when: {{ tool_result_contains: \"sheet: total=6\" }}\n    {}\n\
+         \x20 - when: {{ tool_result_contains: \"fields: agree,name\" }}\n    {}\n\
+         \x20 - when: {{ tool_result_contains: \"made form.pdf\" }}\n    {}\n\
+         \x20 - when: {{ turn: 1 }}\n    {}\n\
+         \x20 - when: {{ tool_results: true }}\n    reply: {{ text: FAILED }}\n",
+        call("docx_roundtrip.py"),
+        call("sheet.py"),
+        call("fields.py"),
+        call("make_form.py"),
+    );
+    std::fs::write(dir.join("mock-scenario.yaml"), scenario).unwrap();
+
+    let run = host.run(&["run", "documents"]);
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(0), "{out}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "OK", "{out}");
+    assert_eq!(
+        out.matches(BUILDING).count(),
+        1,
+        "one environment for the four packages, built once: {out}"
     );
 }

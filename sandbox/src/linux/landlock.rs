@@ -43,6 +43,10 @@ const SYSTEM_READ_ONLY: &[&str] = &[
     "/etc/nsswitch.conf",
     "/etc/ssl",
     "/etc/ca-certificates",
+    // Public tables programs read at start-up: Python's `mimetypes` (openpyxl, python-docx
+    // and others fail to import without it) and fontconfig's configuration.
+    "/etc/mime.types",
+    "/etc/fonts",
     "/dev/urandom",
     "/dev/random",
 ];
