@@ -17,7 +17,7 @@ static INDEX: LazyLock<SkillIndex> = LazyLock::new(|| {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
     let registry = Registry::new();
     for name in ["summarize", "code-review", "expense-report", "table-report"] {
-        let skill = load_skill_dir(&skills.join(name), "system").expect("bundled skill loads");
+        let skill = load_skill_dir(&skills.join(name), skillet_engine::skill::SkillSource::System).expect("bundled skill loads");
         let refused = registry.register_all([skill]);
         assert!(refused.is_empty(), "{refused:?}");
     }

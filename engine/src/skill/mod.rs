@@ -97,7 +97,9 @@ mod manifest_assets;
 mod parallel;
 pub mod registry;
 mod resources;
+mod spec;
 pub mod suggest;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -112,3 +114,4 @@ pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};
 pub(crate) use resources::{in_engine_dir, is_listed_path, list_files_upto};
+pub use spec::{SkillSource, SkillSpec, UnknownSource};
