@@ -110,6 +110,38 @@ fn native_skill_with_a_bad_schema_is_refused() {
 }
 
 #[test]
+fn native_skill_with_an_unknown_source_is_refused() {
+    let mut def = native_definition("odd");
+    def.source = "elsewhere".to_owned();
+    let err = Registry::new()
+        .register_native(def, Arc::new(Echo))
+        .unwrap_err();
+    let RegistryError::Invalid(problems) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(problems[0].location, "definition.source");
+    assert!(
+        problems[0].to_string().contains("elsewhere"),
+        "{}",
+        problems[0]
+    );
+}
+
+#[test]
+fn a_native_skill_is_advertised_as_registered_with_its_dependencies_as_names() {
+    let registry = Registry::new();
+    registry
+        .register_native(native_definition("echo"), Arc::new(Echo))
+        .unwrap();
+    let skill = registry.get("echo").unwrap();
+    assert_eq!(skill.spec.source, crate::skill::SkillSource::System);
+    assert_eq!(skill.tools, ["clock"]);
+    let mut expected = native_definition("echo");
+    expected.tools = Some(vec![json!("clock")]);
+    assert_eq!(registry.discover(&[], &[]), [expected]);
+}
+
+#[test]
 fn discover_without_filters_returns_all_sorted_by_name() {
     let registry = bundled_registry();
     registry
