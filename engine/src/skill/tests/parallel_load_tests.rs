@@ -87,7 +87,7 @@ fn observable(skill: &CompiledSkill) -> (String, Vec<ManifestError>, serde_json:
     (
         skill.name().to_owned(),
         skill.warnings.clone(),
-        serde_json::to_value(&skill.to_wire()).unwrap(),
+        serde_json::to_value(skill.to_wire()).unwrap(),
     )
 }
 
