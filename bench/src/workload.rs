@@ -127,7 +127,7 @@ pub fn llm_config(model: &ModelEndpoint) -> anyhow::Result<LLMConfig> {
 /// An executor serving the skill with the built-in tools, the mock as its model and default
 /// limits: what `skillet serve` builds, minus the transport.
 pub fn executor(files: &SkillFiles, model: &ModelEndpoint) -> anyhow::Result<Executor> {
-    let report = load_skills_root(files.root(), "project");
+    let report = load_skills_root(files.root(), skillet_engine::skill::SkillSource::Project);
     anyhow::ensure!(
         report.errors.is_empty(),
         "bench skill does not load: {:?}",

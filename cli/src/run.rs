@@ -93,7 +93,7 @@ pub(super) fn skill_folder(skill: &str) -> Result<Option<CompiledSkill>, Failure
     if !folder {
         return Ok(None);
     }
-    skill::load_skill_dir(as_dir, "project")
+    skill::load_skill_dir(as_dir, skill::SkillSource::Project)
         .map(Some)
         .map_err(|problems| {
             let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();

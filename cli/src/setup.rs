@@ -242,7 +242,7 @@ fn judge_skill_providers(skills: &Registry, config: &Config, choice: &ProviderCh
         }
     };
     skills.resolve_providers(&|skill| {
-        let llm_config = skill.definition.llm_config.as_ref()?;
+        let llm_config = skill.spec.llm_config.as_ref()?;
         let denial = config
             .skill_provider
             .admit(llm_config, host.as_ref())
@@ -271,7 +271,7 @@ fn load_root(
         ));
         return Ok(());
     }
-    let report = skill::load_skills_root(root, "project");
+    let report = skill::load_skills_root(root, skill::SkillSource::Project);
     for problem in &report.errors {
         console.warn(format!("skipped: {problem}"));
     }

@@ -39,7 +39,7 @@ pub async fn validate(
         ProviderChoice::EmbeddedMock { .. } => None,
     };
     let provider_problem = |compiled: &CompiledSkill| {
-        let llm_config = compiled.definition.llm_config.as_ref()?;
+        let llm_config = compiled.spec.llm_config.as_ref()?;
         let host = match &configured {
             Some(host) => host.clone(),
             None => ProviderKind::parse(&llm_config.provider_name).map(HostEndpoint::default_for),
@@ -48,11 +48,7 @@ pub async fn validate(
             .skill_provider
             .admit(llm_config, host.as_ref())
             .err()?;
-        let path = compiled
-            .definition
-            .file_path
-            .as_deref()
-            .unwrap_or("SKILL.md");
+        let path = compiled.spec.file_path.as_deref().unwrap_or("SKILL.md");
         Some(ManifestError::error(
             std::path::Path::new(path),
             "metadata.a2e-provider",
@@ -116,12 +112,12 @@ pub async fn validate(
 /// A skill folder (has SKILL.md) or a directory of skill folders.
 fn load(dir: &Path) -> (Vec<skill::CompiledSkill>, Vec<ManifestError>) {
     if dir.join("SKILL.md").exists() {
-        return match skill::load_skill_dir(dir, "project") {
+        return match skill::load_skill_dir(dir, skill::SkillSource::Project) {
             Ok(compiled) => (vec![compiled], Vec::new()),
             Err(problems) => (Vec::new(), problems),
         };
     }
-    let report = skill::load_skills_root(dir, "project");
+    let report = skill::load_skills_root(dir, skill::SkillSource::Project);
     if report.skills.is_empty() && report.errors.is_empty() {
         let none = ManifestError::error(
             dir,

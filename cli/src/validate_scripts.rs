@@ -47,7 +47,7 @@ impl ScriptedSkill {
         ScriptedSkill {
             folder: SkillFolder::of(skill),
             skill_md: skill
-                .definition
+                .spec
                 .file_path
                 .as_deref()
                 .map(PathBuf::from)

@@ -401,7 +401,11 @@ async fn skill_is_blocked_while_its_toolkit_is_missing_or_down_and_published_onc
     let skills = Registry::new();
     skills
         .register(
-            load_skill_dir(&skill_declaring(root.path(), r#"["testkit"]"#), "project").unwrap(),
+            load_skill_dir(
+                &skill_declaring(root.path(), r#"["testkit"]"#),
+                skillet_engine::skill::SkillSource::Project,
+            )
+            .unwrap(),
         )
         .unwrap();
 

@@ -258,7 +258,13 @@ async fn library_executor_never_sends_the_hosts_key_or_a_prompt_to_a_skills_url(
         let dir = case.write_skill(root.path(), &listener);
         let skills = std::sync::Arc::new(skillet_engine::skill::Registry::new());
         skills
-            .register(skillet_engine::skill::load_skill_dir(&dir, "project").unwrap())
+            .register(
+                skillet_engine::skill::load_skill_dir(
+                    &dir,
+                    skillet_engine::skill::SkillSource::Project,
+                )
+                .unwrap(),
+            )
             .unwrap();
         let executor = skillet_engine::run::Executor::builder()
             .skills(skills)

@@ -80,7 +80,13 @@ async fn fixture(server: &MockServer, root: &std::path::Path) -> Fixture {
     let registry = Registry::new();
     for name in ["single", "multi"] {
         registry
-            .register(load_skill_dir(&root.join(name), "project").unwrap())
+            .register(
+                load_skill_dir(
+                    &root.join(name),
+                    skillet_engine::skill::SkillSource::Project,
+                )
+                .unwrap(),
+            )
             .unwrap();
     }
     let echo = tool_fn(

@@ -57,7 +57,7 @@ fn main() {
     let generated = started.elapsed();
 
     let started = Instant::now();
-    let report = load_skills_root(root.path(), "system");
+    let report = load_skills_root(root.path(), skillet_engine::skill::SkillSource::System);
     let loaded = started.elapsed();
     assert!(
         report.errors.is_empty(),

@@ -247,7 +247,7 @@ fn escape_skill(root: &Path, outside: &Path) -> CompiledSkill {
     std::fs::write(dir.join("evals/evals.json"), "TOP-SECRET expected answers").unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), dir.join("leak.md")).unwrap();
     std::os::unix::fs::symlink(outside, dir.join("scripts/out")).unwrap();
-    skill::load_skill_dir(&dir, "project").expect("loads")
+    skill::load_skill_dir(&dir, skillet_engine::skill::SkillSource::Project).expect("loads")
 }
 
 #[tokio::test]
@@ -360,7 +360,7 @@ fn manifest_with_files(root: &Path) -> CompiledSkill {
     std::fs::write(dir.join("assets/out.json"), r#"{"type": "string"}"#).unwrap();
     std::fs::write(dir.join("big.md"), "x".repeat(100_000)).unwrap();
     std::fs::write(dir.join("image.bin"), [0u8, 159, 146, 150]).unwrap();
-    skill::load_skill_dir(&dir, "project").expect("loads")
+    skill::load_skill_dir(&dir, skillet_engine::skill::SkillSource::Project).expect("loads")
 }
 
 #[tokio::test]

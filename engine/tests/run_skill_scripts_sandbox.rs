@@ -81,7 +81,7 @@ fn hostile_skill(root: &Path) -> CompiledSkill {
     for (name, text) in scripts {
         std::fs::write(dir.join("scripts").join(name), text).unwrap();
     }
-    skill::load_skill_dir(&dir, "project").expect("loads")
+    skill::load_skill_dir(&dir, skillet_engine::skill::SkillSource::Project).expect("loads")
 }
 
 #[tokio::test]

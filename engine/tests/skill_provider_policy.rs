@@ -34,7 +34,7 @@ fn provider_skill(
     )
     .unwrap();
     std::fs::write(dir.join("assets/provider.json"), config.to_string()).unwrap();
-    skill::load_skill_dir(&dir, "project").unwrap()
+    skill::load_skill_dir(&dir, skillet_engine::skill::SkillSource::Project).unwrap()
 }
 
 fn has_credential(server: &mock_llm::MockServer) -> Vec<bool> {

@@ -8,16 +8,20 @@ use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
-use skillet_host::a2a::fuzzing::decode_request;
-use skillet_host::a2a::input::SkillIndex;
 use skillet_engine::run::Executor;
 use skillet_engine::skill::{Registry, load_skill_dir};
+use skillet_host::a2a::fuzzing::decode_request;
+use skillet_host::a2a::input::SkillIndex;
 
 static INDEX: LazyLock<SkillIndex> = LazyLock::new(|| {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
     let registry = Registry::new();
     for name in ["summarize", "code-review", "expense-report", "table-report"] {
-        let skill = load_skill_dir(&skills.join(name), "system").expect("bundled skill loads");
+        let skill = load_skill_dir(
+            &skills.join(name),
+            skillet_engine::skill::SkillSource::System,
+        )
+        .expect("bundled skill loads");
         let refused = registry.register_all([skill]);
         assert!(refused.is_empty(), "{refused:?}");
     }
@@ -26,7 +30,10 @@ static INDEX: LazyLock<SkillIndex> = LazyLock::new(|| {
         .build()
         .expect("an executor without a provider builds");
     let index = SkillIndex::build(&executor);
-    assert!(!index.ids().is_empty(), "the bundled skills are on the card");
+    assert!(
+        !index.ids().is_empty(),
+        "the bundled skills are on the card"
+    );
     index
 });
 

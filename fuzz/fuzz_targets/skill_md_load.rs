@@ -22,7 +22,7 @@ fn skill_dir() -> &'static PathBuf {
 fuzz_target!(|data: &[u8]| {
     let dir = skill_dir();
     std::fs::write(dir.join("SKILL.md"), data).expect("write SKILL.md");
-    if let Ok(skill) = load_skill_dir(dir, "project") {
+    if let Ok(skill) = load_skill_dir(dir, skillet_engine::skill::SkillSource::Project) {
         let _ = skill.render_instructions(&serde_json::json!({}));
     }
 });

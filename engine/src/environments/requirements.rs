@@ -200,7 +200,9 @@ mod tests {
             ),
         )
         .unwrap();
-        SkillFolder::of(&crate::skill::load_skill_dir(dir, "project").expect("loads"))
+        SkillFolder::of(
+            &crate::skill::load_skill_dir(dir, crate::skill::SkillSource::Project).expect("loads"),
+        )
     }
 
     fn folder() -> (tempfile::TempDir, std::path::PathBuf) {

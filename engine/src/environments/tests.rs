@@ -63,7 +63,9 @@ impl Fixture {
         )
         .unwrap();
         std::fs::write(dir.join("requirements.txt"), requirements).unwrap();
-        SkillFolder::of(&crate::skill::load_skill_dir(&dir, "project").unwrap())
+        SkillFolder::of(
+            &crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::Project).unwrap(),
+        )
     }
 
     fn environments(&self) -> Environments {

@@ -32,7 +32,8 @@ fn skill_with_evals(root: &Path, evals: &str) -> CompiledSkill {
     .unwrap();
     std::fs::write(dir.join("evals/files/data.csv"), "a,b\n1,2\n").unwrap();
     std::fs::write(dir.join("evals/evals.json"), evals).unwrap();
-    crate::skill::load_skill_dir(&dir, "project").expect("the test skill loads")
+    crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::Project)
+        .expect("the test skill loads")
 }
 
 fn problems(evals: &str) -> Vec<String> {

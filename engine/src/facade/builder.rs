@@ -268,7 +268,7 @@ fn load(dirs: &[PathBuf]) -> Result<(Registry, Vec<ManifestError>), BuildError> 
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
     for dir in dirs {
-        let report = load_skills_root(dir, "project");
+        let report = load_skills_root(dir, crate::skill::SkillSource::Project);
         warnings.extend(report.warnings().cloned());
         problems.extend(report.errors);
         let paths: Vec<(String, PathBuf)> = report
@@ -287,7 +287,7 @@ fn load(dirs: &[PathBuf]) -> Result<(Registry, Vec<ManifestError>), BuildError> 
 }
 
 fn skill_md(skill: &crate::skill::CompiledSkill, dir: &std::path::Path) -> PathBuf {
-    match &skill.definition.file_path {
+    match &skill.spec.file_path {
         Some(path) => PathBuf::from(path),
         None => dir.join(skill.name()).join("SKILL.md"),
     }

@@ -70,6 +70,15 @@ pub(crate) enum Phase {
     Finishing = 3,
 }
 
+impl Phase {
+    /// The phase an `AtomicU8` holds (`None`: not yet set, "starting").
+    fn from_stored(stored: u8) -> Option<Phase> {
+        [Phase::Provider, Phase::Tools, Phase::Finishing]
+            .into_iter()
+            .find(|phase| *phase as u8 == stored)
+    }
+}
+
 impl RunState {
     pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
@@ -182,11 +191,11 @@ impl RunState {
     /// What the call was doing, for messages ("waiting for the provider in turn 2").
     pub(crate) fn describe(&self) -> String {
         let turn = self.turn();
-        match self.phase.load(Ordering::Relaxed) {
-            1 => format!("waiting for the provider in turn {turn}"),
-            2 => format!("running tools in turn {turn}"),
-            3 => "finishing".to_owned(),
-            _ => "starting".to_owned(),
+        match Phase::from_stored(self.phase.load(Ordering::Relaxed)) {
+            Some(Phase::Provider) => format!("waiting for the provider in turn {turn}"),
+            Some(Phase::Tools) => format!("running tools in turn {turn}"),
+            Some(Phase::Finishing) => "finishing".to_owned(),
+            None => "starting".to_owned(),
         }
     }
 }

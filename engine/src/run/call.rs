@@ -235,7 +235,7 @@ impl ExecutorInner {
         let timeout = durable::timeout(
             &loaded,
             self.limits
-                .call_timeout(request.timeout, skill.definition.timeout_seconds),
+                .call_timeout(request.timeout, skill.spec.timeout_seconds),
         );
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
@@ -327,7 +327,7 @@ impl ExecutorInner {
                         limits: &self.limits,
                         system,
                         first_message,
-                        max_turns: self.limits.max_turns(skill.definition.max_turns),
+                        max_turns: self.limits.max_turns(skill.spec.max_turns),
                         deadline,
                         cancel,
                         events,

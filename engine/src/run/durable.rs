@@ -67,7 +67,7 @@ impl<'a> Durable<'a> {
             store,
             key: &request.id,
             skill: skill.name(),
-            definition: definition_hash(&skill.definition),
+            definition: definition_hash(&skill.compiled.to_wire()),
             call: call_hash(&request.name, &request.arguments),
             max_bytes: store.max_bytes(),
             stopped: AtomicBool::new(false),

@@ -12,7 +12,7 @@
 //! use skillet_engine::{protocol::SkillCallRequest, skill, tools::ToolRegistry};
 //!
 //! let skills = Arc::new(skill::Registry::new());
-//! skills.register_all(skill::load_skills_root("skills".as_ref(), "project").skills);
+//! skills.register_all(skill::load_skills_root("skills".as_ref(), skill::SkillSource::Project).skills);
 //! let default: skillet_engine::protocol::LLMConfig = serde_json::from_value(serde_json::json!({
 //!     "provider_name": "ollama", "provider_credentials": {},
 //!     "provider_config": {"model": "llama3.2", "base_url": "http://127.0.0.1:11434"}}))?;

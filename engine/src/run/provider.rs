@@ -227,7 +227,7 @@ impl ProviderResolver {
     /// Whether `skill`'s own provider settings are allowed on this host (`Err`: the reason it
     /// is `Blocked`). Reads no environment variable and sends nothing.
     pub(crate) fn admit_skill(&self, skill: &CompiledSkill) -> Result<(), String> {
-        let Some(config) = &skill.definition.llm_config else {
+        let Some(config) = &skill.spec.llm_config else {
             return Ok(());
         };
         match self.registered_for(config) {
@@ -293,7 +293,7 @@ impl ProviderResolver {
     /// The provider for `skill` when the request has no override: its `llm_config` (merged
     /// with the host default, see the module docs), else the host default.
     pub(crate) fn for_skill(&self, skill: &Arc<CompiledSkill>) -> Result<ResolvedProvider, String> {
-        if skill.definition.llm_config.is_none() {
+        if skill.spec.llm_config.is_none() {
             return self.host_default();
         }
         {
@@ -323,7 +323,7 @@ impl ProviderResolver {
     }
 
     fn resolve_skill_config(&self, skill: &CompiledSkill) -> Result<ResolvedProvider, String> {
-        let Some(config) = &skill.definition.llm_config else {
+        let Some(config) = &skill.spec.llm_config else {
             return self.host_default();
         };
         let blocked = |reason: String| format!("skill `{}` is Blocked ({reason})", skill.name());

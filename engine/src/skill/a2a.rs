@@ -52,7 +52,7 @@ pub struct AgentSkill {
 impl AgentSkill {
     /// Projects a compiled skill.
     pub fn from_skill(skill: &CompiledSkill) -> AgentSkill {
-        let def = &skill.definition;
+        let def = &skill.spec;
         AgentSkill {
             id: skill.a2a.id.clone(),
             name: skill

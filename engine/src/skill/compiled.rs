@@ -1,5 +1,6 @@
 //! [`CompiledSkill`]: everything the run loop and the host need about one skill, validated and
-//! compiled once (template, schemas, hints, A2A data), immutable afterwards.
+//! compiled once (its [`SkillSpec`], template, schemas, hints, A2A data), immutable afterwards.
+//! The wire's `SkillDefinition` is not kept here: `to_wire` (`wire.rs`) projects it.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use serde_json::{Map, Value};
 use super::error::ManifestError;
 pub use super::keys::TemplateMode;
 use super::resources::SkillResources;
+use super::spec::{SkillSource, SkillSpec, UnknownSource};
 use crate::protocol::SkillDefinition;
 use crate::schema::CompiledSchema;
 use crate::template::{RenderError, Template};
@@ -65,9 +67,10 @@ impl A2aMetadata {
 /// One skill, loaded and compiled. Share it in an `Arc`; nothing in it changes after load.
 #[derive(Debug, Clone)]
 pub struct CompiledSkill {
-    /// The A2E manifest as loaded (status is the *declared* one; the registry's
-    /// `RegisteredSkill` carries the current status). `instructions` is the SKILL.md body.
-    pub definition: SkillDefinition,
+    /// What the skill declares, as loaded (status is the *declared* one; the registry's
+    /// `RegisteredSkill` carries the current status). The wire's `SkillDefinition` is
+    /// projected from it and the fields below by `to_wire`.
+    pub spec: SkillSpec,
     /// The instructions, compiled ([`Template::literal`] when the body is not a template).
     pub template: Template,
     /// Whether the body is a strict template or literal text.
@@ -105,7 +108,7 @@ pub struct CompiledSkill {
 impl CompiledSkill {
     /// The skill's unique name.
     pub fn name(&self) -> &str {
-        &self.definition.name
+        &self.spec.name
     }
 
     /// Renders the instructions with the call's arguments.
@@ -159,6 +162,17 @@ impl CompiledSkill {
             &file,
             &mut errors,
         );
+        let source = definition
+            .source
+            .parse()
+            .unwrap_or_else(|e: UnknownSource| {
+                errors.push(ManifestError::error(
+                    &file,
+                    "definition.source",
+                    e.to_string(),
+                ));
+                SkillSource::System
+            });
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -167,8 +181,9 @@ impl CompiledSkill {
             tags: definition.tags.clone().unwrap_or_default(),
             ..A2aMetadata::default()
         };
+        let template = Template::literal(definition.instructions.as_deref().unwrap_or(""));
         Ok(CompiledSkill {
-            template: Template::literal(definition.instructions.as_deref().unwrap_or("")),
+            template,
             template_mode: TemplateMode::Literal,
             input_schema,
             output_schema,
@@ -182,8 +197,57 @@ impl CompiledSkill {
             system_tools: Vec::new(),
             approval: Vec::new(),
             resources: SkillResources::default(),
-            definition,
+            spec: spec_of(definition, source),
         })
+    }
+}
+
+/// A programmatic definition's declarations (its tools, toolkits and schemas are read by
+/// [`CompiledSkill::from_definition`]).
+fn spec_of(definition: SkillDefinition, source: SkillSource) -> SkillSpec {
+    let SkillDefinition {
+        name,
+        version,
+        description,
+        triggers,
+        tools: _,
+        toolkits: _,
+        status,
+        input_schema: _,
+        output_schema: _,
+        instructions,
+        file_path,
+        llm_config,
+        arguments,
+        when_to_use,
+        argument_hint,
+        source: _,
+        category,
+        tags,
+        max_turns,
+        timeout_seconds,
+        icon,
+        metadata,
+    } = definition;
+    SkillSpec {
+        name,
+        version,
+        description,
+        triggers,
+        status,
+        instructions: instructions.unwrap_or_default(),
+        file_path,
+        llm_config,
+        arguments,
+        when_to_use,
+        argument_hint,
+        source,
+        category,
+        tags: tags.unwrap_or_default(),
+        max_turns,
+        timeout_seconds,
+        icon,
+        metadata: metadata.unwrap_or_default(),
     }
 }
 

@@ -18,7 +18,8 @@ use super::keys::{self, DeclaredKeys, TemplateMode};
 use super::manifest_assets::{provider_config_asset, schema_asset};
 use super::parallel;
 use super::resources::{self, AllowedTools, SkillResources};
-use crate::protocol::{Credentials, LLMConfig, SkillDefinition, SkillStatus};
+use super::spec::{SkillSource, SkillSpec};
+use crate::protocol::{Credentials, LLMConfig, SkillStatus};
 use crate::schema::{CompiledSchema, SchemaCache};
 use crate::template::{Template, TemplateCache};
 
@@ -66,7 +67,7 @@ struct Compilations {
 /// [`SchemaCache`] and [`TemplateCache`], so a schema document or a body that many skills
 /// declare is compiled once. The report is the same as loading them one by one in
 /// directory-name order: errors in that order, skills sorted by name.
-pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
+pub fn load_skills_root(root: &Path, source: SkillSource) -> LoadReport {
     let mut report = LoadReport::default();
     let entries = match std::fs::read_dir(root) {
         Ok(entries) => entries,
@@ -102,16 +103,19 @@ pub fn load_skills_root(root: &Path, source: &str) -> LoadReport {
     report
 }
 
-/// Loads and compiles one skill directory. `source` is the A2E origin (`user`, `system` or
-/// `project`). On failure, every problem found (errors and warnings) is returned.
-pub fn load_skill_dir(dir: &Path, source: &str) -> Result<CompiledSkill, Vec<ManifestError>> {
+/// Loads and compiles one skill directory. `source` is where it comes from (A2E `source`). On
+/// failure, every problem found (errors and warnings) is returned.
+pub fn load_skill_dir(
+    dir: &Path,
+    source: SkillSource,
+) -> Result<CompiledSkill, Vec<ManifestError>> {
     load_with(dir, source, &Compilations::default())
 }
 
 /// [`load_skill_dir`], compiling schemas and the body through `shared`.
 fn load_with(
     dir: &Path,
-    source: &str,
+    source: SkillSource,
     shared: &Compilations,
 ) -> Result<CompiledSkill, Vec<ManifestError>> {
     let skill_md = dir.join("SKILL.md");
@@ -149,7 +153,7 @@ fn load_with(
 fn build(
     skill_dir: &SkillDir<'_>,
     skill_md: &Path,
-    source: &str,
+    source: SkillSource,
     front: Frontmatter,
     keys: DeclaredKeys,
     shared: &Compilations,
@@ -241,12 +245,7 @@ fn build(
         .argument_hint
         .clone()
         .unwrap_or_else(|| default_argument_hint(input_schema.as_ref()));
-    let schema_map = |s: &Option<CompiledSchema>| match s.as_ref().map(CompiledSchema::source) {
-        Some(Value::Object(m)) => m.clone(),
-        Some(Value::Bool(false)) => json!({"not": {}}).as_object().cloned().unwrap_or_default(),
-        _ => Map::new(),
-    };
-    let definition = SkillDefinition {
+    let spec = SkillSpec {
         name: front.name.clone(),
         version: version.unwrap_or_else(|| "0.0.0".to_owned()),
         description: front.description.clone(),
@@ -254,14 +253,8 @@ fn build(
             .triggers
             .clone()
             .unwrap_or_else(|| vec![front.name.replace('-', " ")]),
-        tools: (!keys.tools.is_empty())
-            .then(|| keys.tools.iter().cloned().map(Value::String).collect()),
-        toolkits: (!keys.toolkits.is_empty())
-            .then(|| keys.toolkits.iter().cloned().map(Value::String).collect()),
         status: keys.status.unwrap_or(SkillStatus::Published),
-        input_schema: schema_map(&input_schema),
-        output_schema: schema_map(&output_schema),
-        instructions: Some(front.body.clone()),
+        instructions: front.body.clone(),
         file_path: Some(skill_md.display().to_string()),
         llm_config,
         arguments: keys.arguments.clone(),
@@ -270,13 +263,13 @@ fn build(
             .clone()
             .unwrap_or_else(|| front.description.clone()),
         argument_hint,
-        source: source.to_owned(),
+        source,
         category: keys.category.clone(),
-        tags: (!keys.tags.is_empty()).then(|| keys.tags.clone()),
+        tags: keys.tags.clone(),
         max_turns: keys.max_turns,
         timeout_seconds: keys.timeout_seconds,
         icon: keys.icon.clone(),
-        metadata: (!metadata.is_empty()).then_some(metadata),
+        metadata,
     };
     Some(CompiledSkill {
         a2a: A2aMetadata {
@@ -307,7 +300,7 @@ fn build(
         system_tools: keys.system_tools,
         approval: keys.approval,
         resources,
-        definition,
+        spec,
     })
 }
 

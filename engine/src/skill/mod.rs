@@ -4,7 +4,10 @@
 //! its metadata names. [`load_skill_dir`] turns one directory into a [`CompiledSkill`] (or every
 //! [`ManifestError`] it has); [`load_skills_root`] loads a directory of skill directories into a
 //! [`LoadReport`] — in parallel (`parallel`), with identical schema documents compiled once, and
-//! reporting exactly what a one-by-one load in directory-name order would. The [`Registry`] serves manifest and native skills to discover and call;
+//! reporting exactly what a one-by-one load in directory-name order would. A skill is a
+//! [`SkillSpec`] (what it declares, typed) inside the [`CompiledSkill`]; the wire's
+//! `SkillDefinition` is only ever its projection, `to_wire` (`wire.rs`), made when discover
+//! answers. The [`Registry`] serves manifest and native skills to discover and call;
 //! [`a2a`] projects them to A2A `AgentSkill`s and an Agent Card.
 //!
 //! Not here: running a skill (`run`), the wire types (`protocol`), template and schema engines
@@ -55,7 +58,7 @@
 //! | `a2e-approval` | JSON array string of tool names | (their calls wait for a person's approval: `run::approval`; adds to the host's, never removes) | none |
 //! | `a2e-template` | `strict` or `literal` | how the body is used | see below |
 //!
-//! `source` is the loader's argument (`user`, `system`, `project`); `file_path` is the SKILL.md
+//! `source` is the loader's argument (a [`SkillSource`]: `user`, `system`, `project`); `file_path` is the SKILL.md
 //! path; `instructions` is the body as written. A manifest never carries credentials:
 //! `llm_config.provider_credentials` is always empty, and a provider config with a key that
 //! looks like a credential (`api_key`, `token`, `secret`, `password`, `authorization`; keys
@@ -97,7 +100,9 @@ mod manifest_assets;
 mod parallel;
 pub mod registry;
 mod resources;
+mod spec;
 pub mod suggest;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -112,3 +117,4 @@ pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};
 pub(crate) use resources::{in_engine_dir, is_listed_path, list_files_upto};
+pub use spec::{SkillSource, SkillSpec, UnknownSource};

@@ -71,8 +71,6 @@ pub struct RegisteredSkill {
     pub status: SkillStatus,
     /// What blocked it at the last resolutions (empty unless `Blocked`).
     pub blockers: Blockers,
-    /// The definition as advertised by discover: current status and blocked metadata applied.
-    pub advertised: SkillDefinition,
 }
 
 impl std::ops::Deref for RegisteredSkill {
@@ -85,8 +83,7 @@ impl std::ops::Deref for RegisteredSkill {
 impl RegisteredSkill {
     fn new(compiled: Arc<CompiledSkill>, implementation: Implementation) -> Self {
         RegisteredSkill {
-            status: compiled.definition.status,
-            advertised: compiled.definition.clone(),
+            status: compiled.spec.status,
             compiled,
             implementation,
             blockers: Blockers::default(),
@@ -102,7 +99,7 @@ impl RegisteredSkill {
     /// nothing, as for most skills on most resolutions. Only a declared-`Published` skill is
     /// blocked; any other keeps its declared status and no blockers.
     fn with_blockers(self: &Arc<Self>, blockers: Blockers) -> Arc<RegisteredSkill> {
-        let declared = self.compiled.definition.status;
+        let declared = self.compiled.spec.status;
         let blocked = declared == SkillStatus::Published && !blockers.is_empty();
         let (status, blockers) = if blocked {
             (SkillStatus::Blocked, blockers)
@@ -112,17 +109,11 @@ impl RegisteredSkill {
         if status == self.status && blockers == self.blockers {
             return Arc::clone(self);
         }
-        let mut advertised = self.compiled.definition.clone();
-        advertised.status = status;
-        if blocked {
-            blockers.write_metadata(advertised.metadata.get_or_insert_with(Default::default));
-        }
         Arc::new(RegisteredSkill {
             compiled: self.compiled.clone(),
             implementation: self.implementation.clone(),
             status,
             blockers,
-            advertised,
         })
     }
 }
@@ -233,8 +224,8 @@ impl Registry {
         self.current().is_empty()
     }
 
-    /// The advertised definitions matching the filters, sorted by name (all statuses: a client
-    /// sees `Blocked` skills and why).
+    /// The skills matching the filters as discover advertises them ([`RegisteredSkill::to_wire`]),
+    /// sorted by name (all statuses: a client sees `Blocked` skills and why).
     ///
     /// - `filter_tags`: a skill matches if it has **any** of the tags (OR); empty = no filter.
     /// - `filter_categories`: a skill matches if its category is one of them; empty = no filter.
@@ -248,21 +239,20 @@ impl Registry {
         self.current()
             .values()
             .filter(|s| {
-                let def = &s.advertised;
+                let spec = &s.spec;
                 let tags_ok = filter_tags.is_empty()
-                    || def
+                    || spec
                         .tags
                         .iter()
-                        .flatten()
                         .any(|t| filter_tags.iter().any(|f| eq(t, f)));
                 let category_ok = filter_categories.is_empty()
-                    || def
+                    || spec
                         .category
                         .as_deref()
                         .is_some_and(|c| filter_categories.iter().any(|f| eq(c, f)));
                 tags_ok && category_ok
             })
-            .map(|s| s.advertised.clone())
+            .map(|s| s.to_wire())
             .collect()
     }
 
@@ -356,7 +346,7 @@ fn add_to(
 }
 
 fn origin(skill: &CompiledSkill) -> String {
-    match (&skill.definition.file_path, &skill.dir) {
+    match (&skill.spec.file_path, &skill.dir) {
         (Some(path), Some(_)) => path.clone(),
         _ => "native".to_owned(),
     }

@@ -154,7 +154,7 @@ impl SkillSpec {
         md.push_str("---\n");
         md.push_str(&self.body);
         std::fs::write(dir.join("SKILL.md"), md).unwrap();
-        let skill = skill::load_skill_dir(&dir, "project")
+        let skill = skill::load_skill_dir(&dir, skillet_engine::skill::SkillSource::Project)
             .unwrap_or_else(|e| panic!("test skill {} loads: {e:?}", self.name));
         SkillDir { root, skill }
     }
@@ -162,8 +162,11 @@ impl SkillSpec {
 
 /// Loads a bundled skill from the repository's `skills/` directory.
 pub fn bundled_skill(name: &str) -> skill::CompiledSkill {
-    skill::load_skill_dir(&bundled_dir(name), "system")
-        .unwrap_or_else(|e| panic!("bundled skill {name} loads: {e:?}"))
+    skill::load_skill_dir(
+        &bundled_dir(name),
+        skillet_engine::skill::SkillSource::System,
+    )
+    .unwrap_or_else(|e| panic!("bundled skill {name} loads: {e:?}"))
 }
 
 /// `skills/<name>` of the repository.

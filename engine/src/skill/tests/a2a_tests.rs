@@ -68,7 +68,9 @@ fn skill_without_tags_falls_back_to_category_then_skill() {
 #[test]
 fn card_from_registry_lists_published_skills_with_defaults() {
     let registry = Registry::new();
-    registry.register_all(load_skills_root(&bundled_skills_root(), "system").skills);
+    registry.register_all(
+        load_skills_root(&bundled_skills_root(), crate::skill::SkillSource::System).skills,
+    );
     registry.resolve_dependencies(&|_| false, &|_| true); // expense-report becomes Blocked
     let card = AgentCard::builder("Skillet", "Runs SKILL.md skills", "0.1.0")
         .url("http://127.0.0.1:8080/a2a")

@@ -62,18 +62,19 @@ fn ecosystem_skill_md_loads_unmodified_with_a_literal_body() {
     let dir = write_skill(root.path(), "github-actions-helper", ECOSYSTEM_SKILL, &[]);
     let skill = load_ok(&dir);
     assert_eq!(skill.template_mode, TemplateMode::Literal);
-    let body = skill.definition.instructions.as_deref().unwrap();
+    let wire = skill.to_wire();
+    let body = wire.instructions.as_deref().unwrap();
     assert!(body.starts_with("\n# GitHub Actions helper"), "{body:?}");
     // The body reaches the model exactly as written, whatever the arguments.
     assert_eq!(skill.render_instructions(&json!({})).unwrap(), body);
-    let metadata = skill.definition.metadata.as_ref().unwrap();
+    let metadata = wire.metadata.as_ref().unwrap();
     assert_eq!(metadata["license"], "Apache-2.0");
     assert_eq!(metadata["author"], "example-org");
     assert_eq!(
         metadata["allowed_tools"],
         json!(["Bash(git:*)", "Read", "Write"])
     );
-    assert_eq!(skill.definition.version, "0.0.0");
+    assert_eq!(skill.to_wire().version, "0.0.0");
     assert!(
         skill.tools.is_empty(),
         "allowed-tools does not declare engine tools"
@@ -101,7 +102,7 @@ fn the_same_body_as_a_strict_template_is_rejected_with_a_location() {
     let root = tempfile::tempdir().unwrap();
     let strict = ECOSYSTEM_SKILL.replace("  author: example-org", "  a2e-template: strict");
     let dir = write_skill(root.path(), "github-actions-helper", &strict, &[]);
-    let problems = crate::skill::load_skill_dir(&dir, "user").unwrap_err();
+    let problems = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::User).unwrap_err();
     let err = problems.iter().find(|p| p.is_error()).unwrap();
     assert_eq!(err.location, "body");
     assert!(err.line.is_some(), "{err}");

@@ -62,7 +62,7 @@ fn description_too_long_is_a_located_warning_not_an_error() {
     let text = format!("---\nname: s\ndescription: {}\n---\nbody", "d".repeat(1025));
     let dir = write_skill(root.path(), "s", &text, &[]);
     let skill = load_ok(&dir);
-    assert_eq!(skill.definition.description.chars().count(), 1025);
+    assert_eq!(skill.to_wire().description.chars().count(), 1025);
     let warning = skill
         .warnings
         .iter()
@@ -77,7 +77,7 @@ fn description_too_long_is_a_located_warning_not_an_error() {
 fn missing_name_and_description_are_both_reported() {
     let root = tempfile::tempdir().unwrap();
     let dir = write_skill(root.path(), "s", "---\nlicense: MIT\n---\nbody", &[]);
-    let problems = crate::skill::load_skill_dir(&dir, "user").unwrap_err();
+    let problems = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::User).unwrap_err();
     let locations: Vec<_> = problems.iter().map(|p| p.location.as_str()).collect();
     assert!(locations.contains(&"frontmatter.name"), "{locations:?}");
     assert!(
@@ -384,7 +384,7 @@ fn every_problem_of_a_skill_is_reported_not_just_the_first() {
         "x",
     );
     let dir = write_skill(root.path(), "s", &md, &[]);
-    let problems = crate::skill::load_skill_dir(&dir, "user").unwrap_err();
+    let problems = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::User).unwrap_err();
     let errors: Vec<_> = problems
         .iter()
         .filter(|p| p.severity == Severity::Error)
@@ -419,7 +419,7 @@ fn an_unknown_structured_output_hint_names_the_modes() {
     let root = tempfile::tempdir().unwrap();
     let md = manifest("s", &["a2e-structured-output: grammar"], "x");
     let dir = write_skill(root.path(), "s", &md, &[]);
-    let problems = crate::skill::load_skill_dir(&dir, "user").unwrap_err();
+    let problems = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::User).unwrap_err();
     let problem = problems
         .iter()
         .find(|p| p.location == "metadata.a2e-structured-output")
@@ -430,7 +430,7 @@ fn an_unknown_structured_output_hint_names_the_modes() {
     );
     let fine = manifest("s", &["a2e-structured-output: prompted"], "x");
     let dir = write_skill(root.path(), "s", &fine, &[]);
-    let skill = crate::skill::load_skill_dir(&dir, "user").unwrap();
+    let skill = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::User).unwrap();
     assert_eq!(
         skill.hints.structured_output,
         Some(skillet_providers::OutputMode::Prompted)

@@ -16,7 +16,7 @@ fn defaults_fill_the_required_a2e_fields() {
         &[],
     );
     let skill = load_ok(&dir);
-    let def = &skill.definition;
+    let def = &skill.to_wire();
     assert_eq!(def.version, "0.0.0");
     assert_eq!(def.triggers, ["plain skill"]);
     assert_eq!(def.when_to_use, "A test skill.");
@@ -83,7 +83,7 @@ fn every_key_is_typed_into_the_definition_hints_and_a2a_data() {
         ],
     );
     let skill = load_ok(&dir);
-    let def = &skill.definition;
+    let def = &skill.to_wire();
     assert_eq!(def.version, "2.1.0");
     assert_eq!(def.triggers, ["full run"]);
     assert_eq!(def.tools, Some(vec![json!("calculator"), json!("search")]));
@@ -130,7 +130,7 @@ fn argument_hint_default_describes_the_input_schema() {
     );
     let dir = write_skill(root.path(), "s", &md, &[("in.json", OBJECT_SCHEMA)]);
     assert_eq!(
-        load_ok(&dir).definition.argument_hint,
+        load_ok(&dir).to_wire().argument_hint,
         "JSON object: text (string, required)"
     );
 }
@@ -140,7 +140,7 @@ fn unknown_top_level_keys_are_warnings_and_version_is_used() {
     let root = tempfile::tempdir().unwrap();
     let md = "---\nname: s\ndescription: d\nversion: 1.2\nauthor: me\n---\nbody";
     let skill = load_ok(&write_skill(root.path(), "s", md, &[]));
-    assert_eq!(skill.definition.version, "1.2");
+    assert_eq!(skill.to_wire().version, "1.2");
     let locations: Vec<_> = skill.warnings.iter().map(|w| w.location.as_str()).collect();
     assert_eq!(locations, ["frontmatter.version", "frontmatter.author"]);
 }
@@ -196,7 +196,7 @@ fn root_loads_good_skills_and_reports_every_bad_one() {
     std::fs::create_dir_all(root.path().join("not-a-skill")).unwrap();
     std::fs::create_dir_all(root.path().join(".hidden")).unwrap();
     std::fs::write(root.path().join(".hidden/SKILL.md"), "garbage").unwrap();
-    let report = load_skills_root(root.path(), "user");
+    let report = load_skills_root(root.path(), crate::skill::SkillSource::User);
     let names: Vec<_> = report.skills.iter().map(|s| s.name()).collect();
     assert_eq!(names, ["good-a", "good-b"]);
     let failed: Vec<_> = report.errors.iter().map(|e| e.location.as_str()).collect();
@@ -205,14 +205,17 @@ fn root_loads_good_skills_and_reports_every_bad_one() {
 
 #[test]
 fn unreadable_root_is_reported() {
-    let report = load_skills_root(std::path::Path::new("/nonexistent/skills-root"), "user");
+    let report = load_skills_root(
+        std::path::Path::new("/nonexistent/skills-root"),
+        crate::skill::SkillSource::User,
+    );
     assert!(report.skills.is_empty());
     assert_eq!(report.errors[0].location, "directory");
 }
 
 #[test]
 fn bundled_skills_load_without_warnings() {
-    let report = load_skills_root(&bundled_skills_root(), "system");
+    let report = load_skills_root(&bundled_skills_root(), crate::skill::SkillSource::System);
     assert!(report.errors.is_empty(), "{:#?}", report.errors);
     let names: Vec<_> = report.skills.iter().map(|s| s.name()).collect();
     for expected in ["code-review", "expense-report", "summarize"] {
@@ -247,7 +250,7 @@ fn bundled_skills_load_without_warnings() {
 
 #[test]
 fn bundled_skills_render_and_validate_realistic_calls() {
-    let report = load_skills_root(&bundled_skills_root(), "system");
+    let report = load_skills_root(&bundled_skills_root(), crate::skill::SkillSource::System);
     let get = |n: &str| report.skills.iter().find(|s| s.name() == n).unwrap();
 
     let summarize = get("summarize");

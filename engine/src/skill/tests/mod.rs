@@ -49,13 +49,13 @@ pub(super) const OBJECT_SCHEMA: &str =
     r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#;
 
 pub(super) fn load_ok(dir: &Path) -> CompiledSkill {
-    load_skill_dir(dir, "project")
+    load_skill_dir(dir, crate::skill::SkillSource::Project)
         .unwrap_or_else(|errors| panic!("expected {} to load: {errors:#?}", dir.display()))
 }
 
 /// Loads, expects failure, and returns the first *error* (warnings skipped).
 pub(super) fn first_error(dir: &Path) -> ManifestError {
-    match load_skill_dir(dir, "project") {
+    match load_skill_dir(dir, crate::skill::SkillSource::Project) {
         Ok(skill) => panic!(
             "expected {} to fail, loaded {:?}",
             dir.display(),

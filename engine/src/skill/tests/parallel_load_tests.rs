@@ -73,7 +73,7 @@ fn sequential_report(root: &Path) -> LoadReport {
     dirs.sort();
     let mut report = LoadReport::default();
     for dir in dirs {
-        match load_skill_dir(&dir, "project") {
+        match load_skill_dir(&dir, crate::skill::SkillSource::Project) {
             Ok(skill) => report.skills.push(skill),
             Err(problems) => report.errors.extend(problems),
         }
@@ -87,7 +87,7 @@ fn observable(skill: &CompiledSkill) -> (String, Vec<ManifestError>, serde_json:
     (
         skill.name().to_owned(),
         skill.warnings.clone(),
-        serde_json::to_value(&skill.definition).unwrap(),
+        serde_json::to_value(skill.to_wire()).unwrap(),
     )
 }
 
@@ -95,7 +95,7 @@ fn observable(skill: &CompiledSkill) -> (String, Vec<ManifestError>, serde_json:
 fn parallel_load_reports_exactly_what_a_sequential_load_does() {
     let root = tempfile::tempdir().unwrap();
     mixed_root(root.path(), 60);
-    let parallel = load_skills_root(root.path(), "project");
+    let parallel = load_skills_root(root.path(), crate::skill::SkillSource::Project);
     let sequential = sequential_report(root.path());
 
     // Not vacuous: every kind of outcome is in there.
@@ -127,7 +127,7 @@ fn parallel_load_reports_exactly_what_a_sequential_load_does() {
 fn a_shared_bad_schema_is_reported_once_per_skill_with_its_own_file() {
     let root = tempfile::tempdir().unwrap();
     mixed_root(root.path(), 24);
-    let report = load_skills_root(root.path(), "project");
+    let report = load_skills_root(root.path(), crate::skill::SkillSource::Project);
     let typo_files: Vec<String> = report
         .errors
         .iter()
@@ -150,7 +150,7 @@ fn a_shared_bad_schema_is_reported_once_per_skill_with_its_own_file() {
 fn identical_schema_documents_share_one_compiled_validator() {
     let root = tempfile::tempdir().unwrap();
     mixed_root(root.path(), 12);
-    let report = load_skills_root(root.path(), "project");
+    let report = load_skills_root(root.path(), crate::skill::SkillSource::Project);
     let first = &report.skills[0];
     let input = first.input_schema.as_ref().expect("input schema");
     let output = first.output_schema.as_ref().expect("output schema");
@@ -171,7 +171,11 @@ fn identical_schema_documents_share_one_compiled_validator() {
     assert!(!input.shares_compilation_with(output));
 
     // One directory loaded on its own compiles its own: sharing is a load's cache, not global.
-    let alone = load_skill_dir(&root.path().join("skill-000"), "project").unwrap();
+    let alone = load_skill_dir(
+        &root.path().join("skill-000"),
+        crate::skill::SkillSource::Project,
+    )
+    .unwrap();
     let alone_input = alone.input_schema.as_ref().expect("input schema");
     assert!(!alone_input.shares_compilation_with(input));
     assert_eq!(alone_input.source(), input.source());

@@ -49,7 +49,7 @@ fn names(defs: &[SkillDefinition]) -> Vec<&str> {
 
 fn bundled_registry() -> Registry {
     let registry = Registry::new();
-    let report = load_skills_root(&bundled_skills_root(), "system");
+    let report = load_skills_root(&bundled_skills_root(), crate::skill::SkillSource::System);
     assert!(registry.register_all(report.skills).is_empty());
     registry
 }
@@ -69,7 +69,7 @@ fn duplicate_name_is_an_error_and_keeps_the_first() {
         matches!(&err, RegistryError::Duplicate { name, .. } if name == "dup"),
         "{err}"
     );
-    assert_eq!(registry.get("dup").unwrap().definition.version, "1");
+    assert_eq!(registry.get("dup").unwrap().to_wire().version, "1");
     let err = registry
         .register_native(native_definition("dup"), Arc::new(Echo))
         .unwrap_err();
@@ -107,6 +107,38 @@ fn native_skill_with_a_bad_schema_is_refused() {
         panic!("{err}")
     };
     assert_eq!(problems[0].location, "definition.input_schema#/propertys");
+}
+
+#[test]
+fn native_skill_with_an_unknown_source_is_refused() {
+    let mut def = native_definition("odd");
+    def.source = "elsewhere".to_owned();
+    let err = Registry::new()
+        .register_native(def, Arc::new(Echo))
+        .unwrap_err();
+    let RegistryError::Invalid(problems) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(problems[0].location, "definition.source");
+    assert!(
+        problems[0].to_string().contains("elsewhere"),
+        "{}",
+        problems[0]
+    );
+}
+
+#[test]
+fn a_native_skill_is_advertised_as_registered_with_its_dependencies_as_names() {
+    let registry = Registry::new();
+    registry
+        .register_native(native_definition("echo"), Arc::new(Echo))
+        .unwrap();
+    let skill = registry.get("echo").unwrap();
+    assert_eq!(skill.spec.source, crate::skill::SkillSource::System);
+    assert_eq!(skill.tools, ["clock"]);
+    let mut expected = native_definition("echo");
+    expected.tools = Some(vec![json!("clock")]);
+    assert_eq!(registry.discover(&[], &[]), [expected]);
 }
 
 #[test]
@@ -174,7 +206,7 @@ fn missing_tool_blocks_and_reports_names_then_publishes_when_available() {
     let published = registry.get("expense-report").unwrap();
     assert_eq!(published.status, SkillStatus::Published);
     assert!(published.blockers.missing_tools.is_empty());
-    let metadata = published.advertised.metadata.clone().unwrap_or_default();
+    let metadata = published.to_wire().metadata.clone().unwrap_or_default();
     assert!(!metadata.contains_key("blocked_reason") && !metadata.contains_key("missing_tools"));
     // A reference taken before the change still sees the old state.
     assert_eq!(blocked.status, SkillStatus::Blocked);
@@ -199,7 +231,8 @@ fn missing_toolkits_are_reported_separately() {
         ),
         (&["t1".to_owned()][..], &["gh".to_owned()][..])
     );
-    let metadata = skill.advertised.metadata.as_ref().unwrap();
+    let wire = skill.to_wire();
+    let metadata = wire.metadata.as_ref().unwrap();
     assert_eq!(metadata["missing_toolkits"], json!(["gh"]));
     assert_eq!(
         metadata["blocked_reason"],
@@ -269,7 +302,7 @@ fn a_provider_verdict_blocks_survives_dependency_resolution_and_joins_the_reason
         blocked.blockers.provider_denied.as_deref(),
         Some("provider: not on this host")
     );
-    let metadata = blocked.advertised.metadata.clone().unwrap();
+    let metadata = blocked.to_wire().metadata.clone().unwrap();
     assert_eq!(
         metadata["blocked_reason"],
         "missing tools: calculator; provider: not on this host"
@@ -306,7 +339,7 @@ fn an_environment_failure_blocks_survives_the_other_resolutions_and_lifts_on_suc
         blocked.blockers.environment_failed.as_deref(),
         Some(failure)
     );
-    let metadata = blocked.advertised.metadata.clone().unwrap();
+    let metadata = blocked.to_wire().metadata.clone().unwrap();
     assert_eq!(metadata["environment_failed"], failure);
     assert_eq!(
         metadata["blocked_reason"],
@@ -317,7 +350,7 @@ fn an_environment_failure_blocks_survives_the_other_resolutions_and_lifts_on_suc
     assert_eq!(published.status, SkillStatus::Published);
     assert!(
         published
-            .advertised
+            .to_wire()
             .metadata
             .as_ref()
             .is_none_or(|m| !m.contains_key("environment_failed"))
@@ -339,7 +372,7 @@ fn missing_system_tools_block_beside_other_blockers_and_each_kind_lifts_alone() 
     let blocked = registry.get("summarize").unwrap();
     assert_eq!(blocked.status, SkillStatus::Blocked);
     assert_eq!(blocked.blockers.missing_system_tools, [missing]);
-    let metadata = blocked.advertised.metadata.clone().unwrap();
+    let metadata = blocked.to_wire().metadata.clone().unwrap();
     assert_eq!(metadata["missing_system_tools"], json!([missing]));
     assert!(
         metadata["blocked_reason"]
