@@ -186,7 +186,10 @@ async fn task_when_ended(base: &str, id: &str) -> Value {
     tokio::time::timeout(Duration::from_secs(90), async {
         loop {
             let task = rpc(base, "GetTask", json!({"id": id})).await;
-            let state = task["status"]["state"].as_str().unwrap_or_default().to_owned();
+            let state = task["status"]["state"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             if state != "TASK_STATE_WORKING" && state != "TASK_STATE_SUBMITTED" {
                 return task;
             }

@@ -74,12 +74,15 @@ impl ConsoleConfig {
     /// The history file when `[server] state_db` is `state_db`: `history_db`, else the state
     /// database (one file for both), else the XDG state default.
     pub fn history_path_beside(&self, state_db: Option<&Path>) -> Option<PathBuf> {
-        self.history_db.clone().or_else(|| state_db.map(Path::to_path_buf)).or_else(|| {
-            default_state_db(
-                std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
-                std::env::var_os("HOME").map(PathBuf::from),
-            )
-        })
+        self.history_db
+            .clone()
+            .or_else(|| state_db.map(Path::to_path_buf))
+            .or_else(|| {
+                default_state_db(
+                    std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+                    std::env::var_os("HOME").map(PathBuf::from),
+                )
+            })
     }
 
     pub(super) fn anchor_paths(&mut self, base: &Path) {

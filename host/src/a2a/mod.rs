@@ -44,8 +44,8 @@ use std::sync::Arc;
 use axum::Router;
 
 pub use card::A2aCardService;
-pub use methods::A2aAdapter;
 pub use checkpoints::SqliteCheckpoints;
+pub use methods::A2aAdapter;
 pub use persist::{Interrupted, StateDb, StateDbError, durable_store};
 pub use resume::ResumeReport;
 pub use store::{StoreLimits, TaskStore};

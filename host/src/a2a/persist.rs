@@ -91,7 +91,9 @@ impl StateDb {
             "SELECT id, context_id, state, owner, finished_at, task, call, not_resumable, \
              updated_at FROM a2a_tasks LIMIT 0",
         )
-        .and_then(|_| conn.prepare("SELECT key, checkpoint, updated_at FROM a2a_checkpoints LIMIT 0"))
+        .and_then(|_| {
+            conn.prepare("SELECT key, checkpoint, updated_at FROM a2a_checkpoints LIMIT 0")
+        })
         .map_err(|e| db.error(format!("its A2A tables have another shape ({e})")))?;
         Ok(db)
     }
@@ -104,7 +106,9 @@ impl StateDb {
     pub(crate) fn error(&self, message: impl std::fmt::Display) -> StateDbError {
         let message = message.to_string();
         let message = if message.contains("not a database") {
-            format!("not a usable SQLite database ({message}); move it away or point [server] state_db elsewhere")
+            format!(
+                "not a usable SQLite database ({message}); move it away or point [server] state_db elsewhere"
+            )
         } else {
             message
         };
@@ -307,7 +311,11 @@ pub fn durable_store(
                 call,
             });
         }
-        store.restore(task, row.owner, if running { None } else { row.finished_at });
+        store.restore(
+            task,
+            row.owner,
+            if running { None } else { row.finished_at },
+        );
     }
     Ok((store, interrupted))
 }
@@ -410,3 +418,7 @@ fn write_batch(
     }
     tx.commit()
 }
+
+#[cfg(test)]
+#[path = "persist_tests.rs"]
+mod tests;

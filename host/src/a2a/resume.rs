@@ -63,7 +63,11 @@ impl A2aAdapter {
     }
 
     /// Starts the run of `task` again, or says why not (with the skill's name, if known).
-    fn resume_one(&self, task: &Interrupted, projection: Projection) -> Result<(), (String, String)> {
+    fn resume_one(
+        &self,
+        task: &Interrupted,
+        projection: Projection,
+    ) -> Result<(), (String, String)> {
         let StoredCall {
             skill,
             arguments,

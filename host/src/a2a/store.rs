@@ -163,7 +163,11 @@ impl TaskStore {
             inner.removed.clear();
             return;
         };
-        persist.mark(id.into_iter().map(str::to_owned).chain(inner.removed.drain(..)));
+        persist.mark(
+            id.into_iter()
+                .map(str::to_owned)
+                .chain(inner.removed.drain(..)),
+        );
     }
 
     /// Waits until every change made so far is written (at once for a store in memory only).
