@@ -70,7 +70,9 @@ async fn a_reopened_database_gives_back_finished_tasks_and_hands_over_running_on
         let (store, interrupted) = durable_store(limits(10), &db).unwrap();
         assert!(interrupted.is_empty());
         for id in ["done", "running"] {
-            store.insert(task(id), CancellationToken::new(), false).unwrap();
+            store
+                .insert(task(id), CancellationToken::new(), false)
+                .unwrap();
             store.set_owner(id, "alice");
             store.record_call(id, &call());
         }
@@ -83,7 +85,11 @@ async fn a_reopened_database_gives_back_finished_tasks_and_hands_over_running_on
     let done = store.get("done", None).expect("the finished task is back");
     assert_eq!(done.status.state, TaskState::Completed);
     assert_eq!(done.artifacts.len(), 1);
-    assert_eq!(done.history.len(), 2, "the terminal message joined its history");
+    assert_eq!(
+        done.history.len(),
+        2,
+        "the terminal message joined its history"
+    );
     assert!(store.visible_to("done", Some("alice")));
     assert!(!store.visible_to("done", Some("bob")), "its owner is kept");
     assert_eq!(interrupted.len(), 1);
@@ -102,14 +108,18 @@ async fn an_evicted_task_leaves_the_database_and_a_finished_one_takes_its_checkp
     let db = StateDb::open(&dir.path().join("state.db")).unwrap();
     let conn = db.connect().unwrap();
     let (store, _) = durable_store(limits(1), &db).unwrap();
-    store.insert(task("a"), CancellationToken::new(), false).unwrap();
+    store
+        .insert(task("a"), CancellationToken::new(), false)
+        .unwrap();
     conn.execute(
         "INSERT INTO a2a_checkpoints (key, checkpoint, updated_at) VALUES ('a', x'00', 0)",
         [],
     )
     .unwrap();
     store.apply("a", status("a", TaskState::Failed));
-    store.insert(task("b"), CancellationToken::new(), false).unwrap();
+    store
+        .insert(task("b"), CancellationToken::new(), false)
+        .unwrap();
     store.persisted().await;
     let ids: Vec<String> = conn
         .prepare("SELECT id FROM a2a_tasks")
@@ -157,7 +167,9 @@ async fn measure_write_through_cost() {
     let started = Instant::now();
     for n in 0..changes / 10 {
         let id = format!("task-{n}");
-        store.insert(task(&id), CancellationToken::new(), false).unwrap();
+        store
+            .insert(task(&id), CancellationToken::new(), false)
+            .unwrap();
         store.record_call(&id, &call());
         store.persisted().await;
         for _ in 0..8 {
