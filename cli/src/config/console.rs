@@ -138,6 +138,24 @@ mod tests {
     }
 
     #[test]
+    fn the_history_shares_the_state_db_unless_history_db_is_set() {
+        let state = Path::new("/srv/skillet/state.db");
+        let config = ConsoleConfig::default();
+        assert_eq!(
+            config.history_path_beside(Some(state)),
+            Some(state.to_path_buf())
+        );
+        let own = ConsoleConfig {
+            history_db: Some("/srv/history.db".into()),
+            ..ConsoleConfig::default()
+        };
+        assert_eq!(
+            own.history_path_beside(Some(state)),
+            Some(PathBuf::from("/srv/history.db"))
+        );
+    }
+
+    #[test]
     fn the_console_is_on_by_default_on_loopback_only() {
         let config = ConsoleConfig::default();
         assert!(config.enabled_on(true));
