@@ -101,7 +101,12 @@ pub async fn serve(
                 .map_err(|e| Failure::setup(format!("cannot listen on {addr}: {e}")))?;
             let url = format!("{scheme}://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
-            let executor = setup::build_executor(&parts, Some(default), identity)?;
+            let state = open_state_db(&server).await?;
+            let mut builder = setup::executor_builder(&parts, Some(default), identity);
+            if let Some((_, checkpoints)) = &state {
+                builder = builder.checkpoints(Arc::clone(checkpoints) as _);
+            }
+            let executor = builder.build().map_err(Failure::setup)?;
             let a2a_config = &parts.config.a2a;
             let a2a_url = a2a_config
                 .url
@@ -117,6 +122,7 @@ pub async fn serve(
             }
             let core = HostCore::with_access(service, server.max_concurrent_calls, access);
             let endpoint = Endpoint::from_core(core.clone());
+            let mut task_store = None;
             let a2a_routes = if a2a_config.jsonrpc {
                 let limits = a2a::StoreLimits {
                     max_tasks: a2a_config.max_tasks,
@@ -124,7 +130,9 @@ pub async fn serve(
                     ttl: a2a_config.task_ttl(),
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
-                a2a::router(core.clone(), limits, server.max_message_bytes)
+                let adapter = a2a_adapter(&core, limits, state.as_ref(), console).await?;
+                task_store = Some(Arc::clone(adapter.store()));
+                a2a::http::router(adapter, server.max_message_bytes)
             } else {
                 axum::Router::new()
             };
@@ -157,6 +165,7 @@ pub async fn serve(
             // Opened before the listening notice: whoever waits for that notice finds every
             // route (and the history file) ready.
             let console_routes = web_console(
+                state.as_ref().map(|(db, _)| db.path()),
                 &parts.config,
                 &core,
                 &format!("{scheme}://{local}"),
@@ -184,12 +193,70 @@ pub async fn serve(
             )
             .await;
             mcp_stop.cancel();
+            if let Some(store) = task_store {
+                // Every task change is on disk before the process exits.
+                store.persisted().await;
+            }
             served.map_err(|e| Failure::setup(format!("HTTP server: {e}")))?;
         }
     }
     parts.tools.shutdown_toolkits().await;
     drop(mock);
     Ok(Outcome::Success)
+}
+
+/// `[server] state_db` opened (a corrupt or foreign file is an error here) with its
+/// checkpoint store; `None` without it.
+async fn open_state_db(
+    server: &crate::config::ServerConfig,
+) -> Result<Option<(a2a::StateDb, Arc<a2a::SqliteCheckpoints>)>, Failure> {
+    let Some(path) = server.state_db.clone() else {
+        return Ok(None);
+    };
+    let opened = tokio::task::spawn_blocking(move || {
+        let db = a2a::StateDb::open(&path)?;
+        let checkpoints = a2a::SqliteCheckpoints::open(&db)?;
+        Ok::<_, a2a::StateDbError>((db, Arc::new(checkpoints)))
+    })
+    .await
+    .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?;
+    opened
+        .map(Some)
+        .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))
+}
+
+/// The A2A adapter over `core`: its tasks in memory, or with `state` read back from the state
+/// database, the tasks that were running resumed (or failed, saying why).
+async fn a2a_adapter(
+    core: &HostCore,
+    limits: a2a::StoreLimits,
+    state: Option<&(a2a::StateDb, Arc<a2a::SqliteCheckpoints>)>,
+    console: Console,
+) -> Result<a2a::A2aAdapter, Failure> {
+    let Some((db, checkpoints)) = state else {
+        return Ok(a2a::A2aAdapter::new(
+            core.clone(),
+            Arc::new(a2a::TaskStore::new(limits)),
+        ));
+    };
+    let db_for_load = db.clone();
+    let (store, interrupted) =
+        tokio::task::spawn_blocking(move || a2a::durable_store(limits, &db_for_load))
+            .await
+            .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?
+            .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?;
+    let adapter =
+        a2a::A2aAdapter::with_checkpoints(core.clone(), store, Some(Arc::clone(checkpoints)));
+    let kept = adapter.store().len();
+    let report = adapter.resume_interrupted(interrupted);
+    console.notice(format!(
+        "A2A tasks are durable in {} ({kept} task{} read back; {} resumed, {} failed as not resumable)",
+        db.path().display(),
+        if kept == 1 { "" } else { "s" },
+        report.resumed,
+        report.failed
+    ));
+    Ok(adapter)
 }
 
 /// What sits in front of the routes: TLS from `[server.tls]`, the proxies `[server]
@@ -212,6 +279,7 @@ fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
 /// The web console's routes (`[console]`; on by default on a loopback address), with its run
 /// history recording every call of `core`; an empty router when it is off.
 async fn web_console(
+    state_db: Option<&std::path::Path>,
     config: &crate::config::Config,
     core: &HostCore,
     origin: &str,
@@ -222,7 +290,7 @@ async fn web_console(
     if !settings.enabled_on(local.ip().is_loopback()) {
         return Ok(axum::Router::new());
     }
-    let history = match (settings.history, settings.history_path()) {
+    let history = match (settings.history, settings.history_path_beside(state_db)) {
         (false, _) => None,
         (true, None) => {
             console.warn(

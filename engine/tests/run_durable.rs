@@ -432,3 +432,86 @@ async fn without_a_store_nothing_changes() {
     assert_eq!(called.result().resumed, None);
     server.shutdown().await;
 }
+
+/// A store whose every call may only resume (a task a restarted server found running).
+struct ResumeOnly(MemoryCheckpoints);
+
+#[async_trait::async_trait]
+impl CheckpointStore for ResumeOnly {
+    fn resume_only(&self, _request: &SkillCallRequest) -> bool {
+        true
+    }
+
+    async fn load(
+        &self,
+        key: &str,
+    ) -> Result<Option<Vec<u8>>, skillet_engine::checkpoint::CheckpointStoreError> {
+        self.0.load(key).await
+    }
+
+    async fn save(
+        &self,
+        key: &str,
+        checkpoint: Vec<u8>,
+    ) -> Result<(), skillet_engine::checkpoint::CheckpointStoreError> {
+        self.0.save(key, checkpoint).await
+    }
+
+    async fn remove(
+        &self,
+        key: &str,
+    ) -> Result<(), skillet_engine::checkpoint::CheckpointStoreError> {
+        self.0.remove(key).await
+    }
+}
+
+#[tokio::test]
+async fn a_resume_only_call_without_a_usable_checkpoint_fails_before_any_model_request() {
+    let request = request("durable", json!({}));
+    let stale = checkpoint_of(&skill("Use the tools."), &request).await;
+    let changed = skill("Use the tools, carefully.");
+    for (stored, dir, why) in [
+        (None, skill("Use the tools."), "no checkpoint of this call"),
+        (
+            Some(stale),
+            changed,
+            "changed since its checkpoint of turn 2",
+        ),
+    ] {
+        let server = start_mock(FOUR_TURNS).await;
+        let store = ResumeOnly(MemoryCheckpoints::new());
+        if let Some(bytes) = stored {
+            store.0.put(&request.id, bytes);
+        }
+        let tools = Tools::new();
+        let h = harness_on(
+            &dir,
+            tools.registry(false, false, ""),
+            &server,
+            Arc::new(store),
+        );
+        let called = h.call(request.clone()).await;
+        let result = called.result();
+        assert!(!result.success, "{why}: {result:?}");
+        assert_eq!(
+            result.error_code,
+            Some(skillet_engine::protocol::ErrorCode::RuntimeError)
+        );
+        let error = result.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("not resumed after the restart:") && error.contains(why),
+            "{error}"
+        );
+        assert!(!error.contains("starting at turn 1"), "{error}");
+        assert!(
+            turns_requested(&server).is_empty(),
+            "{why}: no model request"
+        );
+        assert_eq!(
+            tools.lookups.get() + tools.writes.get(),
+            0,
+            "{why}: no tool ran"
+        );
+        server.shutdown().await;
+    }
+}

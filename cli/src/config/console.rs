@@ -68,12 +68,21 @@ impl ConsoleConfig {
     /// The history file: `history_db`, else the XDG state default (`None` when neither
     /// `XDG_STATE_HOME` nor `HOME` is set).
     pub fn history_path(&self) -> Option<PathBuf> {
-        self.history_db.clone().or_else(|| {
-            default_state_db(
-                std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
-                std::env::var_os("HOME").map(PathBuf::from),
-            )
-        })
+        self.history_path_beside(None)
+    }
+
+    /// The history file when `[server] state_db` is `state_db`: `history_db`, else the state
+    /// database (one file for both), else the XDG state default.
+    pub fn history_path_beside(&self, state_db: Option<&Path>) -> Option<PathBuf> {
+        self.history_db
+            .clone()
+            .or_else(|| state_db.map(Path::to_path_buf))
+            .or_else(|| {
+                default_state_db(
+                    std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+                    std::env::var_os("HOME").map(PathBuf::from),
+                )
+            })
     }
 
     pub(super) fn anchor_paths(&mut self, base: &Path) {
@@ -126,6 +135,24 @@ mod tests {
             Some(PathBuf::from("/home/u/.local/state/skillet/state.db"))
         );
         assert_eq!(default_state_db(None, None), None);
+    }
+
+    #[test]
+    fn the_history_shares_the_state_db_unless_history_db_is_set() {
+        let state = Path::new("/srv/skillet/state.db");
+        let config = ConsoleConfig::default();
+        assert_eq!(
+            config.history_path_beside(Some(state)),
+            Some(state.to_path_buf())
+        );
+        let own = ConsoleConfig {
+            history_db: Some("/srv/history.db".into()),
+            ..ConsoleConfig::default()
+        };
+        assert_eq!(
+            own.history_path_beside(Some(state)),
+            Some(PathBuf::from("/srv/history.db"))
+        );
     }
 
     #[test]

@@ -190,6 +190,10 @@ pub struct ServerConfig {
     pub tls: Option<edge::TlsConfig>,
     /// Peers (addresses or CIDR ranges) whose `X-Forwarded-For`/`-Proto`/`-Host` are believed.
     pub trusted_proxies: Vec<String>,
+    /// The SQLite file that makes `serve --http`'s A2A tasks durable (their state and the
+    /// checkpoints of their runs survive a restart); `None`: tasks live in memory only. The
+    /// console's history shares it when `[console] history_db` is not set.
+    pub state_db: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -211,6 +215,7 @@ impl Default for ServerConfig {
             worker_threads: None,
             tls: None,
             trusted_proxies: Vec::new(),
+            state_db: None,
         }
     }
 }
@@ -354,6 +359,7 @@ impl Config {
             extensions::anchor_plugin(plugin, base);
         }
         self.nats.credentials_file.as_mut().map(anchor);
+        self.server.state_db.as_mut().map(anchor);
         if let Some(tls) = &mut self.server.tls {
             tls.anchor_paths(base);
         }

@@ -53,6 +53,15 @@ pub trait CheckpointStore: Send + Sync {
         true
     }
 
+    /// Whether `request` may only continue from its checkpoint (default: never). Such a call
+    /// — a task a restarted server found running — is not started again at turn 1 when its
+    /// checkpoint is missing or refused (or its skill is not checkpointed): it fails with a
+    /// `runtime_error` saying why, without a model request.
+    fn resume_only(&self, request: &SkillCallRequest) -> bool {
+        let _ = request;
+        false
+    }
+
     /// The largest checkpoint this store takes, in bytes.
     fn max_bytes(&self) -> usize {
         DEFAULT_MAX_CHECKPOINT_BYTES

@@ -226,6 +226,7 @@ impl ExecutorInner {
             Some(durable) => durable.load().await,
             None => Loaded::Fresh,
         };
+        let not_resumed = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded);
         let events = durable::emitter(
             &mut loaded,
             &request.id,
@@ -239,6 +240,10 @@ impl ExecutorInner {
         );
         let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
+        if let Some(why) = not_resumed {
+            let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
+            return self.finish(skill, &events, &state, outcome, started);
+        }
         let mut call_files = None;
         let mut resumed_from = None;
         // One future type for both ways, without a box: the run stays inline in the call's state.

@@ -17,6 +17,9 @@
 //!   another call is refused (a `log` warning says why) and the run starts at turn 1; so does a
 //!   checkpoint of a skill whose definition changed since.
 //! - **Finished**: when the call has its result the store is told (most remove the checkpoint).
+//! - **Resume only**: a call the store marks [`CheckpointStore::resume_only`] (a task a
+//!   restarted server found running) is never started again at turn 1: without a checkpoint it
+//!   can continue from, it fails with a `runtime_error` saying why, before any model request.
 //!
 //! Not here: the format (`crate::checkpoint`), the turn itself (`agent`).
 
@@ -140,6 +143,28 @@ impl<'a> Durable<'a> {
         if let Err(e) = self.store.finished(self.key).await {
             tracing::debug!(req_id = %self.key, error = %e, "checkpoint not removed");
         }
+    }
+}
+
+/// Why a call its store marks [resume-only](CheckpointStore::resume_only) is not run: it has
+/// no checkpoint, a refused one, or is not checkpointed at all (`None`: run it).
+pub(crate) fn not_resumed(
+    store: Option<&Arc<dyn CheckpointStore>>,
+    request: &SkillCallRequest,
+    loaded: &Loaded,
+) -> Option<String> {
+    store.filter(|s| s.covers(request) && s.resume_only(request))?;
+    match loaded {
+        Loaded::Resume(_) => None,
+        Loaded::Refused(why) => Some(format!(
+            "not resumed after the restart: {}",
+            why.replace(", starting at turn 1", "")
+        )),
+        Loaded::Fresh => Some(
+            "not resumed after the restart: no checkpoint of this call was written (it had not \
+             completed a turn, or its skill is not checkpointed); it was not started again"
+                .to_owned(),
+        ),
     }
 }
 

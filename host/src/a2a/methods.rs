@@ -30,11 +30,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::checkpoints::SqliteCheckpoints;
 use super::continuation::{self, Continuations, TaskApprover};
 use super::input::{SKILL_ID_KEY, SkillIndex};
 use super::jsonrpc::{RpcCode, RpcError, RpcRequest, history_length, params};
 use super::list_tasks::list_tasks;
 use super::parts::check_message;
+use super::persist::StoredCall;
 use super::projection::{Projection, TaskEventSink};
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
 use super::wire::{
@@ -42,7 +44,7 @@ use super::wire::{
     TaskStatus,
 };
 use crate::auth::Caller;
-use crate::core::{CANCEL_GRACE, HostCore, Refusal};
+use crate::core::{Admitted, CANCEL_GRACE, HostCore, Refusal};
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
 use skillet_protocol::{SkillCallRequest, new_id};
@@ -73,11 +75,33 @@ struct AdapterInner {
     store: Arc<TaskStore>,
     index: SkillIndex,
     continuations: Arc<Continuations>,
+    checkpoints: Option<Arc<SqliteCheckpoints>>,
+}
+
+/// A run to start for a task that is in the store.
+pub(super) struct TaskRun {
+    pub admitted: Admitted,
+    pub request: SkillCallRequest,
+    pub projection: Projection,
+    /// `Caller::id` of who started the task (who may answer its questions).
+    pub caller_id: String,
+    /// A task a restart found running: it only continues from its checkpoint.
+    pub resume_only: bool,
 }
 
 impl A2aAdapter {
     /// An adapter running calls through `core`, keeping tasks in `store`.
     pub fn new(core: HostCore, store: Arc<TaskStore>) -> A2aAdapter {
+        A2aAdapter::with_checkpoints(core, store, None)
+    }
+
+    /// An adapter whose task runs are checkpointed in `checkpoints` (`[server] state_db`; the
+    /// same store must be the executor's [`skillet_engine::checkpoint::CheckpointStore`]).
+    pub fn with_checkpoints(
+        core: HostCore,
+        store: Arc<TaskStore>,
+        checkpoints: Option<Arc<SqliteCheckpoints>>,
+    ) -> A2aAdapter {
         let index = SkillIndex::build(core.service().as_ref());
         A2aAdapter {
             inner: Arc::new(AdapterInner {
@@ -85,8 +109,56 @@ impl A2aAdapter {
                 store,
                 index,
                 continuations: Arc::default(),
+                checkpoints,
             }),
         }
+    }
+
+    pub(super) fn core(&self) -> &HostCore {
+        &self.inner.core
+    }
+
+    /// Starts the run of a task that is in the store; its outcome ends the task.
+    pub(super) fn start_run(&self, run: TaskRun) {
+        let TaskRun {
+            admitted,
+            request,
+            projection,
+            caller_id,
+            resume_only,
+        } = run;
+        let task_id = projection.task_id.clone();
+        let checkpoints = self.inner.checkpoints.clone();
+        if let Some(checkpoints) = &checkpoints {
+            checkpoints.cover(&task_id, resume_only);
+        }
+        let sink = Arc::new(TaskEventSink::new(
+            Arc::clone(&self.inner.store),
+            projection.clone(),
+        )) as Arc<dyn EventSink>;
+        let store = Arc::clone(&self.inner.store);
+        let approver = Arc::new(TaskApprover {
+            continuations: Arc::clone(&self.inner.continuations),
+            store: Arc::clone(&self.inner.store),
+            task_id: task_id.clone(),
+            context_id: projection.context_id.clone(),
+            owner: caller_id,
+        }) as Arc<dyn Approver>;
+        self.inner.core.spawn_call_asking(
+            admitted,
+            request,
+            Some(sink),
+            Some(approver),
+            move |response| {
+                let cancel_requested = store.cancel_requested(&projection.task_id);
+                for update in projection.outcome(&response, cancel_requested) {
+                    store.apply(&projection.task_id, update);
+                }
+                if let Some(checkpoints) = checkpoints {
+                    checkpoints.release(&projection.task_id);
+                }
+            },
+        );
     }
 
     /// The task store.
@@ -228,6 +300,14 @@ impl A2aAdapter {
         if let Some(owner) = caller.owner() {
             self.inner.store.set_owner(&task.id, owner);
         }
+        if self.inner.store.is_durable() {
+            let call = StoredCall {
+                skill: invocation.name.clone(),
+                arguments: invocation.arguments.clone(),
+                caller: caller.id().to_owned(),
+            };
+            self.inner.store.record_call(&task_id, &call);
+        }
         let projection = Projection {
             task_id: task_id.clone(),
             context_id: context_id.clone(),
@@ -239,31 +319,16 @@ impl A2aAdapter {
         // blocking SendMessage answers with the finished task, and the model's non-streaming
         // path is much faster.
         request.streaming = streaming || !wait;
-        let sink = Arc::new(TaskEventSink::new(
-            Arc::clone(&self.inner.store),
-            projection.clone(),
-        )) as Arc<dyn EventSink>;
-        let store = Arc::clone(&self.inner.store);
         tracing::debug!(task_id = %task_id, skill = %invocation.skill_id, "A2A task started");
-        let approver = Arc::new(TaskApprover {
-            continuations: Arc::clone(&self.inner.continuations),
-            store: Arc::clone(&self.inner.store),
-            task_id: task_id.clone(),
-            context_id: projection.context_id.clone(),
-            owner: caller.id().to_owned(),
-        }) as Arc<dyn Approver>;
-        self.inner.core.spawn_call_asking(
+        self.start_run(TaskRun {
             admitted,
             request,
-            Some(sink),
-            Some(approver),
-            move |response| {
-                let cancel_requested = store.cancel_requested(&projection.task_id);
-                for update in projection.outcome(&response, cancel_requested) {
-                    store.apply(&projection.task_id, update);
-                }
-            },
-        );
+            projection,
+            caller_id: caller.id().to_owned(),
+            resume_only: false,
+        });
+        // With `state_db`, the task is on disk before its client learns its id.
+        self.inner.store.persisted().await;
         match (streaming, subscription) {
             (true, Some(rest)) => Ok(Answer::Stream {
                 first: Box::new(StreamResponse::Task(task)),
@@ -271,6 +336,7 @@ impl A2aAdapter {
             }),
             (_, Some(mut rest)) => {
                 settle(&mut rest).await;
+                self.inner.store.persisted().await;
                 let task = self
                     .inner
                     .store

@@ -12,12 +12,17 @@
 //! - `continuation` — multi-turn tasks: a tool call's approval asked in `INPUT_REQUIRED`,
 //!   answered by a message with the `taskId`;
 //! - [`store`] — the bounded in-memory task store and its live subscriptions;
+//! - [`persist`] — with `[server] state_db`, the store's tasks written through to SQLite and
+//!   read back at start-up;
+//! - [`checkpoints`] — the checkpoints of A2A task runs in the same database;
+//! - [`resume`] — what a restart does with the tasks it found running;
 //! - [`projection`] — a skill run's events and outcome as task updates;
 //! - [`methods`] — the A2A methods on top of the core and the store;
 //! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
 pub mod card;
+pub mod checkpoints;
 pub(crate) mod continuation;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -27,7 +32,9 @@ pub mod jsonrpc;
 pub(crate) mod list_tasks;
 pub mod methods;
 pub(crate) mod parts;
+pub mod persist;
 pub mod projection;
+pub mod resume;
 pub mod store;
 pub mod version;
 pub mod wire;
@@ -37,7 +44,10 @@ use std::sync::Arc;
 use axum::Router;
 
 pub use card::A2aCardService;
+pub use checkpoints::SqliteCheckpoints;
 pub use methods::A2aAdapter;
+pub use persist::{Interrupted, StateDb, StateDbError, durable_store};
+pub use resume::ResumeReport;
 pub use store::{StoreLimits, TaskStore};
 
 use super::core::HostCore;

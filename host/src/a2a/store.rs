@@ -20,15 +20,22 @@
 //! subscriber sees the snapshot it was given followed by every later update, in order, and its
 //! stream ends right after the terminal status. What an update *means* for a skill run is decided
 //! by `projection`; this module only stores and fans out.
+//!
+//! **Durable** (`[server] state_db`, [`TaskStore::durable`]): the same store, each change of a
+//! task also marked for `persist`'s writer, which mirrors the entry into SQLite (or deletes its
+//! row once it is evicted or expired). Mid-stream chunks of a streamed artifact are not marked
+//! on their own: they reach the row with the task's next status update or the artifact's last
+//! chunk. Tasks read back at start-up come in through [`TaskStore::restore`].
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::persist::{Persist, RowSnapshot};
 use super::wire::{Message, Part, PartContent, StreamResponse, Task, TaskState};
 
 /// Bounds of the store.
@@ -80,6 +87,8 @@ struct Inner {
     order: VecDeque<String>,
     /// Sum of the entries' `bytes`.
     bytes: usize,
+    /// Tasks evicted or expired since the last change was handed to `persist`.
+    removed: Vec<String>,
 }
 
 impl Inner {
@@ -95,6 +104,7 @@ impl Inner {
         if let Some(entry) = tasks.remove(&id) {
             self.bytes = self.bytes.saturating_sub(entry.bytes);
         }
+        self.removed.push(id);
         true
     }
 }
@@ -108,6 +118,8 @@ fn task_bytes(task: &Task) -> usize {
 pub struct TaskStore {
     limits: StoreLimits,
     inner: Mutex<Inner>,
+    /// The SQLite mirror, when the store is durable.
+    persist: Option<Arc<Persist>>,
 }
 
 impl std::fmt::Debug for TaskStore {
@@ -119,9 +131,21 @@ impl std::fmt::Debug for TaskStore {
     }
 }
 
+impl Drop for TaskStore {
+    fn drop(&mut self) {
+        if let Some(persist) = &self.persist {
+            persist.close();
+        }
+    }
+}
+
 impl TaskStore {
     /// An empty store with these bounds.
     pub fn new(limits: StoreLimits) -> TaskStore {
+        TaskStore::with_persist(limits, None)
+    }
+
+    pub(crate) fn with_persist(limits: StoreLimits, persist: Option<Arc<Persist>>) -> TaskStore {
         TaskStore {
             limits: StoreLimits {
                 max_tasks: limits.max_tasks.max(1),
@@ -129,7 +153,97 @@ impl TaskStore {
                 ttl: limits.ttl,
             },
             inner: Mutex::new(Inner::default()),
+            persist,
         }
+    }
+
+    /// Hands the change of `id` (if any) and every removal since the last one to the writer.
+    fn changed(&self, inner: &mut Inner, id: Option<&str>) {
+        let Some(persist) = &self.persist else {
+            inner.removed.clear();
+            return;
+        };
+        persist.mark(
+            id.into_iter()
+                .map(str::to_owned)
+                .chain(inner.removed.drain(..)),
+        );
+    }
+
+    /// Waits until every change made so far is written (at once for a store in memory only).
+    pub async fn persisted(&self) {
+        if let Some(persist) = &self.persist {
+            persist.flushed().await;
+        }
+    }
+
+    /// What `persist` writes for each of `ids` (`None`: the task is gone, delete its row).
+    pub(crate) fn snapshots(&self, ids: &[String]) -> Vec<(String, Option<RowSnapshot>)> {
+        let inner = self.lock();
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        ids.iter()
+            .map(|id| {
+                let row = inner.tasks.get(id).map(|entry| RowSnapshot {
+                    context_id: entry.task.context_id.clone(),
+                    state: entry.task.status.state,
+                    owner: entry.owner.clone(),
+                    finished_at: entry.finished_at.map(|at| {
+                        let ago = now.saturating_duration_since(at);
+                        wall.checked_sub(ago)
+                            .unwrap_or(wall)
+                            .duration_since(UNIX_EPOCH)
+                            .map_or(0.0, |d| d.as_secs_f64())
+                    }),
+                    task: serde_json::to_string(&entry.task).unwrap_or_default(),
+                });
+                (id.clone(), row)
+            })
+            .collect()
+    }
+
+    /// Puts back a task read from the database: a finished one with its finish time (seconds
+    /// since the Unix epoch; already expired ones are dropped), a running one as running.
+    /// Bounds apply as for a new task; the oldest finished ones give way.
+    pub(crate) fn restore(&self, task: Task, owner: Option<String>, finished_at: Option<f64>) {
+        let finished_at = match finished_at {
+            None => None,
+            Some(at) => {
+                let wall = UNIX_EPOCH + Duration::from_secs_f64(at.max(0.0));
+                let ago = SystemTime::now().duration_since(wall).unwrap_or_default();
+                if ago >= self.limits.ttl {
+                    let mut inner = self.lock();
+                    inner.removed.push(task.id);
+                    self.changed(&mut inner, None);
+                    return;
+                }
+                Some(Instant::now().checked_sub(ago).unwrap_or_else(Instant::now))
+            }
+        };
+        let bytes = task_bytes(&task);
+        let mut inner = self.lock();
+        while inner.tasks.len() >= self.limits.max_tasks
+            || inner.bytes + bytes > self.limits.max_bytes
+        {
+            if !inner.evict_oldest_finished(None) {
+                break;
+            }
+        }
+        let id = task.id.clone();
+        inner.order.push_back(id.clone());
+        inner.bytes += bytes;
+        inner.tasks.insert(
+            id,
+            Entry {
+                task,
+                cancel: CancellationToken::new(),
+                cancel_requested: false,
+                finished_at,
+                subscribers: Vec::new(),
+                bytes,
+                owner,
+            },
+        );
+        self.changed(&mut inner, None);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -176,6 +290,7 @@ impl TaskStore {
             (Vec::new(), None)
         };
         let id = task.id.clone();
+        let task_id_for_persist = id.clone();
         inner.order.push_back(id.clone());
         inner.bytes += bytes;
         inner.tasks.insert(
@@ -190,6 +305,7 @@ impl TaskStore {
                 owner: None,
             },
         );
+        self.changed(&mut inner, Some(&task_id_for_persist));
         Ok(subscription)
     }
 
@@ -200,6 +316,7 @@ impl TaskStore {
             tasks,
             order,
             bytes,
+            removed,
         } = inner;
         order.retain(|id| {
             let expired = tasks
@@ -208,6 +325,7 @@ impl TaskStore {
                 .is_some_and(|at| now.duration_since(at) >= ttl);
             if expired && let Some(entry) = tasks.remove(id) {
                 *bytes = bytes.saturating_sub(entry.bytes);
+                removed.push(id.clone());
             }
             !expired && tasks.contains_key(id)
         });
@@ -236,8 +354,10 @@ impl TaskStore {
     /// Records that the identity `owner` started the task `id`: from then on only callers
     /// `visible_to` it see it.
     pub(crate) fn set_owner(&self, id: &str, owner: &str) {
-        if let Some(entry) = self.lock().tasks.get_mut(id) {
+        let mut inner = self.lock();
+        if let Some(entry) = inner.tasks.get_mut(id) {
             entry.owner = Some(owner.to_owned());
+            self.changed(&mut inner, Some(id));
         }
     }
 
@@ -254,6 +374,7 @@ impl TaskStore {
     pub(crate) fn matching(&self, owner: Option<&str>, keep: impl Fn(&Task) -> bool) -> Vec<Task> {
         let mut inner = self.lock();
         self.purge_expired(&mut inner);
+        self.changed(&mut inner, None);
         inner
             .tasks
             .values()
@@ -300,6 +421,25 @@ impl TaskStore {
         Ok(())
     }
 
+    /// Keeps `call` with the new task `id`, for a restart to resume it (durable stores only).
+    pub(crate) fn record_call(&self, id: &str, call: &super::persist::StoredCall) {
+        if let Some(persist) = &self.persist {
+            persist.record_call(id, call);
+        }
+    }
+
+    /// Whether this store writes its tasks through to a database.
+    pub(crate) fn is_durable(&self) -> bool {
+        self.persist.is_some()
+    }
+
+    /// Gives the running task `id` the cancellation handle of the run that now carries it.
+    pub(crate) fn rebind_cancel(&self, id: &str, cancel: CancellationToken) {
+        if let Some(entry) = self.lock().tasks.get_mut(id) {
+            entry.cancel = cancel;
+        }
+    }
+
     /// Whether the task's client asked to cancel it.
     pub(crate) fn cancel_requested(&self, id: &str) -> bool {
         self.lock()
@@ -319,6 +459,11 @@ impl TaskStore {
             return;
         }
         let mut finished = false;
+        // A streamed artifact's middle chunks ride along with the task's next write.
+        let worth_writing = !matches!(
+            &update,
+            StreamResponse::ArtifactUpdate(event) if event.append && !event.last_chunk
+        );
         match &update {
             StreamResponse::StatusUpdate(event) => {
                 entry.task.status = event.status.clone();
@@ -370,6 +515,9 @@ impl TaskStore {
                 }
             }
         }
+        if worth_writing || finished {
+            self.changed(&mut inner, Some(id));
+        }
     }
 
     /// Appends `message` to a running task's history (a client's reply that continues it).
@@ -383,6 +531,7 @@ impl TaskStore {
             entry.bytes += bytes;
             inner.bytes += bytes;
             entry.task.history.push(message);
+            self.changed(inner, Some(id));
         }
     }
 
@@ -422,166 +571,5 @@ fn append_part(parts: &mut Vec<Part>, part: &Part) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::a2a::wire::{TaskStatus, TaskStatusUpdateEvent};
-
-    fn task(id: &str) -> Task {
-        Task {
-            id: id.to_owned(),
-            context_id: "c".to_owned(),
-            status: TaskStatus::now(TaskState::Working, None),
-            artifacts: Vec::new(),
-            history: Vec::new(),
-            metadata: None,
-        }
-    }
-
-    fn finish(store: &TaskStore, id: &str) {
-        store.apply(
-            id,
-            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: id.to_owned(),
-                context_id: "c".to_owned(),
-                status: TaskStatus::now(TaskState::Completed, None),
-                metadata: None,
-            }),
-        );
-    }
-
-    fn store(max_tasks: usize, ttl: Duration) -> TaskStore {
-        TaskStore::new(StoreLimits {
-            max_tasks,
-            max_bytes: usize::MAX,
-            ttl,
-        })
-    }
-
-    fn task_with_input(id: &str, bytes: usize) -> Task {
-        let mut task = task(id);
-        task.metadata = Some(serde_json::Map::from_iter([(
-            "input".to_owned(),
-            Value::String("i".repeat(bytes)),
-        )]));
-        task
-    }
-
-    /// Issue 30: 250 finished tasks with 1 MB inputs were all kept for the TTL (+287 MiB); here
-    /// the same shape scaled down (64 KiB inputs, a 320 KiB bound).
-    #[test]
-    fn finished_tasks_are_evicted_oldest_first_to_stay_within_max_bytes() {
-        let store = TaskStore::new(StoreLimits {
-            max_tasks: 1000,
-            max_bytes: 5 << 16,
-            ttl: Duration::from_secs(3600),
-        });
-        for n in 0..250 {
-            let id = format!("t{n}");
-            store
-                .insert(
-                    task_with_input(&id, 1 << 16),
-                    CancellationToken::new(),
-                    false,
-                )
-                .unwrap();
-            finish(&store, &id);
-        }
-        assert!(store.len() <= 5, "{} tasks kept", store.len());
-        let kept = store.lock().bytes;
-        assert!(
-            kept <= 5 << 16,
-            "{kept} bytes kept in {} tasks",
-            store.len()
-        );
-        assert!(store.get("t249", None).is_some(), "the newest stays");
-        assert!(store.get("t0", None).is_none(), "the oldest went first");
-        // Running tasks are never evicted for bytes.
-        for n in 0..8 {
-            store
-                .insert(
-                    task_with_input(&format!("r{n}"), 1 << 16),
-                    CancellationToken::new(),
-                    false,
-                )
-                .unwrap();
-        }
-        assert!((0..8).all(|n| store.get(&format!("r{n}"), None).is_some()));
-    }
-
-    #[test]
-    fn when_full_the_oldest_finished_task_is_evicted_and_running_ones_never() {
-        let store = store(2, Duration::from_secs(3600));
-        let token = CancellationToken::new;
-        store.insert(task("a"), token(), false).unwrap();
-        store.insert(task("b"), token(), false).unwrap();
-        assert_eq!(
-            store.insert(task("c"), token(), false).unwrap_err(),
-            StoreFull { max_tasks: 2 }
-        );
-        finish(&store, "b");
-        store.insert(task("c"), token(), false).unwrap();
-        assert!(
-            store.get("b", None).is_none(),
-            "the finished task made room"
-        );
-        assert!(store.get("a", None).is_some(), "the running task stays");
-        assert!(store.get("c", None).is_some());
-    }
-
-    #[test]
-    fn finished_tasks_expire_after_the_ttl_and_running_ones_do_not() {
-        let store = store(10, Duration::ZERO);
-        store
-            .insert(task("run"), CancellationToken::new(), false)
-            .unwrap();
-        store
-            .insert(task("done"), CancellationToken::new(), false)
-            .unwrap();
-        finish(&store, "done");
-        assert!(store.get("done", None).is_none());
-        assert!(store.get("run", None).is_some());
-        assert!(
-            store.final_snapshot("done", None).is_some(),
-            "the request that ran it still gets its answer"
-        );
-    }
-
-    #[test]
-    fn a_subscriber_sees_updates_until_the_terminal_status_then_its_stream_ends() {
-        let store = store(10, Duration::from_secs(60));
-        let mut rx = store
-            .insert(task("t"), CancellationToken::new(), true)
-            .unwrap()
-            .unwrap();
-        finish(&store, "t");
-        finish(&store, "t");
-        assert!(matches!(rx.try_recv(), Ok(StreamResponse::StatusUpdate(_))));
-        assert!(matches!(
-            rx.try_recv(),
-            Err(mpsc::error::TryRecvError::Disconnected)
-        ));
-        assert_eq!(
-            store.request_cancel("t"),
-            Err(CancelRefusal::Finished(TaskState::Completed))
-        );
-        assert_eq!(store.request_cancel("nope"), Err(CancelRefusal::NotFound));
-    }
-
-    #[test]
-    fn a_produced_files_chunks_join_into_one_part_per_file_text_and_raw_alike() {
-        let mut parts = Vec::new();
-        for (chunk, name, mime) in [
-            ("iVBO", "a.png", "image/png;base64"),
-            ("Rw==", "a.png", "image/png;base64"),
-            ("# T", "b.md", "text/markdown"),
-            ("itle", "b.md", "text/markdown"),
-        ] {
-            append_part(&mut parts, &Part::file_chunk(chunk, name, mime));
-        }
-        assert_eq!(parts.len(), 2, "{parts:?}");
-        assert_eq!(parts[0].content, PartContent::Raw("iVBORw==".into()));
-        assert_eq!(parts[0].media_type.as_deref(), Some("image/png"));
-        assert_eq!(parts[0].filename.as_deref(), Some("a.png"));
-        assert_eq!(parts[1].content, PartContent::Text("# Title".into()));
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;
