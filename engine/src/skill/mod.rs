@@ -96,6 +96,7 @@ mod loader;
 mod manifest_assets;
 mod parallel;
 pub mod registry;
+mod reload;
 mod resources;
 pub mod suggest;
 
@@ -110,5 +111,6 @@ pub use error::{ManifestError, Severity};
 pub use frontmatter::{frontmatter_object, name_problems};
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
+pub use reload::ReloadReport;
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};
 pub(crate) use resources::{in_engine_dir, is_listed_path, list_files_upto};
