@@ -36,6 +36,7 @@ use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
 use crate::record::{CallRecorder, PendingRecord};
+use crate::skill_changes::SkillChanges;
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
 use skillet_engine::service::SkillService;
@@ -123,6 +124,8 @@ struct CoreInner {
     access: Option<Arc<Access>>,
     /// Who hears about every answered call (the console's history), once set.
     recorder: OnceLock<Arc<dyn CallRecorder>>,
+    /// Which skills changed while serving (hot reload), for the doors to tell their clients.
+    changes: SkillChanges,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -187,6 +190,7 @@ impl HostCore {
                 next_task: AtomicU64::new(0),
                 access,
                 recorder: OnceLock::new(),
+                changes: SkillChanges::default(),
             }),
         }
     }
@@ -194,6 +198,11 @@ impl HostCore {
     /// The service behind this core.
     pub fn service(&self) -> &Arc<dyn SkillService> {
         &self.inner.service
+    }
+
+    /// The feed of skills changed while serving: a reloader announces, doors subscribe.
+    pub fn skill_changes(&self) -> &SkillChanges {
+        &self.inner.changes
     }
 
     /// Sets who hears about every call this core answers from now on (from every door); false

@@ -22,6 +22,7 @@
 //! - [`console`] — the web console at `/` of `serve --http`: the page, its JSON routes and the
 //!   run history in SQLite, fed by [`record::CallRecorder`].
 //! - [`record`] — what the core tells a recorder about every answered call.
+//! - [`skill_changes`] — the feed of skills changed while serving (hot reload), for the doors.
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`metrics_route`] — `GET /metrics` (the registry itself is the engine's).
 //! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
@@ -53,6 +54,7 @@ pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
 pub mod record;
+pub mod skill_changes;
 pub mod stdio;
 pub mod tls;
 
