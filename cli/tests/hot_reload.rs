@@ -5,7 +5,8 @@
 //!   skill out of `tools/list` while the others still run (`python/mcp_reload_client.py`); its
 //!   subscriptions to unknown URIs are refused with their codes;
 //! - A2E discover reports a broken skill `Blocked` with `load_failed` (its last version kept),
-//!   and the A2A Agent Card lists an added skill — both read per request;
+//!   and the A2A Agent Card lists an added skill (read per request), which `SendMessage` runs
+//!   (the A2A skill index is rebuilt on each reload);
 //! - raw `resources/subscribe` requests to an unknown skill, a missing file and a non-skill URI
 //!   are each answered once with their error code.
 //!
@@ -137,6 +138,25 @@ async fn the_official_mcp_sdk_hears_skills_edited_on_disk_over_http_and_the_card
         .filter_map(|s| s["id"].as_str())
         .collect();
     assert!(ids.contains(&"gamma"), "{card}");
+    // And A2A runs it: the adapter's skill index was rebuilt on the reload.
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "metadata": {"skillId": "gamma"},
+                    "parts": [{"text": "hi"}]}}});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/a2a", server.base))
+        .header("A2A-Version", "1.0")
+        .header("content-type", "application/json")
+        .body(send.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answer}"
+    );
 }
 
 /// Discover over A2E, until `done` holds of the skills (each reload is announced by its
