@@ -272,6 +272,10 @@ pub struct ServeArgs {
     /// the port runs skills on this host's credentials). Refused without this flag.
     #[arg(long)]
     pub allow_unauthenticated: bool,
+    /// Watch the skills directories and reload a skill when its folder changes (added, edited,
+    /// removed), without a restart; every protocol's clients are told (also `[skills] watch`).
+    #[arg(long)]
+    pub watch: bool,
 }
 
 impl ServeArgs {

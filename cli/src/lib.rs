@@ -57,6 +57,7 @@ pub mod telemetry;
 mod toolkits;
 mod validate;
 mod validate_scripts;
+mod watch;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -69,6 +69,10 @@ pub async fn serve(
         .build()
         .map_err(Failure::setup)?;
     let core = HostCore::with_access(Arc::new(executor), config.concurrency, access);
+    // Hot reload: workers look each call's skill up in the registry, so a reload needs no door.
+    let roots = setup::skill_roots(global, &parts.config).0;
+    let watch = args.watch || parts.config.skills.watch;
+    let _watch = crate::watch::start(watch, roots, &parts, core.skill_changes().clone(), console);
     let worker = NatsWorker::bind(client, core, &config, &name, parts.config.server.grace())
         .await
         .map_err(Failure::setup)?;

@@ -4,6 +4,9 @@
 //! flight before exiting 0. All transports of one process share one [`HostCore`] (one
 //! concurrency limit).
 //!
+//! With `--watch` (or `[skills] watch = true`) the skills directories are watched and a changed
+//! skill reloaded without a restart (`watch`).
+//!
 //! With no provider configured it runs on the embedded mock-llm (every skill's
 //! `mock-scenario.yaml` merged), with a warning on stderr, so a fresh clone can be driven over
 //! the wire; a configured provider always wins.
@@ -14,7 +17,7 @@ use std::sync::Arc;
 use super::args::{GlobalArgs, ServeArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
-use super::{shutdown_signal, std_pipes};
+use super::{shutdown_signal, std_pipes, watch};
 use skillet_engine::service::SkillService;
 use skillet_host::a2a;
 use skillet_host::auth::Access;
@@ -43,11 +46,16 @@ pub async fn serve(
     }
     let (default, mock) = setup::start_serving_model(&parts, console).await?;
     let server = parts.config.server.clone();
+    let watch = args.watch || parts.config.skills.watch;
+    let roots = setup::skill_roots(global, &parts.config).0;
+    // Held until serving ends: dropping it stops the watch.
+    let mut _watch = None;
     match http_addr {
         None if args.mcp => {
             let executor =
                 setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
             let core = HostCore::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            _watch = watch::start(watch, roots, &parts, core.skill_changes().clone(), console);
             tracing::info!(skills = parts.skills.len(), "serving MCP on stdio");
             let (input, output, _blocking_again) = std_pipes::open();
             // On a worker, as A2E's stdio below: the session's messages and its calls then
@@ -69,6 +77,8 @@ pub async fn serve(
                 setup::build_executor(&parts, Some(default), parts.config.card.identity(None))?;
             let endpoint =
                 Endpoint::new(std::sync::Arc::new(executor), server.max_concurrent_calls);
+            // A2E discover reads the registry per request: no door to tell.
+            _watch = watch::start(watch, roots, &parts, Default::default(), console);
             let options = StdioOptions {
                 max_line_bytes: server.max_message_bytes,
                 grace: server.grace(),
@@ -121,6 +131,7 @@ pub async fn serve(
                 ));
             }
             let core = HostCore::with_access(service, server.max_concurrent_calls, access);
+            _watch = watch::start(watch, roots, &parts, core.skill_changes().clone(), console);
             let endpoint = Endpoint::from_core(core.clone());
             let mut task_store = None;
             let a2a_routes = if a2a_config.jsonrpc {

@@ -115,12 +115,8 @@ pub async fn load_parts(
             Err(e) => console.warn(format!("plugins.{name}: {e}")),
         }
     }
-    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
-        tools.toolkit_status(k).is_some_and(|s| s.is_usable())
-    });
-    judge_skill_providers(&skills, &config, &choice);
     let files = FileSupport::new(config.skills.clone());
-    judge_environments(&skills, &files);
+    judge_skills(&skills, &tools, &config, &choice, &files);
     Ok(HostParts {
         config,
         skills,
@@ -128,6 +124,23 @@ pub async fn load_parts(
         choice,
         files,
     })
+}
+
+/// Judges freshly registered `skills` against the host: the tools and toolkits they need,
+/// `[skill_provider]` on their own provider settings, their script environments and system
+/// tools. At start-up, and on each hot reload (`watch`) before the reloaded skills are served.
+pub fn judge_skills(
+    skills: &Registry,
+    tools: &ToolRegistry,
+    config: &Config,
+    choice: &ProviderChoice,
+    files: &FileSupport,
+) {
+    skills.resolve_dependencies(&|t| tools.has_tool(t), &|k| {
+        tools.toolkit_status(k).is_some_and(|s| s.is_usable())
+    });
+    judge_skill_providers(skills, config, choice);
+    judge_environments(skills, files);
 }
 
 /// Marks the skills whose Python environment cannot be built `Blocked` (a refused
@@ -184,7 +197,12 @@ pub fn retry_failed_environments(parts: &HostParts, console: Console) {
     });
 }
 
-async fn prepare_missing_environments(skills: &Registry, files: &FileSupport, console: Console) {
+/// Builds the environments the skills of `skills` need and do not have yet, then re-judges.
+pub(crate) async fn prepare_missing_environments(
+    skills: &Registry,
+    files: &FileSupport,
+    console: Console,
+) {
     if !files.scripts_enabled() {
         return;
     }

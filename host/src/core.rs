@@ -37,6 +37,7 @@ use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
 use crate::record::{CallRecorder, PendingRecord};
+use crate::skill_changes::SkillChanges;
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
 use skillet_engine::service::SkillService;
@@ -126,6 +127,8 @@ struct CoreInner {
     recorder: OnceLock<Arc<dyn CallRecorder>>,
     /// Where calls that asked for it get their approver (the console's), once set.
     approval_desk: OnceLock<Arc<dyn ApprovalDesk>>,
+    /// Which skills changed while serving (hot reload), for the doors to tell their clients.
+    changes: SkillChanges,
 }
 
 impl std::fmt::Debug for HostCore {
@@ -191,6 +194,7 @@ impl HostCore {
                 access,
                 recorder: OnceLock::new(),
                 approval_desk: OnceLock::new(),
+                changes: SkillChanges::default(),
             }),
         }
     }
@@ -198,6 +202,11 @@ impl HostCore {
     /// The service behind this core.
     pub fn service(&self) -> &Arc<dyn SkillService> {
         &self.inner.service
+    }
+
+    /// The feed of skills changed while serving: a reloader announces, doors subscribe.
+    pub fn skill_changes(&self) -> &SkillChanges {
+        &self.inner.changes
     }
 
     /// Sets who hears about every call this core answers from now on (from every door); false

@@ -24,6 +24,7 @@
 //! - [`record`] — what the core tells a recorder about every answered call.
 //! - [`approval_desk`] — where a call whose door cannot ask gets an approver elsewhere in the
 //!   host (the console's page).
+//! - [`skill_changes`] — the feed of skills changed while serving (hot reload), for the doors.
 //! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
 //! - [`metrics_route`] — `GET /metrics` (the registry itself is the engine's).
 //! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
@@ -56,6 +57,7 @@ pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
 pub mod record;
+pub mod skill_changes;
 pub mod stdio;
 pub mod tls;
 

@@ -29,6 +29,10 @@ pub struct FilesConfig {
     /// `[skills.environments.NAME]`: requirements the host gives a skill (they replace what its
     /// folder declares).
     pub environments: BTreeMap<String, SkillEnvironment>,
+    /// Whether `skillet serve` watches the skills directories and reloads a skill when its
+    /// folder changes (`serve --watch` turns it on too). Read by the `skillet` binary's
+    /// watcher; the engine itself never watches.
+    pub watch: bool,
 }
 
 /// `[skills.environments.NAME]`: one skill's environment, as the host declares it.

@@ -1,6 +1,7 @@
 //! [`Blockers`]: why a declared-`Published` skill cannot run on this host right now — tools or
 //! toolkits it names that are missing, system tools its scripts need that the host does not
-//! offer, the host's verdict on its provider settings, an environment that failed to build —
+//! offer, the host's verdict on its provider settings, an environment that failed to build, an
+//! edit of its folder that no longer loads (`serve --watch`) —
 //! and how that reads to a client (the `blocked_reason` text and the metadata keys discover
 //! shows).
 //!
@@ -23,6 +24,9 @@ pub struct Blockers {
     pub provider_denied: Option<String>,
     /// Why the skill's script environment could not be built.
     pub environment_failed: Option<String>,
+    /// Why the skill's folder no longer loads after an edit (hot reload): the registry keeps
+    /// the last version that loaded, blocked with this reason, until an edit loads again.
+    pub load_failed: Option<String>,
 }
 
 impl Blockers {
@@ -33,6 +37,7 @@ impl Blockers {
             && self.missing_system_tools.is_empty()
             && self.provider_denied.is_none()
             && self.environment_failed.is_none()
+            && self.load_failed.is_none()
     }
 
     /// Whether retrying could help: a missing tool or toolkit may be registered later, while the
@@ -41,6 +46,7 @@ impl Blockers {
         self.provider_denied.is_none()
             && self.environment_failed.is_none()
             && self.missing_system_tools.is_empty()
+            && self.load_failed.is_none()
     }
 
     /// One phrase per blocker, in a fixed order (`missing tools: calculator`, ...).
@@ -67,6 +73,9 @@ impl Blockers {
         if let Some(failed) = &self.environment_failed {
             reasons.push(format!("environment: {failed}"));
         }
+        if let Some(failed) = &self.load_failed {
+            reasons.push(format!("load: {failed}"));
+        }
         reasons
     }
 
@@ -90,6 +99,9 @@ impl Blockers {
         }
         if let Some(failed) = &self.environment_failed {
             metadata.insert("environment_failed".to_owned(), json!(failed));
+        }
+        if let Some(failed) = &self.load_failed {
+            metadata.insert("load_failed".to_owned(), json!(failed));
         }
         metadata.insert(
             "blocked_reason".to_owned(),

@@ -2,7 +2,7 @@
 //! skills — with lookup, discover filtering and dependency resolution.
 //!
 //! Reads vastly outnumber writes (every call looks a skill up; registration happens at start-up
-//! and on reload), so the registry holds an immutable snapshot behind `RwLock<Arc<…>>`: a read
+//! and on reload, `reload`), so the registry holds an immutable snapshot behind `RwLock<Arc<…>>`: a read
 //! clones the `Arc` under a lock held for nanoseconds and never across an `.await`; a write
 //! builds a new snapshot and swaps it in. A [`RegisteredSkill`] handed out stays valid (and
 //! unchanged) even if the registry changes afterwards.
@@ -98,7 +98,7 @@ impl RegisteredSkill {
     /// This skill with these blockers: `self` again (shared, not copied) when they change
     /// nothing, as for most skills on most resolutions. Only a declared-`Published` skill is
     /// blocked; any other keeps its declared status and no blockers.
-    fn with_blockers(self: &Arc<Self>, blockers: Blockers) -> Arc<RegisteredSkill> {
+    pub(super) fn with_blockers(self: &Arc<Self>, blockers: Blockers) -> Arc<RegisteredSkill> {
         let declared = self.compiled.spec.status;
         let blocked = declared == SkillStatus::Published && !blockers.is_empty();
         let (status, blockers) = if blocked {
@@ -138,7 +138,7 @@ pub enum RegistryError {
     Invalid(Vec<ManifestError>),
 }
 
-type Snapshot = BTreeMap<String, Arc<RegisteredSkill>>;
+pub(super) type Snapshot = BTreeMap<String, Arc<RegisteredSkill>>;
 
 /// The skills a host serves. Cheap to read from many tasks at once; see the module doc.
 #[derive(Debug, Default)]
@@ -195,6 +195,14 @@ impl Registry {
         add_to(&mut next, skill, implementation)?;
         *guard = Arc::new(next);
         Ok(())
+    }
+
+    /// Builds the next snapshot from the current one under the write lock and swaps it in
+    /// (`build` must not call host code: it runs under our lock).
+    pub(super) fn swap_snapshot(&self, build: impl FnOnce(&Snapshot) -> Snapshot) {
+        let mut guard = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        let next = build(&guard);
+        *guard = Arc::new(next);
     }
 
     fn current(&self) -> Arc<Snapshot> {
@@ -345,7 +353,7 @@ fn add_to(
     Ok(())
 }
 
-fn origin(skill: &CompiledSkill) -> String {
+pub(super) fn origin(skill: &CompiledSkill) -> String {
     match (&skill.spec.file_path, &skill.dir) {
         (Some(path), Some(_)) => path.clone(),
         _ => "native".to_owned(),

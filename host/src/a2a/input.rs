@@ -69,7 +69,8 @@ pub struct SkillInvocation {
     pub arguments: Map<String, Value>,
 }
 
-/// The card's skills by id, with their compiled input schemas. Built once per server.
+/// The card's skills by id, with their compiled input schemas. Built once per server, and again
+/// whenever a hot reload announces changed skills (`methods`).
 #[derive(Debug, Clone, Default)]
 pub struct SkillIndex {
     skills: BTreeMap<String, IndexedSkill>,

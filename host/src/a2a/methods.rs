@@ -26,7 +26,7 @@
 //! read back. A client that disconnects does not cancel its task (use `CancelTask`): the task
 //! stays readable with `GetTask` and `SubscribeToTask`.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
@@ -73,7 +73,8 @@ pub struct A2aAdapter {
 struct AdapterInner {
     core: HostCore,
     store: Arc<TaskStore>,
-    index: SkillIndex,
+    /// The card's skills; rebuilt when a hot reload announces changed skills.
+    index: RwLock<Arc<SkillIndex>>,
     continuations: Arc<Continuations>,
     checkpoints: Option<Arc<SqliteCheckpoints>>,
 }
@@ -103,15 +104,51 @@ impl A2aAdapter {
         checkpoints: Option<Arc<SqliteCheckpoints>>,
     ) -> A2aAdapter {
         let index = SkillIndex::build(core.service().as_ref());
-        A2aAdapter {
+        let adapter = A2aAdapter {
             inner: Arc::new(AdapterInner {
                 core,
                 store,
-                index,
+                index: RwLock::new(Arc::new(index)),
                 continuations: Arc::default(),
                 checkpoints,
             }),
-        }
+        };
+        adapter.reindex_on_reload();
+        adapter
+    }
+
+    /// Rebuilds the skill index whenever the host announces changed skills (hot reload), for
+    /// as long as the adapter lives; the card itself is built per request.
+    fn reindex_on_reload(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut changes = self.inner.core.skill_changes().subscribe();
+        let adapter = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            // A lagged feed is a change too: rebuild either way; stop when the feed closes.
+            while !matches!(
+                changes.recv().await,
+                Err(tokio::sync::broadcast::error::RecvError::Closed)
+            ) {
+                let Some(inner) = adapter.upgrade() else {
+                    return;
+                };
+                let index = Arc::new(SkillIndex::build(inner.core.service().as_ref()));
+                *inner.index.write().unwrap_or_else(PoisonError::into_inner) = index;
+            }
+        });
+    }
+
+    /// The skill index in force.
+    fn index(&self) -> Arc<SkillIndex> {
+        Arc::clone(
+            &self
+                .inner
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     pub(super) fn core(&self) -> &HostCore {
@@ -257,7 +294,7 @@ impl A2aAdapter {
                 .continue_task(message, history_length, streaming, wait, caller)
                 .await;
         }
-        let invocation = self.inner.index.resolve(&message, metadata.as_ref())?;
+        let invocation = self.index().resolve(&message, metadata.as_ref())?;
         let admitted = self
             .inner
             .core

@@ -1,7 +1,7 @@
 //! [`McpHandler`]: the MCP adapter onto the [`HostCore`] — `tools/list`, `tools/call`,
 //! `logging/setLevel` and cancellation for one MCP session, and the dispatch of prompts
 //! (`prompts`), completion (`completion`), resources (`resources`) and the skills extension
-//! (`skills_ext`).
+//! (`skills_ext`), and the session's resource subscriptions (`subscriptions`).
 //!
 //! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
 //! same concurrency limit as A2E, since the core is shared), run by the core with an
@@ -12,7 +12,7 @@
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
-#![allow(deprecated)] // `logging/setLevel`: deprecated by SEP-2577, still sent by current clients.
+#![allow(deprecated)] // `logging/setLevel`, `resources/subscribe`: deprecated (SEP-2577, 2026-07-28), still sent by current clients.
 
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use rmcp::model::{
     GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
@@ -31,6 +31,7 @@ use tokio::sync::oneshot;
 use super::list_changed::SessionPeers;
 use super::notify::{EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
+use super::subscriptions::Subscriptions;
 use super::{answer, approval};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::core::{CallScope, HostCore, Refusal};
@@ -46,6 +47,7 @@ pub struct McpHandler {
     scope: CallScope,
     log_level: SessionLogLevel,
     peers: SessionPeers,
+    subscriptions: Subscriptions,
 }
 
 impl McpHandler {
@@ -57,6 +59,7 @@ impl McpHandler {
             scope: core.scope(),
             log_level: SessionLogLevel::default(),
             peers: peers.clone(),
+            subscriptions: Subscriptions::default(),
         }
     }
 
@@ -106,6 +109,8 @@ impl ServerHandler for McpHandler {
                 .enable_prompts_list_changed()
                 .enable_completions()
                 .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
                 .enable_skills()
                 .build(),
         )
@@ -248,6 +253,25 @@ impl ServerHandler for McpHandler {
             .map(Into::into)
     }
 
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (service, skills) = self.offered();
+        let subscriptions = self.subscriptions.clone();
+        off_thread(move || subscriptions.subscribe(service.as_ref(), &skills, &request.uri)).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -276,7 +300,7 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.peers.add(context.peer);
+        self.peers.add(context.peer, self.subscriptions.clone());
     }
 
     /// rmcp hands a standard method here when its params did not decode (a `tools/call` whose

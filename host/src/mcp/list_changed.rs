@@ -1,42 +1,61 @@
-//! `notifications/tools/list_changed` and `notifications/prompts/list_changed`: tell every open
-//! MCP session when the offered tools, or the prompts, change.
+//! `notifications/tools/list_changed`, `prompts/list_changed`, `resources/list_changed` and
+//! `resources/updated`: tell every open MCP session when the offered tools, prompts or skill
+//! files change.
 //!
-//! Which skills are `Published` can change while the server runs (a toolkit a skill depends on
-//! comes up or goes down, so the registry's dependency status flips). The service has no change
-//! feed, so `watch_tools` compares the offered tools and prompts every second
-//! (`POLL_INTERVAL`) and notifies every initialized session of each list that differs. Closed
-//! sessions are dropped as they are found.
+//! Two sources of change. Which skills are `Published` can flip while the server runs (a
+//! toolkit a skill depends on comes up or goes down), which nothing announces, so
+//! `watch_tools` compares the offered tools and prompts every second (`POLL_INTERVAL`). And a
+//! hot reload (`serve --watch`) announces the skills it touched on the host's
+//! [`SkillChanges`](crate::skill_changes::SkillChanges) feed: then the lists are compared at
+//! once, every session hears `resources/list_changed` (a skill's files may have come or gone
+//! without its tool changing), and each session hears `resources/updated` for every URI it
+//! subscribed to (`subscriptions`) of a touched skill. A feed that lagged counts as every
+//! skill touched. Closed sessions are dropped as they are found.
 //!
-//! Not here: what a tool or a prompt looks like (`tools`, `prompts`).
+//! Not here: what a tool or a prompt looks like (`tools`, `prompts`), what a subscription
+//! accepts (`subscriptions`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer};
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::subscriptions::Subscriptions;
 use super::{prompts, tools};
 use crate::core::HostCore;
 
 /// How often the offered tools are compared.
 pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
+/// One initialized session: where to send, and what it subscribed to.
+#[derive(Clone, Debug)]
+struct Session {
+    peer: Peer<RoleServer>,
+    subscriptions: Subscriptions,
+}
+
 /// The initialized MCP sessions of one server.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SessionPeers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+pub(crate) struct SessionPeers(Arc<Mutex<Vec<Session>>>);
 
 impl SessionPeers {
-    /// Adds a session (on `notifications/initialized`).
-    pub fn add(&self, peer: Peer<RoleServer>) {
-        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
+    /// Adds a session (on `notifications/initialized`) with its subscriptions.
+    pub fn add(&self, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
+        let mut sessions = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|s| !s.peer.is_transport_closed());
+        sessions.push(Session {
+            peer,
+            subscriptions,
+        });
     }
 
-    fn open(&self) -> Vec<Peer<RoleServer>> {
-        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.clone()
+    fn open(&self) -> Vec<Session> {
+        let mut sessions = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|s| !s.peer.is_transport_closed());
+        sessions.clone()
     }
 }
 
@@ -55,31 +74,60 @@ fn fingerprints(core: &HostCore) -> Fingerprints {
     }
 }
 
-/// Notifies `peers` whenever the offered tools or prompts change, until `stop`.
+/// What woke the watcher.
+enum Wake {
+    /// The poll interval passed.
+    Poll,
+    /// A reload touched these skills (`None`: the feed lagged, so any).
+    Reloaded(Option<Arc<[String]>>),
+}
+
+/// Notifies `peers` whenever the offered tools, prompts or skill files change, until `stop`.
 pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: CancellationToken) {
     let mut last = fingerprints(&core);
+    let mut reloads = core.skill_changes().subscribe();
     loop {
-        tokio::select! {
-            () = tokio::time::sleep(POLL_INTERVAL) => {}
+        let wake = tokio::select! {
+            () = tokio::time::sleep(POLL_INTERVAL) => Wake::Poll,
+            changed = reloads.recv() => match changed {
+                Ok(names) => Wake::Reloaded(Some(names)),
+                Err(RecvError::Lagged(_)) => Wake::Reloaded(None),
+                // The core (and its feed) outlives every server; polling goes on regardless.
+                Err(RecvError::Closed) => Wake::Poll,
+            },
             () = stop.cancelled() => return,
-        }
+        };
         let now = fingerprints(&core);
-        if now == last {
-            continue;
-        }
         let (tools, prompts) = (now.tools != last.tools, now.prompts != last.prompts);
         last = now;
+        let reloaded = match &wake {
+            Wake::Reloaded(names) => Some(names.as_deref()),
+            Wake::Poll => None,
+        };
+        if !tools && !prompts && reloaded.is_none() {
+            continue;
+        }
         tracing::info!(
             tools,
             prompts,
+            reloaded = reloaded.is_some(),
             "offered lists changed; notifying MCP sessions"
         );
-        for peer in peers.open() {
+        for session in peers.open() {
+            let peer = &session.peer;
             if tools {
                 let _ = peer.notify_tool_list_changed().await;
             }
             if prompts {
                 let _ = peer.notify_prompt_list_changed().await;
+            }
+            if let Some(names) = reloaded {
+                let _ = peer.notify_resource_list_changed().await;
+                for uri in session.subscriptions.of_skills(names) {
+                    let _ = peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                        .await;
+                }
             }
         }
     }

@@ -10,8 +10,10 @@
 //! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
-//! - [`list_changed`] — `notifications/tools/list_changed` and `prompts/list_changed` when the
-//!   offered tools or prompts change;
+//! - [`list_changed`] — `notifications/{tools,prompts,resources}/list_changed` when the
+//!   offered tools, prompts or files change, and `resources/updated` for subscribed URIs of
+//!   reloaded skills;
+//! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
@@ -39,6 +41,7 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub mod serve;
 pub(crate) mod skills_ext;
+pub(crate) mod subscriptions;
 pub mod tools;
 
 pub use handler::McpHandler;
