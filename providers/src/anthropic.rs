@@ -205,17 +205,20 @@ impl<'a> WireRequestBlock<'a> {
         }
     }
 
-    /// A reasoning block as the API sent it.
-    fn echo(block: &'a ThinkingBlock) -> Self {
+    /// A reasoning block as the API sent it (`None`: another API's block).
+    fn echo(block: &'a ThinkingBlock) -> Option<Self> {
         match block {
             ThinkingBlock::Thinking {
                 thinking,
                 signature,
-            } => WireRequestBlock::Thinking {
+            } => Some(WireRequestBlock::Thinking {
                 thinking,
                 signature,
-            },
-            ThinkingBlock::RedactedThinking { data } => WireRequestBlock::RedactedThinking { data },
+            }),
+            ThinkingBlock::RedactedThinking { data } => {
+                Some(WireRequestBlock::RedactedThinking { data })
+            }
+            ThinkingBlock::ThoughtSignature { .. } => None,
         }
     }
 }
@@ -379,7 +382,7 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
                 // The turn's reasoning goes back first and unchanged, as the API requires of
                 // a tool-use turn with thinking on.
                 let mut blocks: Vec<WireRequestBlock> =
-                    thinking.iter().map(WireRequestBlock::echo).collect();
+                    thinking.iter().filter_map(WireRequestBlock::echo).collect();
                 blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
                     id: &c.id,

@@ -80,6 +80,8 @@ mod frames;
 mod from_env;
 #[doc(hidden)]
 pub mod fuzzing;
+mod gemini;
+mod gemini_response;
 mod http_provider;
 #[cfg(test)]
 mod json_writer_tests;

@@ -71,7 +71,8 @@ pub struct Reasoning {
 pub const REASONING_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
 
 /// A reasoning block of the model's that goes back to the API exactly as it came (Anthropic
-/// extended thinking: the text and its signature, or the encrypted redacted block).
+/// extended thinking: the text and its signature, or the encrypted redacted block; Gemini: the
+/// thought signature of a part). Each wire sends back only its own API's blocks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingBlock {
@@ -86,6 +87,15 @@ pub enum ThinkingBlock {
     RedactedThinking {
         /// The encrypted reasoning (opaque, sent back unchanged).
         data: String,
+    },
+    /// A Gemini `thoughtSignature`: the model's encrypted reasoning behind one part of its
+    /// turn, sent back on the same part.
+    ThoughtSignature {
+        /// The id of the tool call whose part carried it; `None`: the turn's text part.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<String>,
+        /// The signature (opaque, sent back unchanged).
+        signature: String,
     },
 }
 
