@@ -192,8 +192,14 @@ fn output_parameter(endpoint: Endpoint, body: &Value) -> Option<&'static str> {
         Endpoint::GeminiGenerateContent => {
             let config = body.get("generationConfig")?;
             config.get("responseMimeType")?;
-            let schema = config.get("responseJsonSchema").or(config.get("responseSchema"));
-            Some(if schema.is_some() { "json_schema" } else { "json_object" })
+            let schema = config
+                .get("responseJsonSchema")
+                .or(config.get("responseSchema"));
+            Some(if schema.is_some() {
+                "json_schema"
+            } else {
+                "json_object"
+            })
         }
         _ => None,
     }

@@ -1,5 +1,6 @@
 //! Google Gemini (`POST /v1beta/models/{model}:generateContent`, and
-//! `:streamGenerateContent?alt=sse`): the model and the streaming come from the path
+//! `:streamGenerateContent?alt=sse`; the same under `/v1`, where the `google-genai` SDK goes
+//! unless told `api_version`): the model and the streaming come from the path
 //! ([`Wire::at_path`]); request parsing (`contents` of `user`/`model` turns with `text`,
 //! `functionCall` and `functionResponse` parts, `systemInstruction`, `functionDeclarations` with
 //! `parameters` or `parametersJsonSchema`, `toolConfig` mode `ANY` as a forced call,
@@ -162,10 +163,11 @@ fn output_shape(body: &Value, tools: &[ToolSpec]) -> OutputShape {
     }
 }
 
-/// The deterministic thought signature of a reply (a real API's is opaque and must come back
-/// unchanged on its part; tests check that it does).
+/// The deterministic thought signature of a reply (a real API's is opaque base64 and must come
+/// back unchanged on its part; tests check that it does): `c2lnbW9jaw` (base64 of `sigmock`)
+/// and six digits of the reply's number, valid base64 as the SDK insists.
 fn signature(reply: &Reply) -> String {
-    format!("sig_mock_{:04}", reply.seq)
+    format!("c2lnbW9jaw{:06}", reply.seq % 1_000_000)
 }
 
 fn usage_metadata(reply: &Reply) -> Value {
@@ -188,7 +190,8 @@ fn usage_metadata(reply: &Reply) -> Value {
 fn parts(reply: &Reply) -> Vec<Value> {
     let mut parts = Vec::new();
     if let Some(thinking) = &reply.thinking {
-        parts.push(json!({"text": thinking, "thought": true, "thoughtSignature": signature(reply)}));
+        parts
+            .push(json!({"text": thinking, "thought": true, "thoughtSignature": signature(reply)}));
     }
     if !reply.text.is_empty() || reply.tool_calls.is_empty() {
         parts.push(json!({"text": reply.text}));
@@ -277,11 +280,16 @@ impl Wire for Gemini {
     fn frames(reply: &Reply, _req: &ChatRequest) -> Frames {
         let mut body = Vec::new();
         if let Some(thinking) = &reply.thinking {
-            let chunk = json!({"text": thinking, "thought": true, "thoughtSignature": signature(reply)});
+            let chunk =
+                json!({"text": thinking, "thought": true, "thoughtSignature": signature(reply)});
             body.push(sse_data(&response(reply, vec![chunk], false)));
         }
         for piece in text_chunks(&reply.text) {
-            body.push(sse_data(&response(reply, vec![json!({"text": piece})], false)));
+            body.push(sse_data(&response(
+                reply,
+                vec![json!({"text": piece})],
+                false,
+            )));
         }
         let thought = usize::from(reply.thinking.is_some());
         for call in parts(reply).into_iter().skip(thought) {

@@ -203,6 +203,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/messages", post(chat::<Anthropic>))
         .route("/api/chat", post(chat::<Ollama>))
         .route("/v1beta/models/{target}", post(chat::<Gemini>))
+        .route("/v1/models/{target}", post(chat::<Gemini>))
         .route("/api/tags", get(ollama_tags))
         .route("/api/version", get(ollama_version))
         .route("/_mock/requests", get(control_requests))
@@ -257,12 +258,9 @@ fn entry(
 }
 
 fn has_credential(headers: &[(String, String)]) -> bool {
-    headers
-        .iter()
-        .any(|(n, v)| {
-            (n == "authorization" || n == "x-api-key" || n == "x-goog-api-key")
-                && !v.trim().is_empty()
-        })
+    headers.iter().any(|(n, v)| {
+        (n == "authorization" || n == "x-api-key" || n == "x-goog-api-key") && !v.trim().is_empty()
+    })
 }
 
 async fn chat<W: Wire>(

@@ -30,9 +30,7 @@ pub fn spec(kind: ProviderKind, server: &MockServer, extra: Value) -> ProviderSp
         ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
             format!("{}/v1", server.base_url())
         }
-        ProviderKind::Ollama | ProviderKind::Anthropic | ProviderKind::Gemini => {
-            server.base_url()
-        }
+        ProviderKind::Ollama | ProviderKind::Anthropic | ProviderKind::Gemini => server.base_url(),
     };
     let mut config = json!({
         "model": "mock-model",
