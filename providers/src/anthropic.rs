@@ -27,7 +27,7 @@ use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, ThinkingBlock};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, ImageSource, ThinkingBlock};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
@@ -190,6 +190,17 @@ enum WireRequestBlock<'a> {
     RedactedThinking {
         data: &'a str,
     },
+    Image {
+        source: ImageBlockSource<'a>,
+    },
+}
+
+/// `{"type": "base64", "media_type", "data"}` or `{"type": "url", "url"}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageBlockSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
 }
 
 impl<'a> WireRequestBlock<'a> {
@@ -201,7 +212,9 @@ impl<'a> WireRequestBlock<'a> {
             | WireRequestBlock::ToolResult { cache_control, .. } => {
                 *cache_control = Some(CacheControl::Ephemeral);
             }
-            WireRequestBlock::Thinking { .. } | WireRequestBlock::RedactedThinking { .. } => {}
+            WireRequestBlock::Thinking { .. }
+            | WireRequestBlock::RedactedThinking { .. }
+            | WireRequestBlock::Image { .. } => {}
         }
     }
 
@@ -374,6 +387,16 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
     for message in messages {
         let (role, blocks) = match message {
             ChatMessage::User { text } => ("user", text_block(text).into_iter().collect()),
+            ChatMessage::Image { image } => {
+                let source = match &image.source {
+                    ImageSource::Base64(data) => ImageBlockSource::Base64 {
+                        media_type: &image.media_type,
+                        data,
+                    },
+                    ImageSource::Url(url) => ImageBlockSource::Url { url },
+                };
+                ("user", vec![WireRequestBlock::Image { source }])
+            }
             ChatMessage::Assistant {
                 text,
                 tool_calls,

@@ -32,7 +32,7 @@ use crate::error::ProviderError;
 use crate::gemini_response::ResponseDecoder;
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, ThinkingBlock};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, ImageSource, ThinkingBlock};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings, decode_single};
 
 /// Google Gemini (the Gemini Developer API's REST surface).
@@ -164,7 +164,27 @@ struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     function_response: Option<FunctionResponse<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    inline_data: Option<InlineData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_data: Option<FileData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     thought_signature: Option<&'a str>,
+}
+
+/// An image's bytes: `{"mimeType", "data": BASE64}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InlineData<'a> {
+    mime_type: &'a str,
+    data: &'a str,
+}
+
+/// An image the API fetches: `{"mimeType", "fileUri"}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FileData<'a> {
+    mime_type: &'a str,
+    file_uri: &'a str,
 }
 
 #[derive(Serialize)]
@@ -345,6 +365,23 @@ fn to_contents(messages: &[ChatMessage]) -> Vec<Content<'_>> {
     for message in messages {
         let (role, parts) = match message {
             ChatMessage::User { text } => ("user", text_part(text, None).into_iter().collect()),
+            ChatMessage::Image { image } => {
+                let mime_type = image.media_type.as_str();
+                let part = match &image.source {
+                    ImageSource::Base64(data) => Part {
+                        inline_data: Some(InlineData { mime_type, data }),
+                        ..Part::default()
+                    },
+                    ImageSource::Url(file_uri) => Part {
+                        file_data: Some(FileData {
+                            mime_type,
+                            file_uri,
+                        }),
+                        ..Part::default()
+                    },
+                };
+                ("user", vec![part])
+            }
             ChatMessage::Assistant {
                 text,
                 tool_calls,

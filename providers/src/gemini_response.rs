@@ -8,7 +8,8 @@
 //! (`promptTokenCount` + `toolUsePromptTokenCount`) with `cachedContentTokenCount` in it, the
 //! output (`candidatesTokenCount` + `thoughtsTokenCount`) with the thoughts in it; each chunk's
 //! counts are cumulative, so the last one is kept. The answer is complete when a candidate has
-//! a `finishReason`; a stream that ends before one is a truncation. A prompt blocked before any
+//! a `finishReason` (the stream's only end marker: reading stops there); a stream that ends
+//! before one is a truncation. A prompt blocked before any
 //! candidate (`promptFeedback.blockReason`) is a complete, content-filtered answer.
 //!
 //! What is not here: the request (`gemini.rs`).
@@ -212,12 +213,13 @@ impl StreamDecoder for ResponseDecoder {
         for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
             self.part(part, sink);
         }
-        if candidate.finish_reason.is_some() {
-            self.finish = candidate.finish_reason;
+        if candidate.finish_reason.is_none() {
+            return Ok(Flow::More);
         }
-        // The stream has no end marker besides the finish reason, and usage may follow it in
-        // the same or a later chunk: read on to the end of the body.
-        Ok(Flow::More)
+        // The stream's only end marker: the last chunk carries the finish reason, with the
+        // final usage (every chunk carries the usage so far).
+        self.finish = candidate.finish_reason;
+        Ok(Flow::Done)
     }
 
     fn finish(self, sink: &TrackingSink<'_>) -> Result<ChatResponse, ProviderError> {

@@ -185,6 +185,9 @@ impl<W: Wire> Provider for HttpProvider<W> {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
+        self.spec
+            .images
+            .check(request, &self.spec.model, W::IMAGE_URLS)?;
         loop {
             let modes = self.modes.current(request.output_mode_hint);
             let plan = TurnPlan::new(self.spec.kind.capabilities(), modes, request, || {

@@ -119,6 +119,12 @@ pub enum ChatMessage {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         thinking: Vec<ThinkingBlock>,
     },
+    /// An image the user shows the model, part of the user's turn (each wire puts it beside
+    /// the turn's text as its API's image content).
+    Image {
+        /// The image.
+        image: ImageInput,
+    },
     /// The result of one tool call, answered back to the model.
     ToolResult {
         /// The [`ToolCall::id`] this answers.
@@ -172,6 +178,47 @@ impl ChatMessage {
             name: name.into(),
             content: content.into(),
             is_error: true,
+        }
+    }
+}
+
+/// An image input: its media type and its bytes (base64) or where the API can fetch it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageInput {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp` (the types all four APIs take).
+    pub media_type: String,
+    /// The bytes or the URL.
+    pub source: ImageSource,
+}
+
+/// Where an image's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageSource {
+    /// The bytes, base64-encoded (standard alphabet, padded).
+    Base64(String),
+    /// An `https://` URL the API fetches itself (not every API can: Ollama takes bytes only).
+    Url(String),
+}
+
+impl ImageInput {
+    /// The bytes the image takes once decoded (an estimate from the base64 length; 0 for a
+    /// URL, whose size is the API's business).
+    pub fn decoded_len(&self) -> usize {
+        match &self.source {
+            ImageSource::Base64(data) => data.len() / 4 * 3,
+            ImageSource::Url(_) => 0,
+        }
+    }
+
+    /// `data:{media_type};base64,{data}` for a base64 image, the URL for a URL (OpenAI's
+    /// `image_url.url`).
+    pub(crate) fn data_url(&self) -> std::borrow::Cow<'_, str> {
+        match &self.source {
+            ImageSource::Base64(data) => {
+                std::borrow::Cow::Owned(format!("data:{};base64,{data}", self.media_type))
+            }
+            ImageSource::Url(url) => std::borrow::Cow::Borrowed(url),
         }
     }
 }

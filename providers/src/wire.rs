@@ -108,6 +108,10 @@ pub(crate) trait Wire: Send + Sync + 'static {
     /// says otherwise.
     const PATH: &'static str;
 
+    /// Whether the API fetches an image given by URL (else it takes image bytes only, and a
+    /// request with an image URL is refused before it is sent).
+    const IMAGE_URLS: bool = true;
+
     /// The typed request body; it may borrow from the request it is built from (it is
     /// serialized at once, never kept).
     type Body<'a>: Serialize + Send + Sync;
