@@ -14,7 +14,7 @@ use crate::types::{ChatMessage, ChatRequest, ImageSource};
 
 /// The default `max_image_bytes`: 20 MiB decoded, OpenAI's and Gemini's inline limit
 /// (Anthropic's is 5 MB an image: set it lower there to refuse before sending).
-pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 << 20;
+pub const DEFAULT_MAX_IMAGE_BYTES: u32 = 20 << 20;
 
 /// A provider's image settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -22,7 +22,7 @@ pub struct ImageSettings {
     /// Whether the model takes images (`vision`, default `true`: the API decides).
     pub vision: bool,
     /// The largest image, in decoded bytes (`max_image_bytes`).
-    pub max_image_bytes: u64,
+    pub max_image_bytes: u32,
 }
 
 impl Default for ImageSettings {
@@ -54,8 +54,8 @@ impl ImageSettings {
                     "model {model} is declared not to take images (vision = false in its provider's options)"
                 )));
             }
-            let size = image.decoded_len() as u64;
-            if size > self.max_image_bytes {
+            let size = image.decoded_len();
+            if size > self.max_image_bytes as usize {
                 return Err(refuse(format!(
                     "an image of about {size} bytes is over this provider's limit of {} (max_image_bytes)",
                     self.max_image_bytes

@@ -358,7 +358,8 @@ impl ProviderSpec {
                 .ok_or_else(|| invalid("vision", "expected true or false"))?;
         }
         if let Some(bytes) = get_u64(config, "max_image_bytes", 1)? {
-            spec.images.max_image_bytes = bytes;
+            spec.images.max_image_bytes = u32::try_from(bytes)
+                .map_err(|_| invalid("max_image_bytes", "expected at most 4294967295"))?;
         }
         if let Some(effort) = get_str(config, "reasoning_effort")? {
             if !REASONING_EFFORTS.contains(&effort) {
