@@ -470,5 +470,9 @@ mod tests {
             code(ProviderErrorKind::RateLimited { retry_after: None }, later),
             ErrorCode::SkillError
         );
+        assert_eq!(
+            code(ProviderErrorKind::UnsupportedInput, later),
+            ErrorCode::InvalidMessage
+        );
     }
 }
