@@ -37,7 +37,8 @@ pub struct GlobalArgs {
     /// $XDG_CONFIG_HOME/skillet/skillet.toml, else built-in defaults.
     #[arg(long, value_name = "FILE", env = "SKILLET_CONFIG", global = true)]
     pub config: Option<PathBuf>,
-    /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic, mock.
+    /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic,
+    /// gemini, mock.
     #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true)]
     pub provider: Option<String>,
     /// The model (overrides the provider's); `eval` takes it more than once.

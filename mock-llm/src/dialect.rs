@@ -189,6 +189,18 @@ fn output_parameter(endpoint: Endpoint, body: &Value) -> Option<&'static str> {
             _ => None,
         },
         Endpoint::AnthropicMessages => body.get("tool_choice").map(|_| "tool"),
+        Endpoint::GeminiGenerateContent => {
+            let config = body.get("generationConfig")?;
+            config.get("responseMimeType")?;
+            let schema = config
+                .get("responseJsonSchema")
+                .or(config.get("responseSchema"));
+            Some(if schema.is_some() {
+                "json_schema"
+            } else {
+                "json_object"
+            })
+        }
         _ => None,
     }
 }

@@ -1,7 +1,7 @@
 //! # mock-llm
 //!
 //! A deterministic LLM server for tests and demos. It speaks the OpenAI Chat Completions, Ollama
-//! native and Anthropic Messages APIs closely enough that their official SDKs accept it, answers
+//! native, Anthropic Messages and Google Gemini APIs closely enough that their official SDKs accept it, answers
 //! from a scripted [`Scenario`] (or synthesizes a JSON-Schema instance / echo text when no rule
 //! applies), injects [`Fault`]s on demand, and keeps a [`JournalEntry`] per request.
 //!
@@ -21,7 +21,7 @@
 //! Crate map: `server` (router, state, control API), `accept` (HTTP/1.1 and HTTP/2 `h2c` on
 //! one port, graceful stop), `dispatch` (which answer), `scenario` and
 //! `matching` (the script), `synth` and `pattern` (schema → instance), `faults`, `journal`,
-//! `delivery` (timing, cut streams), `wire` + `openai` / `ollama` / `anthropic` (wire formats),
+//! `delivery` (timing, cut streams), `wire` + `openai` / `ollama` / `anthropic` / `gemini` (wire formats),
 //! `request` / `reply` (the neutral forms between them), `config` (settings and clock).
 //! This crate depends on nothing else in the workspace.
 
@@ -32,6 +32,7 @@ mod delivery;
 mod dialect;
 mod dispatch;
 mod faults;
+mod gemini;
 mod journal;
 mod matching;
 mod ollama;

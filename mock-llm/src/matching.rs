@@ -220,10 +220,12 @@ impl TryFrom<MatchSpec> for Match {
     fn try_from(s: MatchSpec) -> Result<Self, ScenarioError> {
         let mut m = Match::any();
         if let Some(e) = s.endpoint {
-            const KNOWN: [&str; 9] = [
+            const KNOWN: [&str; 11] = [
                 "openai",
                 "ollama",
                 "anthropic",
+                "gemini",
+                "gemini.generate_content",
                 "openai.chat",
                 "openai.models",
                 "ollama.chat",

@@ -194,6 +194,10 @@ impl Wire for OpenAi {
         };
         message.insert("content".into(), content);
         message.insert("refusal".into(), Value::Null);
+        if let Some(thinking) = &reply.thinking {
+            // As llama.cpp and DeepSeek send a reasoning model's thinking.
+            message.insert("reasoning_content".into(), json!(thinking));
+        }
         if !reply.tool_calls.is_empty() {
             let calls: Vec<Value> = reply
                 .tool_calls
@@ -239,6 +243,10 @@ impl Wire for OpenAi {
             json!({"role": "assistant", "content": "", "refusal": null}),
             None,
         ))];
+        for piece in text_chunks(reply.thinking.as_deref().unwrap_or("")) {
+            let delta = json!({ "reasoning_content": piece });
+            body.push(sse_data(&Self::chunk(reply, req, delta, None)));
+        }
         for piece in text_chunks(&reply.text) {
             body.push(sse_data(&Self::chunk(
                 reply,

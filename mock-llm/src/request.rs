@@ -21,6 +21,8 @@ pub enum Endpoint {
     OllamaVersion,
     /// `POST /v1/messages`.
     AnthropicMessages,
+    /// `POST /v1beta/models/{model}:generateContent` or `:streamGenerateContent`.
+    GeminiGenerateContent,
 }
 
 impl Endpoint {
@@ -33,10 +35,11 @@ impl Endpoint {
             Endpoint::OllamaTags => "ollama.tags",
             Endpoint::OllamaVersion => "ollama.version",
             Endpoint::AnthropicMessages => "anthropic.messages",
+            Endpoint::GeminiGenerateContent => "gemini.generate_content",
         }
     }
 
-    /// The provider part of the name: `openai`, `ollama` or `anthropic`.
+    /// The provider part of the name: `openai`, `ollama`, `anthropic` or `gemini`.
     pub fn provider(self) -> &'static str {
         let name = self.as_str();
         name.split('.').next().unwrap_or(name)

@@ -372,7 +372,7 @@ rules:
         let e = Scenario::from_json_str(r#"{"rules":[{"when":{"user_regex":"("},"reply":{}}]}"#)
             .unwrap_err();
         assert!(e.to_string().contains("user_regex"), "{e}");
-        let e = Scenario::from_yaml_str("rules:\n  - when: {endpoint: gemini}\n    reply: {}\n")
+        let e = Scenario::from_yaml_str("rules:\n  - when: {endpoint: bard}\n    reply: {}\n")
             .unwrap_err();
         assert!(e.to_string().contains("unknown endpoint"), "{e}");
     }

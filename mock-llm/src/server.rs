@@ -22,6 +22,7 @@ use crate::config::MockConfig;
 use crate::delivery::{self, Cut, Pace};
 use crate::dispatch::{Decision, Script};
 use crate::faults::{Fault, FaultKind, StatusFault};
+use crate::gemini::Gemini;
 use crate::journal::{JournalEntry, redact};
 use crate::ollama::{self, Ollama};
 use crate::openai::{self, OpenAi};
@@ -201,6 +202,8 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/models", get(openai_models))
         .route("/v1/messages", post(chat::<Anthropic>))
         .route("/api/chat", post(chat::<Ollama>))
+        .route("/v1beta/models/{target}", post(chat::<Gemini>))
+        .route("/v1/models/{target}", post(chat::<Gemini>))
         .route("/api/tags", get(ollama_tags))
         .route("/api/version", get(ollama_version))
         .route("/_mock/requests", get(control_requests))
@@ -255,9 +258,9 @@ fn entry(
 }
 
 fn has_credential(headers: &[(String, String)]) -> bool {
-    headers
-        .iter()
-        .any(|(n, v)| (n == "authorization" || n == "x-api-key") && !v.trim().is_empty())
+    headers.iter().any(|(n, v)| {
+        (n == "authorization" || n == "x-api-key" || n == "x-goog-api-key") && !v.trim().is_empty()
+    })
 }
 
 async fn chat<W: Wire>(
@@ -288,6 +291,7 @@ async fn chat<W: Wire>(
     let request = parsed
         .map_err(|e| crate::request::BadRequest(format!("request body is not JSON: {e}")))
         .and_then(|v| W::parse(&v, headers));
+    let request = request.and_then(|r| W::at_path(r, uri.path()));
     let mut request = match request {
         Ok(r) => r,
         Err(e) => {

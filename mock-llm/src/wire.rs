@@ -18,6 +18,14 @@ pub(crate) trait Wire: Send + Sync + 'static {
     /// Parses a request body (already JSON) and its headers.
     fn parse(body: &Value, headers: Vec<(String, String)>) -> Result<ChatRequest, BadRequest>;
 
+    /// Completes a parsed request from its URL path, for an API that names the model or the
+    /// streaming there (Gemini's `/v1beta/models/{model}:streamGenerateContent`). Default: the
+    /// request as parsed.
+    fn at_path(request: ChatRequest, path: &str) -> Result<ChatRequest, BadRequest> {
+        let _ = path;
+        Ok(request)
+    }
+
     /// The non-streamed response body.
     fn whole(reply: &Reply, req: &ChatRequest) -> Value;
 

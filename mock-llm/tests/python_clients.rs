@@ -1,4 +1,4 @@
-//! The official Python SDKs (`openai`, `anthropic`, `ollama`) against the `mock-llm` binary: each
+//! The official Python SDKs (`openai`, `anthropic`, `ollama`, `google-genai`) against the `mock-llm` binary: each
 //! completes a plain chat, a streamed chat and a tool-call round trip, and sees an injected 429
 //! as its own rate-limit error (scripts in `tests/python/`). Also checks the binary's stdout
 //! contract, graceful SIGTERM, and that bad input (a scenario file, `TOKIO_WORKER_THREADS`) is an
@@ -66,6 +66,7 @@ fn official_python_clients_chat_stream_call_tools_and_see_rate_limits() {
         "openai_client.py",
         "anthropic_client.py",
         "ollama_client.py",
+        "gemini_client.py",
     ] {
         let out = Command::new(&python)
             .arg(dir.join(script))
@@ -88,6 +89,7 @@ fn official_python_clients_chat_stream_call_tools_and_see_rate_limits() {
         let thinking_check = match script {
             "anthropic_client.py" => Some("ok anthropic thinking blocks"),
             "ollama_client.py" => Some("ok ollama thinking"),
+            "gemini_client.py" => Some("ok gemini thinking"),
             _ => None,
         };
         if let Some(check) = thinking_check {

@@ -27,7 +27,7 @@ use crate::anthropic_stream::EventDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, ThinkingBlock};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, ImageSource, ThinkingBlock};
 use crate::wire::{Framing, KindInfo, Wire, WireSettings};
 
 /// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
@@ -190,6 +190,17 @@ enum WireRequestBlock<'a> {
     RedactedThinking {
         data: &'a str,
     },
+    Image {
+        source: ImageBlockSource<'a>,
+    },
+}
+
+/// `{"type": "base64", "media_type", "data"}` or `{"type": "url", "url"}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageBlockSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
 }
 
 impl<'a> WireRequestBlock<'a> {
@@ -201,21 +212,26 @@ impl<'a> WireRequestBlock<'a> {
             | WireRequestBlock::ToolResult { cache_control, .. } => {
                 *cache_control = Some(CacheControl::Ephemeral);
             }
-            WireRequestBlock::Thinking { .. } | WireRequestBlock::RedactedThinking { .. } => {}
+            WireRequestBlock::Thinking { .. }
+            | WireRequestBlock::RedactedThinking { .. }
+            | WireRequestBlock::Image { .. } => {}
         }
     }
 
-    /// A reasoning block as the API sent it.
-    fn echo(block: &'a ThinkingBlock) -> Self {
+    /// A reasoning block as the API sent it (`None`: another API's block).
+    fn echo(block: &'a ThinkingBlock) -> Option<Self> {
         match block {
             ThinkingBlock::Thinking {
                 thinking,
                 signature,
-            } => WireRequestBlock::Thinking {
+            } => Some(WireRequestBlock::Thinking {
                 thinking,
                 signature,
-            },
-            ThinkingBlock::RedactedThinking { data } => WireRequestBlock::RedactedThinking { data },
+            }),
+            ThinkingBlock::RedactedThinking { data } => {
+                Some(WireRequestBlock::RedactedThinking { data })
+            }
+            ThinkingBlock::ThoughtSignature { .. } => None,
         }
     }
 }
@@ -371,6 +387,16 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
     for message in messages {
         let (role, blocks) = match message {
             ChatMessage::User { text } => ("user", text_block(text).into_iter().collect()),
+            ChatMessage::Image { image } => {
+                let source = match &image.source {
+                    ImageSource::Base64(data) => ImageBlockSource::Base64 {
+                        media_type: &image.media_type,
+                        data,
+                    },
+                    ImageSource::Url(url) => ImageBlockSource::Url { url },
+                };
+                ("user", vec![WireRequestBlock::Image { source }])
+            }
             ChatMessage::Assistant {
                 text,
                 tool_calls,
@@ -379,7 +405,7 @@ fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireTurn<'_>> {
                 // The turn's reasoning goes back first and unchanged, as the API requires of
                 // a tool-use turn with thinking on.
                 let mut blocks: Vec<WireRequestBlock> =
-                    thinking.iter().map(WireRequestBlock::echo).collect();
+                    thinking.iter().filter_map(WireRequestBlock::echo).collect();
                 blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|c| WireRequestBlock::ToolUse {
                     id: &c.id,

@@ -49,6 +49,10 @@ pub enum ProviderErrorKind {
     Cancelled,
     /// The provider configuration is unusable (bad header value, bad base URL, ...).
     Config,
+    /// The request carries input this provider is declared not to take, refused before
+    /// anything is sent: an image for a model with `vision = false`, an image over
+    /// `max_image_bytes`, an image URL to an API that takes image bytes only (Ollama).
+    UnsupportedInput,
 }
 
 impl ProviderErrorKind {
@@ -67,6 +71,7 @@ impl ProviderErrorKind {
             ProviderErrorKind::Truncated => "truncated",
             ProviderErrorKind::Cancelled => "cancelled",
             ProviderErrorKind::Config => "config",
+            ProviderErrorKind::UnsupportedInput => "unsupported_input",
         }
     }
 }
@@ -231,7 +236,9 @@ impl ProviderError {
             || lower.contains("context_length")
             || lower.contains("context window")
             || lower.contains("prompt is too long")
-            || lower.contains("too many tokens");
+            || lower.contains("too many tokens")
+            // Gemini: "The input token count (N) exceeds the maximum number of tokens allowed".
+            || lower.contains("exceeds the maximum number of tokens");
         let kind = match code {
             429 if has_code("insufficient_quota")
                 || lower.contains("exceeded your current quota") =>

@@ -10,9 +10,10 @@
 //! | `OPENAI_BASE_URL` | selects `openai-compatible` at that URL (llama.cpp, vLLM, LM Studio, gateways); with `SKILLET_PROVIDER=openai`, OpenAI's API at that URL |
 //! | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` | selects `anthropic` (the URL is optional) |
 //! | `OLLAMA_HOST` | selects `ollama`, written as the Ollama CLI accepts it (below) |
+//! | `GEMINI_API_KEY`, `GOOGLE_GEMINI_BASE_URL` | selects `gemini` (the URL is optional; the variable names are the `google-genai` SDK's) |
 //!
 //! Without `SKILLET_PROVIDER`, exactly one kind may be configured: `OPENAI_BASE_URL` (or else
-//! `OPENAI_API_KEY`), `ANTHROPIC_API_KEY` and `OLLAMA_HOST` each name one, and two of them are
+//! `OPENAI_API_KEY`), `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` and `OLLAMA_HOST` each name one, and two of them are
 //! [`EnvError::Ambiguous`] rather than a silent choice of whichever bills. Empty values count as
 //! unset.
 //!
@@ -51,6 +52,10 @@ pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 /// `OLLAMA_HOST`.
 pub const OLLAMA_HOST: &str = "OLLAMA_HOST";
+/// `GEMINI_API_KEY`.
+pub const GEMINI_API_KEY: &str = "GEMINI_API_KEY";
+/// `GOOGLE_GEMINI_BASE_URL` (as the `google-genai` SDK reads it).
+pub const GOOGLE_GEMINI_BASE_URL: &str = "GOOGLE_GEMINI_BASE_URL";
 
 /// The provider the environment names: kind, endpoint, key and (maybe) model. Turn it into a
 /// spec with [`EnvProvider::spec`]. `Debug` shows the key's variable, never the key.
@@ -79,8 +84,8 @@ impl fmt::Debug for EnvProvider {
 pub enum EnvError {
     /// None of the variables is set.
     #[error(
-        "no provider in the environment: set OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY \
-         or OLLAMA_HOST (and SKILLET_MODEL)"
+        "no provider in the environment: set OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, \
+         GEMINI_API_KEY or OLLAMA_HOST (and SKILLET_MODEL)"
     )]
     NotConfigured,
     /// `SKILLET_PROVIDER` names no kind we speak.
@@ -200,10 +205,12 @@ impl EnvProvider {
 }
 
 /// The variable a key of `kind` is read from in the standard environment (`OPENAI_API_KEY` for
-/// both OpenAI kinds, as the OpenAI SDKs read it; `ANTHROPIC_API_KEY`; none for Ollama).
+/// both OpenAI kinds, as the OpenAI SDKs read it; `ANTHROPIC_API_KEY`; `GEMINI_API_KEY`; none
+/// for Ollama).
 pub fn key_var(kind: ProviderKind) -> Option<&'static str> {
     match kind {
         ProviderKind::Anthropic => Some(ANTHROPIC_API_KEY),
+        ProviderKind::Gemini => Some(GEMINI_API_KEY),
         ProviderKind::Openai | ProviderKind::OpenaiCompatible => Some(OPENAI_API_KEY),
         ProviderKind::Ollama => None,
     }
@@ -213,6 +220,7 @@ pub fn key_var(kind: ProviderKind) -> Option<&'static str> {
 pub fn base_url_var(kind: ProviderKind) -> &'static str {
     match kind {
         ProviderKind::Anthropic => ANTHROPIC_BASE_URL,
+        ProviderKind::Gemini => GOOGLE_GEMINI_BASE_URL,
         ProviderKind::Ollama => OLLAMA_HOST,
         ProviderKind::Openai | ProviderKind::OpenaiCompatible => OPENAI_BASE_URL,
     }
@@ -248,6 +256,7 @@ fn detect_kind(get: &dyn Fn(&str) -> Option<String>) -> Result<ProviderKind, Env
     let found: Vec<(&'static str, ProviderKind)> = [
         openai,
         get(ANTHROPIC_API_KEY).map(|_| (ANTHROPIC_API_KEY, ProviderKind::Anthropic)),
+        get(GEMINI_API_KEY).map(|_| (GEMINI_API_KEY, ProviderKind::Gemini)),
         get(OLLAMA_HOST).map(|_| (OLLAMA_HOST, ProviderKind::Ollama)),
     ]
     .into_iter()

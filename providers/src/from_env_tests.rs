@@ -124,10 +124,41 @@ fn a_chosen_kind_without_its_key_or_url_names_the_missing_variable() {
             var: OPENAI_BASE_URL
         }
     );
-    assert!(matches!(
+    assert_eq!(
         env(&[(SKILLET_PROVIDER, "gemini")]).unwrap_err(),
-        EnvError::UnknownProvider(name) if name == "gemini"
+        EnvError::Missing {
+            kind: ProviderKind::Gemini,
+            var: GEMINI_API_KEY
+        }
+    );
+    assert!(matches!(
+        env(&[(SKILLET_PROVIDER, "bard")]).unwrap_err(),
+        EnvError::UnknownProvider(name) if name == "bard"
     ));
+}
+
+#[test]
+fn gemini_api_key_selects_gemini_and_its_base_url_variable_is_the_sdks() {
+    let provider = env(&[
+        (GEMINI_API_KEY, "g-key"),
+        (SKILLET_MODEL, "gemini-2.5-flash"),
+    ])
+    .unwrap();
+    assert_eq!(provider.kind(), ProviderKind::Gemini);
+    assert_eq!(provider.key_var(), Some(GEMINI_API_KEY));
+    let spec = provider.spec(None).unwrap();
+    assert_eq!(spec.base_url, "https://generativelanguage.googleapis.com");
+    assert!(!format!("{provider:?}{spec:?}").contains("g-key"));
+    let provider = env(&[
+        (GEMINI_API_KEY, "g-key"),
+        (GOOGLE_GEMINI_BASE_URL, "http://127.0.0.1:9"),
+    ])
+    .unwrap();
+    assert_eq!(provider.base_url(), Some("http://127.0.0.1:9"));
+    assert_eq!(
+        env(&[(GEMINI_API_KEY, "g"), (ANTHROPIC_API_KEY, "a")]).unwrap_err(),
+        EnvError::Ambiguous(vec![ANTHROPIC_API_KEY, GEMINI_API_KEY])
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::anthropic::Anthropic;
 use crate::error::ProviderError;
 use crate::frames::BodyLimits;
+use crate::gemini::Gemini;
 use crate::http_provider::read_stream;
 use crate::kind::ProviderKind;
 use crate::ollama::Ollama;
@@ -34,6 +35,8 @@ pub enum Api {
     Anthropic,
     /// Ollama chat (NDJSON lines).
     Ollama,
+    /// Gemini `streamGenerateContent` (unnamed SSE events, each a whole response).
+    Gemini,
 }
 
 /// What the request asked for, which decides how an answer is read (Anthropic reads a
@@ -80,6 +83,7 @@ pub async fn decode_stream(
         Api::OpenAi => stream::<OpenAiCompatible>(asked, chunks, caps).await,
         Api::Anthropic => stream::<Anthropic>(asked, chunks, caps).await,
         Api::Ollama => stream::<Ollama>(asked, chunks, caps).await,
+        Api::Gemini => stream::<Gemini>(asked, chunks, caps).await,
     }
 }
 
@@ -89,6 +93,7 @@ pub fn decode_whole(api: Api, asked: Asked, body: &[u8]) -> Result<ChatResponse,
         Api::OpenAi => whole::<OpenAiCompatible>(asked, body),
         Api::Anthropic => whole::<Anthropic>(asked, body),
         Api::Ollama => whole::<Ollama>(asked, body),
+        Api::Gemini => whole::<Gemini>(asked, body),
     }
 }
 
@@ -98,6 +103,7 @@ pub fn decode_error_body(api: Api, body: &[u8]) -> (Vec<String>, String) {
         Api::OpenAi => OpenAiCompatible::parse_error(body),
         Api::Anthropic => Anthropic::parse_error(body),
         Api::Ollama => Ollama::parse_error(body),
+        Api::Gemini => Gemini::parse_error(body),
     };
     (parsed.codes, parsed.message)
 }
@@ -203,11 +209,20 @@ mod tests {
         "\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n"
     );
 
+    const GEMINI: &str = concat!(
+        "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":",
+        "\"Hel\"}]}}],\"responseId\":\"r1\"}\n\n",
+        "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":",
+        "\"lo\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":1,",
+        "\"candidatesTokenCount\":2},\"responseId\":\"r1\"}\n\n"
+    );
+
     /// Each wire with its well-formed stream body (text `Hello`).
-    const EVERY_WIRE: [(Api, &str); 3] = [
+    const EVERY_WIRE: [(Api, &str); 4] = [
         (Api::OpenAi, OPENAI),
         (Api::Anthropic, ANTHROPIC),
         (Api::Ollama, OLLAMA),
+        (Api::Gemini, GEMINI),
     ];
 
     /// `body` decoded as one read and as reads of `size` bytes.

@@ -34,6 +34,9 @@ pub(crate) struct HttpProvider<W: Wire> {
     spec: ProviderSpec,
     http: reqwest::Client,
     url: reqwest::Url,
+    /// The URL of streamed calls (the same as `url` but for wires that name streaming in the
+    /// path, Gemini's).
+    stream_url: reqwest::Url,
     headers: HeaderMap,
     limits: BodyLimits,
     /// The structured-output and tool modes this server+model accepts (shared, process-wide).
@@ -46,9 +49,13 @@ pub(crate) struct HttpProvider<W: Wire> {
 impl<W: Wire> HttpProvider<W> {
     /// Builds the provider: parses the endpoint URL and builds the headers once.
     pub(crate) fn new(spec: ProviderSpec, http: reqwest::Client) -> Result<Self, ProviderError> {
-        let url = reqwest::Url::parse(&format!("{}{}", spec.base_url, W::PATH)).map_err(|_| {
-            ProviderError::new(ProviderErrorKind::Config, "the base URL is not usable")
-        })?;
+        let endpoint = |streaming: bool| {
+            let path = W::path(&spec.model, streaming);
+            reqwest::Url::parse(&format!("{}{path}", spec.base_url)).map_err(|_| {
+                ProviderError::new(ProviderErrorKind::Config, "the base URL is not usable")
+            })
+        };
+        let (url, stream_url) = (endpoint(false)?, endpoint(true)?);
         let mut headers = spec.header_map();
         W::auth_headers(spec.wire_settings(), &mut headers)?;
         headers.insert(
@@ -68,6 +75,7 @@ impl<W: Wire> HttpProvider<W> {
             spec,
             http,
             url,
+            stream_url,
             headers,
             limits: BodyLimits::default(),
             modes,
@@ -105,7 +113,11 @@ impl<W: Wire> HttpProvider<W> {
         options: &CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let timeouts = &self.spec.timeouts;
-        let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+        let url = match options.stream {
+            Some(_) => &self.stream_url,
+            None => &self.url,
+        };
+        let mut request = reqwest::Request::new(reqwest::Method::POST, url.clone());
         *request.headers_mut() = self.headers.clone();
         *request.body_mut() = Some(body.into());
         // The wait for the response head covers connecting and the server's first bytes.
@@ -173,6 +185,9 @@ impl<W: Wire> Provider for HttpProvider<W> {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
+        self.spec
+            .images
+            .check(request, &self.spec.model, W::IMAGE_URLS)?;
         loop {
             let modes = self.modes.current(request.output_mode_hint);
             let plan = TurnPlan::new(self.spec.kind.capabilities(), modes, request, || {

@@ -50,6 +50,8 @@ macro_rules! with_provider_kinds {
         Ollama => crate::ollama::Ollama,
         /// Anthropic Messages `/v1/messages` (SSE).
         Anthropic => crate::anthropic::Anthropic,
+        /// Google Gemini `generateContent` / `streamGenerateContent` (SSE).
+        Gemini => crate::gemini::Gemini,
 
         }
     };

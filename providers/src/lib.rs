@@ -1,5 +1,5 @@
-//! `skillet-providers`: one [`Provider`] trait over OpenAI-compatible, Ollama and Anthropic chat
-//! APIs, with one retry policy, deadlines, cancellation and secret credentials, plus the
+//! `skillet-providers`: one [`Provider`] trait over OpenAI-compatible, Ollama, Anthropic and
+//! Gemini chat APIs, with one retry policy, deadlines, cancellation and secret credentials, plus the
 //! [`OverridePolicy`] a host uses to restrict request-supplied provider configs.
 //!
 //! This crate never sees a skill: the engine translates its turns into [`ChatRequest`]s and maps
@@ -18,7 +18,8 @@
 //!   [`RetryObserver`]) → [`ChatResponse`] (text, [`ToolCall`]s, [`FinishReason`], [`Usage`],
 //!   request id) or [`ProviderError`] (a [`ProviderErrorKind`] plus `retryable` and `status`).
 //! - [`EnvProvider`] — the provider the standard environment variables name (`OPENAI_API_KEY`,
-//!   `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `OLLAMA_HOST`, `SKILLET_PROVIDER`, `SKILLET_MODEL`),
+//!   `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`, `SKILLET_PROVIDER`,
+//!   `SKILLET_MODEL`),
 //!   as a spec.
 //! - [`OverridePolicy`] — deserializable from the host's config; `check(&spec)` → `Ok` or a
 //!   [`PolicyDenial`] with a [`DenialReason`].
@@ -80,7 +81,10 @@ mod frames;
 mod from_env;
 #[doc(hidden)]
 pub mod fuzzing;
+mod gemini;
+mod gemini_response;
 mod http_provider;
+mod images;
 #[cfg(test)]
 mod json_writer_tests;
 mod kind;
@@ -119,6 +123,7 @@ pub use ollama_tags::{OllamaModelsError, ollama_models};
 
 pub use error::{ProviderError, ProviderErrorKind};
 pub use fallback::{FallbackChain, FallbackLink, FallbackNotice};
+pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
 pub use kind::ProviderKind;
 pub use mode_names::{Feature, OutputMode, ToolMode};
 pub use modes::Modes;
@@ -129,6 +134,7 @@ pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeo
 pub use text_reply::find_json_value;
 pub use transport::POOL_MAX_IDLE_PER_HOST;
 pub use types::{
-    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, REASONING_EFFORTS, Reasoning,
-    ResponseSchema, StreamSink, ThinkingBlock, ToolCall, ToolSpec, TurnPhase, Usage,
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, Hints, ImageInput, ImageSource,
+    REASONING_EFFORTS, Reasoning, ResponseSchema, StreamSink, ThinkingBlock, ToolCall, ToolSpec,
+    TurnPhase, Usage,
 };

@@ -19,7 +19,9 @@ use crate::error::ProviderError;
 use crate::modes::{Capabilities, OutputMode, TurnPlan};
 use crate::openai::tool_result_text;
 use crate::transport::{ErrorBody, ErrorDetail, TrackingSink, parse_error_envelope};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall, Usage};
+use crate::types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, ImageSource, ToolCall, Usage,
+};
 use crate::wire::{
     Flow, Framing, KindInfo, StreamDecoder, StreamEvent, Wire, WireSettings, decode_single,
 };
@@ -50,6 +52,7 @@ impl Wire for Ollama {
     };
     const FRAMING: Framing = Framing::Ndjson;
     const PATH: &'static str = "/api/chat";
+    const IMAGE_URLS: bool = false;
 
     type Body<'a> = WireRequest<'a>;
     type CallState = ();
@@ -106,6 +109,9 @@ struct WireRequestMessage<'a> {
     tool_calls: Vec<WireRequestToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_name: Option<&'a str>,
+    /// Base64 images of a user message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    images: Vec<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -178,12 +184,29 @@ fn to_wire_request<'a>(
         content,
         tool_calls: Vec::new(),
         tool_name: None,
+        images: Vec::new(),
     };
     if let Some(system) = &request.system {
         messages.push(message("system", Cow::Borrowed(system)));
     }
     for m in &request.messages {
+        if let ChatMessage::Image { image } = m {
+            // The bytes go on the user message they follow; an image URL was refused before
+            // the request was built (`Wire::IMAGE_URLS`).
+            let ImageSource::Base64(data) = &image.source else {
+                continue;
+            };
+            match messages.last_mut() {
+                Some(last) if last.role == "user" => last.images.push(data),
+                _ => messages.push(WireRequestMessage {
+                    images: vec![data],
+                    ..message("user", Cow::Borrowed(""))
+                }),
+            }
+            continue;
+        }
         messages.push(match m {
+            ChatMessage::Image { .. } => continue,
             ChatMessage::User { text } => message("user", Cow::Borrowed(text)),
             ChatMessage::Assistant {
                 text, tool_calls, ..

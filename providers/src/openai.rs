@@ -101,6 +101,7 @@ impl<const OFFICIAL: bool> Wire for ChatCompletions<OFFICIAL> {
                 if reply.usage.is_none() {
                     reply.usage = llama_cpp_timings(body);
                 }
+                reply.reasoning = reasoning_content(body, "message");
                 Ok(reply)
             }
             // A 200 carrying an error object instead of a completion.
@@ -173,6 +174,19 @@ fn from_wire_response(
         reasoning: None,
         thinking: Vec::new(),
     })
+}
+
+/// The `reasoning_content` of choice 0's `message` (whole) or `delta` (a chunk), as llama.cpp
+/// and DeepSeek send a reasoning model's thinking (async-openai's types have no such field).
+/// Parsed a second time only when the bytes name the field, so other answers cost one scan.
+fn reasoning_content(body: &[u8], within: &str) -> Option<String> {
+    const FIELD: &[u8] = b"\"reasoning_content\"";
+    if !body.windows(FIELD.len()).any(|w| w == FIELD) {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let text = value.pointer(&format!("/choices/0/{within}/reasoning_content"))?;
+    text.as_str().filter(|t| !t.is_empty()).map(str::to_owned)
 }
 
 /// Token counts from llama.cpp's `timings` (`prompt_n`, `predicted_n`), for an answer that
@@ -248,6 +262,7 @@ pub(crate) struct ChunkDecoder {
     finish: Option<WireFinish>,
     usage: Option<Usage>,
     response_id: Option<String>,
+    reasoning: String,
 }
 
 impl StreamDecoder for ChunkDecoder {
@@ -271,6 +286,9 @@ impl StreamDecoder for ChunkDecoder {
             }
         };
         self.response_id.get_or_insert(chunk.id);
+        if let Some(piece) = reasoning_content(event.data, "delta") {
+            self.reasoning.push_str(&piece);
+        }
         if let Some(u) = chunk.usage {
             self.usage = Some(usage(u));
         }
@@ -330,7 +348,7 @@ impl StreamDecoder for ChunkDecoder {
             tool_calls,
             usage: self.usage,
             request_id: self.response_id,
-            reasoning: None,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
             thinking: Vec::new(),
         })
     }

@@ -159,6 +159,11 @@ enum Message<'a> {
     User {
         content: &'a str,
     },
+    /// A user message holding one image part.
+    #[serde(rename = "user")]
+    UserImage {
+        content: [ImagePart<'a>; 1],
+    },
     Assistant {
         #[serde(skip_serializing_if = "Option::is_none")]
         content: Option<&'a str>,
@@ -174,6 +179,14 @@ enum Message<'a> {
 fn message(message: &ChatMessage) -> Message<'_> {
     match message {
         ChatMessage::User { text } => Message::User { content: text },
+        ChatMessage::Image { image } => Message::UserImage {
+            content: [ImagePart {
+                kind: "image_url",
+                image_url: ImageUrl {
+                    url: image.data_url(),
+                },
+            }],
+        },
         ChatMessage::Assistant {
             text, tool_calls, ..
         } => Message::Assistant {
@@ -194,6 +207,19 @@ fn message(message: &ChatMessage) -> Message<'_> {
             tool_call_id: call_id,
         },
     }
+}
+
+/// `{"type": "image_url", "image_url": {"url": "data:image/png;base64,…" or "https://…"}}`.
+#[derive(Serialize)]
+struct ImagePart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    image_url: ImageUrl<'a>,
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: std::borrow::Cow<'a, str>,
 }
 
 /// A tool result's text; errors go back as `Error: ...` (tool messages have no error flag).

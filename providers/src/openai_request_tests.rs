@@ -5,12 +5,13 @@
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
-    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
-    ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CreateChatCompletionRequest, FunctionCall, FunctionObject, ResponseFormat,
-    ResponseFormatJsonSchema,
+    ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImage,
+    ChatCompletionRequestSystemMessage, ChatCompletionRequestSystemMessageContent,
+    ChatCompletionRequestToolMessage, ChatCompletionRequestToolMessageContent,
+    ChatCompletionRequestUserMessage, ChatCompletionRequestUserMessageContent,
+    ChatCompletionRequestUserMessageContentPart, ChatCompletionStreamOptions, ChatCompletionTool,
+    ChatCompletionTools, CreateChatCompletionRequest, FunctionCall, FunctionObject, ImageUrl,
+    ResponseFormat, ResponseFormatJsonSchema,
 };
 use serde_json::{Value, json};
 
@@ -100,6 +101,22 @@ fn to_wire_message(message: &ChatMessage) -> ChatCompletionRequestMessage {
                 name: None,
             })
         }
+        ChatMessage::Image { image } => {
+            ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+                content: ChatCompletionRequestUserMessageContent::Array(vec![
+                    ChatCompletionRequestUserMessageContentPart::ImageUrl(
+                        ChatCompletionRequestMessageContentPartImage {
+                            image_url: ImageUrl {
+                                url: image.data_url().into_owned(),
+                                detail: None,
+                            },
+                            prompt_cache_breakpoint: None,
+                        },
+                    ),
+                ]),
+                name: None,
+            })
+        }
         ChatMessage::Assistant {
             text, tool_calls, ..
         } => {
@@ -167,6 +184,18 @@ fn rich_request() -> ChatRequest {
             ChatMessage::assistant(""),
             ChatMessage::assistant("{\"result\": 43}"),
             ChatMessage::user("fix it"),
+            ChatMessage::Image {
+                image: crate::types::ImageInput {
+                    media_type: "image/png".into(),
+                    source: crate::types::ImageSource::Base64("iVBORw0KGgo=".into()),
+                },
+            },
+            ChatMessage::Image {
+                image: crate::types::ImageInput {
+                    media_type: "image/jpeg".into(),
+                    source: crate::types::ImageSource::Url("https://example.com/a.jpg".into()),
+                },
+            },
         ],
         tools: vec![
             ToolSpec {

@@ -51,6 +51,12 @@ pub(crate) fn refused_feature(status: u16, body: &[u8], sent: Sent) -> Option<Fe
         "\"format\"",
         "'format'",
         "grammar",
+        // Gemini: "Function calling with a response mime type: 'application/json' is
+        // unsupported".
+        "response mime type",
+        "responsemimetype",
+        "responsejsonschema",
+        "responseschema",
     ]
     .iter()
     .any(|needle| text.contains(needle));
@@ -89,6 +95,11 @@ mod tests {
         let combined = br#"{"error":{"message":"Cannot use tools with response_format"}}"#;
         assert_eq!(
             refused_feature(400, combined, BOTH),
+            Some(Feature::StructuredOutput)
+        );
+        let gemini = br#"{"error":{"code":400,"message":"Function calling with a response mime type: 'application/json' is unsupported","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(
+            refused_feature(400, gemini, BOTH),
             Some(Feature::StructuredOutput)
         );
     }

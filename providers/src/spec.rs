@@ -21,9 +21,11 @@
 //! | `max_tokens`, `temperature`, `top_p`, `seed` | number | unset | default [`Hints`] for requests that set none |
 //! | `anthropic_version` | string | `2023-06-01` | `anthropic-version` header (Anthropic only) |
 //! | `http2_prior_knowledge` | boolean | `false` | speak HTTP/2 from the first byte, without negotiating it (`h2c` on `http://`): every call to the host multiplexes over one connection instead of one connection per call in flight. Only for servers that accept it (mock-llm, vLLM behind an HTTP/2 proxy, gateways); `https://` hosts negotiate HTTP/2 by ALPN without it |
-//! | `reasoning_effort` | string | unset | OpenAI kinds: `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`) for reasoning models |
-//! | `thinking_budget_tokens` | integer ≥ 1024 | unset | Anthropic: extended thinking with this budget; `max_tokens` is raised above it when it is not, the answer tool is offered rather than forced (the API allows no forced tool with thinking), and the thinking blocks go back unchanged with the turn's tool calls |
+//! | `reasoning_effort` | string | unset | OpenAI kinds: `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`) for reasoning models; Gemini: `thinkingConfig.thinkingLevel` (`xhigh` as `high`, `none` as `thinkingBudget: 0`) |
+//! | `thinking_budget_tokens` | integer ≥ 1024 | unset | Anthropic: extended thinking with this budget; `max_tokens` is raised above it when it is not, the answer tool is offered rather than forced (the API allows no forced tool with thinking), and the thinking blocks go back unchanged with the turn's tool calls. Gemini: `thinkingConfig.thinkingBudget` with `includeThoughts` |
 //! | `think` | boolean | unset | Ollama: `think` for thinking models |
+//! | `vision` | boolean | `true` | whether the model takes images; `false` refuses a request with images before sending it (`UnsupportedInput`) |
+//! | `max_image_bytes` | integer ≥ 1 | 20 MiB | largest image (decoded bytes) sent; a larger one is refused before sending |
 //! | `requests_per_minute` | integer ≥ 1 | unset | most requests sent per minute by every call to this provider together (retries count); a wait is reported to the call and never crosses its deadline (`rate_limit.rs`) |
 //! | `tokens_per_minute` | integer ≥ 1 | unset | most prompt tokens per minute, estimated from each request body (4 bytes a token) before it is sent |
 //! | `prompt_cache` | boolean | `true` | mark the prompt's stable prefix for the provider's prompt cache: Anthropic `cache_control` breakpoints on the system prompt, the last tool and (from the second turn) the conversation so far. OpenAI and Ollama cache without being asked; the flag changes nothing there |
@@ -144,6 +146,8 @@ pub struct ProviderSpec {
     pub prompt_cache: bool,
     /// How much the model reasons (`reasoning_effort`, `thinking_budget_tokens`, `think`).
     pub reasoning: Reasoning,
+    /// Whether the model takes images, and how large (`vision`, `max_image_bytes`).
+    pub images: crate::images::ImageSettings,
     /// How the answer's schema is sent (`structured_output`; `auto` negotiates).
     pub output_mode: OutputMode,
     /// How tools are offered (`tool_calling`; `auto` negotiates).
@@ -205,6 +209,8 @@ const KNOWN_KEYS: &[&str] = &[
     "reasoning_effort",
     "thinking_budget_tokens",
     "think",
+    "vision",
+    "max_image_bytes",
     "structured_output",
     "tool_calling",
     "requests_per_minute",
@@ -266,6 +272,7 @@ impl ProviderSpec {
             http2_prior_knowledge: false,
             prompt_cache: true,
             reasoning: Reasoning::default(),
+            images: Default::default(),
             output_mode: OutputMode::Auto,
             tool_mode: ToolMode::Auto,
             rate_limits: RateLimits::default(),
@@ -344,6 +351,15 @@ impl ProviderSpec {
             spec.prompt_cache = flag
                 .as_bool()
                 .ok_or_else(|| invalid("prompt_cache", "expected true or false"))?;
+        }
+        if let Some(flag) = config.get("vision") {
+            spec.images.vision = flag
+                .as_bool()
+                .ok_or_else(|| invalid("vision", "expected true or false"))?;
+        }
+        if let Some(bytes) = get_u64(config, "max_image_bytes", 1)? {
+            spec.images.max_image_bytes = u32::try_from(bytes)
+                .map_err(|_| invalid("max_image_bytes", "expected at most 4294967295"))?;
         }
         if let Some(effort) = get_str(config, "reasoning_effort")? {
             if !REASONING_EFFORTS.contains(&effort) {
@@ -476,6 +492,7 @@ impl fmt::Debug for ProviderSpec {
             .field("default_hints", &self.default_hints)
             .field("prompt_cache", &self.prompt_cache)
             .field("reasoning", &self.reasoning)
+            .field("images", &self.images)
             .field("output_mode", &self.output_mode)
             .field("tool_mode", &self.tool_mode)
             .field("rate_limits", &self.rate_limits)
@@ -492,7 +509,7 @@ impl Serialize for ProviderSpec {
             .keys()
             .map(|k| (k.as_str(), "[REDACTED]"))
             .collect();
-        let mut s = serializer.serialize_struct("ProviderSpec", 16)?;
+        let mut s = serializer.serialize_struct("ProviderSpec", 17)?;
         s.serialize_field("kind", &self.kind)?;
         s.serialize_field("model", &self.model)?;
         s.serialize_field("base_url", &self.base_url)?;
@@ -506,6 +523,7 @@ impl Serialize for ProviderSpec {
         s.serialize_field("http2_prior_knowledge", &self.http2_prior_knowledge)?;
         s.serialize_field("prompt_cache", &self.prompt_cache)?;
         s.serialize_field("reasoning", &self.reasoning)?;
+        s.serialize_field("images", &self.images)?;
         s.serialize_field("structured_output", &self.output_mode)?;
         s.serialize_field("tool_calling", &self.tool_mode)?;
         s.serialize_field("rate_limits", &self.rate_limits)?;

@@ -71,7 +71,8 @@ pub struct Reasoning {
 pub const REASONING_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
 
 /// A reasoning block of the model's that goes back to the API exactly as it came (Anthropic
-/// extended thinking: the text and its signature, or the encrypted redacted block).
+/// extended thinking: the text and its signature, or the encrypted redacted block; Gemini: the
+/// thought signature of a part). Each wire sends back only its own API's blocks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingBlock {
@@ -86,6 +87,15 @@ pub enum ThinkingBlock {
     RedactedThinking {
         /// The encrypted reasoning (opaque, sent back unchanged).
         data: String,
+    },
+    /// A Gemini `thoughtSignature`: the model's encrypted reasoning behind one part of its
+    /// turn, sent back on the same part.
+    ThoughtSignature {
+        /// The id of the tool call whose part carried it; `None`: the turn's text part.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<String>,
+        /// The signature (opaque, sent back unchanged).
+        signature: String,
     },
 }
 
@@ -108,6 +118,12 @@ pub enum ChatMessage {
         /// extended thinking on tool-use turns); empty elsewhere.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         thinking: Vec<ThinkingBlock>,
+    },
+    /// An image the user shows the model, part of the user's turn (each wire puts it beside
+    /// the turn's text as its API's image content).
+    Image {
+        /// The image.
+        image: ImageInput,
     },
     /// The result of one tool call, answered back to the model.
     ToolResult {
@@ -162,6 +178,47 @@ impl ChatMessage {
             name: name.into(),
             content: content.into(),
             is_error: true,
+        }
+    }
+}
+
+/// An image input: its media type and its bytes (base64) or where the API can fetch it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageInput {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp` (the types all four APIs take).
+    pub media_type: String,
+    /// The bytes or the URL.
+    pub source: ImageSource,
+}
+
+/// Where an image's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageSource {
+    /// The bytes, base64-encoded (standard alphabet, padded).
+    Base64(String),
+    /// An `https://` URL the API fetches itself (not every API can: Ollama takes bytes only).
+    Url(String),
+}
+
+impl ImageInput {
+    /// The bytes the image takes once decoded (an estimate from the base64 length; 0 for a
+    /// URL, whose size is the API's business).
+    pub fn decoded_len(&self) -> usize {
+        match &self.source {
+            ImageSource::Base64(data) => data.len() / 4 * 3,
+            ImageSource::Url(_) => 0,
+        }
+    }
+
+    /// `data:{media_type};base64,{data}` for a base64 image, the URL for a URL (OpenAI's
+    /// `image_url.url`).
+    pub(crate) fn data_url(&self) -> std::borrow::Cow<'_, str> {
+        match &self.source {
+            ImageSource::Base64(data) => {
+                std::borrow::Cow::Owned(format!("data:{};base64,{data}", self.media_type))
+            }
+            ImageSource::Url(url) => std::borrow::Cow::Borrowed(url),
         }
     }
 }

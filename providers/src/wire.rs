@@ -9,6 +9,8 @@
 //!
 //! What is not here: HTTP, retries, framing of streams into lines or SSE events (`frames.rs`).
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
 use secrecy::SecretString;
 use serde::Serialize;
@@ -102,8 +104,13 @@ pub(crate) trait Wire: Send + Sync + 'static {
     const INFO: KindInfo;
     /// How streamed responses are framed.
     const FRAMING: Framing;
-    /// The path appended to the base URL (e.g. `/chat/completions`).
+    /// The path appended to the base URL (e.g. `/chat/completions`), unless [`Wire::path`]
+    /// says otherwise.
     const PATH: &'static str;
+
+    /// Whether the API fetches an image given by URL (else it takes image bytes only, and a
+    /// request with an image URL is refused before it is sent).
+    const IMAGE_URLS: bool = true;
 
     /// The typed request body; it may borrow from the request it is built from (it is
     /// serialized at once, never kept).
@@ -112,6 +119,15 @@ pub(crate) trait Wire: Send + Sync + 'static {
     type CallState: Send + Sync;
     /// The stream decoder.
     type Decoder: StreamDecoder;
+
+    /// The path appended to the base URL for `model`, whole or streamed. Called once per
+    /// provider for each of the two (`HttpProvider::new` keeps both URLs), never per turn.
+    /// Default: [`Wire::PATH`] either way, borrowed. Gemini names the model and the streaming
+    /// in its path (`/v1beta/models/{model}:streamGenerateContent?alt=sse`).
+    fn path(model: &str, streaming: bool) -> Cow<'static, str> {
+        let _ = (model, streaming);
+        Cow::Borrowed(Self::PATH)
+    }
 
     /// Adds the credential and API-version headers (the spec's extra headers are added by the
     /// provider). Header values built from secrets must be marked sensitive. Default:

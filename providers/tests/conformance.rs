@@ -65,7 +65,12 @@ macro_rules! provider_suite {
                 // Ollama's API has no request id; the others always send one.
                 assert_eq!(r.request_id.is_some(), KIND != ProviderKind::Ollama, "{r:?}");
                 let sent = &chat_requests(&server)[0];
-                assert_eq!(sent.body["model"], "mock-model");
+                if KIND == ProviderKind::Gemini {
+                    // The model is in the path, the key in a header, never in the URL.
+                    assert_eq!(sent.path, "/v1beta/models/mock-model:generateContent");
+                } else {
+                    assert_eq!(sent.body["model"], "mock-model");
+                }
             }
 
             #[tokio::test]
@@ -80,7 +85,12 @@ macro_rules! provider_suite {
                 assert_eq!(r.text, "one two three four");
                 assert_eq!(deltas.joined(), "one two three four");
                 assert!(deltas.count() > 1, "expected several deltas");
-                assert_eq!(chat_requests(&server)[0].body["stream"], json!(true));
+                let sent = &chat_requests(&server)[0];
+                if KIND == ProviderKind::Gemini {
+                    assert_eq!(sent.path, "/v1beta/models/mock-model:streamGenerateContent");
+                } else {
+                    assert_eq!(sent.body["stream"], json!(true));
+                }
             }
 
             #[tokio::test]
@@ -529,7 +539,9 @@ macro_rules! provider_suite {
                 p.chat(request, CallOptions::default()).await.unwrap();
                 let body = chat_requests(&server)[0].body.to_string();
                 assert!(body.contains("city not found"), "{body}");
-                let marked = body.contains("\"is_error\":true") || body.contains("Error: city not found");
+                let marked = body.contains("\"is_error\":true")
+                    || body.contains("Error: city not found")
+                    || body.contains("\"response\":{\"error\":\"city not found\"}");
                 assert!(marked, "{body}");
             }
         }
@@ -539,3 +551,4 @@ macro_rules! provider_suite {
 provider_suite!(openai_compatible, ProviderKind::OpenaiCompatible);
 provider_suite!(ollama, ProviderKind::Ollama);
 provider_suite!(anthropic, ProviderKind::Anthropic);
+provider_suite!(gemini, ProviderKind::Gemini);

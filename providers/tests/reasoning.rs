@@ -71,3 +71,31 @@ fn unusable_reasoning_values_are_refused_naming_the_key() {
         assert!(error.contains(key), "{key}={value}: {error}");
     }
 }
+
+#[tokio::test]
+async fn openai_compatible_reasoning_content_is_the_reasoning_never_the_text() {
+    // llama.cpp and DeepSeek send a reasoning model's thinking as `reasoning_content`, whole
+    // and in stream deltas; mock-llm does so for a scripted `thinking`.
+    let scenario = "rules:\n  - reply: {thinking: \"Two and two make four.\", text: \"4\"}\n";
+    for stream in [false, true] {
+        let server = server(scenario).await;
+        let p = provider(ProviderKind::OpenaiCompatible, &server, json!({}));
+        let deltas = Deltas::default();
+        let options = if stream {
+            CallOptions::default().with_stream(&deltas)
+        } else {
+            CallOptions::default()
+        };
+        let r = p.chat(ask("2+2?"), options).await.unwrap();
+        assert_eq!(r.text, "4", "stream={stream}");
+        assert_eq!(
+            r.reasoning.as_deref(),
+            Some("Two and two make four."),
+            "stream={stream}"
+        );
+        assert!(
+            !deltas.joined().contains("Two"),
+            "reasoning reached the answer stream"
+        );
+    }
+}

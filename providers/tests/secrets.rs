@@ -55,6 +55,7 @@ async fn credential_never_appears_in_logs_errors_or_serialized_config() {
         ProviderKind::OpenaiCompatible,
         ProviderKind::Ollama,
         ProviderKind::Anthropic,
+        ProviderKind::Gemini,
     ] {
         let server = server("rules:\n  - reply: {text: fine}\n").await;
         let mut spec = spec(
@@ -181,6 +182,7 @@ async fn keys_echoed_in_error_bodies_and_in_stream_errors_are_redacted() {
         ProviderKind::OpenaiCompatible,
         ProviderKind::Ollama,
         ProviderKind::Anthropic,
+        ProviderKind::Gemini,
     ] {
         // A non-JSON error body (kept as text in the error message) echoing the key.
         let base = plain_error_server(400, format!("proxy says: bad key {TEST_KEY}")).await;

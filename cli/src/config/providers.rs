@@ -7,10 +7,11 @@
 //!
 //! # Which provider a command uses ([`ProviderChoice::resolve`])
 //! 1. `--provider P` (or `SKILLET_PROVIDER`): the `[providers.P]` table when there is one;
-//!    otherwise `P` is a kind (`openai`, `openai-compatible`, `ollama`, `anthropic`, `mock`) and
-//!    the provider is made from `--model` / `--base-url` and the standard environment: the key
-//!    from `OPENAI_API_KEY` (both OpenAI kinds; required by `openai`) or `ANTHROPIC_API_KEY`,
-//!    the endpoint (unless `--base-url`) from `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or
+//!    otherwise `P` is a kind (`openai`, `openai-compatible`, `ollama`, `anthropic`, `gemini`,
+//!    `mock`) and the provider is made from `--model` / `--base-url` and the standard
+//!    environment: the key from `OPENAI_API_KEY` (both OpenAI kinds; required by `openai`),
+//!    `ANTHROPIC_API_KEY` or `GEMINI_API_KEY`, the endpoint (unless `--base-url`) from
+//!    `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL` or
 //!    `OLLAMA_HOST` (read as the Ollama CLI reads it: `127.0.0.1:9`, `http://h`, `:1234`,
 //!    `0.0.0.0` for this machine; `skillet_providers::ollama_base_url`). `--provider ollama`
 //!    without a model fails with the models the server has

@@ -435,6 +435,9 @@ pub(crate) fn provider_failure(
         | ProviderErrorKind::BadRequest
         | ProviderErrorKind::ContextTooLong
         | ProviderErrorKind::Config => ErrorCode::RuntimeError,
+        // Images to a model declared not to take them, or too large: the caller's input is
+        // refused (A2E has no `invalid_input`; its nearest is the unusable message).
+        ProviderErrorKind::UnsupportedInput => ErrorCode::InvalidMessage,
     };
     (code, format!("provider {label} failed: {error}"))
 }
@@ -466,6 +469,10 @@ mod tests {
         assert_eq!(
             code(ProviderErrorKind::RateLimited { retry_after: None }, later),
             ErrorCode::SkillError
+        );
+        assert_eq!(
+            code(ProviderErrorKind::UnsupportedInput, later),
+            ErrorCode::InvalidMessage
         );
     }
 }

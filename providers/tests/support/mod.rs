@@ -30,7 +30,7 @@ pub fn spec(kind: ProviderKind, server: &MockServer, extra: Value) -> ProviderSp
         ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
             format!("{}/v1", server.base_url())
         }
-        ProviderKind::Ollama | ProviderKind::Anthropic => server.base_url(),
+        ProviderKind::Ollama | ProviderKind::Anthropic | ProviderKind::Gemini => server.base_url(),
     };
     let mut config = json!({
         "model": "mock-model",
@@ -69,7 +69,11 @@ pub fn chat_requests(server: &MockServer) -> Vec<JournalEntry> {
     server
         .journal()
         .into_iter()
-        .filter(|e| e.endpoint.ends_with(".chat") || e.endpoint.ends_with(".messages"))
+        .filter(|e| {
+            e.endpoint.ends_with(".chat")
+                || e.endpoint.ends_with(".messages")
+                || e.endpoint.ends_with(".generate_content")
+        })
         .collect()
 }
 
