@@ -426,6 +426,33 @@ mod tests {
     }
 
     #[test]
+    fn multi_line_and_long_texts_survive_the_yaml_round_trip() {
+        let r = Redactor::default();
+        let user = format!(
+            "Tool `calculator` returned:\n{{\"expression\":\"42.5 + 180\",\"result\":222.5}}\n\n  indented {}",
+            "long ".repeat(40)
+        );
+        let mut rec = Recording::new("x.yaml".into());
+        let c = Captured {
+            text: "line one\nline two: yes\n".into(),
+            ..Captured::default()
+        };
+        rec.add(
+            1,
+            Key::of(&request(&user, &[]), &r),
+            Answer::Reply(reply_out(&c, &r)),
+        );
+        let yaml = rec.render(&r).unwrap();
+        let s = Scenario::from_yaml_str(&yaml).unwrap();
+        assert!(s.rules[0].when.matches(&request(&user, &[])), "{yaml}");
+        assert_eq!(
+            s.rules[0].replies[0].text.as_deref(),
+            Some("line one\nline two: yes\n"),
+            "{yaml}"
+        );
+    }
+
+    #[test]
     fn the_same_request_answered_differently_becomes_a_sequence() {
         let r = Redactor::default();
         let mut rec = Recording::new("x.json".into());
