@@ -23,6 +23,7 @@
 //! `matching` (the script), `synth` and `pattern` (schema → instance), `faults`, `journal`,
 //! `delivery` (timing, cut streams), `wire` + `openai` / `ollama` / `anthropic` / `gemini` (wire formats),
 //! `request` / `reply` (the neutral forms between them), `config` (settings and clock).
+//! `record` is the recording proxy (`mock-llm record`): a real server's answers → a scenario.
 //! This crate depends on nothing else in the workspace.
 
 mod accept;
@@ -38,6 +39,7 @@ mod matching;
 mod ollama;
 mod openai;
 mod pattern;
+mod record;
 mod reply;
 mod request;
 mod scenario;
@@ -51,6 +53,7 @@ pub use config::{Clock, DEFAULT_EPOCH_SECS, DEFAULT_MAX_BODY_BYTES, MockConfig};
 pub use dialect::{IdQuirk, ToolSupport, Wrap};
 pub use faults::{Fault, FaultKind, StatusFault, ToolCallProblem};
 pub use journal::{JournalEntry, REDACTED};
+pub use record::{RecordConfig, RecordError, Recorder, WriteError};
 pub use reply::{Finish, Usage};
 pub use request::Endpoint;
 pub use scenario::{

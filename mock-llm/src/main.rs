@@ -29,6 +29,35 @@ struct Cli {
     /// Reject chat requests without `Authorization` / `x-api-key` (401).
     #[arg(long)]
     require_auth: bool,
+    /// `record`: proxy to a real server and write what it answers as a scenario.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Subcommands; without one, mock-llm serves the `--scenario` files.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Proxy to a real OpenAI-compatible, Anthropic or Ollama server and write its answers as a
+    /// scenario that `mock-llm --scenario FILE` replays (credentials are never written).
+    Record(RecordArgs),
+}
+
+/// `mock-llm record` options.
+#[derive(Debug, clap::Args)]
+struct RecordArgs {
+    /// The real server's root URL, e.g. `http://127.0.0.1:8080` (request paths are appended).
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+    /// The scenario file to write (JSON by `.json` extension, else YAML); rewritten after each
+    /// answer.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Environment variables whose values must never appear in the file (repeatable).
+    #[arg(long, value_name = "NAME")]
+    redact_env: Vec<String>,
+    /// Address to listen on (default: the top-level `--listen`, a free loopback port).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -62,6 +91,9 @@ async fn serve() -> anyhow::Result<()> {
         )
         .init();
     let cli = Cli::parse();
+    if let Some(Command::Record(args)) = cli.command {
+        return record(cli.listen, args).await;
+    }
     let mut scenario = Scenario::new();
     for path in &cli.scenario {
         let s = Scenario::from_file(path).with_context(|| format!("loading {}", path.display()))?;
@@ -79,6 +111,23 @@ async fn serve() -> anyhow::Result<()> {
     println!("mock-llm listening on {}", server.base_url());
     shutdown_signal().await?;
     server.shutdown().await;
+    Ok(())
+}
+
+/// `mock-llm record`: prints `mock-llm recording on http://ADDR -> UPSTREAM` once bound.
+async fn record(listen: SocketAddr, args: RecordArgs) -> anyhow::Result<()> {
+    let config = mock_llm::RecordConfig::new(args.upstream.clone(), args.out.clone())
+        .with_listen(args.listen.unwrap_or(listen))
+        .with_redact_env(args.redact_env);
+    let recorder = mock_llm::Recorder::start(config).await?;
+    println!(
+        "mock-llm recording on {} -> {} into {}",
+        recorder.base_url(),
+        args.upstream,
+        args.out.display()
+    );
+    shutdown_signal().await?;
+    recorder.shutdown().await;
     Ok(())
 }
 
