@@ -206,7 +206,8 @@ mod tests {
         let alpha = registry.get("alpha").unwrap();
         assert_eq!(alpha.status, SkillStatus::Blocked);
         assert_eq!(alpha.spec.description, "First.");
-        let metadata = alpha.advertised.metadata.as_ref().unwrap();
+        let advertised = alpha.to_wire();
+        let metadata = advertised.metadata.as_ref().unwrap();
         assert!(
             metadata["load_failed"]
                 .as_str()
@@ -222,7 +223,7 @@ mod tests {
         assert_eq!(alpha.spec.description, "Fixed.");
         assert!(
             alpha
-                .advertised
+                .to_wire()
                 .metadata
                 .as_ref()
                 .is_none_or(|m| !m.contains_key("load_failed"))
