@@ -12,7 +12,7 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use crate::config::{Config, ProviderChoice, ProviderShortcuts, ToolConfig, ToolkitConfig};
 use crate::embedded::EmbeddedMock;
-use skillet_engine::environments::{EnvironmentKind, EnvironmentState, RETRY_FIRST, SkillFolder};
+use skillet_engine::environments::{EnvironmentState, RETRY_FIRST, SkillFolder};
 use skillet_engine::files::FileSupport;
 use skillet_engine::run::{CardIdentity, Executor, HostEndpoint};
 use skillet_engine::sandboxed::{CommandTool, PluginHost};
@@ -218,16 +218,9 @@ pub(crate) async fn prepare_missing_environments(
             };
             let name = skill.name().to_owned();
             let on_build = |requirements: &skillet_engine::environments::Requirements| {
-                console.notice(crate::validate_scripts::build_notice(
-                    kind,
-                    &name,
-                    requirements,
-                ));
+                console.notice(kind.build_notice(&name, requirements));
             };
-            let built = match kind {
-                EnvironmentKind::Python => environments.prepare(&folder, &on_build).await,
-                EnvironmentKind::Node => environments.prepare_node(&folder, &on_build).await,
-            };
+            let built = environments.prepare_kind(kind, &folder, &on_build).await;
             if let Err(why) = built {
                 console.warn(format!("skill `{name}` is Blocked: environment: {why}"));
             }

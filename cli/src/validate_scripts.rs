@@ -205,36 +205,13 @@ async fn prepared(
     kind: EnvironmentKind,
     console: Console,
 ) -> EnvironmentState {
-    let name = folder.name.clone();
     let on_build = |requirements: &Requirements| {
-        console.notice(build_notice(kind, &name, requirements));
+        console.notice(kind.build_notice(&folder.name, requirements));
     };
-    let built = match kind {
-        EnvironmentKind::Python => environments.prepare(folder, &on_build).await,
-        EnvironmentKind::Node => environments.prepare_node(folder, &on_build).await,
-    };
-    match built {
+    match environments.prepare_kind(kind, folder, &on_build).await {
         Ok(Some(env)) => EnvironmentState::Ready(env),
         Ok(None) => EnvironmentState::NotNeeded,
         Err(why) => EnvironmentState::Failed(why),
-    }
-}
-
-/// What a console says as an environment starts building.
-pub(crate) fn build_notice(
-    kind: EnvironmentKind,
-    skill: &str,
-    requirements: &Requirements,
-) -> String {
-    match kind {
-        EnvironmentKind::Python => format!(
-            "building the Python environment of skill `{skill}` ({}) with uv",
-            requirements.lines.join(", ")
-        ),
-        EnvironmentKind::Node => format!(
-            "installing the Node packages of skill `{skill}` ({}) with npm",
-            requirements.lines.join(", ")
-        ),
     }
 }
 

@@ -76,6 +76,29 @@ impl EnvironmentKind {
             EnvironmentKind::Node => "Node",
         }
     }
+
+    /// The kind of environment a script with this extension runs in, if any.
+    pub fn of_extension(extension: &str) -> Option<EnvironmentKind> {
+        match extension {
+            "py" => Some(EnvironmentKind::Python),
+            "js" | "mjs" | "cjs" => Some(EnvironmentKind::Node),
+            _ => None,
+        }
+    }
+
+    /// What is said (a progress event, a console line) as `skill`'s environment of this kind
+    /// starts building from `requirements`.
+    pub fn build_notice(self, skill: &str, requirements: &Requirements) -> String {
+        let lines = requirements.lines.join(", ");
+        match self {
+            EnvironmentKind::Python => {
+                format!("building the Python environment of skill `{skill}` ({lines}) with uv")
+            }
+            EnvironmentKind::Node => {
+                format!("installing the Node packages of skill `{skill}` ({lines}) with npm")
+            }
+        }
+    }
 }
 
 /// A built environment.
@@ -395,6 +418,20 @@ impl Environments {
         )
         .await
         .map(Some)
+    }
+
+    /// `skill`'s environment of `kind`, built now if it is not yet ([`Self::prepare`] or
+    /// [`Self::prepare_node`]).
+    pub async fn prepare_kind(
+        &self,
+        kind: EnvironmentKind,
+        skill: &SkillFolder,
+        on_build: &(dyn Fn(&Requirements) + Send + Sync),
+    ) -> Result<Option<Environment>, String> {
+        match kind {
+            EnvironmentKind::Python => self.prepare(skill, on_build).await,
+            EnvironmentKind::Node => self.prepare_node(skill, on_build).await,
+        }
     }
 
     /// `skill`'s Node environment, built now with npm if it is not yet (as [`Self::prepare`]).

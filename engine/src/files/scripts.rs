@@ -39,7 +39,7 @@ use super::confine;
 use super::settings::ScriptsConfig;
 use crate::deadline::Deadline;
 use crate::environments::{
-    Environments, Interpreters, SkillFolder, SystemTools, missing_program_hint,
+    EnvironmentKind, Environments, Interpreters, SkillFolder, SystemTools, missing_program_hint,
 };
 use crate::events::EventEmitter;
 use crate::protocol::ErrorCode;
@@ -83,9 +83,6 @@ struct Prepared {
     command: SandboxCommand,
     read_only: Vec<PathBuf>,
 }
-
-/// The extensions Node runs, whose scripts get the skill's Node environment.
-const NODE_EXTENSIONS: [&str; 3] = ["js", "mjs", "cjs"];
 
 impl RunSkillScript {
     pub(crate) fn new(
@@ -172,72 +169,51 @@ impl RunSkillScript {
             }
         };
         let mut read_only = interpreter.read_only.clone();
-        let mut command = SandboxCommand::new(&interpreter.program, &self.workspace);
-        if extension == "py" {
-            let name = self.folder.name.clone();
-            let on_build = |requirements: &crate::environments::Requirements| {
-                events.progress(
-                    events.last_progress(),
-                    format!(
-                        "building the Python environment of skill `{name}` ({}) with uv",
-                        requirements.lines.join(", ")
-                    ),
-                );
-            };
-            let environment = self
-                .environments
-                .prepare(&self.folder, &on_build)
-                .await
-                .map_err(|why| {
-                    format!(
-                        "{}: {path:?} cannot run: the skill's Python environment could not be \
-                         built: {why}",
-                        ErrorCode::RuntimeError
-                    )
-                })?;
-            if let Some(environment) = environment {
+        let command = SandboxCommand::new(&interpreter.program, &self.workspace);
+        let Some(kind) = EnvironmentKind::of_extension(extension) else {
+            return Ok(Prepared {
+                command: command.arg(script).args(args),
+                read_only,
+            });
+        };
+        let on_build = |requirements: &crate::environments::Requirements| {
+            let notice = kind.build_notice(&self.folder.name, requirements);
+            events.progress(events.last_progress(), notice);
+        };
+        let environment = self
+            .environments
+            .prepare_kind(kind, &self.folder, &on_build)
+            .await
+            .map_err(|why| {
+                format!(
+                    "{}: {path:?} cannot run: the skill's {} environment could not be built: \
+                     {why}",
+                    ErrorCode::RuntimeError,
+                    kind.label()
+                )
+            })?;
+        let Some(environment) = environment else {
+            return Ok(Prepared {
+                command: command.arg(script).args(args),
+                read_only,
+            });
+        };
+        let command = match kind {
+            EnvironmentKind::Python => {
                 let python = environment.python();
-                command = SandboxCommand::new(&python, &self.workspace).arg0(python.as_os_str());
-                read_only.push(environment.dir);
+                SandboxCommand::new(&python, &self.workspace)
+                    .arg0(python.as_os_str())
+                    .arg(script)
             }
-        }
-        if NODE_EXTENSIONS.contains(&extension) {
-            let name = self.folder.name.clone();
-            let on_build = |requirements: &crate::environments::Requirements| {
-                events.progress(
-                    events.last_progress(),
-                    format!(
-                        "installing the Node packages of skill `{name}` ({}) with npm",
-                        requirements.lines.join(", ")
-                    ),
-                );
-            };
-            let environment = self
-                .environments
-                .prepare_node(&self.folder, &on_build)
-                .await
-                .map_err(|why| {
-                    format!(
-                        "{}: {path:?} cannot run: the skill's Node environment could not be \
-                         built: {why}",
-                        ErrorCode::RuntimeError
-                    )
-                })?;
-            if let Some(environment) = environment {
+            EnvironmentKind::Node => {
                 let entry = self.node_entry(&environment, &script, path)?;
                 read_only.push(self.environments.root().join("links"));
-                read_only.push(environment.dir);
-                return Ok(Prepared {
-                    command: command
-                        .args(crate::environments::NODE_FLAGS)
-                        .arg(entry)
-                        .args(args),
-                    read_only,
-                });
+                command.args(crate::environments::NODE_FLAGS).arg(entry)
             }
-        }
+        };
+        read_only.push(environment.dir);
         Ok(Prepared {
-            command: command.arg(script).args(args),
+            command: command.args(args),
             read_only,
         })
     }
