@@ -464,15 +464,15 @@ mod kind_tests {
             ProviderEntryKind::parse("Mock_LLM"),
             Some(ProviderEntryKind::Mock)
         );
-        assert_eq!(ProviderEntryKind::parse("gemini"), None);
+        assert_eq!(ProviderEntryKind::parse("palm"), None);
     }
 
     #[test]
     fn an_unknown_kind_in_the_file_names_the_known_ones() {
-        let error = serde_json::from_value::<ProviderEntry>(serde_json::json!({"kind": "gemini"}))
+        let error = serde_json::from_value::<ProviderEntry>(serde_json::json!({"kind": "palm"}))
             .unwrap_err()
             .to_string();
-        assert!(error.contains("\"gemini\""), "{error}");
+        assert!(error.contains("\"palm\""), "{error}");
         assert!(
             error.contains("openai-compatible") && error.contains("mock"),
             "{error}"
