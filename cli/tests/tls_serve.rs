@@ -187,19 +187,16 @@ async fn sighup_gives_new_connections_the_new_certificate_and_a_bad_one_keeps_th
     call_a2e(&open, &server, "still-open").await;
 }
 
-#[tokio::test]
-async fn the_mcp_python_sdk_runs_a_tool_over_https_trusting_the_test_ca() {
-    let Some(python) = python_with("mcp.client.streamable_http") else {
-        return;
-    };
-    let ca = TestCa::new("skillet test CA");
-    let server = TlsServer::start(&ca, "").await;
-    let ca_file = ca.write_pem(server.cwd.path(), "ca.pem");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_tls_client.py");
-    let run = tokio::process::Command::new(&python)
+/// Runs the SDK script `script` (`tests/python/`) against `url` trusting `ca_file`, for the
+/// skill `echo-a`, and returns the JSON summary it prints last.
+async fn sdk_summary(python: &Path, script: &str, url: &str, ca_file: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
+    let run = tokio::process::Command::new(python)
         .arg(&script)
-        .arg(server.url("/mcp"))
-        .arg(&ca_file)
+        .arg(url)
+        .arg(ca_file)
         .arg("echo-a")
         .current_dir(std::env::temp_dir())
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -215,7 +212,18 @@ async fn the_mcp_python_sdk_runs_a_tool_over_https_trusting_the_test_ca() {
         "stdout:\n{stdout}\nstderr:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
+#[tokio::test]
+async fn the_mcp_python_sdk_runs_a_tool_over_https_trusting_the_test_ca() {
+    let Some(python) = python_with("mcp.client.streamable_http") else {
+        return;
+    };
+    let ca = TestCa::new("skillet test CA");
+    let server = TlsServer::start(&ca, "").await;
+    let ca_file = ca.write_pem(server.cwd.path(), "ca.pem");
+    let summary = sdk_summary(&python, "mcp_tls_client.py", &server.url("/mcp"), &ca_file).await;
     assert_eq!(summary["tools"], json!(["echo-a"]), "{summary}");
     assert_eq!(summary["is_error"], false, "{summary}");
     assert_eq!(summary["without_ca"], "certificate refused", "{summary}");
@@ -229,27 +237,7 @@ async fn the_a2a_sdk_resolves_the_card_and_runs_a_task_over_https_trusting_the_t
     let ca = TestCa::new("skillet test CA");
     let server = TlsServer::start(&ca, "").await;
     let ca_file = ca.write_pem(server.cwd.path(), "ca.pem");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_tls_client.py");
-    let run = tokio::process::Command::new(&python)
-        .arg(&script)
-        .arg(&server.server.base)
-        .arg(&ca_file)
-        .arg("echo-a")
-        .current_dir(std::env::temp_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the SDK script ends within 120 s")
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let summary = sdk_summary(&python, "a2a_tls_client.py", &server.server.base, &ca_file).await;
     let jsonrpc = summary["interfaces"]
         .as_array()
         .and_then(|all| all.iter().find(|i| i[0] == "JSONRPC"))
