@@ -344,7 +344,7 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
         Ok::<_, std::convert::Infallible>(sse_event(&message))
     });
     Sse::new(stream)
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::new().interval(crate::listener::SSE_KEEP_ALIVE))
         .into_response()
 }
 

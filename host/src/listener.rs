@@ -56,6 +56,12 @@ use crate::tls::TlsServer;
 /// sockets).
 pub(crate) const FD_HEADROOM: u64 = 64;
 
+/// How often a silent SSE stream (A2E, A2A, MCP) sends a keep-alive comment. Below the 5 s read
+/// timeout of an `httpx.AsyncClient()` with default settings — what a2a-sdk's `ClientFactory` and
+/// many Python hosts stream with — so a model turn that takes longer does not look like a dead
+/// server to them.
+pub(crate) const SSE_KEEP_ALIVE: Duration = Duration::from_secs(3);
+
 /// The TCP peer of the connection a request came on (in every request's extensions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);

@@ -95,7 +95,7 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
                     Ok::<_, std::convert::Infallible>(SseEvent::default().data(data))
                 });
             Sse::new(items)
-                .keep_alive(KeepAlive::default())
+                .keep_alive(KeepAlive::new().interval(crate::listener::SSE_KEEP_ALIVE))
                 .into_response()
         }
         Err(error) => error_response(streaming, &id, &error),

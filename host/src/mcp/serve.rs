@@ -62,7 +62,7 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
-        .with_sse_keep_alive(Some(Duration::from_secs(15)));
+        .with_sse_keep_alive(Some(crate::listener::SSE_KEEP_ALIVE));
     config.max_request_body_bytes = options.max_body_bytes;
     config.cancellation_token = stop;
     let core = core.clone();
