@@ -221,11 +221,19 @@ impl ProviderError {
     }
 
     /// Classifies an HTTP error response from its status, headers, the error's `type`/`code`
-    /// strings and message as parsed from the body by the provider module.
+    /// strings, the wait its body asked for and its message, as parsed from the body by the
+    /// provider module.
+    ///
+    /// A 429 that names a wait is a rate limit even when its message speaks of quota: Gemini
+    /// answers every per-minute limit with "You exceeded your current quota" and a
+    /// `RetryInfo.retryDelay`; only a quota refusal without a wait is [`QuotaExceeded`].
+    ///
+    /// [`QuotaExceeded`]: ProviderErrorKind::QuotaExceeded
     pub(crate) fn from_http(
         status: StatusCode,
         headers: &HeaderMap,
         error_codes: &[&str],
+        body_retry_after: Option<Duration>,
         message: String,
     ) -> Self {
         let code = status.as_u16();
@@ -241,12 +249,13 @@ impl ProviderError {
             || lower.contains("exceeds the maximum number of tokens");
         let kind = match code {
             429 if has_code("insufficient_quota")
-                || lower.contains("exceeded your current quota") =>
+                || (body_retry_after.is_none()
+                    && lower.contains("exceeded your current quota")) =>
             {
                 ProviderErrorKind::QuotaExceeded
             }
             429 => ProviderErrorKind::RateLimited {
-                retry_after: retry_after(headers),
+                retry_after: retry_after(headers).or(body_retry_after),
             },
             401 | 403 => ProviderErrorKind::Auth,
             404 => ProviderErrorKind::NotFound,

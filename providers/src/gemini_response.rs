@@ -1,6 +1,7 @@
 //! Gemini answers: a `GenerateContentResponse` read as typed structs, whole or as the series of
 //! them a stream is (each SSE `data:` one response holding the next parts), and Gemini's error
-//! body (`{"error": {"code", "message", "status"}}`).
+//! body (`{"error": {"code", "message", "status", "details"}}`: a `RetryInfo.retryDelay` is the
+//! wait a 429 asks for; a `QuotaFailure` on a per-day quota makes it a quota refusal).
 //!
 //! Text parts are answer text; parts marked `thought` are the thought summary (the response's
 //! `reasoning`, never its text); `functionCall` parts are tool calls, each whole; a part's
@@ -13,6 +14,8 @@
 //! candidate (`promptFeedback.blockReason`) is a complete, content-filtered answer.
 //!
 //! What is not here: the request (`gemini.rs`).
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -115,7 +118,7 @@ struct PromptFeedback {
     block_reason: Option<String>,
 }
 
-/// `{"code": 429, "message": "...", "status": "RESOURCE_EXHAUSTED"}`.
+/// `{"code": 429, "message": "...", "status": "RESOURCE_EXHAUSTED", "details": [...]}`.
 #[derive(Deserialize)]
 struct WireError {
     #[serde(default)]
@@ -124,7 +127,15 @@ struct WireError {
     message: Option<String>,
     #[serde(default)]
     status: Option<String>,
+    /// `google.rpc` detail messages, each with an `@type`: `RetryInfo` (`retryDelay`) and
+    /// `QuotaFailure` (`violations[].quotaId`) are read.
+    #[serde(default)]
+    details: Vec<Value>,
 }
+
+/// The code a per-day quota refusal is reported with: the one [`ProviderError::from_http`]
+/// reads as a quota that waiting a few seconds does not restore.
+const QUOTA_CODE: &str = "insufficient_quota";
 
 impl From<WireError> for ErrorBody {
     fn from(error: WireError) -> Self {
@@ -132,11 +143,38 @@ impl From<WireError> for ErrorBody {
             Value::String(s) => s,
             other => other.to_string(),
         });
+        let detail = |name: &'static str| details_of(&error.details, name);
+        // "GenerateRequestsPerDayPerProjectPerModel-FreeTier": the wait is until tomorrow.
+        let per_day = detail("google.rpc.QuotaFailure")
+            .filter_map(|d| d.get("violations")?.as_array())
+            .flatten()
+            .filter_map(|v| v.get("quotaId")?.as_str())
+            .any(|id| id.contains("PerDay"));
+        let retry_after = detail("google.rpc.RetryInfo")
+            .find_map(|d| protobuf_duration(d.get("retryDelay")?.as_str()?))
+            .filter(|_| !per_day);
+        let quota = per_day.then(|| QUOTA_CODE.to_owned());
         ErrorBody {
-            codes: error.status.into_iter().chain(code).collect(),
+            codes: error.status.into_iter().chain(code).chain(quota).collect(),
             message: error.message.unwrap_or_default(),
+            retry_after,
         }
     }
+}
+
+/// The `google.rpc` details whose `@type` ends with `name`.
+fn details_of<'a>(details: &'a [Value], name: &'static str) -> impl Iterator<Item = &'a Value> {
+    details.iter().filter(move |d| {
+        d.get("@type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.ends_with(name))
+    })
+}
+
+/// A protobuf JSON `Duration`: decimal seconds with an `s` suffix (`"37s"`, `"0.5s"`).
+fn protobuf_duration(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
 /// Reads a non-2xx body: the error's `status` and `code`, and its message; a body that is not
@@ -156,8 +194,8 @@ pub(crate) fn parse_error(body: &[u8]) -> ErrorBody {
     match serde_json::from_slice::<Shape>(body) {
         Ok(Shape::One(e)) | Ok(Shape::List([e])) => e.error.into(),
         Err(_) => ErrorBody {
-            codes: Vec::new(),
             message: lossy_text(body),
+            ..ErrorBody::default()
         },
     }
 }

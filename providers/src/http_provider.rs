@@ -135,7 +135,13 @@ impl<W: Wire> HttpProvider<W> {
                 .unwrap_or_default();
             let parsed = W::parse_error(&body);
             let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
-            let error = ProviderError::from_http(status, &headers, &codes, parsed.message);
+            let error = ProviderError::from_http(
+                status,
+                &headers,
+                &codes,
+                parsed.retry_after,
+                parsed.message,
+            );
             return Err(match refused_feature(status.as_u16(), &body, sent) {
                 Some(feature) => error.with_refused(feature),
                 None => error,

@@ -122,11 +122,13 @@ impl<'a> TrackingSink<'a> {
     }
 }
 
-/// What a wire extracts from an error body: the error's `type`/`code` strings and its message.
+/// What a wire extracts from an error body: the error's `type`/`code` strings, its message, and
+/// a wait the body asked for (Gemini's `RetryInfo.retryDelay`; the others use headers).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct ErrorBody {
     pub codes: Vec<String>,
     pub message: String,
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// The `{"error": ...}` envelope the three APIs share in some form: OpenAI and Anthropic send
@@ -156,8 +158,8 @@ impl From<ErrorDetail> for ErrorBody {
     fn from(detail: ErrorDetail) -> Self {
         match detail {
             ErrorDetail::Text(message) => ErrorBody {
-                codes: Vec::new(),
                 message,
+                ..ErrorBody::default()
             },
             ErrorDetail::Object {
                 kind,
@@ -171,6 +173,7 @@ impl From<ErrorDetail> for ErrorBody {
                 ErrorBody {
                     codes: kind.into_iter().chain(code).collect(),
                     message: message.unwrap_or_default(),
+                    retry_after: None,
                 }
             }
         }
@@ -182,8 +185,8 @@ pub(crate) fn parse_error_envelope(body: &[u8]) -> ErrorBody {
     match serde_json::from_slice::<ErrorEnvelope>(body) {
         Ok(envelope) => envelope.error.into(),
         Err(_) => ErrorBody {
-            codes: Vec::new(),
             message: lossy_text(body),
+            ..ErrorBody::default()
         },
     }
 }

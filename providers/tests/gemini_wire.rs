@@ -21,6 +21,15 @@ async fn capturing_server(
     answer: &'static str,
     sse: bool,
 ) -> (String, tokio::sync::oneshot::Receiver<Vec<u8>>) {
+    answering_server("200 OK", answer, sse).await
+}
+
+/// [`capturing_server`] with the status line's code and reason (`"429 Too Many Requests"`).
+async fn answering_server(
+    status: &'static str,
+    answer: &'static str,
+    sse: bool,
+) -> (String, tokio::sync::oneshot::Receiver<Vec<u8>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -56,7 +65,7 @@ async fn capturing_server(
             ("application/json", answer.to_owned())
         };
         let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
             body.len()
         );
         socket.write_all(head.as_bytes()).await.unwrap();
@@ -384,4 +393,53 @@ async fn a_blocked_prompt_is_a_content_filtered_answer_and_an_error_names_its_st
 
 fn provider_for(server: &mock_llm::MockServer) -> std::sync::Arc<dyn skillet_providers::Provider> {
     provider(ProviderKind::Gemini, server, json!({"max_attempts": 1}))
+}
+
+/// Gemini's answer to a per-minute limit: the quota wording of a billing refusal, with the wait
+/// in a `RetryInfo` detail.
+const PER_MINUTE_429: &str = r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}"#;
+
+/// The same refusal for the day's quota: waiting seconds does not help.
+const PER_DAY_429: &str = r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"}]}}"#;
+
+async fn refusal(body: &'static str) -> skillet_providers::ProviderError {
+    let (base, _captured) = answering_server("429 Too Many Requests", body, false).await;
+    let provider = ProviderPool::new()
+        .provider(&gemini_spec(&base, json!({})))
+        .unwrap();
+    provider
+        .chat(ask("hi"), CallOptions::default())
+        .await
+        .expect_err("a 429 is an error")
+}
+
+#[tokio::test]
+async fn a_per_minute_429_is_a_retryable_rate_limit_with_the_bodys_retry_delay() {
+    let error = refusal(PER_MINUTE_429).await;
+    assert!(
+        matches!(
+            error.kind,
+            skillet_providers::ProviderErrorKind::RateLimited { .. }
+        ),
+        "{error:?}"
+    );
+    assert!(error.retryable, "{error:?}");
+    assert_eq!(
+        error.retry_after(),
+        Some(std::time::Duration::from_secs(37))
+    );
+}
+
+#[tokio::test]
+async fn a_per_day_429_is_quota_exceeded_and_not_retried() {
+    let error = refusal(PER_DAY_429).await;
+    assert!(
+        matches!(
+            error.kind,
+            skillet_providers::ProviderErrorKind::QuotaExceeded
+        ),
+        "{error:?}"
+    );
+    assert!(!error.retryable, "{error:?}");
+    assert_eq!(error.retry_after(), None);
 }
