@@ -35,8 +35,9 @@ use std::net::IpAddr;
 
 use secrecy::SecretString;
 
+use crate::config_values::ConfigError;
 use crate::kind::ProviderKind;
-use crate::spec::{ConfigError, CredentialSource, ProviderSpec};
+use crate::spec::{CredentialSource, ProviderSpec};
 
 /// `SKILLET_PROVIDER`: the kind, when several are configured.
 pub const SKILLET_PROVIDER: &str = "SKILLET_PROVIDER";

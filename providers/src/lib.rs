@@ -75,6 +75,7 @@ mod anthropic_response;
 mod anthropic_stream;
 #[cfg(test)]
 mod anthropic_thinking_tests;
+mod config_values;
 mod error;
 mod fallback;
 mod frames;
@@ -121,6 +122,7 @@ pub use from_env::{
 };
 pub use ollama_tags::{OllamaModelsError, ollama_models};
 
+pub use config_values::ConfigError;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use fallback::{FallbackChain, FallbackLink, FallbackNotice};
 pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
@@ -130,7 +132,7 @@ pub use modes::Modes;
 pub use provider::{CallOptions, ModeNotice, Provider, RetryNotice, RetryObserver};
 pub use rate_limit::{RateLimitKind, RateLimitNotice, RateLimits};
 pub use shared_json::SharedJson;
-pub use spec::{ConfigError, CredentialSource, ProviderSpec, RetrySettings, Timeouts};
+pub use spec::{CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use text_reply::find_json_value;
 pub use transport::POOL_MAX_IDLE_PER_HOST;
 pub use types::{

@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::agent::{Phase, RunState, TurnLoop};
+use super::agent::TurnLoop;
 use super::approval::{ApprovalGate, Approver};
 use super::budget::{RunBudget, estimate_cost};
 use super::durable::{self, Durable, Loaded};
@@ -41,6 +41,7 @@ use super::native::run_native;
 use super::opening::{check_input, output_schema_text, render_instructions};
 use super::provider::ResolvedProvider;
 use super::result::Outcome;
+use super::run_state::{Phase, RunState};
 use super::{messages, spans};
 use crate::events::{EventEmitter, EventSink};
 use crate::files::InputFile;

@@ -94,6 +94,7 @@ mod output;
 mod provider;
 mod provider_registry;
 mod result;
+mod run_state;
 mod skill_provider;
 mod spans;
 mod tool_schemas;
