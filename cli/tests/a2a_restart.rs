@@ -3,6 +3,9 @@
 //!   server from the checkpoint of turn 2 (mock-llm's journal: turns 1 and 2 requested once),
 //!   and the official `a2a-sdk` client's `SubscribeToTask` and `GetTask` after the restart see
 //!   it complete with its output (`tests/python/a2a_restart_client.py`);
+//! - a task still running when a graceful stop's grace (SIGTERM, `shutdown_grace_seconds`)
+//!   runs out is kept, not failed: its open stream ends without a terminal status, the process
+//!   exits 0, and the next start resumes it from turn 2's checkpoint to completion;
 //! - a task whose arguments held a configured secret is not resumable: after the restart it is
 //!   `TASK_STATE_FAILED` saying why, never left working; the canary secret is in no byte of
 //!   the database (its WAL included), where `[REDACTED]` stands for it;
@@ -22,7 +25,7 @@ use std::time::Duration;
 use mock_llm::{MockConfig, MockServer, Scenario};
 use serde_json::{Value, json};
 
-use cli_support::{SKILLET, python_with};
+use cli_support::{SKILLET, python_with, sigterm};
 use serve_support::{HttpServer, ServeHttp, post_json};
 
 const CANARY: &str = "sk-canary-a2a-restart-7c1d0e";
@@ -287,6 +290,72 @@ async fn a_task_killed_after_turn_2_is_resumed_by_the_restarted_server_and_the_s
             .any(|t| t["id"] == task_id.as_str() && t["status"]["state"] == "TASK_STATE_COMPLETED"),
         "{listed}"
     );
+    mock.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_running_past_a_graceful_stops_grace_is_kept_and_resumed_by_the_next_start() {
+    let mock = mock().await;
+    let skills = durable_skills();
+    let cwd = tempfile::tempdir().unwrap();
+    write_config(cwd.path(), &mock, true);
+    let config = cwd.path().join("skillet.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("[server]\n", "[server]\nshutdown_grace_seconds = 1\n"),
+    )
+    .unwrap();
+    let mut first = serve(cwd.path(), skills.path()).await;
+    let task_id = start_task(&first.base, "outlive the grace").await;
+    wait_for_turn(&mock, 3).await;
+
+    // A client following the task when the server stops.
+    let stream = reqwest::Client::new()
+        .post(format!("{}/a2a", first.base))
+        .header("A2A-Version", "1.0")
+        .header("accept", "text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask",
+                      "params": {"id": task_id}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    sigterm(first.child.id().unwrap());
+    let streamed = tokio::time::timeout(Duration::from_secs(30), stream.text())
+        .await
+        .expect("the stream ends with the server")
+        .unwrap_or_default();
+    assert!(streamed.contains("TASK_STATE_WORKING"), "{streamed}");
+    for end in [
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_COMPLETED",
+    ] {
+        assert!(
+            !streamed.contains(end),
+            "the stream said the task ended: {streamed}"
+        );
+    }
+    let status = tokio::time::timeout(Duration::from_secs(30), first.child.wait())
+        .await
+        .expect("the server exits after its grace")
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
+    assert_eq!(turns(&mock), vec![1, 2, 3]);
+
+    let second = serve(cwd.path(), skills.path()).await;
+    let notice = second.startup_lines.join("\n");
+    assert!(
+        notice.contains("1 resumed, 0 failed"),
+        "the next start resumed the task:\n{notice}"
+    );
+    let task = task_when_ended(&second.base, &task_id).await;
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    // Turns 1 and 2 were not asked again; turn 3, cut by the stop, was.
+    assert_eq!(turns(&mock), vec![1, 2, 3, 3, 4]);
     mock.shutdown().await;
 }
 

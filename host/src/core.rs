@@ -136,7 +136,12 @@ struct CoreInner {
     approval_desk: OnceLock<Arc<dyn ApprovalDesk>>,
     /// Which skills changed while serving (hot reload), for the doors to tell their clients.
     changes: SkillChanges,
+    /// Run once when a drain's grace is over, before the calls still running are cancelled.
+    grace_over: Mutex<Vec<GraceOverHook>>,
 }
+
+/// What a door does when a shutdown's grace is over ([`HostCore::on_grace_over`]).
+type GraceOverHook = Box<dyn FnOnce() + Send>;
 
 impl std::fmt::Debug for HostCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,6 +207,7 @@ impl HostCore {
                 recorder: OnceLock::new(),
                 approval_desk: OnceLock::new(),
                 changes: SkillChanges::default(),
+                grace_over: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -468,6 +474,17 @@ impl HostCore {
         self.inner.tracker.reopen();
     }
 
+    /// Registers `hook`, run once when a [drain](HostCore::drain)'s grace is over, right before
+    /// the calls still running are cancelled: a durable A2A task store stops recording their
+    /// ends there, so the next start resumes them.
+    pub fn on_grace_over(&self, hook: impl FnOnce() + Send + 'static) {
+        self.inner
+            .grace_over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(hook));
+    }
+
     /// Shutdown: calls get `grace` to finish, then are cancelled (they still answer) and get
     /// two seconds more (`CANCEL_GRACE`); any still running after that is aborted, which answers
     /// for it with a retryable `runtime_error`. Returns when every call has answered.
@@ -479,6 +496,16 @@ impl HostCore {
                 in_flight = self.in_flight(),
                 "grace period over; cancelling calls"
             );
+            let hooks = std::mem::take(
+                &mut *self
+                    .inner
+                    .grace_over
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            for hook in hooks {
+                hook();
+            }
             self.cancel_all();
             if tokio::time::timeout(CANCEL_GRACE, tracker.wait())
                 .await

@@ -114,7 +114,26 @@ impl A2aAdapter {
             }),
         };
         adapter.reindex_on_reload();
+        adapter.keep_tasks_past_the_grace();
         adapter
+    }
+
+    /// On a durable store, a graceful stop whose grace runs out keeps the running tasks for
+    /// the next start instead of letting them end cancelled ([`TaskStore::keep_running_for_restart`]).
+    fn keep_tasks_past_the_grace(&self) {
+        if !self.inner.store.is_durable() {
+            return;
+        }
+        let store = Arc::downgrade(&self.inner.store);
+        self.inner.core.on_grace_over(move || {
+            let kept = store.upgrade().map_or(0, |s| s.keep_running_for_restart());
+            if kept > 0 {
+                tracing::warn!(
+                    tasks = kept,
+                    "grace period over: running A2A tasks are kept in the state database; the next start resumes them"
+                );
+            }
+        });
     }
 
     /// Rebuilds the skill index whenever the host announces changed skills (hot reload), for

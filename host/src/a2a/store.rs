@@ -89,6 +89,9 @@ struct Inner {
     bytes: usize,
     /// Tasks evicted or expired since the last change was handed to `persist`.
     removed: Vec<String>,
+    /// Set when a graceful stop's grace ran out ([`TaskStore::keep_running_for_restart`]):
+    /// the running tasks' ends are no longer recorded.
+    kept_for_restart: bool,
 }
 
 impl Inner {
@@ -317,6 +320,7 @@ impl TaskStore {
             order,
             bytes,
             removed,
+            ..
         } = inner;
         order.retain(|id| {
             let expired = tasks
@@ -448,14 +452,37 @@ impl TaskStore {
             .is_some_and(|e| e.cancel_requested)
     }
 
+    /// A graceful stop whose grace ran out, on a durable store: the tasks still running stay as
+    /// they are — in memory and in the database, with their checkpoints — instead of ending
+    /// cancelled, so the next start resumes them as it resumes a crashed server's. Their
+    /// streams end here without a terminal status (the client subscribes again after the
+    /// restart); a task its client asked to cancel still ends. Returns how many were kept (0,
+    /// changing nothing, on a store that is not durable).
+    pub(crate) fn keep_running_for_restart(&self) -> usize {
+        if self.persist.is_none() {
+            return 0;
+        }
+        let mut inner = self.lock();
+        inner.kept_for_restart = true;
+        let mut kept = 0;
+        for entry in inner.tasks.values_mut() {
+            if entry.finished_at.is_none() && !entry.cancel_requested {
+                entry.subscribers.clear();
+                kept += 1;
+            }
+        }
+        kept
+    }
+
     /// Applies one update to the task and sends it to the task's subscribers. Updates after the
     /// terminal status (and of unknown tasks) are dropped.
     pub fn apply(&self, id: &str, update: StreamResponse) {
         let mut inner = self.lock();
+        let kept = inner.kept_for_restart;
         let Some(entry) = inner.tasks.get_mut(id) else {
             return;
         };
-        if entry.finished_at.is_some() {
+        if entry.finished_at.is_some() || (kept && !entry.cancel_requested) {
             return;
         }
         let mut finished = false;
@@ -527,6 +554,7 @@ impl TaskStore {
         let inner = &mut *guard;
         if let Some(entry) = inner.tasks.get_mut(id)
             && entry.finished_at.is_none()
+            && !inner.kept_for_restart
         {
             entry.bytes += bytes;
             inner.bytes += bytes;
