@@ -14,8 +14,18 @@ python="${1:?usage: .ci/llama.sh VENV_PYTHON [ENV_FILE]}"
 env_file="${2:-$(cd "$(dirname "$0")/.." && pwd)/.llama.env}"
 venv_bin="$(dirname "$python")"
 version=0.3.36
+# Not -march=native: a VM may report CPU features it does not let a process use (AMX tiles
+# here: ggml's AMX kernels died with SIGILL at the first matrix product), and the build must
+# run on whatever machine CI lands on. x86-64-v3 (AVX2, FMA, F16C, BMI2) is the portable set.
+cpu_flags=()
+cpu_tag=native
+if [ "$(uname -m)" = x86_64 ]; then
+  cpu_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+    -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+  cpu_tag=x86-64-v3
+fi
 cache="${SKILLET_CACHE:-$HOME/.cache/skillet}"
-out="$cache/llama-cpp-$version"
+out="$cache/llama-cpp-$version-$cpu_tag"
 mkdir -p "$cache"
 
 "$python" -m pip install -q --disable-pip-version-check cmake ninja scikit-build-core
@@ -32,6 +42,7 @@ if [ ! -x "$out/bin/llama-server" ] || [ ! -e "$out/bin/libllama.so" ]; then
     -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
     -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF -DCMAKE_BUILD_RPATH='$ORIGIN' \
+    "${cpu_flags[@]}" \
     >"$work/configure.log"
   PATH="$venv_bin:$PATH" cmake --build "$work/build" -j "$(nproc)" --target llama-server llama \
     >"$work/build.log"
