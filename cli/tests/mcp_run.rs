@@ -169,3 +169,77 @@ rules:
     server.shutdown().await;
     toolkit.shutdown().await;
 }
+
+/// The images the chat request `body` shows the model, as OpenAI data URLs.
+fn image_urls(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|part| part["type"] == "image_url")
+        .filter_map(|part| part["image_url"]["url"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_image_an_mcp_tool_returns_is_shown_to_the_model_after_the_results_unless_it_takes_none()
+{
+    const IMAGE_TURNS: &str = r#"
+rules:
+  - name: draw
+    when: { turn: 1 }
+    reply:
+      tool_calls: [{ name: image, arguments: {} }]
+  - name: answer
+    when: { turn: 2 }
+    reply: { json: { result: "a pixel" } }
+"#;
+    for vision in [true, false] {
+        let dir = mcp_skill();
+        let (tools, toolkit) = testkit().await;
+        let server = start_mock(IMAGE_TURNS).await;
+        let mut config = serde_json::to_value(llm_config(&server)).unwrap();
+        config["provider_config"]["vision"] = json!(vision);
+        let h = harness(
+            registry([dir.skill.clone()]),
+            tools,
+            Some(serde_json::from_value(config).unwrap()),
+            Limits::default(),
+        );
+        let called = h.call(request("use-mcp", json!({}))).await;
+        let result = called.result();
+        assert!(result.success, "{result:?}");
+        let bodies = chat_bodies(&server);
+        // The result's note still names the artifact the caller got.
+        let results = tool_results_in(&bodies[1]);
+        assert!(results[0].contains("artifact"), "{results:?}");
+        let urls = image_urls(&bodies[1]);
+        if vision {
+            assert_eq!(urls.len(), 1, "{}", bodies[1]);
+            assert!(
+                urls[0].starts_with("data:image/png;base64,iVBOR"),
+                "{urls:?}"
+            );
+            // After the tool's result, not before it.
+            let messages = bodies[1]["messages"].as_array().unwrap();
+            let tool_at = messages.iter().position(|m| m["role"] == "tool").unwrap();
+            let image_at = messages
+                .iter()
+                .position(|m| m.to_string().contains("image_url"))
+                .unwrap();
+            assert!(tool_at < image_at, "{}", bodies[1]);
+        } else {
+            assert!(urls.is_empty(), "{}", bodies[1]);
+            let logs = messages_of(result, skillet_engine::protocol::EventKind::Log);
+            assert!(
+                logs.iter()
+                    .any(|l| l.contains("image from tool image") && l.contains("vision = false")),
+                "{logs:?}"
+            );
+        }
+        server.shutdown().await;
+        toolkit.shutdown().await;
+    }
+}

@@ -103,6 +103,11 @@ impl Provider for FallbackChain {
         self.primary().model()
     }
 
+    /// The primary's: a link that takes fewer images refuses a request with them by itself.
+    fn image_bytes_limit(&self) -> Option<usize> {
+        self.primary().image_bytes_limit()
+    }
+
     async fn chat_borrowed(
         &self,
         request: &ChatRequest,

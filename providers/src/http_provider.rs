@@ -186,6 +186,11 @@ impl<W: Wire> Provider for HttpProvider<W> {
         &self.spec.model
     }
 
+    fn image_bytes_limit(&self) -> Option<usize> {
+        let images = self.spec.images;
+        images.vision.then_some(images.max_image_bytes as usize)
+    }
+
     async fn chat_borrowed(
         &self,
         request: &ChatRequest,

@@ -28,6 +28,14 @@ pub trait Provider: Send + Sync {
     /// The model every call goes to.
     fn model(&self) -> &str;
 
+    /// The largest image (decoded bytes) the model is to be shown as `ChatMessage::Image`;
+    /// `None` when its configuration says it takes none (`vision = false`). A caller keeps
+    /// other images out of its requests instead of having the request refused. By default
+    /// [`DEFAULT_MAX_IMAGE_BYTES`](crate::DEFAULT_MAX_IMAGE_BYTES): the API decides the rest.
+    fn image_bytes_limit(&self) -> Option<usize> {
+        Some(crate::images::DEFAULT_MAX_IMAGE_BYTES as usize)
+    }
+
     /// Runs one chat turn.
     async fn chat(
         &self,

@@ -326,6 +326,7 @@ impl RunSkillScript {
                 Ok(ToolOutput {
                     content,
                     is_error: *code != 0,
+                    images: Vec::new(),
                 })
             }
             outcome => {

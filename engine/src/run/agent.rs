@@ -52,6 +52,8 @@ pub(crate) struct TurnLoop<'a> {
     pub budget: &'a RunBudget<'a>,
     pub system: String,
     pub first_message: String,
+    /// The input files that are images, shown beside the first message (`images`).
+    pub first_images: Vec<ChatMessage>,
     pub max_turns: u32,
     pub deadline: Deadline,
     pub cancel: &'a CancellationToken,
@@ -87,7 +89,9 @@ impl TurnLoop<'_> {
         // compiled ones' documents, shared by every call (no copy per call either).
         let mut request = ChatRequest {
             system: Some(std::mem::take(&mut self.system)),
-            messages: vec![ChatMessage::user(std::mem::take(&mut self.first_message))],
+            messages: std::iter::once(ChatMessage::user(std::mem::take(&mut self.first_message)))
+                .chain(std::mem::take(&mut self.first_images))
+                .collect(),
             tools: self
                 .tools
                 .tools()
@@ -238,6 +242,7 @@ impl TurnLoop<'_> {
                 turn,
                 capture_content: self.capture_content,
                 approvals: self.approvals,
+                image_bytes_limit: self.provider.provider.image_bytes_limit(),
             };
             request.messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;

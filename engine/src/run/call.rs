@@ -37,6 +37,7 @@ use super::durable::{self, Durable, Loaded};
 use super::executor::ExecutorInner;
 use super::gates::{GateContext, run_gates};
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
+use super::images;
 use super::native::run_native;
 use super::opening::{check_input, output_schema_text, render_instructions};
 use super::provider::ResolvedProvider;
@@ -301,6 +302,8 @@ impl ExecutorInner {
                     Value::Object(map) => messages::first_user_message(map),
                     _ => messages::first_user_message(&request.arguments),
                 };
+                let first_images =
+                    images::input_images(&inputs, provider.provider.image_bytes_limit(), &events);
                 let pricing = &self.pricing;
                 let approvals = ApprovalGate::new(
                     &self.approvals,
@@ -333,6 +336,7 @@ impl ExecutorInner {
                         limits: &self.limits,
                         system,
                         first_message,
+                        first_images,
                         max_turns: self.limits.max_turns(skill.spec.max_turns),
                         deadline,
                         cancel,

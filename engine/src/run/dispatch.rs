@@ -27,13 +27,14 @@ use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
-use skillet_providers::{ChatMessage, ToolCall};
+use skillet_providers::{ChatMessage, ImageInput, ToolCall};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::approval::ApprovalGate;
 use super::budget::RunBudget;
+use super::images::tool_images;
 use super::tool_schemas::ToolSchemaCache;
 use super::{Limits, spans};
 use crate::deadline::Deadline;
@@ -59,9 +60,30 @@ pub(crate) struct DispatchContext<'a> {
     pub capture_content: bool,
     /// Which calls wait for a person's approval, and who is asked (`approval`).
     pub approvals: ApprovalGate<'a>,
+    /// The largest image the provider is shown (`None`: none), for tools' images (`images`).
+    pub image_bytes_limit: Option<usize>,
 }
 
-/// Runs a turn's tool calls; returns one `ToolResult` message per call, in call order.
+/// What running one call gave: the span outcome, the result text or error, and the images the
+/// tool returned.
+struct ToolRun {
+    outcome: &'static str,
+    content: Result<String, String>,
+    images: Vec<ImageInput>,
+}
+
+impl ToolRun {
+    fn failed(outcome: &'static str, error: String) -> Self {
+        ToolRun {
+            outcome,
+            content: Err(error),
+            images: Vec::new(),
+        }
+    }
+}
+
+/// Runs a turn's tool calls; returns one `ToolResult` message per call, in call order, then
+/// the images the tools returned that the model is shown (`images`).
 pub(crate) async fn dispatch_turn(
     ctx: &DispatchContext<'_>,
     calls: &[ToolCall],
@@ -69,14 +91,26 @@ pub(crate) async fn dispatch_turn(
     // Collected first: a lazy `map` closure here makes the future's `Send` bound higher-ranked
     // over the borrowed calls, which the compiler cannot prove.
     let answers: Vec<_> = calls.iter().map(|call| answer_call(ctx, call)).collect();
-    futures::stream::iter(answers)
+    let answered: Vec<(ChatMessage, Vec<ChatMessage>)> = futures::stream::iter(answers)
         .buffered(ctx.limits.tool_concurrency())
         .collect()
-        .await
+        .await;
+    let mut messages = Vec::with_capacity(answered.len());
+    let mut images = Vec::new();
+    for (result, shown) in answered {
+        messages.push(result);
+        images.extend(shown);
+    }
+    messages.extend(images);
+    messages
 }
 
-/// Answers one call: checks it, runs it, and turns whatever happened into a tool result.
-async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage {
+/// Answers one call: checks it, runs it, and turns whatever happened into a tool result (and
+/// the images of it the model is shown).
+async fn answer_call(
+    ctx: &DispatchContext<'_>,
+    call: &ToolCall,
+) -> (ChatMessage, Vec<ChatMessage>) {
     // A name the skill was not offered is the model's text, not ours: it does not become a
     // metric label.
     let known = ctx.tools.lookup(&call.name).is_some();
@@ -93,17 +127,22 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
         LogLevel::Info,
         format!("tool call {}({})", call.name, preview(&arguments)),
     );
-    let (outcome, content) = match prepare(ctx, call) {
-        Err(problem) => ("rejected", Err(problem)),
+    let run = match prepare(ctx, call) {
+        Err(problem) => ToolRun::failed("rejected", problem),
         Ok(tool) => match ctx
             .approvals
             .check(tool.name(), call, ctx.events, ctx.cancel, &span)
             .await
         {
             Ok(()) => run_tool(ctx, tool, call).instrument(span.clone()).await,
-            Err(denied) => ("denied", Err(denied)),
+            Err(denied) => ToolRun::failed("denied", denied),
         },
     };
+    let ToolRun {
+        outcome,
+        content,
+        images,
+    } = run;
     span.record("skillet.outcome", outcome);
     metrics::get().tool_answered(
         if known { &call.name } else { metrics::UNKNOWN },
@@ -127,7 +166,8 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
                     if cut { " (output cut)" } else { "" }
                 ),
             );
-            ChatMessage::tool_result(&call.id, &call.name, text)
+            let shown = tool_images(&call.name, images, ctx.image_bytes_limit, ctx.events);
+            (ChatMessage::tool_result(&call.id, &call.name, text), shown)
         }
         Err(error) => {
             let (error, _) = cut_output(error, ctx.limits.max_tool_output_bytes);
@@ -135,7 +175,10 @@ async fn answer_call(ctx: &DispatchContext<'_>, call: &ToolCall) -> ChatMessage 
                 LogLevel::Warn,
                 format!("tool error {}: {}", call.name, preview(&error)),
             );
-            ChatMessage::tool_error(&call.id, &call.name, error)
+            (
+                ChatMessage::tool_error(&call.id, &call.name, error),
+                Vec::new(),
+            )
         }
     }
 }
@@ -226,11 +269,7 @@ async fn run_to_end(tool: Arc<dyn Tool>, arguments: Value, tool_ctx: ToolContext
 
 /// Runs `tool`, bounded by its timeout and the call's cancellation. Returns the span outcome
 /// and the text for the model (`Err` = tool error).
-async fn run_tool(
-    ctx: &DispatchContext<'_>,
-    tool: Arc<dyn Tool>,
-    call: &ToolCall,
-) -> (&'static str, Result<String, String>) {
+async fn run_tool(ctx: &DispatchContext<'_>, tool: Arc<dyn Tool>, call: &ToolCall) -> ToolRun {
     let deadline = ctx.deadline.min_after(ctx.limits.tool_timeout);
     let tool_cancel = ctx.cancel.child_token();
     // Fires the tool's token if this future is dropped (the call's deadline or the host).
@@ -245,14 +284,14 @@ async fn run_tool(
         finished = run_to_end(tool, call.arguments.clone(), tool_ctx) => match finished {
             Finished::Output(Ok(output)) => tool_output(output),
             Finished::Output(Err(error)) => {
-                ("error", Err(format!("tool `{}` failed: {error}", call.name)))
+                ToolRun::failed("error", format!("tool `{}` failed: {error}", call.name))
             }
-            Finished::Panicked => (
+            Finished::Panicked => ToolRun::failed(
                 "panic",
-                Err(format!("tool `{}` panicked; its work was discarded", call.name)),
+                format!("tool `{}` panicked; its work was discarded", call.name),
             ),
             Finished::Cancelled => {
-                ("cancelled", Err(format!("tool `{}` was cancelled", call.name)))
+                ToolRun::failed("cancelled", format!("tool `{}` was cancelled", call.name))
             }
         },
         () = tokio::time::sleep_until(deadline.instant()) => {
@@ -262,19 +301,24 @@ async fn run_tool(
             } else {
                 "the call's deadline".to_owned()
             };
-            ("timeout", Err(format!("tool `{}` did not finish within {limit}", call.name)))
+            ToolRun::failed("timeout", format!("tool `{}` did not finish within {limit}", call.name))
         }
         () = ctx.cancel.cancelled() => {
-            ("cancelled", Err(format!("tool `{}` was cancelled", call.name)))
+            ToolRun::failed("cancelled", format!("tool `{}` was cancelled", call.name))
         }
     }
 }
 
-fn tool_output(output: ToolOutput) -> (&'static str, Result<String, String>) {
+fn tool_output(output: ToolOutput) -> ToolRun {
+    let text = output.to_text();
     if output.is_error {
-        ("error", Err(output.to_text()))
+        ToolRun::failed("error", text)
     } else {
-        ("ok", Ok(output.to_text()))
+        ToolRun {
+            outcome: "ok",
+            content: Ok(text),
+            images: output.images,
+        }
     }
 }
 

@@ -297,9 +297,11 @@ impl TurnLoop<'_> {
             // A re-run passes the approval gate again: the decision the dead process got is not
             // in the checkpoint, so a gated tool is asked about once more.
             approvals: self.approvals,
+            image_bytes_limit: self.provider.provider.image_bytes_limit(),
         };
+        // One result per re-run call, in order, then the images they returned.
         let mut rerun = dispatch_turn(&ctx, &again).await.into_iter();
-        calls
+        let mut answers: Vec<ChatMessage> = calls
             .iter()
             .map(|call| {
                 if idempotent(call)
@@ -316,6 +318,8 @@ impl TurnLoop<'_> {
                 );
                 ChatMessage::tool_error(&call.id, &call.name, interrupted_call_error(&call.name))
             })
-            .collect()
+            .collect();
+        answers.extend(rerun);
+        answers
     }
 }

@@ -86,6 +86,7 @@ mod durable;
 mod executor;
 mod gates;
 mod hooks;
+mod images;
 mod limits;
 mod messages;
 mod native;

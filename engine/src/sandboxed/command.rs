@@ -162,6 +162,7 @@ impl CommandTool {
                 Ok(value) => Ok(ToolOutput {
                     content: value,
                     is_error: true,
+                    images: Vec::new(),
                 }),
                 Err(_) => Err(self.failure(
                     ErrorCode::SandboxCrash,

@@ -20,6 +20,8 @@ mod tool;
 mod toolkit;
 
 pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
+/// The image type of [`ToolOutput::images`].
+pub use skillet_providers::{ImageInput, ImageSource};
 pub use tool::{
     FnTool, Tool, ToolContext, ToolError, ToolOutput, idempotent, inline_tool_fn, tool_fn,
 };

@@ -33,6 +33,9 @@ pub struct ToolOutput {
     /// Whether the tool itself reports a failure (e.g. MCP `isError`); the model sees it as an
     /// error result, the run goes on.
     pub is_error: bool,
+    /// Images the tool returned (MCP `image` content), shown to a model that takes images
+    /// after the turn's results (`run::images`); empty for most tools.
+    pub images: Vec<skillet_providers::ImageInput>,
 }
 
 impl ToolOutput {
@@ -41,6 +44,7 @@ impl ToolOutput {
         ToolOutput {
             content: Value::String(text.into()),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -49,6 +53,7 @@ impl ToolOutput {
         ToolOutput {
             content: value,
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -57,7 +62,14 @@ impl ToolOutput {
         ToolOutput {
             content: Value::String(text.into()),
             is_error: true,
+            images: Vec::new(),
         }
+    }
+
+    /// This output with `images` for the model to see beside it.
+    pub fn with_images(mut self, images: Vec<skillet_providers::ImageInput>) -> Self {
+        self.images = images;
+        self
     }
 
     /// The content as the text the model receives.

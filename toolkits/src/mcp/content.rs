@@ -4,16 +4,17 @@
 //!   so the text blocks are then redundant);
 //! - otherwise text blocks (and the text of embedded text resources) are the result, joined by
 //!   blank lines; a single block stays a plain string;
-//! - images, audio and binary resources are not sent to the model: each becomes one `artifact`
-//!   event (its `chunk` is the base64 data as MCP delivered it, `mime` its media type) and the
-//!   model sees a one-line note naming the artifact;
+//! - images, audio and binary resources each become one `artifact` event (its `chunk` is the
+//!   base64 data as MCP delivered it, `mime` its media type) and the model sees a one-line note
+//!   naming the artifact; images are also handed on as [`ToolOutput::images`], which the run
+//!   shows a model that takes images (audio and blobs are not sent to the model);
 //! - `isError: true` becomes [`ToolOutput::is_error`].
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 use skillet_engine::events::EventEmitter;
-use skillet_engine::tools::ToolOutput;
+use skillet_engine::tools::{ImageInput, ImageSource, ToolOutput};
 
 /// Maps `result` of MCP tool `tool` for model call `call_id`, emitting its binary parts as
 /// artifacts through `events`.
@@ -26,6 +27,7 @@ pub(crate) fn to_tool_output(
     let is_error = result.is_error == Some(true);
     let mut texts = Vec::new();
     let mut artifacts = 0usize;
+    let mut images = Vec::new();
     let mut emit_artifact = |kind: &str, mime: &str, data: String| -> String {
         artifacts += 1;
         let name = format!("{tool}-{call_id}-{artifacts}");
@@ -36,7 +38,12 @@ pub(crate) fn to_tool_output(
         match block {
             ContentBlock::Text(text) => texts.push(text.text),
             ContentBlock::Image(image) => {
+                let (mime_type, data) = (image.mime_type.clone(), image.data.clone());
                 texts.push(emit_artifact("image", &image.mime_type, image.data));
+                images.push(ImageInput {
+                    media_type: mime_type,
+                    source: ImageSource::Base64(data),
+                });
             }
             ContentBlock::Audio(audio) => {
                 texts.push(emit_artifact("audio", &audio.mime_type, audio.data));
@@ -63,7 +70,11 @@ pub(crate) fn to_tool_output(
         _ if texts.len() == 1 => Value::String(texts.remove(0)),
         _ => Value::String(texts.join("\n\n")),
     };
-    ToolOutput { content, is_error }
+    ToolOutput {
+        content,
+        is_error,
+        images,
+    }
 }
 
 #[cfg(test)]
@@ -129,6 +140,14 @@ mod tests {
         assert_eq!(
             collected[0].payload,
             EventPayload::artifact("draw-c7-1", "image/png", "QUJD", true)
+        );
+        // Handed on for a model that takes images.
+        assert_eq!(
+            out.images,
+            vec![ImageInput {
+                media_type: "image/png".into(),
+                source: ImageSource::Base64("QUJD".into()),
+            }]
         );
     }
 }
