@@ -14,13 +14,13 @@
 //! report it and record which provider answered. What is not here: building the links (the
 //! engine resolves them from the host's configuration).
 
-use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::kind::ProviderKind;
+use crate::notices::FallbackNotice;
 use crate::provider::{CallOptions, Provider};
 use crate::types::{ChatRequest, ChatResponse};
 
@@ -31,36 +31,6 @@ pub struct FallbackLink {
     pub name: Arc<str>,
     /// The provider.
     pub provider: Arc<dyn Provider>,
-}
-
-/// What a chain tells its observer when a turn moves to the next provider.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FallbackNotice {
-    /// The link that failed.
-    pub from: String,
-    /// The link that gets the turn.
-    pub to: String,
-    /// The model of the link that gets the turn.
-    pub to_model: String,
-    /// The failure's kind.
-    pub error_kind: ProviderErrorKind,
-    /// Its HTTP status, if the server answered.
-    pub status: Option<u16>,
-}
-
-impl fmt::Display for FallbackNotice {
-    /// E.g. `primary failed (HTTP 500, unavailable); the turn goes to fallback backup`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cause = match self.status {
-            Some(status) => format!("HTTP {status}, {}", self.error_kind.as_str()),
-            None => self.error_kind.as_str().to_owned(),
-        };
-        write!(
-            f,
-            "{} failed ({cause}); the turn goes to fallback {} ({})",
-            self.from, self.to, self.to_model
-        )
-    }
 }
 
 /// Providers tried in order for each turn.
@@ -149,7 +119,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::provider::{RetryNotice, RetryObserver};
+    use crate::notices::{RetryNotice, RetryObserver};
     use crate::types::{ChatMessage, FinishReason};
 
     /// Fails with `error` or answers `text`.

@@ -91,6 +91,7 @@ mod json_writer_tests;
 mod kind;
 mod mode_names;
 mod modes;
+mod notices;
 mod ollama;
 mod ollama_tags;
 mod openai;
@@ -124,13 +125,16 @@ pub use ollama_tags::{OllamaModelsError, ollama_models};
 
 pub use config_values::ConfigError;
 pub use error::{ProviderError, ProviderErrorKind};
-pub use fallback::{FallbackChain, FallbackLink, FallbackNotice};
+pub use fallback::{FallbackChain, FallbackLink};
 pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
 pub use kind::ProviderKind;
 pub use mode_names::{Feature, OutputMode, ToolMode};
 pub use modes::Modes;
-pub use provider::{CallOptions, ModeNotice, Provider, RetryNotice, RetryObserver};
-pub use rate_limit::{RateLimitKind, RateLimitNotice, RateLimits};
+pub use notices::{
+    FallbackNotice, ModeNotice, RateLimitKind, RateLimitNotice, RetryNotice, RetryObserver,
+};
+pub use provider::{CallOptions, Provider};
+pub use rate_limit::RateLimits;
 pub use shared_json::SharedJson;
 pub use spec::{CredentialSource, ProviderSpec, RetrySettings, Timeouts};
 pub use text_reply::find_json_value;

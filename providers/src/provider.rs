@@ -4,16 +4,13 @@
 //! Wire details live in the provider modules; retrying lives in `retry.rs`. This module is only
 //! the contract the engine programs against.
 
-use std::fmt;
-use std::time::Duration;
-
 use async_trait::async_trait;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ProviderError, ProviderErrorKind};
+use crate::error::ProviderError;
 use crate::kind::ProviderKind;
-use crate::mode_names::Feature;
+use crate::notices::RetryObserver;
 use crate::types::StreamSink;
 use crate::types::{ChatRequest, ChatResponse};
 
@@ -52,104 +49,6 @@ pub trait Provider: Send + Sync {
         request: &ChatRequest,
         options: CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError>;
-}
-
-/// What the retry policy tells an observer before it waits and tries again.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RetryNotice {
-    /// The kind of the provider whose attempt failed.
-    pub provider: ProviderKind,
-    /// The attempt that failed (1-based).
-    pub attempt: u32,
-    /// The attempts allowed in all, the first included (the spec's retry settings).
-    pub max_attempts: u32,
-    /// How long the policy waits before the next attempt.
-    pub wait: Duration,
-    /// What the failed attempt returned.
-    pub error_kind: ProviderErrorKind,
-    /// Its HTTP status, if the server answered.
-    pub status: Option<u16>,
-}
-
-impl std::fmt::Display for RetryNotice {
-    /// E.g. `retrying after HTTP 429 (rate_limited), waiting 1.2s (attempt 2 of 3)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cause = match self.status {
-            Some(status) => format!("HTTP {status} ({})", self.error_kind.as_str()),
-            None => self.error_kind.as_str().to_owned(),
-        };
-        write!(
-            f,
-            "retrying after {cause}, waiting {:.1}s (attempt {} of {})",
-            self.wait.as_secs_f64(),
-            self.attempt + 1,
-            self.max_attempts
-        )
-    }
-}
-
-/// What a provider tells its caller when a refusal moved it to another mode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModeNotice {
-    /// The provider's kind.
-    pub provider: ProviderKind,
-    /// The model the refusal is remembered for (per server + model).
-    pub model: String,
-    /// What was refused: the answer's schema or the tools.
-    pub feature: Feature,
-    /// The config spelling of the mode the server refused.
-    pub from: String,
-    /// The config spelling of the next mode on the ladder, used for this server + model from
-    /// now on.
-    pub to: String,
-    /// The server's words (status and message, redacted and shortened).
-    pub reason: String,
-}
-
-impl fmt::Display for ModeNotice {
-    /// E.g. `the server refused structured output mode json_schema (HTTP 500: ...); using
-    /// json_object for gemma from now on`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the server refused {} mode {} ({}); using {} for {} from now on",
-            self.feature.as_str(),
-            self.from,
-            self.reason,
-            self.to,
-            self.model
-        )
-    }
-}
-
-/// Told about every retry, e.g. so the engine can emit a `log` event.
-pub trait RetryObserver: Send + Sync {
-    /// Called before the policy sleeps `notice.wait` and tries again.
-    fn retrying(&self, notice: &RetryNotice);
-
-    /// Called when the server refused a structured-output or tool mode and the turn is tried
-    /// again in the next one (remembered for the server+model from then on).
-    fn mode_changed(&self, notice: &ModeNotice) {
-        let _ = notice;
-    }
-
-    /// Called before a request waits for the provider's own `requests_per_minute` or
-    /// `tokens_per_minute` limit (`rate_limit.rs`).
-    fn rate_limited(&self, notice: &crate::rate_limit::RateLimitNotice) {
-        let _ = notice;
-    }
-
-    /// Called when a [`FallbackChain`](crate::FallbackChain) sends the turn to its next
-    /// provider (`fallback.rs`).
-    fn fell_back(&self, notice: &crate::fallback::FallbackNotice) {
-        let _ = notice;
-    }
-}
-
-impl<F: Fn(&RetryNotice) + Send + Sync> RetryObserver for F {
-    fn retrying(&self, notice: &RetryNotice) {
-        self(notice)
-    }
 }
 
 /// Per-call options. `Default` is: no deadline, no cancellation, no streaming, no observer.
@@ -200,5 +99,30 @@ impl std::fmt::Debug for CallOptions<'_> {
             .field("stream", &self.stream.is_some())
             .field("retry_observer", &self.retry_observer.is_some())
             .finish()
+    }
+}
+
+/// Races `work` against the deadline and the cancellation token.
+pub(crate) async fn bounded<T>(
+    options: &CallOptions<'_>,
+    work: impl Future<Output = Result<T, ProviderError>>,
+) -> Result<T, ProviderError> {
+    let deadline = async {
+        match options.deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    let cancelled = async {
+        match options.cancel {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancelled => Err(ProviderError::cancelled()),
+        _ = deadline => Err(ProviderError::deadline_exceeded("")),
+        result = work => result,
     }
 }

@@ -19,7 +19,6 @@
 //! (`pool.rs`), so all calls to one configured provider share its limits. What is not here:
 //! the server's own 429s (`retry.rs` waits their `Retry-After`).
 
-use std::fmt;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -31,8 +30,8 @@ use serde::Serialize;
 
 use crate::error::ProviderError;
 use crate::kind::ProviderKind;
-use crate::provider::CallOptions;
-use crate::retry::bounded;
+use crate::notices::{RateLimitKind, RateLimitNotice};
+use crate::provider::{CallOptions, bounded};
 
 /// The limits one provider's spec sets (both off by default).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -41,51 +40,6 @@ pub struct RateLimits {
     pub requests_per_minute: Option<NonZeroU32>,
     /// Most (estimated) prompt tokens sent per minute.
     pub tokens_per_minute: Option<NonZeroU32>,
-}
-
-/// Which limit made a request wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RateLimitKind {
-    /// `requests_per_minute`.
-    Requests,
-    /// `tokens_per_minute`.
-    Tokens,
-}
-
-impl RateLimitKind {
-    /// The `provider_config` key.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RateLimitKind::Requests => "requests_per_minute",
-            RateLimitKind::Tokens => "tokens_per_minute",
-        }
-    }
-}
-
-/// What a provider tells its observer before it waits for its own rate limit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RateLimitNotice {
-    /// The provider's kind.
-    pub provider: ProviderKind,
-    /// The limit that is full.
-    pub limit: RateLimitKind,
-    /// Its value per minute.
-    pub per_minute: u32,
-    /// How long the request waits.
-    pub wait: Duration,
-}
-
-impl fmt::Display for RateLimitNotice {
-    /// E.g. `rate limit requests_per_minute = 60 reached, waiting 0.8s`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "rate limit {} = {} reached, waiting {:.1}s",
-            self.limit.as_str(),
-            self.per_minute,
-            self.wait.as_secs_f64()
-        )
-    }
 }
 
 /// Time since the limiter was made, on tokio's clock.
@@ -215,7 +169,7 @@ mod tests {
 
     use super::*;
     use crate::error::ProviderErrorKind;
-    use crate::provider::{RetryNotice, RetryObserver};
+    use crate::notices::{RetryNotice, RetryObserver};
 
     #[derive(Default)]
     struct Waits(Mutex<Vec<RateLimitNotice>>);

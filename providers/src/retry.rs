@@ -18,7 +18,8 @@ use tokio::time::Instant;
 
 use crate::error::ProviderError;
 use crate::kind::ProviderKind;
-use crate::provider::{CallOptions, RetryNotice};
+use crate::notices::RetryNotice;
+use crate::provider::{CallOptions, bounded};
 use crate::spec::RetrySettings;
 
 /// Runs `attempt` (given the 1-based attempt number) until it succeeds, fails with a
@@ -123,31 +124,6 @@ where
         }
         sleep_cancellable(options, wait).await?;
         number += 1;
-    }
-}
-
-/// Races `work` against the deadline and the cancellation token.
-pub(crate) async fn bounded<T>(
-    options: &CallOptions<'_>,
-    work: impl Future<Output = Result<T, ProviderError>>,
-) -> Result<T, ProviderError> {
-    let deadline = async {
-        match options.deadline {
-            Some(deadline) => tokio::time::sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
-    };
-    let cancelled = async {
-        match options.cancel {
-            Some(token) => token.cancelled().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        biased;
-        _ = cancelled => Err(ProviderError::cancelled()),
-        _ = deadline => Err(ProviderError::deadline_exceeded("")),
-        result = work => result,
     }
 }
 

@@ -21,17 +21,14 @@
 //!   restarted server found running) is never started again at turn 1: without a checkpoint it
 //!   can continue from, it fails with a `runtime_error` saying why, before any model request.
 //!
-//! Not here: the format (`crate::checkpoint`), the turn itself (`agent`).
+//! Not here: the format (`crate::checkpoint`), the turn itself (`agent`), the loop's side —
+//! a checkpoint made of its state, one restored into it (`checkpointing`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use skillet_providers::{ChatMessage, ChatRequest, ToolCall, TurnPhase};
-
-use super::agent::TurnLoop;
-use super::dispatch::{DispatchContext, dispatch_turn};
 use crate::checkpoint::format::{CheckpointParts, call_hash, definition_hash};
-use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, FORMAT, FORMAT_VERSION};
+use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointStore};
 use crate::events::{EventEmitter, EventSink};
 use crate::protocol::{LogLevel, SkillCallRequest};
 use crate::skill::RegisteredSkill;
@@ -40,9 +37,10 @@ use crate::skill::RegisteredSkill;
 pub(crate) struct Durable<'a> {
     store: &'a dyn CheckpointStore,
     key: &'a str,
-    skill: &'a str,
-    definition: String,
-    call: String,
+    /// The skill, its definition's hash and the call's hash, as a checkpoint names them.
+    pub(super) skill: &'a str,
+    pub(super) definition: String,
+    pub(super) call: String,
     max_bytes: usize,
     /// Set once a checkpoint outgrew the bound: nothing more is written.
     stopped: AtomicBool,
@@ -114,7 +112,7 @@ impl<'a> Durable<'a> {
     }
 
     /// Writes `parts`, unless over the bound (then removes the stored one, once).
-    async fn save(&self, parts: &CheckpointParts<'_>, events: &EventEmitter) {
+    pub(super) async fn save(&self, parts: &CheckpointParts<'_>, events: &EventEmitter) {
         if self.stopped.load(Ordering::Relaxed) {
             return;
         }
@@ -203,123 +201,4 @@ pub(crate) fn interrupted_call_error(name: &str) -> String {
          idempotent, so it was not run again: it may or may not have happened. Check its \
          effect before calling it again."
     )
-}
-
-impl TurnLoop<'_> {
-    /// Writes a checkpoint after turn `turn` (`in_flight`: the calls it asked for that have no
-    /// result yet).
-    pub(super) async fn checkpoint(
-        &self,
-        turn: u32,
-        request: &ChatRequest,
-        last_output: &str,
-        in_flight: &[ToolCall],
-    ) {
-        let Some(durable) = self.durable else {
-            return;
-        };
-        let parts = CheckpointParts {
-            format: FORMAT,
-            version: FORMAT_VERSION,
-            skill: durable.skill,
-            definition: &durable.definition,
-            call: &durable.call,
-            turn,
-            messages: &request.messages,
-            in_flight,
-            answer_due: request.phase == TurnPhase::Answer,
-            usage: self.state.turn_usage(),
-            events: self.events.snapshot(),
-            last_output,
-            remaining_ms: u64::try_from(self.deadline.remaining().as_millis()).unwrap_or(u64::MAX),
-        };
-        durable.save(&parts, self.events).await;
-    }
-
-    /// Continues from `checkpoint`: its conversation and usage restored, its in-flight calls
-    /// answered; returns the turns it had completed.
-    pub(super) async fn restore(
-        &self,
-        checkpoint: Checkpoint,
-        request: &mut ChatRequest,
-        last_output: &mut String,
-    ) -> u32 {
-        let Checkpoint {
-            turn,
-            messages,
-            in_flight,
-            answer_due,
-            usage,
-            last_output: output,
-            ..
-        } = checkpoint;
-        request.messages = messages;
-        if answer_due {
-            request.phase = TurnPhase::Answer;
-        }
-        *last_output = output;
-        self.state.restore_usage(usage);
-        self.state.set_turn(turn);
-        self.events.log(
-            LogLevel::Info,
-            format!(
-                "resumed from the checkpoint of turn {turn}: {turn} turn{} not run again",
-                if turn == 1 { "" } else { "s" }
-            ),
-        );
-        if !in_flight.is_empty() {
-            let answers = self.answer_in_flight(turn, &in_flight).await;
-            request.messages.extend(answers);
-            self.checkpoint(turn, request, last_output, &[]).await;
-        }
-        turn
-    }
-
-    /// Results for the calls that were in flight, in call order: idempotent tools run again,
-    /// the others answered with [`interrupted_call_error`].
-    async fn answer_in_flight(&self, turn: u32, calls: &[ToolCall]) -> Vec<ChatMessage> {
-        let idempotent = |call: &ToolCall| {
-            self.tools
-                .lookup(&call.name)
-                .is_some_and(|t| t.tool.idempotent())
-        };
-        let again: Vec<ToolCall> = calls.iter().filter(|c| idempotent(c)).cloned().collect();
-        let ctx = DispatchContext {
-            tools: self.tools,
-            schemas: self.schemas,
-            limits: self.limits,
-            deadline: self.deadline,
-            cancel: self.cancel,
-            events: self.events,
-            turn,
-            capture_content: self.capture_content,
-            budget: self.budget,
-            // A re-run passes the approval gate again: the decision the dead process got is not
-            // in the checkpoint, so a gated tool is asked about once more.
-            approvals: self.approvals,
-            image_bytes_limit: self.provider.provider.image_bytes_limit(),
-        };
-        // One result per re-run call, in order, then the images they returned.
-        let mut rerun = dispatch_turn(&ctx, &again).await.into_iter();
-        let mut answers: Vec<ChatMessage> = calls
-            .iter()
-            .map(|call| {
-                if idempotent(call)
-                    && let Some(answer) = rerun.next()
-                {
-                    return answer;
-                }
-                self.events.log(
-                    LogLevel::Warn,
-                    format!(
-                        "tool call {} was in flight when the run was interrupted; not run again (not idempotent)",
-                        call.name
-                    ),
-                );
-                ChatMessage::tool_error(&call.id, &call.name, interrupted_call_error(&call.name))
-            })
-            .collect();
-        answers.extend(rerun);
-        answers
-    }
 }

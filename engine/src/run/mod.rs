@@ -81,6 +81,7 @@ pub mod approval;
 mod budget;
 mod call;
 pub(crate) mod call_report;
+mod checkpointing;
 mod dispatch;
 mod durable;
 mod executor;

@@ -34,6 +34,7 @@ pub mod methods;
 pub(crate) mod parts;
 pub mod persist;
 pub mod projection;
+mod reopen;
 pub mod resume;
 pub mod store;
 pub mod version;
@@ -46,7 +47,8 @@ use axum::Router;
 pub use card::A2aCardService;
 pub use checkpoints::SqliteCheckpoints;
 pub use methods::A2aAdapter;
-pub use persist::{Interrupted, StateDb, StateDbError, durable_store};
+pub use persist::{Interrupted, StateDb, StateDbError};
+pub use reopen::durable_store;
 pub use resume::ResumeReport;
 pub use store::{StoreLimits, TaskStore};
 

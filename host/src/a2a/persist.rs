@@ -1,5 +1,5 @@
 //! Durable A2A tasks (`[server] state_db`): the SQLite file that keeps every task of the
-//! [`TaskStore`] — state, history, artifacts, owner, context — so that `GetTask`, `ListTasks`
+//! [`TaskStore`](super::TaskStore) — state, history, artifacts, owner, context — so that `GetTask`, `ListTasks`
 //! and `SubscribeToTask` answer after `serve --http` restarts, and the checkpoints of their
 //! runs beside them (`checkpoints`).
 //!
@@ -11,9 +11,9 @@
 //!   task was evicted or expired), one transaction per batch. Marks of one task coalesce, so
 //!   the queue is bounded by the store's own bounds, never drops a change and never blocks a
 //!   call. A task's row is deleted together with its checkpoint when it ends, so a crash
-//!   between the two never leaves a finished task to resume. [`TaskStore::persisted`] waits
+//!   between the two never leaves a finished task to resume. [`TaskStore::persisted`](super::TaskStore::persisted) waits
 //!   until what was marked is written (a new task is on disk before its id is answered).
-//! - **Read back** at start-up ([`durable_store`]): finished tasks keep their TTL from their
+//! - **Read back** at start-up (`reopen`'s [`durable_store`](super::durable_store)): finished tasks keep their TTL from their
 //!   finish time; tasks that were running are handed back as [`Interrupted`] for `resume`.
 //! - **Never written**: a credential. The task's JSON and the call pass through the process's
 //!   redaction set first; a call whose arguments held a configured secret is kept without them
@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, params};
@@ -35,8 +35,7 @@ use serde_json::{Map, Value};
 use skillet_engine::secrets::REDACTOR;
 use tokio::sync::watch;
 
-use super::store::{StoreLimits, TaskStore};
-use super::wire::{Task, TaskState};
+use super::wire::TaskState;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS a2a_tasks (
@@ -188,6 +187,16 @@ impl std::fmt::Debug for Persist {
 }
 
 impl Persist {
+    /// A link with nothing marked yet.
+    pub(super) fn new() -> Persist {
+        let (written, _) = watch::channel(0);
+        Persist {
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+            written,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -265,71 +274,18 @@ impl Persist {
     }
 }
 
-/// A durable task store over `db`: the tasks its file holds put back (finished ones for the
-/// rest of their TTL), its writer started, and the tasks that were running returned for
-/// `resume` (they are in the store again, running).
-pub fn durable_store(
-    limits: StoreLimits,
-    db: &StateDb,
-) -> Result<(Arc<TaskStore>, Vec<Interrupted>), StateDbError> {
-    let conn = db.connect()?;
-    let rows = load(&conn).map_err(|e| db.error(e))?;
-    let (written, _) = watch::channel(0);
-    let persist = Arc::new(Persist {
-        pending: Mutex::new(Pending::default()),
-        wake: Condvar::new(),
-        written,
-    });
-    let store = Arc::new(TaskStore::with_persist(limits, Some(Arc::clone(&persist))));
-    let weak = Arc::downgrade(&store);
-    let writer = Arc::clone(&persist);
-    std::thread::Builder::new()
-        .name("skillet-a2a-state".into())
-        .spawn(move || write_loop(conn, &writer, &weak))
-        .map_err(|e| db.error(format!("cannot start its writer thread: {e}")))?;
-    let mut interrupted = Vec::new();
-    for row in rows {
-        let task: Task = match serde_json::from_str(&row.task) {
-            Ok(task) => task,
-            Err(e) => {
-                tracing::warn!(task_id = %row.id, error = %e, "state database: a stored task does not decode; dropped");
-                persist.mark(std::iter::once(row.id));
-                continue;
-            }
-        };
-        let running = !task.status.state.is_terminal();
-        if running {
-            let call = match (row.call, row.not_resumable) {
-                (Some(call), _) => serde_json::from_str::<StoredCall>(&call)
-                    .map_err(|e| format!("its stored call does not decode ({e})")),
-                (None, Some(why)) => Err(why),
-                (None, None) => Err("no call was stored with it".to_owned()),
-            };
-            interrupted.push(Interrupted {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                call,
-            });
-        }
-        store.restore(
-            task,
-            row.owner,
-            if running { None } else { row.finished_at },
-        );
-    }
-    Ok((store, interrupted))
+/// One row as start-up reads it back.
+pub(super) struct LoadedRow {
+    pub id: String,
+    pub owner: Option<String>,
+    pub finished_at: Option<f64>,
+    pub task: String,
+    pub call: Option<String>,
+    pub not_resumable: Option<String>,
 }
 
-struct LoadedRow {
-    id: String,
-    owner: Option<String>,
-    finished_at: Option<f64>,
-    task: String,
-    call: Option<String>,
-    not_resumable: Option<String>,
-}
-
-fn load(conn: &Connection) -> rusqlite::Result<Vec<LoadedRow>> {
+/// Every stored task, oldest first.
+pub(super) fn load(conn: &Connection) -> rusqlite::Result<Vec<LoadedRow>> {
     let mut statement = conn.prepare(
         "SELECT id, owner, finished_at, task, call, not_resumable FROM a2a_tasks ORDER BY rowid",
     )?;
@@ -347,13 +303,29 @@ fn load(conn: &Connection) -> rusqlite::Result<Vec<LoadedRow>> {
         .collect()
 }
 
-fn write_loop(mut conn: Connection, persist: &Persist, store: &Weak<TaskStore>) {
+/// What the writer reads the marked tasks from: their rows as they are now, or `None` once
+/// the store is gone (the writer stops).
+pub(super) type SnapshotSource =
+    Box<dyn Fn(&[String]) -> Option<Vec<(String, Option<RowSnapshot>)>> + Send>;
+
+/// Starts the writer thread: each batch of marked tasks read from `snapshots` and written in
+/// one transaction on `conn`.
+pub(super) fn spawn_writer(
+    conn: Connection,
+    persist: Arc<Persist>,
+    snapshots: SnapshotSource,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("skillet-a2a-state".into())
+        .spawn(move || write_loop(conn, &persist, &snapshots))
+        .map(|_| ())
+}
+
+fn write_loop(mut conn: Connection, persist: &Persist, snapshots: &SnapshotSource) {
     while let Some((ids, calls, generation)) = persist.next_batch() {
-        let Some(store) = store.upgrade() else {
+        let Some(rows) = snapshots(&ids) else {
             break;
         };
-        let rows = store.snapshots(&ids);
-        drop(store);
         if let Err(e) = write_batch(&mut conn, rows, &calls) {
             tracing::warn!(error = %e, "state database: task changes not written");
         }
@@ -418,7 +390,3 @@ fn write_batch(
     }
     tx.commit()
 }
-
-#[cfg(test)]
-#[path = "persist_tests.rs"]
-mod tests;

@@ -1,4 +1,4 @@
-//! Tests of the durable task store (`persist`): what a reopened database gives back.
+//! Tests of the durable task store (`persist`, `reopen`): what a reopened database gives back.
 
 use std::time::{Duration, Instant};
 
@@ -6,8 +6,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use rusqlite::Connection;
+
+use crate::a2a::persist::StoredCall;
 use crate::a2a::wire::{
-    Artifact, Message, Part, StreamResponse, TaskArtifactUpdateEvent, TaskStatus,
+    Artifact, Message, Part, StreamResponse, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
 

@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::persist::{Persist, RowSnapshot};
-use super::wire::{Message, Part, PartContent, StreamResponse, Task, TaskState};
+use super::wire::{Message, StreamResponse, Task, TaskState};
 
 /// Bounds of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -516,7 +516,7 @@ impl TaskStore {
                 {
                     Some(existing) if event.append => {
                         for part in &event.artifact.parts {
-                            append_part(&mut existing.parts, part);
+                            existing.append_chunk(part);
                         }
                     }
                     Some(existing) => *existing = event.artifact.clone(),
@@ -573,8 +573,6 @@ impl TaskStore {
     }
 }
 
-/// Appends `part`, joining it to the last part when both are text of the same media type, so a
-/// stored streamed artifact is one text part rather than one part per chunk.
 /// Whether `entry` is there for a caller that is the identity `owner` (`None`: sees all).
 fn owns(entry: &Entry, owner: Option<&str>) -> bool {
     match (owner, entry.owner.as_deref()) {
@@ -582,20 +580,6 @@ fn owns(entry: &Entry, owner: Option<&str>) -> bool {
         (Some(caller), Some(started_by)) => caller == started_by,
         (Some(_), None) => false,
     }
-}
-
-fn append_part(parts: &mut Vec<Part>, part: &Part) {
-    // A file's chunks join into one part: text to text, base64 to base64 (whole quanta each).
-    if let Some(last) = parts.last_mut()
-        && last.media_type == part.media_type
-        && last.filename == part.filename
-        && let (PartContent::Text(joined), PartContent::Text(text))
-        | (PartContent::Raw(joined), PartContent::Raw(text)) = (&mut last.content, &part.content)
-    {
-        joined.push_str(text);
-        return;
-    }
-    parts.push(part.clone());
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Tests of the in-memory task store (`store`).
 use super::*;
-use crate::a2a::wire::{TaskStatus, TaskStatusUpdateEvent};
+use crate::a2a::wire::{Artifact, Part, PartContent, TaskStatus, TaskStatusUpdateEvent};
 
 fn task(id: &str) -> Task {
     Task {
@@ -145,15 +145,21 @@ fn a_subscriber_sees_updates_until_the_terminal_status_then_its_stream_ends() {
 
 #[test]
 fn a_produced_files_chunks_join_into_one_part_per_file_text_and_raw_alike() {
-    let mut parts = Vec::new();
+    let mut artifact = Artifact {
+        artifact_id: "files".into(),
+        name: None,
+        parts: Vec::new(),
+        metadata: None,
+    };
     for (chunk, name, mime) in [
         ("iVBO", "a.png", "image/png;base64"),
         ("Rw==", "a.png", "image/png;base64"),
         ("# T", "b.md", "text/markdown"),
         ("itle", "b.md", "text/markdown"),
     ] {
-        append_part(&mut parts, &Part::file_chunk(chunk, name, mime));
+        artifact.append_chunk(&Part::file_chunk(chunk, name, mime));
     }
+    let parts = &artifact.parts;
     assert_eq!(parts.len(), 2, "{parts:?}");
     assert_eq!(parts[0].content, PartContent::Raw("iVBORw==".into()));
     assert_eq!(parts[0].media_type.as_deref(), Some("image/png"));

@@ -220,6 +220,25 @@ pub struct Artifact {
     pub metadata: Option<Map<String, Value>>,
 }
 
+impl Artifact {
+    /// Appends a streamed chunk's `part`, joined to the last part when both are text, or both
+    /// base64 bytes, of the same file and media type (whole quanta each), so a stored streamed
+    /// artifact is one part rather than one part per chunk.
+    pub(crate) fn append_chunk(&mut self, part: &Part) {
+        if let Some(last) = self.parts.last_mut()
+            && last.media_type == part.media_type
+            && last.filename == part.filename
+            && let (PartContent::Text(joined), PartContent::Text(text))
+            | (PartContent::Raw(joined), PartContent::Raw(text)) =
+                (&mut last.content, &part.content)
+        {
+            joined.push_str(text);
+            return;
+        }
+        self.parts.push(part.clone());
+    }
+}
+
 /// A unit of work: one skill run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
