@@ -3,8 +3,7 @@
 //! progress event) and reused (a second run builds nothing: no event, the marker untouched);
 //! two first uses at once build once; a requirement the resolver cannot satisfy makes the skill
 //! `Blocked` with uv's message; an interpreter the sandbox's uid cannot execute gets an error
-//! that names it and the `interpreters` setting; scripts like the public document skills'
-//! (reportlab + pypdf form fields, openpyxl, python-docx unpack/pack) run in one environment.
+//! that names it and the `interpreters` setting (document scripts: `cli_document_scripts.rs`).
 //! The model is the embedded mock, whose
 //! scenario calls `run_skill_script` and answers from what the script printed.
 //!
@@ -13,119 +12,13 @@
 //! tests are skipped with a notice, and fail under `CI`.
 
 mod cli_support;
+mod scripts_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-use cli_support::SKILLET;
-
-fn uv() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("SKILLET_UV").map(PathBuf::from),
-        std::env::var_os("SKILLET_PYTHON")
-            .map(PathBuf::from)
-            .and_then(|p| p.parent().map(|d| d.join("uv"))),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/uv")),
-        Some(PathBuf::from("/work/main/.venv/bin/uv")),
-    ];
-    let found = candidates.into_iter().flatten().find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no uv: set SKILLET_UV or install mock-llm/tests/python/requirements.txt"
-        );
-        eprintln!(
-            "\n==== SKIPPED script environment test: no uv ($SKILLET_UV, .venv/bin/uv) ====\n"
-        );
-    }
-    found
-}
-
-/// A host folder: `skills/`, an environments cache, and a `skillet.toml` with scripts on.
-struct Host {
-    dir: tempfile::TempDir,
-}
-
-impl Host {
-    fn new(uv: &Path, extra: &str) -> Host {
-        let dir = tempfile::tempdir().unwrap();
-        // The sandbox's uid (65534 when the tests run as root) reads the skills and the
-        // environments under it.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::create_dir(dir.path().join("skills")).unwrap();
-        std::fs::write(
-            dir.path().join("skillet.toml"),
-            format!(
-                "[skills]\nuv = \"{}\"\nenvironments_dir = \"{}\"\n{extra}\n\
-                 [skills.scripts]\nenabled = true\n",
-                uv.display(),
-                dir.path().join("envs").display()
-            ),
-        )
-        .unwrap();
-        Host { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn envs(&self) -> PathBuf {
-        self.path().join("envs")
-    }
-
-    /// A skill `name` with `requirements` whose scenario runs `script` (`scripts/<file>`) and
-    /// answers `OK` when its output contains `expect`, else `FAILED: <what it got>`.
-    fn skill(&self, name: &str, requirements: &str, script: (&str, &str), expect: &str) {
-        let dir = self.path().join("skills").join(name);
-        std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: Runs its script.\n---\nRun the script.\n"),
-        )
-        .unwrap();
-        if !requirements.is_empty() {
-            std::fs::write(dir.join("requirements.txt"), requirements).unwrap();
-        }
-        std::fs::write(dir.join("scripts").join(script.0), script.1).unwrap();
-        std::fs::write(
-            dir.join("mock-scenario.yaml"),
-            format!(
-                "rules:\n  - when: {{ turn: 1 }}\n    reply:\n      tool_calls:\n        - name: \
-                 run_skill_script\n          arguments: {{ path: scripts/{} }}\n  - when: {{ \
-                 tool_result_contains: {expect:?} }}\n    reply:\n      text: \"OK\"\n  - \
-                 when: {{ tool_results: true }}\n    reply:\n      text: \"FAILED\"\n",
-                script.0
-            ),
-        )
-        .unwrap();
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(SKILLET);
-        command
-            .current_dir(self.path())
-            .arg("--config")
-            .arg(self.path().join("skillet.toml"))
-            .arg("--skills-dir")
-            .arg(self.path().join("skills"))
-            .args(args)
-            .env_remove("SKILLET_CONFIG")
-            .env_remove("RUST_LOG")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("OPENAI_API_KEY");
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run skillet")
-    }
-}
-
-fn text(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
+use scripts_support::{Host, needs_system_tools, scripts_setting, text, uv};
 
 const PYPDF_SCRIPT: &str =
     "import sys, pypdf\nprint('pypdf', pypdf.__version__, 'in', sys.prefix)\n";
@@ -375,27 +268,6 @@ fn an_interpreter_the_sandbox_cannot_execute_gets_an_error_naming_the_setting() 
     );
 }
 
-/// Appends `line` to the host's `[skills.scripts]` table (the last one in its `skillet.toml`).
-fn scripts_setting(host: &Host, line: &str) {
-    let config = host.path().join("skillet.toml");
-    let mut toml = std::fs::read_to_string(&config).unwrap();
-    toml.push_str(line);
-    toml.push('\n');
-    std::fs::write(&config, toml).unwrap();
-}
-
-/// Gives skill `name` the frontmatter `metadata` line `a2e-system-tools: NEEDS`.
-fn needs_system_tools(host: &Host, name: &str, needs: &str) {
-    std::fs::write(
-        host.path().join("skills").join(name).join("SKILL.md"),
-        format!(
-            "---\nname: {name}\ndescription: Runs its script.\nmetadata:\n  a2e-system-tools: \
-             '{needs}'\n---\nRun the script.\n"
-        ),
-    )
-    .unwrap();
-}
-
 #[test]
 fn an_offered_system_tool_installed_outside_the_system_dirs_runs_by_name_with_its_files() {
     // No requirements: uv is never asked for.
@@ -492,90 +364,5 @@ fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_
         "OK",
         "{}",
         text(&run)
-    );
-}
-
-/// Scripts of the kind the public document skills bundle (written here, the corpus cannot be
-/// fetched in CI): a fillable PDF made with reportlab and its fields read back with pypdf, a
-/// sheet written and read with openpyxl, a .docx made with python-docx, unpacked and packed
-/// again and opened — one environment with all four packages, built once from PyPI.
-const DOCUMENT_SCRIPTS: [(&str, &str); 4] = [
-    (
-        "make_form.py",
-        "from reportlab.pdfgen import canvas\nc = canvas.Canvas('form.pdf')\n\
-         c.drawString(72, 750, 'Form')\nc.acroForm.textfield(name='name', x=72, y=700)\n\
-         c.acroForm.checkbox(name='agree', x=72, y=650)\nc.showPage()\nc.save()\n\
-         print('made form.pdf')\n",
-    ),
-    (
-        "fields.py",
-        "from pypdf import PdfReader\n\
-         print('fields:', ','.join(sorted(PdfReader('form.pdf').get_fields())))\n",
-    ),
-    (
-        "sheet.py",
-        "import openpyxl\nbook = openpyxl.Workbook()\nsheet = book.active\n\
-         for i, v in enumerate([1, 2, 3], start=1):\n    sheet.cell(row=i, column=1, value=v)\n\
-         book.save('book.xlsx')\nback = openpyxl.load_workbook('book.xlsx').active\n\
-         print('sheet: total=%d' % sum(c.value for c in back['A']))\n",
-    ),
-    (
-        "docx_roundtrip.py",
-        "import docx, zipfile, pathlib\nd = docx.Document()\nd.add_paragraph('hello docx')\n\
-         d.save('a.docx')\nzipfile.ZipFile('a.docx').extractall('unpacked')\n\
-         with zipfile.ZipFile('b.docx', 'w', zipfile.ZIP_DEFLATED) as z:\n\
-         \x20   for p in sorted(pathlib.Path('unpacked').rglob('*')):\n\
-         \x20       z.write(p, p.relative_to('unpacked'))\n\
-         print('docx:', docx.Document('b.docx').paragraphs[0].text)\n",
-    ),
-];
-
-#[test]
-fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_environment() {
-    let Some(uv) = uv() else { return };
-    let host = Host::new(&uv, "");
-    let dir = host.path().join("skills/documents");
-    std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: documents\ndescription: Makes and reads documents.\n---\nRun the scripts.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("requirements.txt"),
-        "pypdf==5.4.0\nreportlab==4.2.5\nopenpyxl==3.1.5\npython-docx==1.1.2\n",
-    )
-    .unwrap();
-    for (name, source) in DOCUMENT_SCRIPTS {
-        std::fs::write(dir.join("scripts").join(name), source).unwrap();
-    }
-    // Latest stage first: each rule answers the result the previous script printed.
-    let call = |script: &str| {
-        format!(
-            "reply: {{ tool_calls: [{{ name: run_skill_script, arguments: {{ path: scripts/{script} }} }}] }}"
-        )
-    };
-    let scenario = format!(
-        "rules:\n  - when: {{ tool_result_contains: \"docx: hello docx\" }}\n    reply: {{ text: OK }}\n\
-         \x20 - when: {{ tool_result_contains: \"sheet: total=6\" }}\n    {}\n\
-         \x20 - when: {{ tool_result_contains: \"fields: agree,name\" }}\n    {}\n\
-         \x20 - when: {{ tool_result_contains: \"made form.pdf\" }}\n    {}\n\
-         \x20 - when: {{ turn: 1 }}\n    {}\n\
-         \x20 - when: {{ tool_results: true }}\n    reply: {{ text: FAILED }}\n",
-        call("docx_roundtrip.py"),
-        call("sheet.py"),
-        call("fields.py"),
-        call("make_form.py"),
-    );
-    std::fs::write(dir.join("mock-scenario.yaml"), scenario).unwrap();
-
-    let run = host.run(&["run", "documents"]);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(0), "{out}");
-    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "OK", "{out}");
-    assert_eq!(
-        out.matches(BUILDING).count(),
-        1,
-        "one environment for the four packages, built once: {out}"
     );
 }

@@ -8,7 +8,11 @@
 //! `PATH`, and each tool's installation directory (the real program's directory, or its parent
 //! when that is a `bin`, `sbin` or `program` directory, as LibreOffice's is) is readable in the
 //! sandbox — so a tool installed outside the system locations (`/opt/libreoffice/program/
-//! soffice`) runs as well as one under `/usr`.
+//! soffice`) runs as well as one under `/usr`. So is what the installation's own symlinks
+//! point at outside it, three levels down ([`linked_outside`]): Debian's LibreOffice keeps its
+//! configuration registry in `/etc/libreoffice/registry` behind
+//! `/usr/lib/libreoffice/share/registry` and its extension caches under `/var`, and `soffice`
+//! aborts without them.
 //!
 //! A skill names the tools its scripts need in `metadata.a2e-system-tools`; one the host does not
 //! offer (or offers but cannot run) blocks the skill, with the setting to change
@@ -36,6 +40,8 @@ pub struct SystemTool {
     pub program: PathBuf,
     /// Its installation directory, readable in the sandbox.
     pub install_dir: PathBuf,
+    /// What symlinks in the installation point at outside it, readable too.
+    pub linked: Vec<PathBuf>,
 }
 
 /// Every offered tool, resolved or refused, and the directory scripts find them in.
@@ -101,8 +107,10 @@ impl SystemTools {
     pub fn read_only(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = self.path_dir().map(Path::to_path_buf).into_iter().collect();
         for tool in self.by_name.values().flatten() {
-            if !dirs.contains(&tool.install_dir) {
-                dirs.push(tool.install_dir.clone());
+            for dir in std::iter::once(&tool.install_dir).chain(&tool.linked) {
+                if !dirs.contains(dir) {
+                    dirs.push(dir.clone());
+                }
             }
         }
         dirs
@@ -148,11 +156,50 @@ fn resolve_one(configured: &Path, user: Option<SandboxUser>) -> Result<SystemToo
     if let Some(user) = user {
         reachable(&install_dir, user).map_err(|why| format!("{}: {why}", install_dir.display()))?;
     }
+    let linked = linked_outside(&install_dir);
     Ok(SystemTool {
         configured: configured.to_path_buf(),
         program,
         install_dir,
+        linked,
     })
+}
+
+/// The most symlink targets one installation adds to what the sandbox reads.
+const MAX_LINKED: usize = 32;
+
+/// What the symlinks in `install_dir` and the directories two levels under it point at outside
+/// it (canonical, at most [`MAX_LINKED`]); nothing for the system prefixes themselves (`/usr`, `/usr/local`),
+/// whose links (`/etc/alternatives/...`) are the system's and readable as such.
+fn linked_outside(install_dir: &Path) -> Vec<PathBuf> {
+    if matches!(install_dir.to_str(), Some("/" | "/usr" | "/usr/local")) {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let mut dirs = vec![(install_dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && depth < 2 {
+                dirs.push((entry.path(), depth + 1));
+            } else if kind.is_symlink()
+                && let Ok(target) = entry.path().canonicalize()
+                && !target.starts_with(install_dir)
+                && !found.contains(&target)
+            {
+                found.push(target);
+                if found.len() == MAX_LINKED {
+                    return found;
+                }
+            }
+        }
+    }
+    found
 }
 
 /// The directory a program's files live in: its own directory, or the one above when that is
@@ -274,6 +321,29 @@ mod tests {
         let (_, result) = tools.entries().next().unwrap();
         assert!(result.is_err(), "{result:?}");
         assert!(tools.path_dir().is_none());
+    }
+
+    #[test]
+    fn what_an_installations_links_point_at_outside_it_is_readable_too() {
+        let root = tempfile::tempdir().unwrap();
+        let install = root.path().join("office");
+        let etc = root.path().join("etc-office");
+        std::fs::create_dir_all(install.join("program")).unwrap();
+        std::fs::create_dir_all(install.join("share")).unwrap();
+        std::fs::create_dir_all(etc.join("registry")).unwrap();
+        let program = install.join("program/soffice");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(etc.join("registry"), install.join("share/registry")).unwrap();
+        // A link inside the installation adds nothing.
+        std::os::unix::fs::symlink(install.join("program"), install.join("bin")).unwrap();
+        let tools = SystemTools::resolve(std::slice::from_ref(&program), None);
+        let (_, tool) = tools.entries().next().unwrap();
+        let tool = tool.as_ref().unwrap();
+        let registry = etc.join("registry").canonicalize().unwrap();
+        assert_eq!(tool.linked, vec![registry.clone()]);
+        assert!(tools.read_only().contains(&registry));
+        assert!(linked_outside(Path::new("/usr")).is_empty());
     }
 
     #[test]
