@@ -160,6 +160,10 @@ pub struct EvalArgs {
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Save the report in the console's history database ([console] history_db), where the
+    /// console's skill view shows its models side by side.
+    #[arg(long)]
+    pub save: bool,
     /// Each call's wall-clock limit in seconds (default: the skill's and the host cap).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,

@@ -1,7 +1,8 @@
 //! `skillet eval SKILL [--model MODEL]... [--repeat N]`: runs the skill's eval cases
 //! (`evals/evals.json`, see `skillet_engine::eval` and `docs/EVALS.md`) on each model, shows a progress
 //! bar (plain lines when stderr is not a terminal), prints one table per model and the failed
-//! runs on stdout, and writes the JSON report (`--json-out`) and JUnit XML (`--junit`).
+//! runs on stdout, and writes the JSON report (`--json-out`), JUnit XML (`--junit`) and, with
+//! `--save`, the report into the console's history database (`skillet_host::console::evals`).
 //!
 //! Each `--model` runs on the provider `run` would use (`--provider`, else the configured
 //! default) with that model; with none, on the default model. With no provider configured the
@@ -28,10 +29,11 @@ use super::run::{skill_folder, skill_name};
 use super::setup::{self, Console, HostParts};
 use super::shutdown_signal;
 use super::suggest;
-use crate::config::{ProviderChoice, ProviderShortcuts};
+use crate::config::{Config, ProviderChoice, ProviderShortcuts};
 use crate::embedded;
 use skillet_engine::eval::{self, EvalCase, EvalPlan, EvalReport, ModelTarget, RunRecord};
 use skillet_engine::service::SkillService;
+use skillet_host::console::evals as web;
 use skillet_protocol::LLMConfig;
 
 /// Runs the command.
@@ -99,6 +101,9 @@ pub async fn eval(
     if let Some(path) = &args.junit {
         write_file(path, &eval::write_junit(&report), "--junit")?;
     }
+    if args.save {
+        save(&parts.config, &report, console).await?;
+    }
     Ok(if cancel.is_cancelled() {
         Outcome::Interrupted
     } else if report.passed {
@@ -106,6 +111,38 @@ pub async fn eval(
     } else {
         Outcome::Failed
     })
+}
+
+/// `--save`: the report into the history database the console reads (`[console] history_db`,
+/// else beside `[server] state_db`, else the XDG state default).
+async fn save(config: &Config, report: &EvalReport, console: Console) -> Result<(), Failure> {
+    let settings = &config.console;
+    let path = match (
+        settings.history,
+        settings.history_path_beside(config.server.state_db.as_deref()),
+    ) {
+        (true, Some(path)) => path,
+        (false, _) => {
+            return Err(Failure::usage(
+                "--save: [console] history = false, so there is no database to save to",
+            ));
+        }
+        (true, None) => {
+            return Err(Failure::usage(
+                "--save: neither XDG_STATE_HOME nor HOME is set; set [console] history_db",
+            ));
+        }
+    };
+    let (report, at) = (report.clone(), path.clone());
+    let saved = tokio::task::spawn_blocking(move || web::save_eval(&at, &report))
+        .await
+        .map_err(|e| Failure::setup(format!("--save: {e}")))?;
+    saved.map_err(|e| Failure::setup(format!("--save: {e}")))?;
+    console.notice(format!(
+        "saved the report in {} (the console's skill view shows it)",
+        path.display()
+    ));
+    Ok(())
 }
 
 /// The cases `--case` names (by name or id), in file order; all of them without `--case`.

@@ -1,8 +1,10 @@
 //! `skillet eval`, the binary spawned for real on the embedded mock-llm: the bundled skills'
 //! evals pass, the table, the JSON report and the JUnit XML say what ran, and a failing case
-//! exits 1 with its reason shown.
+//! exits 1 with its reason shown; `--save` puts the report where the console's skill view
+//! reads it, its models side by side.
 
 mod cli_support;
+mod serve_support;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -371,4 +373,88 @@ fn bad_arguments_and_bad_case_files_have_their_exit_codes() {
 
     let unknown_skill = skillet(root.path(), &["--skills-dir", &bundled(), "eval", "nope"]);
     assert_eq!(unknown_skill.status.code(), Some(3));
+}
+
+#[tokio::test]
+async fn a_saved_report_is_what_the_consoles_skill_view_reads_with_each_model_beside_the_other() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[console]\nhistory_db = \"state/console.db\"\n",
+    )
+    .unwrap();
+    let args = [
+        "--skills-dir",
+        &bundled(),
+        "--provider",
+        "mock",
+        "--model",
+        "small",
+        "--model",
+        "large",
+        "eval",
+        "summarize",
+        "--save",
+    ];
+    let out = skillet(cwd.path(), &args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("saved the report in") && stderr.contains("console.db"),
+        "{stderr}"
+    );
+
+    let server = serve_support::ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
+        .skills_dir(bundled_skills())
+        .spawn()
+        .await;
+    let client = reqwest::Client::new();
+    let url = |skill: &str| format!("{}/console/api/skills/{skill}/evals", server.base);
+    let answer = serve_support::get_json(&client, url("summarize")).await;
+    let evals = answer["evals"].as_array().expect("a list");
+    assert_eq!(evals.len(), 1, "{answer}");
+    assert_eq!(evals[0]["skill"], "summarize");
+    assert_eq!(evals[0]["passed"], true);
+    let models: Vec<&str> = evals[0]["report"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        ["openai-compatible/small", "openai-compatible/large"],
+        "{answer}"
+    );
+    for model in evals[0]["report"]["models"].as_array().unwrap() {
+        let runs = model["summary"]["runs"].as_u64().unwrap();
+        assert!(runs > 0 && model["summary"]["passed"] == runs, "{model}");
+        assert!(!model["cases"].as_array().unwrap().is_empty(), "{model}");
+    }
+    // A skill with nothing saved has an empty list; an unknown one is not found.
+    let none = serve_support::get_json(&client, url("expense-report")).await;
+    assert_eq!(none["evals"], serde_json::json!([]), "{none}");
+    let unknown = client.get(url("no-such-skill")).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+}
+
+#[test]
+fn save_without_a_history_database_is_a_usage_error() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[console]\nhistory = false\n",
+    )
+    .unwrap();
+    let out = skillet(
+        cwd.path(),
+        &["--skills-dir", &bundled(), "eval", "summarize", "--save"],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--save: [console] history = false"),
+        "{stderr}"
+    );
 }

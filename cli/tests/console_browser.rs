@@ -7,8 +7,9 @@
 //! over the host's limit refused in the browser (nothing sent) and one sent around the picker
 //! refused by the server; the MCP and A2A copies (the MCP one sent by the official `mcp`
 //! client to `/mcp`, the A2A one posted to `/a2a`, both answered) —
-//! then restarts the server and finds the run in the history again. The script fails on any
-//! error in the browser's log.
+//! then restarts the server, finds the run in the history again and the report `skillet eval
+//! --save` made of ticket-triage on two models shown side by side in its skill view. The script
+//! fails on any error in the browser's log.
 //!
 //! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium` and `mcp`
 //! (`mock-llm/tests/python/requirements.txt`); the browser `$CHROMIUM` or `/usr/bin/chromium`,
@@ -102,6 +103,19 @@ fn write_skills(root: &Path) {
          reply:\n      tool_calls:\n        - name: calculator\n          arguments: {expression: \"2 * 3\"}\n  \
          - name: triage/answer\n    when: {system_contains: \"You triage support tickets\", tool_result_contains: \"6\"}\n    \
          reply: {json: {queue: urgent, copies: 6}}\n",
+    )
+    .unwrap();
+    // Two cases `skillet eval --save` runs between the phases, on two model labels.
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::write(
+        dir.join("evals/evals.json"),
+        r#"{"skill_name": "ticket-triage", "evals": [
+            {"id": 1, "name": "routes-a-high-ticket",
+             "arguments": {"ticket": {"title": "Printer on fire", "priority": "high"}, "copies": 1},
+             "expect": {"schema": true, "output": [{"pointer": "/queue", "regex": "^urgent$"}]}},
+            {"id": 2, "name": "refuses-13-copies",
+             "arguments": {"ticket": {"title": "Thirteen", "priority": "low"}, "copies": 13},
+             "expect": {"error_code": "schema_violation"}}]}"#,
     )
     .unwrap();
     write_skill(root, "slow-echo", 30_000, "{json: {echo: \"late\"}}");
@@ -200,6 +214,24 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
     let server = serve(cwd.path(), skills.path()).await;
     drive(&python, &server.base, "run").await;
     drop(server);
+    // The evals of ticket-triage on two models, saved where the console reads them.
+    let eval = tokio::process::Command::new(SKILLET)
+        .current_dir(cwd.path())
+        .arg("--skills-dir")
+        .arg(skills.path())
+        .args(["--provider", "mock", "--model", "small", "--model", "large"])
+        .args(["eval", "ticket-triage", "--save"])
+        .env_remove("SKILLET_CONFIG")
+        .env_remove("SKILLET_PROVIDER")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        eval.status.success(),
+        "skillet eval --save: {}{}",
+        String::from_utf8_lossy(&eval.stdout),
+        String::from_utf8_lossy(&eval.stderr)
+    );
     let server = serve(cwd.path(), skills.path()).await;
     drive(&python, &server.base, "restarted").await;
 }

@@ -11,7 +11,8 @@ file the run reads, one over the host's limit (refused in the browser, nothing s
 sent around the picker in raw JSON (refused by the server); copy the input as MCP `tools/call`
 and A2A `SendMessage` (the MCP one sent by the official `mcp` client and the A2A body posted
 to /a2a both run and read the file).
-Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history.
+Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history,
+and its skill view shows the eval report `skillet eval --save` made, its two models side by side.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
 written there (docs/console/ in the repository).
 """
@@ -326,6 +327,18 @@ def phase_restarted(d):
     d.get(f"{BASE}/#/history")
     wait(d).until(lambda d: any(
         "ticket-triage" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+    # The saved eval report: one column per model, one row per case.
+    open_skill(d, "ticket-triage")
+    table = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#skill-evals table.evals")))
+    header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert header == ["Case", "openai-compatible/small", "openai-compatible/large"], header
+    rows = {tr.find_element(By.TAG_NAME, "th").text: [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    for case in ["routes-a-high-ticket", "refuses-13-copies"]:
+        assert rows[case] == ["1/1 (100 %)", "1/1 (100 %)"], rows
+    assert rows["All runs"] == ["2/2 (100 %)", "2/2 (100 %)"], rows
+    assert "every run passed" in table.find_element(By.TAG_NAME, "caption").text
+    shot(d, "skill-evals")
 
 
 def main():

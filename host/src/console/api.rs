@@ -50,6 +50,7 @@ pub fn router(core: HostCore, options: ConsoleOptions, approvals: Approvals) -> 
         .route("/console/api/info", get(info))
         .route("/console/api/skills", get(skills))
         .route("/console/api/skills/{name}", get(skill))
+        .route("/console/api/skills/{name}/evals", get(evals))
         .route("/console/api/runs", get(runs))
         .route("/console/api/runs/{id}", get(run))
         .route("/console/api/approvals", get(pending_approvals))
@@ -131,6 +132,38 @@ async fn skill(
         StatusCode::OK,
         &json!({ "skill": definition, "skill_md": skill_md }),
     )
+}
+
+/// The newest saved eval reports shown per skill.
+const EVALS_SHOWN: usize = 5;
+
+/// The skill's newest saved eval reports (`skillet eval --save`), for a caller that may see it.
+async fn evals(
+    State(state): State<ApiState>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let caller = caller_of(request.extensions());
+    let visible = state
+        .core
+        .discover_as(&caller, &SkillDiscoverRequest::default())
+        .skills
+        .iter()
+        .any(|s| s.name == name);
+    if !visible {
+        return refusal(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no skill `{name}` here"),
+        );
+    }
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
+    };
+    match history.evals(&name, EVALS_SHOWN).await {
+        Ok(evals) => json_answer(StatusCode::OK, &json!({ "evals": evals })),
+        Err(e) => failed(&e),
+    }
 }
 
 fn no_history() -> Response {

@@ -35,6 +35,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("approval.js", JS, include_str!("assets/approval.js")),
     ("files.js", JS, include_str!("assets/files.js")),
     ("history.js", JS, include_str!("assets/history.js")),
+    ("evals.js", JS, include_str!("assets/evals.js")),
     (
         "favicon.svg",
         "image/svg+xml",

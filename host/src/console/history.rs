@@ -1,5 +1,6 @@
 //! The run history: every call the host core answered, from any door, in SQLite
-//! (`[console] history_db`; the `console_runs` table, beside whatever else shares the file).
+//! (`[console] history_db`; the `console_runs` table — and `console_evals`, the saved eval reports
+//! of `evals` —, beside whatever else shares the file).
 //!
 //! - one writer thread owns a connection and takes rows from a bounded queue, so recording
 //!   never blocks a call (a full queue drops the row with a warning); after each insert it
@@ -32,7 +33,8 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Rows waiting for the writer before new ones are dropped.
 const QUEUE: usize = 1024;
 
-const SCHEMA: &str = "
+/// The file's tables: the runs, and the eval reports `evals` saves and reads.
+pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS console_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     req_id TEXT NOT NULL,
@@ -55,6 +57,14 @@ CREATE TABLE IF NOT EXISTS console_runs (
 );
 CREATE INDEX IF NOT EXISTS console_runs_started ON console_runs (started_at);
 CREATE INDEX IF NOT EXISTS console_runs_skill ON console_runs (skill, id);
+CREATE TABLE IF NOT EXISTS console_evals (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    skill TEXT NOT NULL,
+    saved_at REAL NOT NULL,
+    passed INTEGER NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS console_evals_skill ON console_evals (skill, id);
 ";
 
 /// How much history is kept.
@@ -245,7 +255,8 @@ impl History {
         self.read(move |conn| get(conn, id)).await
     }
 
-    async fn read<T: Send + 'static>(
+    /// Runs `query` on the reading connection, on the blocking pool.
+    pub(super) async fn read<T: Send + 'static>(
         &self,
         query: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, HistoryError> {
@@ -259,7 +270,9 @@ impl History {
     }
 }
 
-fn connect(path: &Path) -> Result<Connection, String> {
+/// A connection to the file as the history uses it: WAL, `synchronous = NORMAL`, a 5 s busy
+/// timeout.
+pub(super) fn connect(path: &Path) -> Result<Connection, String> {
     let conn = Connection::open(path).map_err(|e| e.to_string())?;
     conn.busy_timeout(Duration::from_secs(5))
         .map_err(|e| e.to_string())?;

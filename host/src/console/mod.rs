@@ -8,6 +8,7 @@
 //! | `GET /console/api/info` | what this console offers: history on/off, content capture, the model override hints |
 //! | `GET /console/api/skills` | the skills the caller may see (discover, with status, blocked reasons, schemas) |
 //! | `GET /console/api/skills/NAME` | one skill's definition and its `SKILL.md` |
+//! | `GET /console/api/skills/NAME/evals` | its newest saved eval reports (`skillet eval --save`, `evals`), newest first |
 //! | `GET /console/api/runs?skill=&outcome=&error_code=&model=&since=&until=&before=&limit=` | recorded runs, newest first |
 //! | `GET /console/api/runs/ID` | one recorded run, with its input and answer when content was kept |
 //! | `GET /console/api/approvals` | the caller's tool calls waiting for its approval (`approvals`) |
@@ -32,6 +33,7 @@
 pub mod api;
 pub mod approvals;
 pub mod assets;
+pub mod evals;
 pub mod history;
 pub mod query;
 

@@ -3,6 +3,7 @@
 
 import { getJson, ApiError, apiKey, setApiKey } from "./api.js";
 import { loadSkills, renderSkills, showSkill, skillNames } from "./skills.js";
+import { showEvals } from "./evals.js";
 import { prepareRun, setInfo, wireRun } from "./run.js";
 import { loadHistory, showRun, fillSkillFilter } from "./history.js";
 
@@ -49,6 +50,7 @@ async function route() {
     if (view === "skill" && arg) {
       show("view-skill");
       const { skill } = await showSkill(decodeURIComponent(arg));
+      await showEvals(skill.name);
       const carried = rerun && rerun.skill === skill.name ? rerun.arguments : undefined;
       rerun = null;
       prepareRun(skill, carried);
