@@ -387,6 +387,7 @@ pub fn executor_builder(
         .card_identity(identity)
         .pricing(parts.config.pricing.clone())
         .capture_content(parts.config.telemetry.capture_content)
+        .reasoning_events(parts.config.telemetry.reasoning_events)
         .approvals(parts.config.approval_policy());
     if let Some(policy) = &parts.config.llm_override {
         builder = builder.override_policy(policy.clone());

@@ -80,9 +80,25 @@ async fn a_thinking_block_goes_back_unchanged_on_the_tool_use_turn() {
     }
 }
 
+/// The `reasoning-N` artifacts of `result`: (name, text).
+fn reasoning_artifacts(result: &skillet_engine::protocol::SkillResult) -> Vec<(String, String)> {
+    result
+        .events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            skillet_engine::protocol::EventPayload::Artifact { name, chunk, .. }
+                if name.starts_with("reasoning-") =>
+            {
+                Some((name.clone(), chunk.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn ollama_thinking_is_reasoning_kept_out_of_the_answer() {
-    for streaming in [false, true] {
+async fn ollama_thinking_is_reasoning_kept_out_of_the_answer_and_sent_only_when_the_host_says_so() {
+    for (streaming, send) in [(false, false), (true, false), (false, true), (true, true)] {
         let dir = SkillSpec::new("thinker", "Think.").write();
         let server =
             start_mock(r#"rules: [{ reply: { thinking: "Hmm, a greeting.", text: "hello" } }]"#)
@@ -93,11 +109,12 @@ async fn ollama_thinking_is_reasoning_kept_out_of_the_answer() {
             .as_mut()
             .unwrap()
             .insert("think".into(), json!(true));
-        let h = harness(
+        let h = harness_with(
             registry([dir.skill.clone()]),
             ToolRegistry::new(),
             Some(config),
             Limits::default(),
+            |b| b.reasoning_events(send),
         );
         let mut req = request("thinker", json!({}));
         req.streaming = streaming;
@@ -108,9 +125,55 @@ async fn ollama_thinking_is_reasoning_kept_out_of_the_answer() {
         let logs = messages_of(result, skillet_engine::protocol::EventKind::Log);
         assert!(
             logs.iter()
-                .any(|l| l.starts_with("model reasoning") && l.contains("Hmm, a greeting.")),
+                .any(|l| l.starts_with("model reasoning (16 chars, kept out of the answer")),
             "streaming {streaming}: {logs:?}"
+        );
+        // The text itself is in no log line, and in an artifact only when the host sends it.
+        assert!(
+            !logs.iter().any(|l| l.contains("Hmm, a greeting.")),
+            "{logs:?}"
+        );
+        let sent = reasoning_artifacts(result);
+        if send {
+            assert_eq!(
+                sent,
+                vec![("reasoning-1".to_owned(), "Hmm, a greeting.".to_owned())],
+                "streaming {streaming}"
+            );
+        } else {
+            assert!(sent.is_empty(), "{sent:?}");
+        }
+        assert!(
+            !serde_json::to_string(&called.live)
+                .unwrap()
+                .contains("Hmm, a greeting.")
+                || send,
+            "the live events carried the reasoning with reasoning_events off"
         );
         server.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_skills_reasoning_keys_go_on_its_requests_over_the_providers_settings() {
+    let dir = SkillSpec::new("careful", "Think hard.")
+        .meta("a2e-reasoning-effort", "high")
+        .write();
+    let server = start_mock(r#"rules: [{ reply: { text: "done" } }]"#).await;
+    let mut config = llm_config(&server);
+    config
+        .provider_config
+        .as_mut()
+        .unwrap()
+        .insert("reasoning_effort".into(), json!("low"));
+    let h = harness(
+        registry([dir.skill.clone()]),
+        ToolRegistry::new(),
+        Some(config),
+        Limits::default(),
+    );
+    let result = h.call(request("careful", json!({}))).await;
+    assert!(result.result().success, "{:?}", result.result());
+    assert_eq!(chat_bodies(&server)[0]["reasoning_effort"], "high");
+    server.shutdown().await;
 }

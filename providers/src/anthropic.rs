@@ -341,18 +341,21 @@ fn to_wire_request<'a>(
         system.map(System::Text)
     };
     let mut max_tokens = hints.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-    let thinking = spec.reasoning.thinking_budget_tokens.map(|budget_tokens| {
-        // The API wants room for the answer beyond the budget.
-        if max_tokens <= budget_tokens {
-            max_tokens = budget_tokens.saturating_add(DEFAULT_MAX_TOKENS);
-        }
-        // Thinking allows no forced tool (`tool` or `any`): the model must be free to think
-        // first, so the answer tool is offered, not forced.
-        if tool_choice.is_some() {
-            tool_choice = Some(ToolChoice::Auto);
-        }
-        Thinking::Enabled { budget_tokens }
-    });
+    let budget = hints.reasoning.thinking_budget_tokens;
+    let thinking = budget
+        .or(spec.reasoning.thinking_budget_tokens)
+        .map(|budget_tokens| {
+            // The API wants room for the answer beyond the budget.
+            if max_tokens <= budget_tokens {
+                max_tokens = budget_tokens.saturating_add(DEFAULT_MAX_TOKENS);
+            }
+            // Thinking allows no forced tool (`tool` or `any`): the model must be free to think
+            // first, so the answer tool is offered, not forced.
+            if tool_choice.is_some() {
+                tool_choice = Some(ToolChoice::Auto);
+            }
+            Thinking::Enabled { budget_tokens }
+        });
     let body = WireRequest {
         model: spec.model,
         max_tokens,

@@ -330,16 +330,26 @@ fn to_wire_request<'a>(
             seed: hints.seed,
             response_mime_type,
             response_json_schema,
-            thinking_config: thinking_config(spec.reasoning),
+            thinking_config: thinking_config(&request.hints.reasoning, spec.reasoning),
         },
     }
 }
 
-/// `thinkingConfig` from the spec's reasoning settings: a budget, a level (`reasoning_effort`:
-/// `none` is a budget of 0, `xhigh` the API's `high`), or nothing when neither is set.
-fn thinking_config(reasoning: &crate::types::Reasoning) -> Option<ThinkingConfig<'_>> {
-    let mut budget = reasoning.thinking_budget_tokens;
-    let level = match reasoning.reasoning_effort.as_deref() {
+/// `thinkingConfig` from the request's reasoning settings over the spec's: a budget, a level
+/// (`reasoning_effort`: `none` is a budget of 0, `xhigh` the API's `high`), or nothing when
+/// neither is set.
+fn thinking_config<'a>(
+    request: &'a crate::types::Reasoning,
+    spec: &'a crate::types::Reasoning,
+) -> Option<ThinkingConfig<'a>> {
+    let mut budget = request
+        .thinking_budget_tokens
+        .or(spec.thinking_budget_tokens);
+    let effort = request
+        .reasoning_effort
+        .as_deref()
+        .or(spec.reasoning_effort.as_deref());
+    let level = match effort {
         None => None,
         Some("none") => {
             budget = budget.or(Some(0));

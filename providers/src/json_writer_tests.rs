@@ -177,6 +177,7 @@ fn request() -> ChatRequest {
             temperature: Some(0.2),
             top_p: None,
             seed: Some(7),
+            ..Hints::default()
         },
         ..Default::default()
     }

@@ -268,7 +268,7 @@ fn to_wire_request<'a>(
             num_predict: hints.max_tokens,
             seed: hints.seed,
         },
-        think: spec.reasoning.think,
+        think: hints.reasoning.think.or(spec.reasoning.think),
     }
 }
 

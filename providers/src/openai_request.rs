@@ -114,7 +114,12 @@ impl<'a> ChatCompletionBody<'a> {
                 history: &request.messages,
             },
             model: spec.model,
-            reasoning_effort: spec.reasoning.reasoning_effort.as_deref(),
+            reasoning_effort: request
+                .hints
+                .reasoning
+                .reasoning_effort
+                .as_deref()
+                .or(spec.reasoning.reasoning_effort.as_deref()),
             max_completion_tokens: hints.max_tokens.filter(|_| official),
             response_format: ResponseFormat::for_plan(plan),
             stream: stream.then_some(true),

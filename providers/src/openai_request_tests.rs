@@ -220,6 +220,7 @@ fn rich_request() -> ChatRequest {
             temperature: Some(0.25),
             top_p: Some(0.5),
             seed: Some(-7),
+            ..Hints::default()
         },
         ..Default::default()
     }

@@ -51,8 +51,10 @@ pub enum TurnPhase {
 }
 
 /// How much the model reasons before it answers, in each API's own terms (`provider_config`
-/// keys; each is sent only to the API that has it, and only when set).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+/// keys, or a request's [`Hints::reasoning`] over them; each is sent only to the API that has
+/// it, and only when set).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Reasoning {
     /// OpenAI `reasoning_effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,6 +67,28 @@ pub struct Reasoning {
     /// the answer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think: Option<bool>,
+}
+
+impl Reasoning {
+    /// These settings, with `defaults` filling the ones left unset (a request's over its
+    /// provider's).
+    pub fn or(&self, defaults: &Reasoning) -> Reasoning {
+        Reasoning {
+            reasoning_effort: self
+                .reasoning_effort
+                .clone()
+                .or_else(|| defaults.reasoning_effort.clone()),
+            thinking_budget_tokens: self
+                .thinking_budget_tokens
+                .or(defaults.thinking_budget_tokens),
+            think: self.think.or(defaults.think),
+        }
+    }
+
+    /// Whether nothing is set.
+    pub fn is_unset(&self) -> bool {
+        *self == Reasoning::default()
+    }
 }
 
 /// The values `reasoning_effort` takes.
@@ -256,6 +280,10 @@ pub struct Hints {
     pub top_p: Option<f32>,
     /// Seed for providers that support reproducible sampling (OpenAI, Ollama).
     pub seed: Option<i64>,
+    /// Reasoning settings for this request, over the provider's (a skill's `a2e-reasoning-*`
+    /// keys); unset fields leave the provider's.
+    #[serde(default, skip_serializing_if = "Reasoning::is_unset")]
+    pub reasoning: Reasoning,
 }
 
 impl Hints {
@@ -266,6 +294,7 @@ impl Hints {
             temperature: self.temperature.or(defaults.temperature),
             top_p: self.top_p.or(defaults.top_p),
             seed: self.seed.or(defaults.seed),
+            reasoning: self.reasoning.or(&defaults.reasoning),
         }
     }
 }

@@ -1,18 +1,31 @@
 //! Reasoning settings on the wire, against a real mock-llm: each API gets its own
 //! (`reasoning_effort` on OpenAI, `think` on Ollama, `thinking` on Anthropic), only when set,
-//! and never another API's; unusable values are refused when the spec is built. The thinking
+//! and never another API's; a request's own settings (a skill's) win over the provider's field by
+//! field; unusable values are refused when the spec is built. The thinking
 //! blocks' echo is tested at the wire (`anthropic_thinking_tests.rs`).
 
 mod support;
 
 use serde_json::{Value, json};
-use skillet_providers::{CallOptions, ProviderKind, ProviderSpec};
+use skillet_providers::{CallOptions, ProviderKind, ProviderSpec, Reasoning};
 use support::*;
 
 async fn body(kind: ProviderKind, extra: Value) -> Value {
     let server = server("rules: []\n").await;
     let p = provider(kind, &server, extra);
     p.chat(ask("hi"), CallOptions::default()).await.unwrap();
+    let body = chat_requests(&server)[0].body.clone();
+    server.shutdown().await;
+    body
+}
+
+/// The body of one request asking with `reasoning` of its own, to a provider configured `extra`.
+async fn body_with(kind: ProviderKind, extra: Value, reasoning: Reasoning) -> Value {
+    let server = server("rules: []\n").await;
+    let p = provider(kind, &server, extra);
+    let mut request = ask("hi");
+    request.hints.reasoning = reasoning;
+    p.chat(request, CallOptions::default()).await.unwrap();
     let body = chat_requests(&server)[0].body.clone();
     server.shutdown().await;
     body
@@ -40,6 +53,40 @@ async fn each_api_gets_its_own_reasoning_setting_and_no_other() {
     );
     assert!(anthropic["max_tokens"].as_u64().unwrap() > 2048);
     assert!(anthropic.get("reasoning_effort").is_none() && anthropic.get("think").is_none());
+}
+
+#[tokio::test]
+async fn a_requests_reasoning_wins_over_the_providers_field_by_field() {
+    let low = Reasoning {
+        reasoning_effort: Some("low".into()),
+        ..Reasoning::default()
+    };
+    let openai = body_with(ProviderKind::OpenaiCompatible, every_setting(), low.clone()).await;
+    assert_eq!(openai["reasoning_effort"], "low", "{openai}");
+    // Unset in the request: the provider's.
+    let ollama = body_with(ProviderKind::Ollama, every_setting(), low).await;
+    assert_eq!(ollama["think"], true, "{ollama}");
+
+    let budget = Reasoning {
+        thinking_budget_tokens: Some(4096),
+        ..Reasoning::default()
+    };
+    let anthropic = body_with(ProviderKind::Anthropic, json!({}), budget).await;
+    assert_eq!(
+        anthropic["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096}),
+        "{anthropic}"
+    );
+    assert!(
+        anthropic["max_tokens"].as_u64().unwrap() > 4096,
+        "{anthropic}"
+    );
+    let off = Reasoning {
+        think: Some(false),
+        ..Reasoning::default()
+    };
+    let ollama = body_with(ProviderKind::Ollama, every_setting(), off).await;
+    assert_eq!(ollama["think"], false, "{ollama}");
 }
 
 #[tokio::test]

@@ -56,6 +56,9 @@ pub struct TelemetryConfig {
     /// Record message content (model answers, tool arguments and results) on spans. Off by
     /// default: content may be personal or confidential data.
     pub capture_content: bool,
+    /// Send each turn's reasoning (thinking, `reasoning_content`, `<think>`) to the caller as a
+    /// `reasoning-N` artifact event. Off by default, for the same reason.
+    pub reasoning_events: bool,
     /// Turns exporting off even when the `OTEL_*` variables are set.
     pub disabled: bool,
 }

@@ -62,6 +62,8 @@ pub(crate) struct TurnLoop<'a> {
     pub state: &'a RunState,
     /// Record message content on spans (`[telemetry] capture_content`).
     pub capture_content: bool,
+    /// Send each turn's reasoning as a `reasoning-N` artifact (the host's opt-in).
+    pub reasoning_events: bool,
     /// Which tool calls wait for approval, and who is asked.
     pub approvals: ApprovalGate<'a>,
     /// Where checkpoints go, when the call is durable (`durable`).
@@ -111,6 +113,7 @@ impl TurnLoop<'_> {
                 temperature: self.skill.hints.temperature,
                 top_p: self.skill.hints.top_p,
                 seed: None,
+                reasoning: self.skill.hints.reasoning.clone(),
             },
             phase: TurnPhase::Open,
             output_mode_hint: self.skill.hints.structured_output,
@@ -201,7 +204,7 @@ impl TurnLoop<'_> {
             Err(outcome) => return Step::Done(outcome),
         };
         if let Some(reasoning) = &response.reasoning {
-            self.events.log(LogLevel::Debug, reasoning_line(reasoning));
+            self.tell_reasoning(turn, reasoning);
         }
         last_output.clone_from(&response.text);
 
@@ -447,19 +450,26 @@ impl RetryObserver for ProviderNotices<'_> {
     }
 }
 
-/// The `log` line of a turn's reasoning (`<think>` blocks), shortened.
-fn reasoning_line(reasoning: &str) -> String {
-    const SHOWN: usize = 400;
-    let shown: String = reasoning.chars().take(SHOWN).collect();
-    let more = if shown.len() < reasoning.len() {
-        "…"
-    } else {
-        ""
-    };
-    format!(
-        "model reasoning ({} chars, kept out of the answer): {shown}{more}",
-        reasoning.chars().count()
-    )
+impl TurnLoop<'_> {
+    /// Tells the caller turn `turn` had `reasoning`: a debug `log` with its length always, its
+    /// text as the `reasoning-N` artifact only when the host sends reasoning.
+    fn tell_reasoning(&self, turn: u32, reasoning: &str) {
+        let chars = reasoning.chars().count();
+        let sent = if self.reasoning_events {
+            format!("sent as artifact reasoning-{turn}")
+        } else {
+            "not sent: the host's reasoning_events is off".to_owned()
+        };
+        self.events.log(
+            LogLevel::Debug,
+            format!("model reasoning ({chars} chars, kept out of the answer; {sent})"),
+        );
+        if self.reasoning_events {
+            let text = crate::secrets::REDACTOR.redact(reasoning);
+            self.events
+                .artifact(&format!("reasoning-{turn}"), "text/plain", text, true);
+        }
+    }
 }
 
 /// The semconv spelling of a finish reason.

@@ -344,6 +344,7 @@ impl ExecutorInner {
                         stream,
                         state,
                         capture_content: self.capture_content,
+                        reasoning_events: self.reasoning_events,
                         approvals,
                         durable: durable.as_ref(),
                         resume,

@@ -69,6 +69,8 @@ pub(crate) struct ExecutorInner {
     pub(crate) files: FileSupport,
     pub(crate) pricing: Pricing,
     pub(crate) capture_content: bool,
+    /// Send each turn's reasoning to the caller as a `reasoning-N` artifact.
+    pub(crate) reasoning_events: bool,
     pub(crate) approvals: ApprovalPolicy,
     pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
@@ -126,6 +128,7 @@ pub struct ExecutorBuilder {
     files: FileSupport,
     pricing: Pricing,
     capture_content: bool,
+    reasoning_events: bool,
     approvals: ApprovalPolicy,
     checkpoints: Option<Arc<dyn CheckpointStore>>,
 }
@@ -248,6 +251,16 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Whether a turn's reasoning (thinking blocks, `reasoning_content`, `<think>` text) reaches
+    /// the caller, as one `artifact` event named `reasoning-N` (`text/plain`) per turn that had
+    /// some. Off by default: the model's thoughts may quote what it was given, so they leave
+    /// only when the host says so; a `log` event still tells that there was reasoning and how
+    /// long it was.
+    pub fn reasoning_events(mut self, send: bool) -> Self {
+        self.reasoning_events = send;
+        self
+    }
+
     /// Which tool calls need a person's approval, and what calls nobody can be asked about
     /// get (default: none needs it; see [`ApprovalPolicy`]).
     pub fn approvals(mut self, policy: ApprovalPolicy) -> Self {
@@ -298,6 +311,7 @@ impl ExecutorBuilder {
                 files: self.files,
                 pricing: self.pricing,
                 capture_content: self.capture_content,
+                reasoning_events: self.reasoning_events,
                 approvals: self.approvals,
                 checkpoints: self.checkpoints,
             }),

@@ -14,8 +14,9 @@ use crate::protocol::SkillDefinition;
 use crate::schema::CompiledSchema;
 use crate::template::{RenderError, Template};
 
-/// Sampling hints from `a2a-max-tokens`, `a2a-temperature`, `a2a-top-p`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Sampling hints from `a2a-max-tokens`, `a2a-temperature`, `a2a-top-p`, and the reasoning
+/// settings of `a2e-reasoning-effort`, `a2e-thinking-budget-tokens`, `a2e-think`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExecutionHints {
     /// Upper bound on generated tokens per model call.
     pub max_tokens: Option<u32>,
@@ -29,6 +30,9 @@ pub struct ExecutionHints {
     /// The most a run of this skill may cost, in USD (`a2e-max-cost-usd`; the host's
     /// `[limits] max_cost_usd` applies too, the smaller wins).
     pub max_cost_usd: Option<f64>,
+    /// How much the model reasons on this skill, over its provider's settings (each field
+    /// reaches only the API that has it).
+    pub reasoning: skillet_providers::Reasoning,
 }
 
 /// The A2A `AgentSkill` data of a skill (`a2a-*` keys, with defaults applied).

@@ -54,6 +54,9 @@ pub(crate) struct DeclaredKeys {
     pub system_tools: Vec<String>,
     /// `a2e-approval`: tool names whose calls need a person's approval (adds to the host's).
     pub approval: Vec<String>,
+    /// `a2e-reasoning-effort`, `a2e-thinking-budget-tokens`, `a2e-think`: the skill's
+    /// reasoning settings, over its provider's.
+    pub reasoning: skillet_providers::Reasoning,
 
     /// Whether any `a2a-*` or `a2e-*` key was present (decides the default template mode).
     pub any_declared: bool,
@@ -166,6 +169,37 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-requirements" => keys.requirements = string_array(text)?,
         "a2e-system-tools" => keys.system_tools = system_tool_names(text)?,
         "a2e-approval" => keys.approval = string_array(text)?,
+        "a2e-reasoning-effort" => {
+            let effort = text.trim();
+            if !skillet_providers::REASONING_EFFORTS.contains(&effort) {
+                return Err(format!(
+                    "`a2e-reasoning-effort` must be one of {}, found {text:?}",
+                    skillet_providers::REASONING_EFFORTS.join(", ")
+                ));
+            }
+            keys.reasoning.reasoning_effort = Some(effort.to_owned());
+        }
+        "a2e-thinking-budget-tokens" => {
+            let budget: u32 = positive_int(text)?;
+            if budget < 1024 {
+                return Err(format!(
+                    "`a2e-thinking-budget-tokens` must be at least 1024 (the APIs' minimum), \
+                     found {budget}"
+                ));
+            }
+            keys.reasoning.thinking_budget_tokens = Some(budget);
+        }
+        "a2e-think" => {
+            keys.reasoning.think = Some(match text.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(format!(
+                        "`a2e-think` must be `true` or `false`, found {other:?}"
+                    ));
+                }
+            })
+        }
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,

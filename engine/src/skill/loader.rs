@@ -287,6 +287,7 @@ fn build(
             top_p: keys.top_p,
             structured_output: keys.structured_output,
             max_cost_usd: keys.max_cost_usd,
+            reasoning: keys.reasoning.clone(),
         },
         template,
         template_mode: mode,

@@ -470,3 +470,42 @@ fn system_tools_are_program_names_and_keep_a_plain_skill_plain() {
         assert_eq!(err.location, "metadata.a2e-system-tools", "{bad}: {err}");
     }
 }
+
+#[test]
+fn reasoning_keys_are_typed_and_bad_values_are_refused_naming_the_key() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = write_skill(
+        root.path(),
+        "thinker",
+        &manifest(
+            "thinker",
+            &[
+                "a2e-reasoning-effort: low",
+                "a2e-thinking-budget-tokens: '2048'",
+                "a2e-think: 'false'",
+            ],
+            "x",
+        ),
+        &[],
+    );
+    let skill = load_ok(&dir);
+    let reasoning = &skill.hints.reasoning;
+    assert_eq!(reasoning.reasoning_effort.as_deref(), Some("low"));
+    assert_eq!(reasoning.thinking_budget_tokens, Some(2048));
+    assert_eq!(reasoning.think, Some(false));
+    for (key, bad) in [
+        ("a2e-reasoning-effort", "extreme"),
+        ("a2e-thinking-budget-tokens", "'512'"),
+        ("a2e-thinking-budget-tokens", "lots"),
+        ("a2e-think", "maybe"),
+    ] {
+        let dir = write_skill(
+            root.path(),
+            "bad",
+            &manifest("bad", &[&format!("{key}: {bad}")], "x"),
+            &[],
+        );
+        let err = first_error(&dir);
+        assert_eq!(err.location, format!("metadata.{key}"), "{bad}: {err}");
+    }
+}
