@@ -272,13 +272,13 @@ async fn chat<W: Wire>(
     body: Bytes,
 ) -> Response {
     let headers = header_pairs(&headers);
+    // The body is parsed once; the parsed value goes into the journal last, moved, not copied
+    // (a copy of every request's JSON tree was most of a request's cost under load).
     let parsed: Result<Value, _> = serde_json::from_slice(&body);
-    let journal_body = match &parsed {
-        Ok(v) => v.clone(),
-        Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
-    };
-    let mut record = entry(W::ENDPOINT, &method, version, &uri, &headers, journal_body);
+    let mut record = entry(W::ENDPOINT, &method, version, &uri, &headers, Value::Null);
+    let text = || Value::String(String::from_utf8_lossy(&body).into_owned());
     if shared.config.require_auth && !has_credential(&headers) {
+        record.body = parsed.unwrap_or_else(|_| text());
         let mut state = shared.lock();
         shared.record(&mut state, record);
         let body = W::error(
@@ -288,13 +288,21 @@ async fn chat<W: Wire>(
         );
         return json_response(StatusCode::UNAUTHORIZED, &body);
     }
-    let request = parsed
-        .map_err(|e| crate::request::BadRequest(format!("request body is not JSON: {e}")))
-        .and_then(|v| W::parse(&v, headers));
-    let request = request.and_then(|r| W::at_path(r, uri.path()));
+    let value = match parsed {
+        Ok(value) => value,
+        Err(e) => {
+            record.body = text();
+            let mut state = shared.lock();
+            shared.record(&mut state, record);
+            let message = format!("request body is not JSON: {e}");
+            return json_response(StatusCode::BAD_REQUEST, &W::error(400, None, &message));
+        }
+    };
+    let request = W::parse(&value, headers).and_then(|r| W::at_path(r, uri.path()));
     let mut request = match request {
         Ok(r) => r,
         Err(e) => {
+            record.body = value;
             let mut state = shared.lock();
             shared.record(&mut state, record);
             return json_response(StatusCode::BAD_REQUEST, &W::error(400, None, &e.0));
@@ -304,8 +312,8 @@ async fn chat<W: Wire>(
         let created = shared.config.clock.now_secs();
         let mut state = shared.lock();
         let dialect = state.script.scenario().dialect.clone();
-        let raw = serde_json::from_slice::<Value>(&body).unwrap_or_default();
-        if let Some(refusal) = dialect.refusal(&request, &raw) {
+        if let Some(refusal) = dialect.refusal(&request, &value) {
+            record.body = value;
             record.matched_rule = Some("dialect refusal".to_owned());
             shared.record(&mut state, record);
             let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);
@@ -317,6 +325,7 @@ async fn chat<W: Wire>(
         }
         let mut decision = state.script.decide(&request, created, shared.config.timing);
         decision.reply = dialect.shape(decision.reply);
+        record.body = value;
         record.matched_rule = Some(decision.rule.clone());
         record.fault = decision.fault.as_ref().map(Fault::label);
         shared.record(&mut state, record);
