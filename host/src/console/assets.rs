@@ -36,6 +36,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("files.js", JS, include_str!("assets/files.js")),
     ("history.js", JS, include_str!("assets/history.js")),
     ("evals.js", JS, include_str!("assets/evals.js")),
+    ("dom.js", JS, include_str!("assets/dom.js")),
     (
         "favicon.svg",
         "image/svg+xml",

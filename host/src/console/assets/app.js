@@ -6,8 +6,8 @@ import { loadSkills, renderSkills, showSkill, skillNames } from "./skills.js";
 import { showEvals } from "./evals.js";
 import { prepareRun, setInfo, wireRun } from "./run.js";
 import { loadHistory, showRun, fillSkillFilter } from "./history.js";
+import { $ } from "./dom.js";
 
-const $ = (id) => document.getElementById(id);
 const VIEWS = ["view-skills", "view-skill", "view-history", "view-run"];
 
 let info = null;

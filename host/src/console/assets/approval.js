@@ -6,12 +6,7 @@
 // `status` event (`approved` / `denied`) closes the row. A replayed run shows the rows without
 // buttons.
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 function seconds(ms) {
   const s = Math.max(0, Math.round(ms / 1000));

@@ -4,15 +4,7 @@
 // listed under it. The section stays hidden when nothing was saved or the history is off.
 
 import { getJson } from "./api.js";
-
-const $ = (id) => document.getElementById(id);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { $, el } from "./dom.js";
 
 // "2/3 (67 %)" for an aggregate, "—" for no runs.
 function passRate(summary) {

@@ -4,7 +4,7 @@
 // request body) are checked here before a byte is read, so a file the server would refuse is
 // refused at once with the limit it broke; the server checks again, as for any caller.
 
-const $ = (id) => document.getElementById(id);
+import { $ } from "./dom.js";
 
 let limits = null;
 let picked = []; // [{name, base64, size}]

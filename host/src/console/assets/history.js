@@ -4,15 +4,7 @@
 
 import { getJson, ApiError } from "./api.js";
 import { replay, fmtCost } from "./timeline.js";
-
-const $ = (id) => document.getElementById(id);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { $, el } from "./dom.js";
 
 function when(ts) {
   return new Date(ts * 1000).toLocaleString();

@@ -8,8 +8,7 @@ import { streamCall, newId, asCurl, asMcp, asA2a, approvals, ApiError } from "./
 import { buildForm, validate, serverViolations } from "./form.js";
 import { Timeline } from "./timeline.js";
 import { setFileLimits, inputFiles, clearFiles, wireFiles } from "./files.js";
-
-const $ = (id) => document.getElementById(id);
+import { $ } from "./dom.js";
 
 let current = null; // { skill, form }
 let running = null; // AbortController

@@ -3,15 +3,7 @@
 // and schemas).
 
 import { getJson } from "./api.js";
-
-const $ = (id) => document.getElementById(id);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { $, el } from "./dom.js";
 
 let skills = [];
 

@@ -7,13 +7,7 @@
 // The same renderer replays a recorded run from the events kept in its answer.
 
 import { ApprovalRow } from "./approval.js";
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 const TURN = /^turn (\d+)\/(\d+) · (.*)$/;
 const TOOL_CALL = /^tool call ([^(]+)\((.*)\)$/s;
