@@ -177,7 +177,7 @@ impl ExecutorBuilder {
 
     /// The host's default model, as a ready provider spec.
     pub fn default_provider(mut self, spec: ProviderSpec) -> Self {
-        self.default = Some(HostDefault::Spec(spec));
+        self.default = Some(HostDefault::Spec(Box::new(spec)));
         self
     }
 

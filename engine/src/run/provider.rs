@@ -88,8 +88,9 @@ impl ResolvedProvider {
 pub enum HostDefault {
     /// An `LLMConfig`, as a host's `skillet.toml` writes it.
     Config(LLMConfig),
-    /// A spec built by the host itself.
-    Spec(ProviderSpec),
+    /// A spec built by the host itself (boxed: a spec is several times the size of the other
+    /// variants).
+    Spec(Box<ProviderSpec>),
     /// The provider registered under this name in the executor's [`ProviderRegistry`].
     Registered(String),
 }
