@@ -54,6 +54,8 @@ pub(crate) struct TurnLoop<'a> {
     pub first_message: String,
     /// The input files that are images, shown beside the first message (`images`).
     pub first_images: Vec<ChatMessage>,
+    /// The largest image the provider is shown (`None`: none), asked once per run.
+    pub image_bytes_limit: Option<usize>,
     pub max_turns: u32,
     pub deadline: Deadline,
     pub cancel: &'a CancellationToken,
@@ -245,7 +247,7 @@ impl TurnLoop<'_> {
                 turn,
                 capture_content: self.capture_content,
                 approvals: self.approvals,
-                image_bytes_limit: self.provider.provider.image_bytes_limit(),
+                image_bytes_limit: self.image_bytes_limit,
             };
             request.messages.extend(dispatch_turn(&ctx, &calls).await);
             return Step::Continue;

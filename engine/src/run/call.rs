@@ -302,8 +302,8 @@ impl ExecutorInner {
                     Value::Object(map) => messages::first_user_message(map),
                     _ => messages::first_user_message(&request.arguments),
                 };
-                let first_images =
-                    images::input_images(&inputs, provider.provider.image_bytes_limit(), &events);
+                let image_bytes_limit = provider.provider.image_bytes_limit();
+                let first_images = images::input_images(&inputs, image_bytes_limit, &events);
                 let pricing = &self.pricing;
                 let approvals = ApprovalGate::new(
                     &self.approvals,
@@ -337,6 +337,7 @@ impl ExecutorInner {
                         system,
                         first_message,
                         first_images,
+                        image_bytes_limit,
                         max_turns: self.limits.max_turns(skill.spec.max_turns),
                         deadline,
                         cancel,

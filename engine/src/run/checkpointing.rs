@@ -107,7 +107,7 @@ impl TurnLoop<'_> {
             // A re-run passes the approval gate again: the decision the dead process got is not
             // in the checkpoint, so a gated tool is asked about once more.
             approvals: self.approvals,
-            image_bytes_limit: self.provider.provider.image_bytes_limit(),
+            image_bytes_limit: self.image_bytes_limit,
         };
         // One result per re-run call, in order, then the images they returned.
         let mut rerun = dispatch_turn(&ctx, &again).await.into_iter();

@@ -91,16 +91,18 @@ pub(crate) async fn dispatch_turn(
     // Collected first: a lazy `map` closure here makes the future's `Send` bound higher-ranked
     // over the borrowed calls, which the compiler cannot prove.
     let answers: Vec<_> = calls.iter().map(|call| answer_call(ctx, call)).collect();
-    let answered: Vec<(ChatMessage, Vec<ChatMessage>)> = futures::stream::iter(answers)
+    let results = Vec::with_capacity(calls.len());
+    let (mut messages, images) = futures::stream::iter(answers)
         .buffered(ctx.limits.tool_concurrency())
-        .collect()
+        .fold(
+            (results, Vec::new()),
+            |(mut results, mut images), (result, shown)| {
+                results.push(result);
+                images.extend(shown);
+                std::future::ready((results, images))
+            },
+        )
         .await;
-    let mut messages = Vec::with_capacity(answered.len());
-    let mut images = Vec::new();
-    for (result, shown) in answered {
-        messages.push(result);
-        images.extend(shown);
-    }
     messages.extend(images);
     messages
 }

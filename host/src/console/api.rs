@@ -98,24 +98,37 @@ async fn skills(State(state): State<ApiState>, request: Request) -> Response {
     json_answer(StatusCode::OK, &json!({ "skills": skills }))
 }
 
+/// The skill `name` as the request's caller may see it; `None` for an unknown skill and for one
+/// the caller may not see alike (both are [`unknown_skill`]).
+fn visible_skill(
+    state: &ApiState,
+    request: &Request,
+    name: &str,
+) -> Option<skillet_protocol::SkillDefinition> {
+    let caller = caller_of(request.extensions());
+    state
+        .core
+        .discover_as(&caller, &SkillDiscoverRequest::default())
+        .skills
+        .into_iter()
+        .find(|s| s.name == name)
+}
+
+fn unknown_skill(name: &str) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no skill `{name}` here"),
+    )
+}
+
 async fn skill(
     State(state): State<ApiState>,
     Path(name): Path<String>,
     request: Request,
 ) -> Response {
-    let caller = caller_of(request.extensions());
-    let found = state
-        .core
-        .discover_as(&caller, &SkillDiscoverRequest::default())
-        .skills
-        .into_iter()
-        .find(|s| s.name == name);
-    let Some(definition) = found else {
-        return refusal(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no skill `{name}` here"),
-        );
+    let Some(definition) = visible_skill(&state, &request, &name) else {
+        return unknown_skill(&name);
     };
     let service = Arc::clone(state.core.service());
     let lookup = name.clone();
@@ -143,19 +156,8 @@ async fn evals(
     Path(name): Path<String>,
     request: Request,
 ) -> Response {
-    let caller = caller_of(request.extensions());
-    let visible = state
-        .core
-        .discover_as(&caller, &SkillDiscoverRequest::default())
-        .skills
-        .iter()
-        .any(|s| s.name == name);
-    if !visible {
-        return refusal(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no skill `{name}` here"),
-        );
+    if visible_skill(&state, &request, &name).is_none() {
+        return unknown_skill(&name);
     }
     let Some(history) = state.options.history.as_ref() else {
         return no_history();
