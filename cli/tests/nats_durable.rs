@@ -4,7 +4,9 @@
 //! checkpoint the first one wrote to the checkpoints bucket. One mock-llm serves both workers,
 //! so its journal shows every model request of the call: turns 1 and 2 once (the first worker),
 //! then 3 and 4 (the second). The tool that was in flight is not run again — the model is told
-//! it may or may not have happened — and the answer's events have one gap-free `seq`.
+//! it may or may not have happened — and the answer's events have one gap-free `seq`. The same
+//! holds when the first worker is stopped gracefully (SIGTERM) and its grace runs out in turn 2:
+//! the call it cancels is not answered as failed but left for the next worker.
 
 mod cli_support;
 mod nats_support;
@@ -136,9 +138,28 @@ fn requests(mock: &MockServer) -> Vec<(usize, Vec<String>)> {
         .collect()
 }
 
+/// How the first worker stops while `slow_write` runs in turn 2.
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    /// SIGKILL: it dies without a word.
+    Kill,
+    /// SIGTERM with a one-second grace: the stop cancels the call when the grace is over.
+    GraceOver,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_in_turn_2_leaves_the_call_to_another_worker_which_continues_at_turn_3() {
-    let Some(server) = NatsServer::start("durable_kill_in_turn_2").await else {
+    stop_in_turn_2_then_continue_on_another_worker("durable_kill_in_turn_2", Stop::Kill).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_graceful_stop_cancels_turn_2_leaves_the_call_to_another_worker() {
+    stop_in_turn_2_then_continue_on_another_worker("durable_grace_over_in_turn_2", Stop::GraceOver)
+        .await;
+}
+
+async fn stop_in_turn_2_then_continue_on_another_worker(name: &str, stop: Stop) {
+    let Some(server) = NatsServer::start(name).await else {
         return;
     };
     let scenario = Scenario::from_yaml_str(FOUR_TURNS).unwrap();
@@ -146,7 +167,13 @@ async fn a_worker_killed_in_turn_2_leaves_the_call_to_another_worker_which_conti
         .await
         .unwrap();
     let skills = durable_skills();
-    let toml = worker_toml(&server, &mock);
+    let toml = match stop {
+        Stop::Kill => worker_toml(&server, &mock),
+        Stop::GraceOver => format!(
+            "[server]\nshutdown_grace_seconds = 1\n\n{}",
+            worker_toml(&server, &mock)
+        ),
+    };
     let mut first = Worker::spawn(&server, skills.path(), &toml);
     first.ready().await;
     let client = client(&nats_config(&server, "")).await;
@@ -168,7 +195,21 @@ async fn a_worker_killed_in_turn_2_leaves_the_call_to_another_worker_which_conti
     };
     live.wait_for_log("tool call slow_write(", Duration::from_secs(60))
         .await;
-    first.kill9().await;
+    match stop {
+        Stop::Kill => first.kill9().await,
+        Stop::GraceOver => {
+            assert_eq!(first.terminate().await, 0, "{:?}", first.lines());
+            // Cancelled by its own stop: neither answered nor stored, left for redelivery.
+            assert!(
+                first.events("call answered").is_empty(),
+                "{:?}",
+                first.lines()
+            );
+            let left = first.events("left for redelivery");
+            assert_eq!(left.len(), 1, "{:?}", first.lines());
+            assert_eq!(left[0].req_id, "durable-1");
+        }
+    }
     let second = Worker::spawn(&server, skills.path(), &toml);
 
     let response = call.await.unwrap().expect("an answer");

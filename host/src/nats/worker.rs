@@ -28,13 +28,17 @@
 //!
 //! A worker killed mid-call never acks, so after the ack wait the server hands the call to
 //! another worker. Shutdown: stop pulling, let in-flight calls finish (the core's drain), store,
-//! answer and ack them, exit. Discover requests are answered on `<prefix>.discover`.
+//! answer and ack them, exit. A call the drain cancels when its grace is over did not fail: its
+//! cancelled answer is neither stored nor published, its checkpoint stays, and the message is
+//! NAKed, so another worker (or this one after its restart) continues it from its last turn.
+//! Discover requests are answered on `<prefix>.discover`.
 //!
 //! Not here: admission, cancellation and the one-answer rule (the core), what a call means (the
 //! service), the subject layout (`subjects`), the results bucket (`store`).
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer, stream};
@@ -96,6 +100,9 @@ struct Shared {
     concurrency: usize,
     ack_wait: Duration,
     max_deliveries: i64,
+    /// Set when this worker's graceful stop ran out of grace and cancels the calls still
+    /// running: their cancelled answers are left for redelivery instead of stored.
+    grace_over: Arc<AtomicBool>,
 }
 
 impl NatsWorker {
@@ -142,6 +149,9 @@ impl NatsWorker {
         let store = ResultStore::open(&js, config).await?;
         let checkpoints = NatsCheckpoints::open(&js, config, client.max_payload()).await?;
         let concurrency = core.max_concurrent_calls();
+        let grace_over = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&grace_over);
+        core.on_grace_over(move || flag.store(true, Ordering::SeqCst));
         Ok(NatsWorker {
             shared: Arc::new(Shared {
                 name: name.into(),
@@ -153,6 +163,7 @@ impl NatsWorker {
                 concurrency,
                 ack_wait: config.ack_wait(),
                 max_deliveries: config.max_deliveries,
+                grace_over,
             }),
             consumer,
             grace,
@@ -382,6 +393,13 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         )
     } else {
         match run_call(&shared, &message, call, delivery, &caller, reply.clone()).await {
+            Some(response) if cancelled_by_own_stop(&shared, &response) => {
+                // Not the call's answer: this worker stopped it. Its checkpoint stays and the
+                // next delivery continues from the last completed turn.
+                tracing::info!(worker = %shared.name, req_id = %req_id, delivery, "call stopped with the worker; left for redelivery");
+                let _ = message.ack_with(AckKind::Nak(None)).await;
+                return;
+            }
             Some(response) => response,
             None => return,
         }
@@ -415,6 +433,13 @@ async fn handle(shared: Arc<Shared>, message: jetstream::Message, _permit: Owned
         return answer_unstored(&shared, &message, reply, taken).await;
     }
     publish_and_ack(&shared, &message, reply, &stored.response).await;
+}
+
+/// Whether `response` is a failure this worker caused by cancelling the call when its graceful
+/// stop's grace was over (a success that raced the stop is still stored and answered).
+fn cancelled_by_own_stop(shared: &Shared, response: &SkillCallResponse) -> bool {
+    let succeeded = response.error.is_none() && response.data.as_ref().is_some_and(|d| d.success);
+    !succeeded && shared.grace_over.load(Ordering::SeqCst)
 }
 
 /// The refusal of a call whose id another identity's call has: it is neither run nor given
