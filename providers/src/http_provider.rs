@@ -106,6 +106,10 @@ impl<W: Wire> HttpProvider<W> {
     }
 
     /// One attempt: send, classify the status, read the answer.
+    ///
+    /// Its future is part of every call in flight, so what only some attempts need is kept out
+    /// of it: the request is built by a plain function (a local built here would keep its
+    /// storage for the whole attempt), and the refused and streamed paths are boxed.
     async fn attempt(
         &self,
         body: Bytes,
@@ -114,39 +118,15 @@ impl<W: Wire> HttpProvider<W> {
         options: &CallOptions<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let timeouts = &self.spec.timeouts;
-        let url = match options.stream {
-            Some(_) => &self.stream_url,
-            None => &self.url,
-        };
-        let mut request = reqwest::Request::new(reqwest::Method::POST, url.clone());
-        *request.headers_mut() = self.headers.clone();
-        *request.body_mut() = Some(body.into());
         // The wait for the response head covers connecting and the server's first bytes.
         let head_wait = timeouts.connect + timeouts.read;
-        let response = match tokio::time::timeout(head_wait, self.http.execute(request)).await {
+        let sending = self.http.execute(self.request(body, options));
+        let response = match tokio::time::timeout(head_wait, sending).await {
             Ok(sent) => sent.map_err(|e| self.transport_error(&e))?,
             Err(_) => return Err(no_answer(head_wait)),
         };
-        let status = response.status();
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            // A body that cannot be read still leaves the status to classify by.
-            let body = read_whole(response, timeouts.read, self.limits)
-                .await
-                .unwrap_or_default();
-            let parsed = W::parse_error(&body);
-            let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
-            let error = ProviderError::from_http(
-                status,
-                &headers,
-                &codes,
-                parsed.retry_after,
-                parsed.message,
-            );
-            return Err(match refused_feature(status.as_u16(), &body, sent) {
-                Some(feature) => error.with_refused(feature),
-                None => error,
-            });
+        if !response.status().is_success() {
+            return Err(Box::pin(self.refused(response, sent)).await);
         }
         let header_id = crate::error::request_id(response.headers());
         let mut reply = match options.stream {
@@ -156,13 +136,51 @@ impl<W: Wire> HttpProvider<W> {
             }
             Some(_) => {
                 let sink = TrackingSink::new(options.stream);
-                read_stream::<W>(response, timeouts.read, self.limits, state, &sink).await?
+                Box::pin(read_stream::<W>(
+                    response,
+                    timeouts.read,
+                    self.limits,
+                    state,
+                    &sink,
+                ))
+                .await?
             }
         };
         if header_id.is_some() {
             reply.request_id = header_id;
         }
         Ok(reply)
+    }
+
+    /// The POST of one attempt.
+    fn request(&self, body: Bytes, options: &CallOptions<'_>) -> reqwest::Request {
+        let url = match options.stream {
+            Some(_) => &self.stream_url,
+            None => &self.url,
+        };
+        let mut request = reqwest::Request::new(reqwest::Method::POST, url.clone());
+        *request.headers_mut() = self.headers.clone();
+        *request.body_mut() = Some(body.into());
+        request
+    }
+
+    /// The error of an answer whose status is not a success, classified by its status, headers
+    /// and body.
+    async fn refused(&self, response: reqwest::Response, sent: Sent) -> ProviderError {
+        let status = response.status();
+        let headers = response.headers().clone();
+        // A body that cannot be read still leaves the status to classify by.
+        let body = read_whole(response, self.spec.timeouts.read, self.limits)
+            .await
+            .unwrap_or_default();
+        let parsed = W::parse_error(&body);
+        let codes: Vec<&str> = parsed.codes.iter().map(String::as_str).collect();
+        let error =
+            ProviderError::from_http(status, &headers, &codes, parsed.retry_after, parsed.message);
+        match refused_feature(status.as_u16(), &body, sent) {
+            Some(feature) => error.with_refused(feature),
+            None => error,
+        }
     }
 }
 
@@ -209,8 +227,8 @@ impl<W: Wire> Provider for HttpProvider<W> {
             // made only in that mode).
             let prompted = plan
                 .prompted_tools
-                .then(|| crate::toolshim::prompted_request(request));
-            let sent_request = prompted.as_ref().unwrap_or(request);
+                .then(|| Box::new(crate::toolshim::prompted_request(request)));
+            let sent_request = prompted.as_deref().unwrap_or(request);
             match self.send(sent_request, &plan, &options).await {
                 Ok(response) => {
                     return Ok(crate::text_reply::finish_response(response, &plan, request));

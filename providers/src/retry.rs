@@ -122,7 +122,9 @@ where
         if let Some(observer) = options.retry_observer {
             observer.retrying(&notice);
         }
-        sleep_cancellable(options, wait).await?;
+        // Boxed: only a retry waits here, so the wait's state is not part of the future every
+        // call in flight holds.
+        Box::pin(sleep_cancellable(options, wait)).await?;
         number += 1;
     }
 }

@@ -81,8 +81,9 @@ enum Step {
 }
 
 impl TurnLoop<'_> {
-    /// Runs turns until an outcome.
-    pub(crate) async fn run(mut self) -> Outcome {
+    /// Runs turns until an outcome. Borrowed, not taken: a call in flight then holds one copy of
+    /// the loop (its caller's), not a second one inside this future.
+    pub(crate) async fn run(&mut self) -> Outcome {
         let output_schema = self
             .skill
             .output_schema
@@ -124,9 +125,9 @@ impl TurnLoop<'_> {
         let mut last_output = String::new();
         let mut first_turn = 1;
         if let Some(checkpoint) = self.resume.take() {
-            first_turn += self
-                .restore(*checkpoint, &mut request, &mut last_output)
-                .await;
+            // Boxed: a resume happens once per call, so its state is not part of the future
+            // every call in flight holds.
+            first_turn += Box::pin(self.restore(*checkpoint, &mut request, &mut last_output)).await;
         }
         for turn in first_turn..=self.max_turns {
             self.state.set_turn(turn);

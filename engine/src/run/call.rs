@@ -138,7 +138,9 @@ impl ExecutorInner {
         .await
     }
 
-    fn preflight(&self, request: &SkillCallRequest) -> Result<Prepared, ProtocolError> {
+    /// Boxed: the call's future holds the answer of preflight while the call runs, and a box is
+    /// one pointer in it instead of the whole preparation twice (its own and `execute`'s).
+    fn preflight(&self, request: &SkillCallRequest) -> Result<Box<Prepared>, ProtocolError> {
         let skill = self.skills.get(&request.name).ok_or_else(|| {
             ProtocolError::new(
                 ErrorCode::UnknownSkill,
@@ -196,16 +198,16 @@ impl ExecutorInner {
                 }
             }
         };
-        Ok(Prepared {
+        Ok(Box::new(Prepared {
             skill,
             arguments,
             run,
-        })
+        }))
     }
 
     async fn execute(
         &self,
-        prepared: Prepared,
+        prepared: Box<Prepared>,
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
@@ -216,7 +218,7 @@ impl ExecutorInner {
             skill,
             arguments,
             run,
-        } = prepared;
+        } = *prepared;
         let skill = &skill;
         let live = if request.streaming { sink } else { None };
         // The model streams when the call asked for it, unless its live sink drops the text.
@@ -327,7 +329,7 @@ impl ExecutorInner {
                 Either::Right(async move {
                     let budget =
                         RunBudget::new(&self.limits, skill.compiled.hints.max_cost_usd, pricing);
-                    TurnLoop {
+                    let mut turns = TurnLoop {
                         budget: &budget,
                         skill,
                         provider: &provider,
@@ -349,9 +351,8 @@ impl ExecutorInner {
                         approvals,
                         durable: durable.as_ref(),
                         resume,
-                    }
-                    .run()
-                    .await
+                    };
+                    turns.run().await
                 })
             }
         };
