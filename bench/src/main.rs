@@ -117,6 +117,10 @@ struct BenchArgs {
     /// connection (`http2_prior_knowledge`), as clients of HTTPS APIs do after ALPN.
     #[arg(long)]
     http2: bool,
+    /// `mcp` mode: send `logging/setLevel` with LEVEL after `initialize` (e.g. `warning`: no
+    /// status or info log lines as `notifications/message`); default: the session's level.
+    #[arg(long, value_name = "LEVEL")]
+    mcp_log_level: Option<String>,
     /// The skillet binary for wire and stdio (default: next to this binary).
     #[arg(long, value_name = "PATH")]
     skillet: Option<PathBuf>,
@@ -142,6 +146,7 @@ impl BenchArgs {
             mock_url: self.mock_url.clone(),
             skillet: self.skillet.clone(),
             http2: self.http2,
+            mcp_log_level: self.mcp_log_level.clone(),
         }
     }
 }
@@ -269,6 +274,9 @@ fn spawn_one(exe: &std::path::Path, args: &BenchArgs, mode: Mode) -> anyhow::Res
     }
     if args.http2 {
         command.arg("--http2");
+    }
+    if let Some(level) = &args.mcp_log_level {
+        command.arg("--mcp-log-level").arg(level);
     }
     let output = command.stderr(Stdio::inherit()).output()?;
     anyhow::ensure!(

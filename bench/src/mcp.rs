@@ -1,7 +1,8 @@
 //! The `mcp` mode: a `skillet serve --mcp` child driven as an MCP host drives it — JSON-RPC
 //! lines over its stdin and stdout: `initialize`, `notifications/initialized`, then one
-//! `tools/call` per bench call (no `progressToken`, the session's default log level), answers
-//! routed to their callers by id, notifications read and dropped.
+//! `tools/call` per bench call (no `progressToken`; the session's default log level unless
+//! `--mcp-log-level` sets one), answers routed to their callers by id, notifications read and
+//! dropped.
 //!
 //! The client encodes its requests and parses every line it reads with `serde_json`, as the
 //! floors do; a call passes when its result is not `isError` and its `structuredContent` is the
@@ -41,6 +42,7 @@ pub async fn start(
     files: &SkillFiles,
     model: &ModelEndpoint,
     max_calls: usize,
+    log_level: Option<&str>,
 ) -> anyhow::Result<(ServeChild, McpClient)> {
     let (child, lines, stdout) = serve::start_piped(skillet, files, model, max_calls, &["--mcp"])?;
     let waiters: Waiters = Arc::default();
@@ -91,6 +93,17 @@ pub async fn start(
         "MCP initialize was refused: {answer}"
     );
     client.notify("notifications/initialized")?;
+    if let Some(level) = log_level {
+        let set = client.request("logging/setLevel", json!({ "level": level }));
+        let answer = tokio::time::timeout(Duration::from_secs(30), set)
+            .await
+            .map_err(|_| anyhow::anyhow!("no answer to logging/setLevel within 30 s"))?
+            .map_err(|e| anyhow::anyhow!("logging/setLevel: {e}"))?;
+        anyhow::ensure!(
+            answer.get("result").is_some(),
+            "logging/setLevel {level} was refused: {answer}"
+        );
+    }
     Ok((child, client))
 }
 

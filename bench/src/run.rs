@@ -89,6 +89,8 @@ pub struct RunSpec {
     pub skillet: Option<PathBuf>,
     /// Model requests over HTTP/2 by prior knowledge (every mode alike).
     pub http2: bool,
+    /// `mcp` mode: the `logging/setLevel` sent after `initialize`, if any.
+    pub mcp_log_level: Option<String>,
 }
 
 /// Runs `spec` and measures it.
@@ -171,7 +173,8 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         }
         Mode::Mcp => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
-            let (child, client) = mcp::start(&skillet, &files, &model, max_calls).await?;
+            let level = spec.mcp_log_level.as_deref();
+            let (child, client) = mcp::start(&skillet, &files, &model, max_calls, level).await?;
             through_child(spec, &mock, child, client, |client| async move {
                 client.call().await
             })
@@ -330,6 +333,7 @@ mod tests {
             mock_url,
             skillet: None,
             http2: false,
+            mcp_log_level: None,
         }
     }
 

@@ -190,7 +190,16 @@ where
                 created
             })
             // Lets `debug!`/`trace!` callsites everywhere stay statically disabled.
-            .with_max_level_hint(tracing::Level::INFO),
+            .with_max_level_hint(tracing::Level::INFO)
+            // And every callsite this layer never takes (events, other crates' spans) is
+            // never asked again: without it each `info!` anywhere went through the filter.
+            .with_callsite_filter(|meta| {
+                if meta.is_span() && meta.target().starts_with("skillet_engine") {
+                    tracing::subscriber::Interest::sometimes()
+                } else {
+                    tracing::subscriber::Interest::never()
+                }
+            }),
         )
         .boxed();
     Ok(Some((layer, OtlpExport { provider })))
