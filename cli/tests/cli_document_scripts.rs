@@ -1,7 +1,8 @@
 //! Scripts of the kind the public document skills bundle, through the real binary, the real
 //! `uv` and the sandbox: a fillable PDF made with reportlab and read back with pypdf, a sheet
-//! written and read with openpyxl, a .docx unpacked and packed again — one environment, built
-//! once — and a sheet's formulas recalculated by LibreOffice (`soffice --headless`, offered as
+//! written and read with openpyxl, a .docx and a .pptx unpacked and packed again (the docx
+//! returned to the caller as an artifact that opens) — one environment, built once — and a
+//! sheet's formulas recalculated by LibreOffice (`soffice --headless`, offered as
 //! a system tool) and read back, as the xlsx skill's `recalc.py` does. The model is the
 //! embedded mock, whose scenario calls `run_skill_script` and answers from what the script
 //! printed.
@@ -12,7 +13,10 @@
 mod cli_support;
 mod scripts_support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::Value;
 
 use scripts_support::{Host, needs_system_tools, scripts_setting, text, uv};
 
@@ -20,9 +24,10 @@ const BUILDING: &str = "building the Python environment of skill";
 
 /// Scripts of the kind the public document skills bundle (written here, the corpus cannot be
 /// fetched in CI): a fillable PDF made with reportlab and its fields read back with pypdf, a
-/// sheet written and read with openpyxl, a .docx made with python-docx, unpacked and packed
-/// again and opened — one environment with all four packages, built once from PyPI.
-const DOCUMENT_SCRIPTS: [(&str, &str); 4] = [
+/// sheet written and read with openpyxl, a .docx made with python-docx and a .pptx made with
+/// python-pptx, each unpacked and packed again and opened — one environment with all five
+/// packages, built once from PyPI.
+const DOCUMENT_SCRIPTS: [(&str, &str); 5] = [
     (
         "make_form.py",
         "from reportlab.pdfgen import canvas\nc = canvas.Canvas('form.pdf')\n\
@@ -51,10 +56,20 @@ const DOCUMENT_SCRIPTS: [(&str, &str); 4] = [
          \x20       z.write(p, p.relative_to('unpacked'))\n\
          print('docx:', docx.Document('b.docx').paragraphs[0].text)\n",
     ),
+    (
+        "pptx_roundtrip.py",
+        "import pptx, zipfile, pathlib\np = pptx.Presentation()\n\
+         slide = p.slides.add_slide(p.slide_layouts[5])\nslide.shapes.title.text = 'hello pptx'\n\
+         p.save('a.pptx')\nzipfile.ZipFile('a.pptx').extractall('unpacked_pptx')\n\
+         with zipfile.ZipFile('b.pptx', 'w', zipfile.ZIP_DEFLATED) as z:\n\
+         \x20   for f in sorted(pathlib.Path('unpacked_pptx').rglob('*')):\n\
+         \x20       z.write(f, f.relative_to('unpacked_pptx'))\n\
+         print('pptx:', pptx.Presentation('b.pptx').slides[0].shapes.title.text)\n",
+    ),
 ];
 
 #[test]
-fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_environment() {
+fn document_scripts_make_and_read_back_pdf_forms_sheets_docx_and_pptx_in_their_environment() {
     let Some(uv) = uv() else { return };
     let host = Host::new(&uv, "");
     let dir = host.path().join("skills/documents");
@@ -66,7 +81,7 @@ fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_enviro
     .unwrap();
     std::fs::write(
         dir.join("requirements.txt"),
-        "pypdf==5.4.0\nreportlab==4.2.5\nopenpyxl==3.1.5\npython-docx==1.1.2\n",
+        "pypdf==5.4.0\nreportlab==4.2.5\nopenpyxl==3.1.5\npython-docx==1.1.2\npython-pptx==1.0.2\n",
     )
     .unwrap();
     for (name, source) in DOCUMENT_SCRIPTS {
@@ -79,12 +94,14 @@ fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_enviro
         )
     };
     let scenario = format!(
-        "rules:\n  - when: {{ tool_result_contains: \"docx: hello docx\" }}\n    reply: {{ text: OK }}\n\
+        "rules:\n  - when: {{ tool_result_contains: \"pptx: hello pptx\" }}\n    reply: {{ text: OK }}\n\
+         \x20 - when: {{ tool_result_contains: \"docx: hello docx\" }}\n    {}\n\
          \x20 - when: {{ tool_result_contains: \"sheet: total=6\" }}\n    {}\n\
          \x20 - when: {{ tool_result_contains: \"fields: agree,name\" }}\n    {}\n\
          \x20 - when: {{ tool_result_contains: \"made form.pdf\" }}\n    {}\n\
          \x20 - when: {{ turn: 1 }}\n    {}\n\
          \x20 - when: {{ tool_results: true }}\n    reply: {{ text: FAILED }}\n",
+        call("pptx_roundtrip.py"),
         call("docx_roundtrip.py"),
         call("sheet.py"),
         call("fields.py"),
@@ -92,15 +109,65 @@ fn document_scripts_make_and_read_back_pdf_forms_sheets_and_docx_in_their_enviro
     );
     std::fs::write(dir.join("mock-scenario.yaml"), scenario).unwrap();
 
-    let run = host.run(&["run", "documents"]);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(0), "{out}");
-    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "OK", "{out}");
+    let run = host.run(&["run", "documents", "--json"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
     assert_eq!(
-        out.matches(BUILDING).count(),
+        stderr.matches(BUILDING).count(),
         1,
-        "one environment for the four packages, built once: {out}"
+        "one environment for the five packages, built once: {stderr}"
     );
+    let response: Value = serde_json::from_slice(&run.stdout).expect("--json prints the answer");
+    assert_eq!(response["data"]["success"], true, "{response}");
+    assert_eq!(response["data"]["data"], "OK", "{response}");
+
+    // The packed document comes back to the caller as a base64 artifact of the .docx type,
+    // in chunks that join into one encoding; decoded, python-docx opens it.
+    let events = response["data"]["events"].as_array().expect("events");
+    let chunks: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "artifact" && e["data"]["name"] == "b.docx")
+        .map(|e| &e["data"])
+        .collect();
+    assert!(!chunks.is_empty(), "no b.docx artifact: {response}");
+    for chunk in &chunks {
+        assert_eq!(
+            chunk["mime"],
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64"
+        );
+    }
+    assert_eq!(chunks.last().unwrap()["final"], true);
+    let encoded: String = chunks
+        .iter()
+        .map(|c| c["chunk"].as_str().unwrap())
+        .collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .expect("the chunks join into one base64 encoding");
+    let returned = tempfile::tempdir().unwrap();
+    let docx = returned.path().join("returned.docx");
+    std::fs::write(&docx, bytes).unwrap();
+    let python = environment_python(&host.envs());
+    let opened = std::process::Command::new(&python)
+        .arg("-c")
+        .arg("import docx, sys; print(docx.Document(sys.argv[1]).paragraphs[0].text)")
+        .arg(&docx)
+        .output()
+        .expect("run the environment's python");
+    assert!(opened.status.success(), "{}", text(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout).trim(), "hello docx");
+}
+
+/// The interpreter of the one environment built under `envs` (it has python-docx).
+fn environment_python(envs: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(envs)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("bin/python"))
+        .filter(|p| p.exists())
+        .collect();
+    assert_eq!(found.len(), 1, "one environment under {}", envs.display());
+    found.into_iter().next().unwrap()
 }
 
 /// `soffice` on this machine, or a notice (a failure under `CI`).

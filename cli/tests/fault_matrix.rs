@@ -320,10 +320,18 @@ async fn run_case(row: &Row, api: Api) -> Result<(), String> {
         .max_turns(4)
         .write();
     let llm = llm_config_for(&server, api.provider(), MODEL);
+    // For `Refused`, the stopped mock's port stays bound (never listening, so connections to it
+    // are refused) until the case ends: another case's mock, started meanwhile, cannot be
+    // given it and answer this case's calls.
+    let mut _reserved = None;
     let server = match row.model {
         Model::Mock => Some(server),
         Model::Refused => {
+            let addr = server.addr();
             server.shutdown().await;
+            _reserved = tokio::net::TcpSocket::new_v4()
+                .and_then(|socket| socket.bind(addr).map(|()| socket))
+                .ok();
             None
         }
     };

@@ -107,9 +107,10 @@ impl<W: Wire> HttpProvider<W> {
 
     /// One attempt: send, classify the status, read the answer.
     ///
-    /// Its future is part of every call in flight, so what only some attempts need is kept out
-    /// of it: the request is built by a plain function (a local built here would keep its
-    /// storage for the whole attempt), and the refused and streamed paths are boxed.
+    /// Its future is part of every call in flight, so what it does after the wait for the
+    /// response head is kept out of it: the request is built by a plain function (a local
+    /// built here would keep its storage for the whole attempt), and reading the answer —
+    /// whole, streamed or refused — is boxed, allocated once the head has come.
     async fn attempt(
         &self,
         body: Bytes,
@@ -131,7 +132,9 @@ impl<W: Wire> HttpProvider<W> {
         let header_id = crate::error::request_id(response.headers());
         let mut reply = match options.stream {
             None => {
-                let body = read_whole(response, timeouts.read, self.limits).await?;
+                // Boxed as well: the read starts when the head has come, so the future a call
+                // holds while it waits for the server does not carry the read's state too.
+                let body = Box::pin(read_whole(response, timeouts.read, self.limits)).await?;
                 W::decode_whole(&body, state)?
             }
             Some(_) => {
