@@ -9,6 +9,7 @@
 //! - `fit` — an answer kept within the server's `max_payload` before it is stored.
 //! - [`identity`] — who sent a call: its `Authorization` header, verified like HTTP's.
 //! - [`worker`] — the worker adapter over the [`crate::HostCore`].
+//! - `discover` — the worker's responder on the discover subject.
 //! - [`client`] — submit calls, stream events, get answers, discover.
 //! - [`error`] — [`NatsError`].
 //!
@@ -21,6 +22,7 @@
 pub mod checkpoints;
 pub mod client;
 pub mod connect;
+mod discover;
 pub mod error;
 mod fit;
 pub mod identity;

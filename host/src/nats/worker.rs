@@ -31,7 +31,8 @@
 //! answer and ack them, exit. A call the drain cancels when its grace is over did not fail: its
 //! cancelled answer is neither stored nor published, its checkpoint stays, and the message is
 //! NAKed, so another worker (or this one after its restart) continues it from its last turn.
-//! Discover requests are answered on `<prefix>.discover`.
+//! Discover requests are answered on `<prefix>.discover` by the responder it starts
+//! (`discover`).
 //!
 //! Not here: admission, cancellation and the one-answer rule (the core), what a call means (the
 //! service), the subject layout (`subjects`), the results bucket (`store`).
@@ -49,11 +50,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::checkpoints::NatsCheckpoints;
+use super::discover;
 use super::error::NatsError;
 use super::fit;
 use super::identity;
 use super::store::{ResultStore, StoredAnswer, owner_digest};
-use super::subjects::{self, DISCOVER_QUEUE, REPLY_HEADER, Subjects};
+use super::subjects::{self, REPLY_HEADER, Subjects};
 use crate::auth::Caller;
 use crate::auth::audit::AuditRecord;
 use crate::core::{CallScope, HostCore, Refusal};
@@ -174,7 +176,12 @@ impl NatsWorker {
     /// call it took, and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), NatsError> {
         let shared = self.shared;
-        let discover = spawn_discover_responder(Arc::clone(&shared)).await?;
+        let discover = discover::spawn_responder(
+            shared.client.clone(),
+            shared.subjects.discover(),
+            shared.scope.core().clone(),
+        )
+        .await?;
         let gate = Arc::new(Semaphore::new(shared.concurrency));
         let handlers = TaskTracker::new();
         tokio::pin!(shutdown);
@@ -235,53 +242,6 @@ impl NatsWorker {
         let _ = shared.client.flush().await;
         Ok(())
     }
-}
-
-/// Answers `skill/discover/req` on the discover subject (queue group: one worker answers).
-async fn spawn_discover_responder(
-    shared: Arc<Shared>,
-) -> Result<tokio::task::JoinHandle<()>, NatsError> {
-    let mut requests = shared
-        .client
-        .queue_subscribe(shared.subjects.discover(), DISCOVER_QUEUE.to_owned())
-        .await
-        .map_err(|e| NatsError::io("subscribe discover", e))?;
-    let core = shared.scope.core().clone();
-    Ok(tokio::spawn(async move {
-        while let Some(request) = requests.next().await {
-            let Some(reply) = request.reply else {
-                continue;
-            };
-            let answer = match Endpoint::parse_bytes(&request.payload) {
-                Ok(Request::Discover(discover)) => {
-                    let access = core.access().map(AsRef::as_ref);
-                    let headers = request.headers.as_ref();
-                    let response = match identity::discover_caller(access, headers).await {
-                        Some(caller) => core.discover_as(&caller, &discover),
-                        None => {
-                            let mut none = core.discover_as(&Caller::Anonymous, &discover);
-                            none.skills.clear();
-                            none
-                        }
-                    };
-                    Message::DiscoverResponse(response)
-                }
-                Ok(Request::Call(call)) => Message::CallResponse(SkillCallResponse::rejected(
-                    call.id,
-                    call.name,
-                    ProtocolError::new(
-                        ErrorCode::InvalidMessage,
-                        "calls go to the JetStream call subjects, not to discover",
-                    ),
-                )),
-                Err(rejection) => Message::CallResponse(*rejection),
-            };
-            let _ = shared
-                .client
-                .publish(reply, Bytes::from(skillet_protocol::encode(&answer)))
-                .await;
-        }
-    }))
 }
 
 /// Runs one delivered message to its stored answer and ack (see the module doc).
