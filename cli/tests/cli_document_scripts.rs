@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::Value;
+use skillet_protocol::{Message, ProducedFile};
 
 use scripts_support::{Host, needs_system_tools, scripts_setting, text, uv};
 
@@ -117,32 +118,28 @@ fn document_scripts_make_and_read_back_pdf_forms_sheets_docx_and_pptx_in_their_e
         1,
         "one environment for the five packages, built once: {stderr}"
     );
-    let response: Value = serde_json::from_slice(&run.stdout).expect("--json prints the answer");
-    assert_eq!(response["data"]["success"], true, "{response}");
-    assert_eq!(response["data"]["data"], "OK", "{response}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let Ok(Message::CallResponse(response)) = skillet_protocol::decode(stdout.trim()) else {
+        panic!("--json prints the answer: {stdout}");
+    };
+    let result = response.data.expect("a result");
+    assert!(result.success, "{:?}", result.summary);
+    assert_eq!(result.data, Some(Value::from("OK")));
 
     // The packed document comes back to the caller as a base64 artifact of the .docx type,
-    // in chunks that join into one encoding; decoded, python-docx opens it.
-    let events = response["data"]["events"].as_array().expect("events");
-    let chunks: Vec<&Value> = events
+    // whose chunks (the last one final) join into one encoding; decoded, python-docx opens it.
+    let files = ProducedFile::from_events(&result.events);
+    let packed = files
         .iter()
-        .filter(|e| e["kind"] == "artifact" && e["data"]["name"] == "b.docx")
-        .map(|e| &e["data"])
-        .collect();
-    assert!(!chunks.is_empty(), "no b.docx artifact: {response}");
-    for chunk in &chunks {
-        assert_eq!(
-            chunk["mime"],
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64"
-        );
-    }
-    assert_eq!(chunks.last().unwrap()["final"], true);
-    let encoded: String = chunks
-        .iter()
-        .map(|c| c["chunk"].as_str().unwrap())
-        .collect();
+        .find(|f| f.name == "b.docx")
+        .unwrap_or_else(|| panic!("no whole b.docx artifact among {} files", files.len()));
+    assert_eq!(
+        packed.mime,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    );
+    assert!(packed.base64, "a binary file travels as base64");
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
+        .decode(&packed.content)
         .expect("the chunks join into one base64 encoding");
     let returned = tempfile::tempdir().unwrap();
     let docx = returned.path().join("returned.docx");
