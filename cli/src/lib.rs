@@ -161,32 +161,42 @@ fn init_tracing(
     use tracing_subscriber::util::SubscriberInitExt;
 
     // The level, `RUST_LOG` and the caps on third-party targets that print raw provider bytes.
-    let filter = logging::filter(console, std::env::var("RUST_LOG").ok().as_deref());
-    let (otel, export) = match crate::telemetry::otlp::start(telemetry, runtime.clone()) {
-        Ok(Some((layer, export))) => (Some(layer), Some(export)),
-        Ok(None) => (None, None),
-        Err(e) => {
-            console.warn(format!("telemetry: {e}; traces are not exported"));
-            (None, None)
-        }
-    };
-    let logs = crate::telemetry::logs::stderr_layer(
-        global.log_format,
-        color::stderr_colors(),
-        logging::redacting_stderr,
-    )
-    .with_filter(filter);
+    let rust_log = std::env::var("RUST_LOG").ok();
+    let filter = logging::filter(console, rust_log.as_deref());
+    // The span gate asks a copy of the same filter which spans the logs take.
+    let copy = logging::filter(console, rust_log.as_deref());
+    let started = crate::telemetry::otlp::start(telemetry, runtime.clone(), copy);
+    let started = started.unwrap_or_else(|e| {
+        console.warn(format!("telemetry: {e}; traces are not exported"));
+        None
+    });
+    let format = global.log_format;
+    let ansi = color::stderr_colors();
+    let stderr = logging::redacting_stderr;
     // Without an exporter the stack is the filtered log layer alone: an absent (`None`) layer
     // would declare interest in every callsite, so every span and event below the log level
-    // would still be built and then discarded.
-    let _ = match otel {
-        Some(otel) => tracing_subscriber::registry()
-            .with(logs)
-            .with(otel)
-            .try_init(),
-        None => tracing_subscriber::registry().with(logs).try_init(),
-    };
-    export
+    // would still be built and then discarded. With one, the span gate goes right above the
+    // registry (`telemetry::admission`: a refused span is then not built at all).
+    match started {
+        Some(started) => {
+            let _ = tracing_subscriber::registry()
+                .with(started.gate)
+                .with(
+                    crate::telemetry::logs::stderr_layer(format, ansi, stderr).with_filter(filter),
+                )
+                .with(started.layer)
+                .try_init();
+            Some(started.export)
+        }
+        None => {
+            let _ = tracing_subscriber::registry()
+                .with(
+                    crate::telemetry::logs::stderr_layer(format, ansi, stderr).with_filter(filter),
+                )
+                .try_init();
+            None
+        }
+    }
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

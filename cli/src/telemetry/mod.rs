@@ -4,6 +4,7 @@
 //!
 //! Not here: the spans themselves and the metrics (the engine's `telemetry`).
 
+pub mod admission;
 pub mod backoff;
 pub mod logs;
 pub mod otlp;

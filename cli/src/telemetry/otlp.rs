@@ -32,20 +32,18 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter,
 };
+use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::dynamic_filter_fn;
 use tracing_subscriber::registry::LookupSpan;
 
+use super::admission::{SpanAdmission, SpanGate};
 use super::backoff::{ExportPause, PausingExporter};
 use super::{OtlpProtocol, TelemetryConfig};
-use skillet_engine::telemetry::metrics;
 
 /// How long one export request may take.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Spans buffered before new ones are dropped.
 const QUEUE_SPANS: usize = 4096;
-/// The root span of a call (`run::spans::invoke_agent`).
-const CALL_SPAN: &str = "invoke_agent";
 
 /// A running exporter. Dropping it (or [`shutdown`](Self::shutdown)) flushes what is queued, within
 /// the export timeout.
@@ -104,13 +102,25 @@ pub fn destination(config: &TelemetryConfig) -> Result<Option<OtlpDestination>, 
     Ok(url.map(|url| OtlpDestination { protocol, url }))
 }
 
-/// Starts the exporter when [`destination`] says so, and returns the `tracing` layer that feeds it
-/// (only the engine's spans, no log events: events may quote content). `runtime` runs the export
-/// requests. Errors name the bad setting.
+/// What [`start`] hands the subscriber: the layer feeding the exporter, the gate to put right
+/// above the registry (`super::admission`), and the running exporter.
+pub struct Export<S> {
+    /// The OpenTelemetry layer (only the engine's spans, no log events: events may quote content).
+    pub layer: SpanLayer<S>,
+    /// The innermost layer, refusing the spans nobody takes.
+    pub gate: SpanGate,
+    /// The exporter, to flush at exit.
+    pub export: OtlpExport,
+}
+
+/// Starts the exporter when [`destination`] says so. `runtime` runs the export requests;
+/// `logs` is a copy of the log layer's filter (see `super::admission`). Errors name the bad
+/// setting.
 pub fn start<S>(
     config: &TelemetryConfig,
     runtime: tokio::runtime::Handle,
-) -> Result<Option<(SpanLayer<S>, OtlpExport)>, String>
+    logs: EnvFilter,
+) -> Result<Option<Export<S>>, String>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
 {
@@ -120,6 +130,7 @@ where
     let failed =
         |e: opentelemetry_otlp::ExporterBuildError| format!("OTLP exporter for {url}: {e}");
     let pause = Arc::new(ExportPause::default());
+    let admission = SpanAdmission::new(pause.clone(), Some(logs));
     probe_at_startup(&url, pause.clone(), &runtime);
     let processor = match protocol {
         OtlpProtocol::HttpProtobuf => {
@@ -172,37 +183,13 @@ where
         // most of the layer's CPU cost.
         .with_tracked_inactivity(false)
         .with_context_activation(false)
-        .with_filter(
-            dynamic_filter_fn(move |meta, cx| {
-                if !meta.is_span() || !meta.target().starts_with("skillet_engine") {
-                    return false;
-                }
-                // A call's root span is created unless export is backing off; every other
-                // span only under a created one, so an untraced call stays wholly untraced.
-                let created = if meta.name() == CALL_SPAN {
-                    pause.admits_call()
-                } else {
-                    cx.lookup_current().is_some()
-                };
-                if !created {
-                    metrics::get().otel_spans_dropped.inc();
-                }
-                created
-            })
-            // Lets `debug!`/`trace!` callsites everywhere stay statically disabled.
-            .with_max_level_hint(tracing::Level::INFO)
-            // And every callsite this layer never takes (events, other crates' spans) is
-            // never asked again: without it each `info!` anywhere went through the filter.
-            .with_callsite_filter(|meta| {
-                if meta.is_span() && meta.target().starts_with("skillet_engine") {
-                    tracing::subscriber::Interest::sometimes()
-                } else {
-                    tracing::subscriber::Interest::never()
-                }
-            }),
-        )
+        .with_filter(admission.otel_filter())
         .boxed();
-    Ok(Some((layer, OtlpExport { provider })))
+    Ok(Some(Export {
+        layer,
+        gate: admission.gate(),
+        export: OtlpExport { provider },
+    }))
 }
 
 /// Opens a pause right away when the collector does not accept connections, so a collector

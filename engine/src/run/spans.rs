@@ -136,6 +136,10 @@ pub(crate) fn record_error(span: &Span, error_type: &str) {
 
 /// `gen_ai.response.finish_reasons` (a string array, which `tracing` fields cannot carry).
 pub(crate) fn record_finish_reason(span: &Span, reason: &str) {
+    if span.is_disabled() {
+        // Nothing takes it: skip building the array.
+        return;
+    }
     let reasons = Array::String(vec![StringValue::from(reason.to_owned())]);
     span.set_attribute("gen_ai.response.finish_reasons", Value::Array(reasons));
 }
