@@ -95,6 +95,10 @@ pub struct ProviderError {
     /// and no other mode was left to try: the call failed on the server's dialect, not on an
     /// outage.
     pub refused: Option<crate::mode_names::Feature>,
+    /// Set when an HTTP/2 server turned the request away before reading it (the stream refused
+    /// with `REFUSED_STREAM`, or the connection closing gracefully with `GOAWAY`): sending it again
+    /// on a new stream is safe and needs no wait (RFC 9113, section 8.7).
+    pub resend_at_once: bool,
 }
 
 impl fmt::Display for ProviderError {
@@ -134,6 +138,7 @@ impl ProviderError {
             status: None,
             request_id: None,
             refused: None,
+            resend_at_once: false,
         }
     }
 
@@ -211,7 +216,11 @@ impl ProviderError {
         // reqwest's Display includes the URL, which never carries the key (keys travel in
         // headers), but strip it anyway: base URLs may embed tokens in paths on some gateways.
         let message = err.without_url_ref_text();
-        if err.is_timeout() {
+        if turned_away_unread(err) {
+            let mut error = ProviderError::new(ProviderErrorKind::Unavailable, message);
+            error.resend_at_once = true;
+            error
+        } else if err.is_timeout() {
             ProviderError::new(ProviderErrorKind::Timeout, message).with_retryable(true)
         } else if err.is_builder() {
             ProviderError::new(ProviderErrorKind::Config, message)
@@ -321,6 +330,22 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// The provider's request id from the usual headers.
+/// Whether `err` is an HTTP/2 server turning the request away unread: its stream reset with
+/// `REFUSED_STREAM`, or a graceful `GOAWAY` (`NO_ERROR`) before the stream was processed.
+fn turned_away_unread(err: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        if let Some(h2) = cause.downcast_ref::<h2::Error>() {
+            let reason = h2.reason();
+            return h2.is_remote()
+                && ((h2.is_reset() && reason == Some(h2::Reason::REFUSED_STREAM))
+                    || (h2.is_go_away() && reason == Some(h2::Reason::NO_ERROR)));
+        }
+        source = cause.source();
+    }
+    false
+}
+
 pub fn request_id(headers: &HeaderMap) -> Option<String> {
     ["x-request-id", "request-id"]
         .iter()

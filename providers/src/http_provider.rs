@@ -96,7 +96,10 @@ impl<W: Wire> HttpProvider<W> {
     /// frame, a closed stream), which the transport's words do not make obvious: say so.
     fn transport_error(&self, error: &reqwest::Error) -> ProviderError {
         let mut failure = ProviderError::from_transport(error);
-        if self.spec.http2_prior_knowledge && failure.kind == ProviderErrorKind::Unavailable {
+        if self.spec.http2_prior_knowledge
+            && failure.kind == ProviderErrorKind::Unavailable
+            && !failure.resend_at_once
+        {
             failure.message.push_str(
                 " (this provider sends HTTP/2 without negotiating it, `http2_prior_knowledge`: \
                  if the server at its base URL speaks only HTTP/1.1, every request fails so)",
@@ -163,7 +166,10 @@ impl<W: Wire> HttpProvider<W> {
         };
         let mut request = reqwest::Request::new(reqwest::Method::POST, url.clone());
         *request.headers_mut() = self.headers.clone();
-        *request.body_mut() = Some(body.into());
+        // A body reqwest cannot copy: it keeps a copy of a reusable one (and of the request's
+        // headers) until the answer, to resend it itself. A call in flight then holds neither;
+        // `retry.rs` resends what an HTTP/2 server turned away, encoded again.
+        *request.body_mut() = Some(reqwest::Body::wrap(http_body_util::Full::new(body)));
         request
     }
 
@@ -366,6 +372,8 @@ with_provider_kinds!(define_provider_build);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
     use crate::anthropic::Anthropic;
     use crate::ollama::Ollama;
     use crate::openai::OpenAiCompatible;
@@ -446,6 +454,114 @@ mod tests {
         let error = p.chat(request, CallOptions::default()).await.unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::Unavailable, "{error}");
         assert!(error.message.contains("speaks only HTTP/1.1"), "{error}");
+    }
+
+    /// An HTTP/2 (prior knowledge) server that resets the first `refuse` streams with
+    /// `REFUSED_STREAM` unread, then answers a chat completion; it counts the streams it saw.
+    async fn h2_server_refusing(refuse: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let count = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let count = count.clone();
+                tokio::spawn(async move {
+                    let Ok(mut connection) = h2::server::handshake(socket).await else {
+                        return;
+                    };
+                    while let Some(Ok((request, mut respond))) = connection.accept().await {
+                        if count.fetch_add(1, Ordering::SeqCst) < refuse {
+                            respond.send_reset(h2::Reason::REFUSED_STREAM);
+                            continue;
+                        }
+                        let mut body = request.into_body();
+                        while let Some(Ok(chunk)) = body.data().await {
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                        }
+                        let head = http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(())
+                            .unwrap();
+                        let answer = r#"{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}"#;
+                        if let Ok(mut send) = respond.send_response(head, false) {
+                            let _ = send.send_data(Bytes::from_static(answer.as_bytes()), true);
+                        }
+                    }
+                });
+            }
+        });
+        (format!("http://{address}/v1"), seen)
+    }
+
+    async fn chat_over_h2(base: &str) -> Result<ChatResponse, ProviderError> {
+        let mut spec = ProviderSpec::new(ProviderKind::OpenaiCompatible, "m", Some(base)).unwrap();
+        spec.http2_prior_knowledge = true;
+        // No retries: only the resend of a refused stream can make the call succeed.
+        spec.retry.max_attempts = 1;
+        let http = crate::transport::build_http_client(true).unwrap();
+        let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
+        let request = ChatRequest {
+            messages: vec![crate::types::ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        p.chat(request, CallOptions::default()).await
+    }
+
+    #[tokio::test]
+    async fn an_http1_request_body_goes_with_its_length_not_chunked() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/v1", listener.local_addr().unwrap());
+        let head = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buffer = vec![0u8; 64 * 1024];
+            let read = socket.read(&mut buffer).await.unwrap();
+            let _ = socket
+                .write_all(b"HTTP/1.1 500 x\r\ncontent-length: 0\r\n\r\n")
+                .await;
+            String::from_utf8_lossy(&buffer[..read]).to_ascii_lowercase()
+        });
+        let mut spec = ProviderSpec::new(ProviderKind::OpenaiCompatible, "m", Some(&base)).unwrap();
+        spec.retry.max_attempts = 1;
+        let http = crate::transport::build_http_client(false).unwrap();
+        let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
+        let request = ChatRequest {
+            messages: vec![crate::types::ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        let _ = p.chat(request, CallOptions::default()).await;
+        let head = head.await.unwrap();
+        assert!(head.contains("\r\ncontent-length: "), "{head}");
+        assert!(!head.contains("transfer-encoding"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn a_stream_an_http2_server_refused_unread_is_sent_again_at_once() {
+        use std::sync::atomic::Ordering;
+        let (base, seen) = h2_server_refusing(2).await;
+        let started = std::time::Instant::now();
+        let reply = chat_over_h2(&base)
+            .await
+            .expect("resent after REFUSED_STREAM");
+        assert_eq!(reply.text, "hello");
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            3,
+            "two refusals, then the answer"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "no back-off wait"
+        );
+        // A server that refuses every stream is not asked forever: the attempt plus two resends.
+        let (base, seen) = h2_server_refusing(usize::MAX).await;
+        let error = chat_over_h2(&base).await.unwrap_err();
+        assert_eq!(error.kind, ProviderErrorKind::Unavailable, "{error}");
+        assert!(error.resend_at_once, "{error}");
+        assert!(!error.message.contains("speaks only HTTP/1.1"), "{error}");
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]

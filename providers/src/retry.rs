@@ -1,5 +1,8 @@
 //! The one retry policy every provider runs its attempts through.
 //!
+//! A request an HTTP/2 server turned away unread (`REFUSED_STREAM`, a graceful `GOAWAY`) is sent
+//! again at once, up to twice per call, without counting as an attempt.
+//!
 //! Retries only errors marked retryable (429 except quota, 5xx/529, connection failures and
 //! drops, read timeouts, truncated streams that delivered nothing yet). Waits the server's
 //! `Retry-After`/`retry-after-ms` when it sent one, else exponential backoff with jitter
@@ -22,6 +25,10 @@ use crate::notices::RetryNotice;
 use crate::provider::{CallOptions, bounded};
 use crate::spec::RetrySettings;
 
+/// Requests a call may send again at once, on top of its attempts, after an HTTP/2 server
+/// turned them away unread ([`ProviderError::resend_at_once`]).
+const RESENDS_AT_ONCE: u32 = 2;
+
 /// Runs `attempt` (given the 1-based attempt number) until it succeeds, fails with a
 /// non-retryable error, runs out of attempts, hits the deadline or is cancelled.
 pub(crate) async fn run_with_retries<T, F, Fut>(
@@ -43,6 +50,7 @@ where
         .build();
 
     let mut number = 1;
+    let mut resent = 0;
     loop {
         if options.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(ProviderError::deadline_exceeded(""));
@@ -55,6 +63,17 @@ where
             Ok(value) => return Ok(value),
             Err(error) => error,
         };
+        if error.resend_at_once && resent < RESENDS_AT_ONCE {
+            // Not an attempt that failed: the server never read it (the HTTP client's body is
+            // not kept for resending, so the resend is made here, from a fresh encoding).
+            resent += 1;
+            tracing::debug!(
+                provider = provider.as_str(),
+                attempt = number,
+                "the server turned the request away unread; sending it again at once"
+            );
+            continue;
+        }
         if !error.retryable || number >= max_attempts {
             tracing::debug!(
                 provider = provider.as_str(),

@@ -193,7 +193,9 @@ pub(crate) async fn execute(
 ) -> Result<SkillOutput, SkillError> {
     // The request stays here, lent to the call, so its arguments are at hand on the error path
     // (the structured violations of a refused call) without a copy.
-    let call = executor.call_borrowed(&request, sink, cancel.clone(), None);
+    // Boxed: `collect` keeps the future it is given in its own state (the task-local scope),
+    // so passed by value its 3 KB would be held twice by every call in flight.
+    let call = Box::pin(executor.call_borrowed(&request, sink, cancel.clone(), None));
     let (response, report) = CallReport::collect(call).await;
     let facts = CallFacts {
         skill: &request.name,
