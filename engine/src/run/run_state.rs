@@ -106,10 +106,14 @@ impl RunState {
                 }
             }
         };
-        self.turns
+        let mut turns = self
+            .turns
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(usage);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // One slot per turn: a call has a few turns, and a doubling list's spare room (four
+        // 136-byte records for the first) is memory every call in flight holds.
+        turns.reserve_exact(1);
+        turns.push(usage);
     }
 
     /// Reads the per-turn usage recorded so far.
