@@ -441,17 +441,7 @@ mod tests {
     #[tokio::test]
     async fn http2_prior_knowledge_to_an_http1_only_server_says_what_is_likely_wrong() {
         let base = raw_server("application/json", "{}".to_owned()).await;
-        let kind = ProviderKind::OpenaiCompatible;
-        let mut spec = ProviderSpec::new(kind, "m", Some(&format!("{base}/v1"))).unwrap();
-        spec.http2_prior_knowledge = true;
-        spec.retry.max_attempts = 1;
-        let http = crate::transport::build_http_client(true).unwrap();
-        let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
-        let request = ChatRequest {
-            messages: vec![crate::types::ChatMessage::user("hi")],
-            ..Default::default()
-        };
-        let error = p.chat(request, CallOptions::default()).await.unwrap_err();
+        let error = chat_once(&format!("{base}/v1"), true).await.unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::Unavailable, "{error}");
         assert!(error.message.contains("speaks only HTTP/1.1"), "{error}");
     }
@@ -495,12 +485,13 @@ mod tests {
         (format!("http://{address}/v1"), seen)
     }
 
-    async fn chat_over_h2(base: &str) -> Result<ChatResponse, ProviderError> {
+    /// One chat request to an OpenAI-compatible `base`, with one attempt (no retries), over
+    /// HTTP/2 by prior knowledge when `http2`.
+    async fn chat_once(base: &str, http2: bool) -> Result<ChatResponse, ProviderError> {
         let mut spec = ProviderSpec::new(ProviderKind::OpenaiCompatible, "m", Some(base)).unwrap();
-        spec.http2_prior_knowledge = true;
-        // No retries: only the resend of a refused stream can make the call succeed.
+        spec.http2_prior_knowledge = http2;
         spec.retry.max_attempts = 1;
-        let http = crate::transport::build_http_client(true).unwrap();
+        let http = crate::transport::build_http_client(http2).unwrap();
         let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
         let request = ChatRequest {
             messages: vec![crate::types::ChatMessage::user("hi")],
@@ -523,15 +514,7 @@ mod tests {
                 .await;
             String::from_utf8_lossy(&buffer[..read]).to_ascii_lowercase()
         });
-        let mut spec = ProviderSpec::new(ProviderKind::OpenaiCompatible, "m", Some(&base)).unwrap();
-        spec.retry.max_attempts = 1;
-        let http = crate::transport::build_http_client(false).unwrap();
-        let p = HttpProvider::<OpenAiCompatible>::new(spec, http).unwrap();
-        let request = ChatRequest {
-            messages: vec![crate::types::ChatMessage::user("hi")],
-            ..Default::default()
-        };
-        let _ = p.chat(request, CallOptions::default()).await;
+        let _ = chat_once(&base, false).await;
         let head = head.await.unwrap();
         assert!(head.contains("\r\ncontent-length: "), "{head}");
         assert!(!head.contains("transfer-encoding"), "{head}");
@@ -542,7 +525,8 @@ mod tests {
         use std::sync::atomic::Ordering;
         let (base, seen) = h2_server_refusing(2).await;
         let started = std::time::Instant::now();
-        let reply = chat_over_h2(&base)
+        // One attempt only: the resend of the refused streams alone can make the call succeed.
+        let reply = chat_once(&base, true)
             .await
             .expect("resent after REFUSED_STREAM");
         assert_eq!(reply.text, "hello");
@@ -557,7 +541,7 @@ mod tests {
         );
         // A server that refuses every stream is not asked forever: the attempt plus two resends.
         let (base, seen) = h2_server_refusing(usize::MAX).await;
-        let error = chat_over_h2(&base).await.unwrap_err();
+        let error = chat_once(&base, true).await.unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::Unavailable, "{error}");
         assert!(error.resend_at_once, "{error}");
         assert!(!error.message.contains("speaks only HTTP/1.1"), "{error}");
