@@ -178,12 +178,11 @@ fn from_wire_response(
 
 /// The `reasoning_content` of choice 0's `message` (whole) or `delta` (a chunk), as llama.cpp
 /// and DeepSeek send a reasoning model's thinking (async-openai's types have no such field).
-/// Parsed a second time only when the bytes name the field, so other answers cost one scan.
+/// Parsed a second time only when the bytes name the field, so other answers cost one scan
+/// (`memmem`: a window-by-window compare of every answer was ~1 % of a server's CPU).
 fn reasoning_content(body: &[u8], within: &str) -> Option<String> {
     const FIELD: &[u8] = b"\"reasoning_content\"";
-    if !body.windows(FIELD.len()).any(|w| w == FIELD) {
-        return None;
-    }
+    memchr::memmem::find(body, FIELD)?;
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let text = value.pointer(&format!("/choices/0/{within}/reasoning_content"))?;
     text.as_str().filter(|t| !t.is_empty()).map(str::to_owned)
