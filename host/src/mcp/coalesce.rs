@@ -12,7 +12,15 @@
 //! A failed write fails every later write and flush. Dropping or shutting down the writer lets
 //! the task write what is left and shut the output down; awaiting its handle waits for that.
 //!
-//! Not here: reading (rmcp's), the session (`serve`).
+//! A [`LineSender`] (from [`CoalescingWriter::lines`]) puts whole JSON lines into the same
+//! output without going through rmcp: MCP over stdio writes a call's notifications there as
+//! they are emitted (`notify::DirectSink`). rmcp's writes always hand over whole messages and a
+//! line is added whole under the same lock, so the two never interleave inside a message. A
+//! line is refused, not waited for, once [`MAX_LINE_BACKLOG`] bytes wait (the host stopped
+//! reading: progress and log lines are dropped rather than held in memory) or the output is
+//! closed or failed.
+//!
+//! Not here: reading (rmcp's), the session (`serve`), what the lines say (`notify`).
 
 use std::io;
 use std::pin::Pin;
@@ -25,6 +33,9 @@ use tokio::task::JoinHandle;
 
 /// The most bytes waiting for the writer task before a write waits too.
 pub(crate) const MAX_PENDING_BYTES: usize = 1 << 20;
+
+/// The most bytes waiting before a [`LineSender`]'s line is refused.
+pub(crate) const MAX_LINE_BACKLOG: usize = 2 * MAX_PENDING_BYTES;
 
 /// Where written bytes wait for the writer task.
 #[derive(Default)]
@@ -102,6 +113,61 @@ where
         }
     });
     (CoalescingWriter { shared }, task)
+}
+
+impl CoalescingWriter {
+    /// A handle that adds whole lines to this output (see the module docs).
+    pub(crate) fn lines(&self) -> LineSender {
+        LineSender {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// Adds whole JSON lines to a [`CoalescingWriter`]'s output; clones share it.
+#[derive(Clone)]
+pub(crate) struct LineSender {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for LineSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineSender")
+    }
+}
+
+/// Why a line was not written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineRefused {
+    /// [`MAX_LINE_BACKLOG`] bytes already wait: the host is not reading.
+    Backlog,
+    /// The output was shut down or failed.
+    Closed,
+    /// The value could not be written as JSON.
+    Unencodable,
+}
+
+impl LineSender {
+    /// Writes `message` as one line of JSON (and `\n`) after everything written so far, or
+    /// refuses it without waiting.
+    pub(crate) fn send_json<T: serde::Serialize>(&self, message: &T) -> Result<(), LineRefused> {
+        let mut state = self.shared.lock();
+        if state.failed.is_some() || state.closed {
+            return Err(LineRefused::Closed);
+        }
+        if state.pending.len() >= MAX_LINE_BACKLOG {
+            return Err(LineRefused::Backlog);
+        }
+        let start = state.pending.len();
+        if serde_json::to_writer(&mut state.pending, message).is_err() {
+            state.pending.truncate(start);
+            return Err(LineRefused::Unencodable);
+        }
+        state.pending.push(b'\n');
+        drop(state);
+        self.shared.ready.notify_one();
+        Ok(())
+    }
 }
 
 fn failure(kind: io::ErrorKind) -> io::Error {
@@ -268,6 +334,55 @@ mod tests {
         let error = writer.write_all(b"more").await.unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
         assert!(writer.flush().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn lines_go_out_whole_between_writes_in_the_order_sent() {
+        let probe = Probe::default();
+        let (mut writer, task) = coalescing(probe.clone());
+        let lines = writer.lines();
+        line(&mut writer, "{\"a\":1}").await;
+        lines.send_json(&serde_json::json!({"b": 2})).unwrap();
+        line(&mut writer, "{\"c\":3}").await;
+        lines
+            .clone()
+            .send_json(&serde_json::json!({"d": 4}))
+            .unwrap();
+        drop(writer);
+        task.await.unwrap();
+        let text = String::from_utf8(probe.bytes.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n");
+        assert_eq!(
+            lines.send_json(&serde_json::json!({})),
+            Err(LineRefused::Closed),
+            "a line sent after the writer closed"
+        );
+    }
+
+    #[tokio::test]
+    async fn lines_are_refused_not_held_when_the_host_stops_reading() {
+        let probe = Probe::default();
+        probe.held.store(true, Ordering::SeqCst);
+        let (mut writer, _task) = coalescing(probe.clone());
+        let lines = writer.lines();
+        line(&mut writer, "in the task's hands").await;
+        tokio::task::yield_now().await;
+        let big = "x".repeat(MAX_PENDING_BYTES / 4);
+        let mut sent = 0;
+        while lines.send_json(&big).is_ok() {
+            sent += 1;
+            assert!(sent < 100, "never refused");
+        }
+        assert_eq!(lines.send_json(&big), Err(LineRefused::Backlog));
+        assert!(sent >= 8, "{sent} lines before the backlog limit");
+        probe.release();
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while lines.send_json(&"again").is_err() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("room again once the host reads");
     }
 
     #[tokio::test]

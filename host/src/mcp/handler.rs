@@ -4,8 +4,10 @@
 //! (`skills_ext`), and the session's resource subscriptions (`subscriptions`).
 //!
 //! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
-//! same concurrency limit as A2E, since the core is shared), run by the core with an
-//! `EventForwarder` as its event sink, and answered through [`answer::tool_result`]. When the
+//! same concurrency limit as A2E, since the core is shared), run by the core with a
+//! `DirectSink` (stdio: notifications written onto the output as emitted) or an
+//! `EventForwarder` (HTTP: through rmcp's peer) as its event sink, and answered through
+//! [`answer::tool_result`]. When the
 //! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
 //! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
 //! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
@@ -28,8 +30,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tokio::sync::oneshot;
 
+use super::coalesce::LineSender;
 use super::list_changed::SessionPeers;
-use super::notify::{EventForwarder, SessionLogLevel};
+use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
 use super::resources::off_thread;
 use super::subscriptions::Subscriptions;
 use super::{answer, approval};
@@ -48,6 +51,8 @@ pub struct McpHandler {
     log_level: SessionLogLevel,
     peers: SessionPeers,
     subscriptions: Subscriptions,
+    /// Over stdio: the session's output, where calls write their notifications themselves.
+    notifications: Option<LineSender>,
 }
 
 impl McpHandler {
@@ -60,6 +65,19 @@ impl McpHandler {
             log_level: SessionLogLevel::default(),
             peers: peers.clone(),
             subscriptions: Subscriptions::default(),
+            notifications: None,
+        }
+    }
+
+    /// A handler for a session whose calls write their notifications to `output` (stdio).
+    pub(crate) fn new_stream_session(
+        core: &HostCore,
+        peers: &SessionPeers,
+        output: LineSender,
+    ) -> Self {
+        McpHandler {
+            notifications: Some(output),
+            ..McpHandler::new_session(core, peers)
         }
     }
 
@@ -169,12 +187,26 @@ impl ServerHandler for McpHandler {
                 ));
             }
         };
-        let (forwarder, sink) = EventForwarder::start(
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-            self.log_level.clone(),
-            context.ct.clone(),
-        );
+        let (forwarder, sink) = match &self.notifications {
+            Some(output) => {
+                let sink = DirectSink::start(
+                    output.clone(),
+                    context.meta.get_progress_token(),
+                    self.log_level.clone(),
+                    context.ct.clone(),
+                );
+                (None, sink)
+            }
+            None => {
+                let (forwarder, sink) = EventForwarder::start(
+                    context.peer.clone(),
+                    context.meta.get_progress_token(),
+                    self.log_level.clone(),
+                    context.ct.clone(),
+                );
+                (Some(forwarder), sink)
+            }
+        };
         let cancel = admitted.cancel_token();
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();
@@ -194,7 +226,9 @@ impl ServerHandler for McpHandler {
         };
         let response = response
             .map_err(|_| ErrorData::internal_error("the call ended without an answer", None))?;
-        forwarder.flush().await;
+        if let Some(forwarder) = forwarder {
+            forwarder.flush().await;
+        }
         answer::tool_result(response).map(Into::into)
     }
 

@@ -7,25 +7,36 @@
 //! | `status {message}` | `notifications/message` at `info`, under the same rule |
 //! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
-//! Events are forwarded in order by one task per call; once the request is cancelled nothing
-//! more is sent. `EventForwarder::flush` waits until every event emitted so far was sent, so
-//! the notifications of a call always precede its result.
+//! Over stdio a [`DirectSink`] writes each notification onto the session's output where the
+//! event is emitted (`coalesce::LineSender`): no task, no channel, no trip through rmcp's
+//! service loop, and since it is written before the call returns, it precedes the result. A
+//! host that stops reading for [`MAX_LINE_BACKLOG`](super::coalesce::MAX_LINE_BACKLOG) bytes
+//! loses notifications (the first loss per call is logged at `warn`), never the result.
+//!
+//! Over HTTP (rmcp routes a notification to the request's SSE stream) events are forwarded in
+//! order by one task per call through rmcp's peer; `EventForwarder::flush` waits until every
+//! event emitted so far was sent, so the notifications of a call precede its result there too.
+//!
+//! Once the request is cancelled nothing more is sent.
 //!
 //! Not here: the result itself (`answer`).
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still what current clients use.
 
 use skillet_protocol::LogLevel;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    LoggingLevel, LoggingMessageNotificationParam, Notification, ProgressNotificationParam,
+    ProgressToken, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::coalesce::{LineRefused, LineSender};
 use skillet_engine::events::EventSink;
 use skillet_protocol::{EventPayload, SkillEvent};
 
@@ -74,12 +85,108 @@ pub(crate) fn mcp_level(level: LogLevel) -> LoggingLevel {
     }
 }
 
+/// The notification `event` becomes in a session at `level` for a request with
+/// `progress_token`, if any (see the module docs' table).
+fn notification(
+    event: &SkillEvent,
+    progress_token: Option<&ProgressToken>,
+    level: &SessionLogLevel,
+) -> Option<ServerNotification> {
+    match &event.payload {
+        EventPayload::Progress { pct, message } => {
+            let param = ProgressNotificationParam::new(progress_token?.clone(), f64::from(*pct))
+                .with_total(100.0)
+                .with_message(message.clone());
+            Some(ServerNotification::ProgressNotification(Notification::new(
+                param,
+            )))
+        }
+        EventPayload::Log {
+            level: event_level,
+            message,
+        } => log(level, mcp_level(*event_level), message),
+        EventPayload::Status { message, .. } => log(level, LoggingLevel::Info, message),
+        _ => None,
+    }
+}
+
+fn log(session: &SessionLogLevel, at: LoggingLevel, text: &str) -> Option<ServerNotification> {
+    if !session.allows(at) {
+        return None;
+    }
+    let mut param = LoggingMessageNotificationParam::new(at, json!(text));
+    param.logger = Some("skillet".into());
+    Some(ServerNotification::LoggingMessageNotification(
+        Notification::new(param),
+    ))
+}
+
+/// The event sink of one MCP-over-stdio call: writes its notifications straight onto the
+/// session's output (see the module docs).
+pub(crate) struct DirectSink {
+    output: LineSender,
+    progress_token: Option<ProgressToken>,
+    level: SessionLogLevel,
+    stop: CancellationToken,
+    lost: AtomicBool,
+}
+
+impl DirectSink {
+    /// A sink writing to `output` until `stop` (the request's cancellation) fires.
+    pub fn start(
+        output: LineSender,
+        progress_token: Option<ProgressToken>,
+        level: SessionLogLevel,
+        stop: CancellationToken,
+    ) -> Arc<dyn EventSink> {
+        Arc::new(DirectSink {
+            output,
+            progress_token,
+            level,
+            stop,
+            lost: AtomicBool::new(false),
+        })
+    }
+}
+
+impl EventSink for DirectSink {
+    fn emit(&self, event: &SkillEvent) {
+        if self.stop.is_cancelled() {
+            return;
+        }
+        let Some(notification) = notification(event, self.progress_token.as_ref(), &self.level)
+        else {
+            return;
+        };
+        match self
+            .output
+            .send_json(&ServerJsonRpcMessage::notification(notification))
+        {
+            Ok(()) | Err(LineRefused::Closed) => {}
+            Err(refused @ (LineRefused::Backlog | LineRefused::Unencodable)) => {
+                if !self.lost.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        call = %event.req_id,
+                        reason = ?refused,
+                        "an MCP notification was not sent (the host is not reading); later ones may be lost too"
+                    );
+                }
+            }
+        }
+    }
+
+    /// MCP has no notification for model text: the model answers whole.
+    fn forwards_text(&self) -> bool {
+        false
+    }
+}
+
 enum Item {
     Event(Box<SkillEvent>),
     Flush(oneshot::Sender<()>),
 }
 
-/// The event sink of one MCP call and the task that sends its notifications.
+/// The event sink of one MCP-over-HTTP call and the task that sends its notifications.
 pub(crate) struct EventForwarder {
     queue: mpsc::UnboundedSender<Item>,
 }
@@ -119,7 +226,13 @@ impl EventForwarder {
                         let _ = done.send(());
                     }
                     Some(Item::Event(event)) => {
-                        send(&peer, progress_token.as_ref(), &level, *event).await;
+                        if let Some(notification) =
+                            notification(&event, progress_token.as_ref(), &level)
+                        {
+                            // An error means the client is gone; the call is answered into
+                            // the void.
+                            let _ = peer.send_notification(notification).await;
+                        }
                     }
                 }
             }
@@ -137,43 +250,86 @@ impl EventForwarder {
     }
 }
 
-async fn send(
-    peer: &Peer<RoleServer>,
-    progress_token: Option<&ProgressToken>,
-    level: &SessionLogLevel,
-    event: SkillEvent,
-) {
-    // A send error means the client is gone; the call finishes and is answered into the void.
-    match event.payload {
-        EventPayload::Progress { pct, message } => {
-            if let Some(token) = progress_token {
-                let param = ProgressNotificationParam::new(token.clone(), f64::from(pct))
-                    .with_total(100.0)
-                    .with_message(message);
-                let _ = peer.notify_progress(param).await;
-            }
-        }
-        EventPayload::Log {
-            level: event_level,
-            message,
-        } => log(peer, level, mcp_level(event_level), message).await,
-        EventPayload::Status { message, .. } => log(peer, level, LoggingLevel::Info, message).await,
-        _ => {}
-    }
-}
-
-async fn log(peer: &Peer<RoleServer>, session: &SessionLogLevel, at: LoggingLevel, text: String) {
-    if !session.allows(at) {
-        return;
-    }
-    let mut param = LoggingMessageNotificationParam::new(at, json!(text));
-    param.logger = Some("skillet".into());
-    let _ = peer.notify_logging_message(param).await;
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::coalesce::coalescing;
     use super::*;
+    use skillet_protocol::EventPayload;
+    use tokio::io::AsyncReadExt;
+
+    fn event(seq: u64, payload: EventPayload) -> SkillEvent {
+        SkillEvent::new("mcp-7", seq, payload)
+    }
+
+    /// What a stdio session's output reads after `events` went through a `DirectSink`.
+    async fn written(
+        token: Option<ProgressToken>,
+        level: &SessionLogLevel,
+        stop: &CancellationToken,
+        events: &[SkillEvent],
+    ) -> Vec<serde_json::Value> {
+        let (near, mut far) = tokio::io::duplex(1 << 16);
+        let (writer, task) = coalescing(near);
+        let sink = DirectSink::start(writer.lines(), token, level.clone(), stop.clone());
+        for event in events {
+            sink.emit(event);
+        }
+        drop(writer);
+        task.await.unwrap();
+        let mut text = String::new();
+        far.read_to_string(&mut text).await.unwrap();
+        text.lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn stdio_notifications_are_the_json_rpc_lines_rmcp_would_write_in_order() {
+        let level = SessionLogLevel::default();
+        let events = [
+            event(0, EventPayload::progress(10, "reading")),
+            event(1, EventPayload::status("calling tool word_count")),
+            event(2, EventPayload::log(LogLevel::Debug, "below the level")),
+            event(3, EventPayload::log(LogLevel::Warn, "careful")),
+        ];
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(5));
+        let lines = written(Some(token), &level, &CancellationToken::new(), &events).await;
+        assert_eq!(
+            lines,
+            vec![
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": 5, "progress": 10.0, "total": 100.0,
+                        "message": "reading"}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "logger": "skillet",
+                        "data": "calling tool word_count"}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "warning", "logger": "skillet", "data": "careful"}}),
+            ]
+        );
+        // The same notification decoded by rmcp's own message type.
+        let decoded: ServerJsonRpcMessage = serde_json::from_value(lines[2].clone()).unwrap();
+        assert!(matches!(
+            decoded,
+            rmcp::model::JsonRpcMessage::Notification(n)
+                if matches!(n.notification, ServerNotification::LoggingMessageNotification(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn no_progress_without_a_token_and_nothing_once_cancelled() {
+        let level = SessionLogLevel::default();
+        let progress = [event(0, EventPayload::progress(50, "half"))];
+        assert!(
+            written(None, &level, &CancellationToken::new(), &progress)
+                .await
+                .is_empty()
+        );
+        let stop = CancellationToken::new();
+        stop.cancel();
+        let status = [event(0, EventPayload::status("after the cancel"))];
+        assert!(written(None, &level, &stop, &status).await.is_empty());
+    }
 
     #[test]
     fn the_session_level_filters_lower_levels() {

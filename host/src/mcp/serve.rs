@@ -106,9 +106,10 @@ where
     let peers = SessionPeers::default();
     let stop = CancellationToken::new();
     let watcher = tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
-    let handler = McpHandler::new_session(&core, &peers);
-    // rmcp writes and flushes each message alone; this gathers those flushed together.
+    // rmcp writes and flushes each message alone; this gathers those flushed together, and
+    // calls write their notifications into it themselves.
     let (output, written) = coalescing(output);
+    let handler = McpHandler::new_stream_session(&core, &peers, output.lines());
     let transport = DrainAtEof::new(
         PreInit::new(AnswerOversized::new(
             AsyncRwTransport::new_server(LineGuard::new(input, max_line_bytes), output)
