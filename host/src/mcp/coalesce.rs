@@ -16,9 +16,9 @@
 //! output without going through rmcp: MCP over stdio writes a call's notifications there as
 //! they are emitted (`notify::DirectSink`). rmcp's writes always hand over whole messages and a
 //! line is added whole under the same lock, so the two never interleave inside a message. A
-//! line is refused, not waited for, once [`MAX_LINE_BACKLOG`] bytes wait (the host stopped
-//! reading: progress and log lines are dropped rather than held in memory) or the output is
-//! closed or failed.
+//! line is refused, not waited for, once [`MAX_LINE_BACKLOG`] bytes wait or a write waits for
+//! room (the host stopped reading: progress and log lines are dropped rather than held in
+//! memory, and never keep a result waiting), or once the output is closed or failed.
 //!
 //! Not here: reading (rmcp's), the session (`serve`), what the lines say (`notify`).
 
@@ -155,7 +155,9 @@ impl LineSender {
         if state.failed.is_some() || state.closed {
             return Err(LineRefused::Closed);
         }
-        if state.pending.len() >= MAX_LINE_BACKLOG {
+        // A write of rmcp's waiting for room (a result, say) goes first: lines added meanwhile
+        // could keep it waiting.
+        if state.pending.len() >= MAX_LINE_BACKLOG || !state.waiting.is_empty() {
             return Err(LineRefused::Backlog);
         }
         let start = state.pending.len();
@@ -383,6 +385,42 @@ mod tests {
         })
         .await
         .expect("room again once the host reads");
+    }
+
+    #[tokio::test]
+    async fn lines_are_refused_while_a_write_waits_for_room() {
+        let probe = Probe::default();
+        probe.held.store(true, Ordering::SeqCst);
+        let (mut writer, task) = coalescing(probe.clone());
+        let lines = writer.lines();
+        line(&mut writer, "in the task's hands").await;
+        tokio::task::yield_now().await;
+        // Below the lines' backlog limit, but the next write of rmcp's has to wait.
+        writer
+            .write_all(&vec![b'x'; MAX_PENDING_BYTES - 8])
+            .await
+            .unwrap();
+        let result = tokio::spawn(async move {
+            writer.write_all(b"the result\n").await.unwrap();
+            writer
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while lines.shared.lock().waiting.is_empty() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the result's write waits for room");
+        assert_eq!(lines.send_json(&"progress"), Err(LineRefused::Backlog));
+        probe.release();
+        drop(result.await.unwrap());
+        task.await.unwrap();
+        let bytes = probe.bytes.lock().unwrap().clone();
+        assert!(
+            bytes.ends_with(b"xxthe result\n"),
+            "the result follows what waited"
+        );
+        assert!(!bytes.windows(8).any(|w| w == b"progress"));
     }
 
     #[tokio::test]
