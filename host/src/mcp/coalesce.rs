@@ -285,6 +285,16 @@ mod tests {
         writer.flush().await.unwrap();
     }
 
+    /// A writer whose task holds a first line in a write the output does not take yet.
+    async fn stalled() -> (Probe, CoalescingWriter, JoinHandle<()>) {
+        let probe = Probe::default();
+        probe.held.store(true, Ordering::SeqCst);
+        let (mut writer, task) = coalescing(probe.clone());
+        line(&mut writer, "in the task's hands").await;
+        tokio::task::yield_now().await;
+        (probe, writer, task)
+    }
+
     #[tokio::test]
     async fn messages_flushed_while_a_write_is_on_its_way_go_out_together_in_order() {
         let probe = Probe::default();
@@ -363,12 +373,8 @@ mod tests {
 
     #[tokio::test]
     async fn lines_are_refused_not_held_when_the_host_stops_reading() {
-        let probe = Probe::default();
-        probe.held.store(true, Ordering::SeqCst);
-        let (mut writer, _task) = coalescing(probe.clone());
+        let (probe, writer, _task) = stalled().await;
         let lines = writer.lines();
-        line(&mut writer, "in the task's hands").await;
-        tokio::task::yield_now().await;
         let big = "x".repeat(MAX_PENDING_BYTES / 4);
         let mut sent = 0;
         while lines.send_json(&big).is_ok() {
@@ -389,12 +395,8 @@ mod tests {
 
     #[tokio::test]
     async fn lines_are_refused_while_a_write_waits_for_room() {
-        let probe = Probe::default();
-        probe.held.store(true, Ordering::SeqCst);
-        let (mut writer, task) = coalescing(probe.clone());
+        let (probe, mut writer, task) = stalled().await;
         let lines = writer.lines();
-        line(&mut writer, "in the task's hands").await;
-        tokio::task::yield_now().await;
         // Below the lines' backlog limit, but the next write of rmcp's has to wait.
         writer
             .write_all(&vec![b'x'; MAX_PENDING_BYTES - 8])
@@ -425,11 +427,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_that_does_not_read_makes_writes_wait_past_the_limit() {
-        let probe = Probe::default();
-        probe.held.store(true, Ordering::SeqCst);
-        let (mut writer, _task) = coalescing(probe.clone());
-        line(&mut writer, "in the task's hands").await;
-        tokio::task::yield_now().await;
+        let (probe, mut writer, _task) = stalled().await;
         let chunk = vec![b'x'; MAX_PENDING_BYTES / 2];
         writer.write_all(&chunk).await.unwrap();
         writer.write_all(&chunk).await.unwrap();
