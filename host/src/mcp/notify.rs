@@ -10,8 +10,9 @@
 //! Over stdio a [`DirectSink`] writes each notification onto the session's output where the
 //! event is emitted (`coalesce::LineSender`): no task, no channel, no trip through rmcp's
 //! service loop, and since it is written before the call returns, it precedes the result. A
-//! host that stops reading for [`MAX_LINE_BACKLOG`](super::coalesce::MAX_LINE_BACKLOG) bytes
-//! loses notifications (the first loss per call is logged at `warn`), never the result.
+//! host that stops reading loses notifications once the output backs up (see `coalesce`:
+//! [`MAX_LINE_BACKLOG`](super::coalesce::MAX_LINE_BACKLOG) bytes waiting, or a result waiting
+//! for room), never the result; the first loss per call is logged at `warn`.
 //!
 //! Over HTTP (rmcp routes a notification to the request's SSE stream) events are forwarded in
 //! order by one task per call through rmcp's peer; `EventForwarder::flush` waits until every
