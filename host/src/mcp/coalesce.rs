@@ -139,7 +139,8 @@ impl std::fmt::Debug for LineSender {
 /// Why a line was not written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LineRefused {
-    /// [`MAX_LINE_BACKLOG`] bytes already wait: the host is not reading.
+    /// [`MAX_LINE_BACKLOG`] bytes already wait, or a write waits for room: the host is not
+    /// reading.
     Backlog,
     /// The output was shut down or failed.
     Closed,

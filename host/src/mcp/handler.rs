@@ -7,10 +7,9 @@
 //! same concurrency limit as A2E, since the core is shared), run by the core with a
 //! `DirectSink` (stdio: notifications written onto the output as emitted) or an
 //! `EventForwarder` (HTTP: through rmcp's peer) as its event sink, and answered through
-//! [`answer::tool_result`]. When the
-//! client sends `notifications/cancelled` (rmcp cancels the request's token) or goes away, the
-//! call is cancelled — provider and tool work stop and the slot frees — and nothing more is sent
-//! for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
+//! [`answer::tool_result`]. When the client sends `notifications/cancelled` (rmcp cancels the
+//! request's token) or goes away, the call is cancelled — provider and tool work stop and the
+//! slot frees — and nothing more is sent for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
@@ -187,23 +186,16 @@ impl ServerHandler for McpHandler {
                 ));
             }
         };
+        let (token, level, stop) = (
+            context.meta.get_progress_token(),
+            self.log_level.clone(),
+            context.ct.clone(),
+        );
         let (forwarder, sink) = match &self.notifications {
-            Some(output) => {
-                let sink = DirectSink::start(
-                    output.clone(),
-                    context.meta.get_progress_token(),
-                    self.log_level.clone(),
-                    context.ct.clone(),
-                );
-                (None, sink)
-            }
+            Some(output) => (None, DirectSink::start(output.clone(), token, level, stop)),
             None => {
-                let (forwarder, sink) = EventForwarder::start(
-                    context.peer.clone(),
-                    context.meta.get_progress_token(),
-                    self.log_level.clone(),
-                    context.ct.clone(),
-                );
+                let (forwarder, sink) =
+                    EventForwarder::start(context.peer.clone(), token, level, stop);
                 (Some(forwarder), sink)
             }
         };

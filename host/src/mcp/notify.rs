@@ -166,10 +166,13 @@ impl EventSink for DirectSink {
             Ok(()) | Err(LineRefused::Closed) => {}
             Err(refused @ (LineRefused::Backlog | LineRefused::Unencodable)) => {
                 if !self.lost.swap(true, Ordering::Relaxed) {
+                    let why = match refused {
+                        LineRefused::Backlog => "the host is not reading",
+                        _ => "it could not be written as JSON",
+                    };
                     tracing::warn!(
                         call = %event.req_id,
-                        reason = ?refused,
-                        "an MCP notification was not sent (the host is not reading); later ones may be lost too"
+                        "an MCP notification was not sent ({why}); later ones may be lost too"
                     );
                 }
             }
