@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use skillet_providers::{
     CallOptions, ChatMessage, ChatRequest, ChatResponse, FallbackNotice, FinishReason, Hints,
-    ModeNotice, RateLimitNotice, ResponseSchema, RetryNotice, RetryObserver, ToolSpec, TurnPhase,
+    ModeNotice, RateLimitNotice, ResponseSchema, RetryNotice, RetryObserver, ToolCall, ToolSpec,
+    TurnPhase,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -44,12 +45,12 @@ use crate::tools::{ToolSet, names};
 /// Everything one manifest-skill run needs.
 pub(crate) struct TurnLoop<'a> {
     pub skill: &'a CompiledSkill,
-    pub provider: &'a ResolvedProvider,
-    pub tools: &'a ToolSet,
+    pub provider: ResolvedProvider,
+    pub tools: ToolSet,
     pub schemas: &'a ToolSchemaCache,
     pub limits: &'a Limits,
     /// The cost cap and per-tool call counts of this run.
-    pub budget: &'a RunBudget<'a>,
+    pub budget: RunBudget<'a>,
     pub system: String,
     pub first_message: String,
     /// The input files that are images, shown beside the first message (`images`).
@@ -72,6 +73,24 @@ pub(crate) struct TurnLoop<'a> {
     pub durable: Option<&'a Durable<'a>>,
     /// The checkpoint the run continues from.
     pub resume: Option<Box<Checkpoint>>,
+}
+
+/// Appends the model's answer that asked for tools to the conversation; returns its calls.
+///
+/// Takes the whole response: the turn's future then holds only the calls while the tools run,
+/// not the rest of the response in a slot every state of the future pays for.
+fn answer_with_tool_calls(request: &mut ChatRequest, response: ChatResponse) -> Vec<ToolCall> {
+    let calls = response.tool_calls;
+    // Room for this answer and a result per call, exactly: the conversation lives as long as
+    // the call, so the spare room of a doubling would be memory every call in flight holds.
+    request.messages.reserve_exact(1 + calls.len());
+    request.messages.push(ChatMessage::Assistant {
+        text: response.text,
+        tool_calls: calls.clone(),
+        // Sent back unchanged with the calls' results (Anthropic extended thinking).
+        thinking: response.thinking,
+    });
+    calls
 }
 
 /// What a turn decided.
@@ -202,57 +221,67 @@ impl TurnLoop<'_> {
         last_output: &mut String,
     ) -> Step {
         self.state.set_phase(Phase::Provider);
-        let response = match self.request(turn, request).await {
-            Ok(response) => response,
-            Err(outcome) => return Step::Done(outcome),
-        };
-        if let Some(reasoning) = &response.reasoning {
-            self.tell_reasoning(turn, reasoning);
-        }
-        last_output.clone_from(&response.text);
-
-        if !response.tool_calls.is_empty() {
-            let calls = response.tool_calls;
-            request.messages.push(ChatMessage::Assistant {
-                text: response.text,
-                tool_calls: calls.clone(),
-                // Sent back unchanged with the calls' results (Anthropic extended thinking).
-                thinking: response.thinking,
-            });
-            let threshold = self.limits.tool_loop_threshold;
-            for call in &calls {
-                let streak = repeats.record(call);
-                if threshold > 0 && streak >= threshold {
-                    return Step::Done(Outcome::with_last_output(
-                        ErrorCode::SkillError,
-                        format!(
-                            "tool loop: `{}` was called {streak} times in a row with the same \
-                             arguments",
-                            call.name
-                        ),
-                        turn,
-                        last_output,
-                    ));
-                }
-            }
-            self.checkpoint(turn, request, last_output, &calls).await;
-            self.state.set_phase(Phase::Tools);
-            let ctx = DispatchContext {
-                tools: self.tools,
-                schemas: self.schemas,
-                limits: self.limits,
-                budget: self.budget,
-                deadline: self.deadline,
-                cancel: self.cancel,
-                events: self.events,
-                turn,
-                capture_content: self.capture_content,
-                approvals: self.approvals,
-                image_bytes_limit: self.image_bytes_limit,
+        // The response lives in this block only: it is borrowed, so a binding of it in the
+        // function's scope would keep its 192 bytes in every state of this future (the turn's
+        // wait for the model included), though it is moved out of before the tools run.
+        let calls = {
+            let response = match self.request(turn, request).await {
+                Ok(response) => response,
+                Err(outcome) => return Step::Done(outcome),
             };
-            request.messages.extend(dispatch_turn(&ctx, &calls).await);
-            return Step::Continue;
+            if let Some(reasoning) = &response.reasoning {
+                self.tell_reasoning(turn, reasoning);
+            }
+            last_output.clone_from(&response.text);
+            if response.tool_calls.is_empty() {
+                return self.judge_answer(turn, request, response, output_schema);
+            }
+            answer_with_tool_calls(request, response)
+        };
+        let threshold = self.limits.tool_loop_threshold;
+        for call in &calls {
+            let streak = repeats.record(call);
+            if threshold > 0 && streak >= threshold {
+                return Step::Done(Outcome::with_last_output(
+                    ErrorCode::SkillError,
+                    format!(
+                        "tool loop: `{}` was called {streak} times in a row with the same \
+                         arguments",
+                        call.name
+                    ),
+                    turn,
+                    last_output,
+                ));
+            }
         }
+        self.checkpoint(turn, request, last_output, &calls).await;
+        self.state.set_phase(Phase::Tools);
+        let ctx = DispatchContext {
+            tools: &self.tools,
+            schemas: self.schemas,
+            limits: self.limits,
+            budget: &self.budget,
+            deadline: self.deadline,
+            cancel: self.cancel,
+            events: self.events,
+            turn,
+            capture_content: self.capture_content,
+            approvals: self.approvals,
+            image_bytes_limit: self.image_bytes_limit,
+        };
+        request.messages.extend(dispatch_turn(&ctx, &calls).await);
+        Step::Continue
+    }
+
+    /// Judges a final answer (one without tool calls): accepted, or a repair asked for while
+    /// turns remain.
+    fn judge_answer(
+        &self,
+        turn: u32,
+        request: &mut ChatRequest,
+        response: ChatResponse,
+        output_schema: Option<&CompiledSchema>,
+    ) -> Step {
         let messages = &mut request.messages;
 
         match judge(&response.text, output_schema) {

@@ -44,8 +44,9 @@ use super::provider::ResolvedProvider;
 use super::result::Outcome;
 use super::run_state::{Phase, RunState};
 use super::{messages, spans};
+use crate::deadline::Deadline;
 use crate::events::{EventEmitter, EventSink};
-use crate::files::InputFile;
+use crate::files::{CallFiles, InputFile};
 use crate::handler::{HandlerContext, SkillHandler};
 use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, Resumed, SkillCallRequest, SkillCallResponse, SkillResult,
@@ -82,6 +83,15 @@ enum PreparedRun {
     },
 }
 
+/// How a run ended, and what the call still closes after it.
+struct Ended {
+    outcome: Outcome,
+    call_files: Option<Box<CallFiles>>,
+    resumed_from: Option<Resumed>,
+    deadline: Deadline,
+    started: Instant,
+}
+
 impl ExecutorInner {
     /// Runs `request` to its one response (see the module docs).
     pub(crate) async fn call(
@@ -112,7 +122,7 @@ impl ExecutorInner {
                 }
                 Ok(prepared) => {
                     let result = self
-                        .execute(prepared, request, sink, cancel, approver, started)
+                        .execute(prepared, request, sink, &cancel, approver.as_ref(), started)
                         .await;
                     SkillCallResponse::result(&request.id, &request.name, result)
                 }
@@ -210,8 +220,8 @@ impl ExecutorInner {
         prepared: Box<Prepared>,
         request: &SkillCallRequest,
         sink: Option<Arc<dyn EventSink>>,
-        cancel: CancellationToken,
-        approver: Option<Arc<dyn Approver>>,
+        cancel: &CancellationToken,
+        approver: Option<&Arc<dyn Approver>>,
         started: Instant,
     ) -> SkillResult {
         let Prepared {
@@ -220,120 +230,131 @@ impl ExecutorInner {
             run,
         } = *prepared;
         let skill = &skill;
-        let live = if request.streaming { sink } else { None };
+        // What the call's state keeps while the run goes on matters (every call in flight holds
+        // it): a local that is borrowed stays in that state until its scope ends, even once
+        // moved out of, so what is only needed to start the run is borrowed in blocks below.
         // The model streams when the call asked for it, unless its live sink drops the text.
-        let stream = request.streaming && live.as_ref().is_none_or(|sink| sink.forwards_text());
-        let durable = matches!(run, PreparedRun::Manifest { .. })
+        let stream = request.streaming && sink.as_ref().is_none_or(|sink| sink.forwards_text());
+        let live = if request.streaming { sink } else { None };
+        // Boxed, like the call's files below: most calls have neither, and the call's state
+        // then holds a pointer for each instead of their room.
+        let durable = matches!(skill.implementation, Implementation::Manifest)
             .then(|| Durable::for_call(self.checkpoints.as_ref(), skill, request))
-            .flatten();
-        let mut loaded = match &durable {
+            .flatten()
+            .map(Box::new);
+        let loaded = match &durable {
             Some(durable) => durable.load().await,
             None => Loaded::Fresh,
         };
-        let not_resumed = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded);
-        let events = durable::emitter(
-            &mut loaded,
-            &request.id,
-            live,
-            self.limits.event_collect_cap,
-        );
-        let timeout = durable::timeout(
-            &loaded,
-            self.limits
-                .call_timeout(request.timeout, skill.spec.timeout_seconds),
-        );
-        let deadline = crate::deadline::Deadline::after(timeout);
         let state = RunState::default();
-        if let Some(why) = not_resumed {
-            let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
-            return self.finish(skill, &events, &state, outcome, started);
-        }
+        let (events, timeout, loaded) = {
+            let mut loaded = loaded;
+            let events = durable::emitter(
+                &mut loaded,
+                &request.id,
+                live,
+                self.limits.event_collect_cap,
+            );
+            let timeout = durable::timeout(
+                &loaded,
+                self.limits
+                    .call_timeout(request.timeout, skill.spec.timeout_seconds),
+            );
+            if let Some(why) = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded) {
+                let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
+                return self.finish(skill, &events, &state, outcome, started);
+            }
+            (events, timeout, loaded)
+        };
+        let deadline = Deadline::after(timeout);
         let mut call_files = None;
         let mut resumed_from = None;
         // One future type for both ways, without a box: the run stays inline in the call's state.
-        let body = match run {
-            PreparedRun::Native {
-                handler,
-                llm_override,
-            } => {
-                let ctx = HandlerContext {
-                    events: events.clone(),
-                    deadline,
-                    cancel: cancel.child_token(),
-                    correlation_id: request.correlation_id.clone(),
-                    metadata: request.metadata.clone(),
+        // Built in a block that takes what it consumes (see above).
+        let body = {
+            let (run, arguments, loaded) = (run, arguments, loaded);
+            match run {
+                PreparedRun::Native {
+                    handler,
                     llm_override,
-                };
-                state.set_turn(1);
-                Either::Left(run_native(skill, handler, arguments, ctx))
-            }
-            PreparedRun::Manifest {
-                inputs,
-                system,
-                provider,
-            } => {
-                let span = tracing::Span::current();
-                span.record("gen_ai.provider.name", provider.provider.kind().as_str());
-                span.record("gen_ai.request.model", provider.provider.model());
-                if !skill.toolkits.is_empty() {
-                    // First-use toolkits connect now, so their tools are offered from the first
-                    // turn; a toolkit that cannot start leaves the skill without its tools, said
-                    // in a log.
-                    let starting = self.tools.ensure_started(&skill.toolkits);
-                    if let Ok(failures) =
-                        tokio::time::timeout_at(deadline.instant(), starting).await
-                    {
-                        for failure in failures {
-                            events.log(LogLevel::Warn, failure.to_string());
+                } => {
+                    let ctx = HandlerContext {
+                        events: events.clone(),
+                        deadline,
+                        cancel: cancel.child_token(),
+                        correlation_id: request.correlation_id.clone(),
+                        metadata: request.metadata.clone(),
+                        llm_override,
+                    };
+                    state.set_turn(1);
+                    Either::Left(run_native(skill, handler, arguments, ctx))
+                }
+                PreparedRun::Manifest {
+                    inputs,
+                    system,
+                    provider,
+                } => {
+                    let span = tracing::Span::current();
+                    span.record("gen_ai.provider.name", provider.provider.kind().as_str());
+                    span.record("gen_ai.request.model", provider.provider.model());
+                    if !skill.toolkits.is_empty() {
+                        // First-use toolkits connect now, so their tools are offered from the
+                        // first turn; a toolkit that cannot start leaves the skill without its
+                        // tools, said in a log.
+                        let starting = self.tools.ensure_started(&skill.toolkits);
+                        if let Ok(failures) =
+                            tokio::time::timeout_at(deadline.instant(), starting).await
+                        {
+                            for failure in failures {
+                                events.log(LogLevel::Warn, failure.to_string());
+                            }
                         }
                     }
-                }
-                let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
-                // The skill's files, the call's workspace and scripts (see `files`).
-                call_files = match self.files.open(&skill.compiled, &inputs) {
-                    Ok(files) => files,
-                    Err(e) => {
-                        let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
-                        return self.finish(skill, &events, &state, outcome, started);
+                    let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
+                    // The skill's files, the call's workspace and scripts (see `files`).
+                    call_files = match self.files.open(&skill.compiled, &inputs) {
+                        Ok(files) => files.map(Box::new),
+                        Err(e) => {
+                            let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
+                            return self.finish(skill, &events, &state, outcome, started);
+                        }
+                    };
+                    for tool in call_files.iter().flat_map(|f| f.tools()) {
+                        tools.add_engine_tool(tool.clone());
                     }
-                };
-                for tool in call_files.iter().flat_map(|f| f.tools()) {
-                    tools.add_engine_tool(tool.clone());
-                }
-                let first_message = match &arguments {
-                    Value::Object(map) => messages::first_user_message(map),
-                    _ => messages::first_user_message(&request.arguments),
-                };
-                let image_bytes_limit = provider.provider.image_bytes_limit();
-                let first_images = images::input_images(&inputs, image_bytes_limit, &events);
-                let pricing = &self.pricing;
-                let approvals = ApprovalGate::new(
-                    &self.approvals,
-                    skill.name(),
-                    &skill.approval,
-                    approver.as_ref(),
-                );
-                let (resume, resumed) = match loaded {
-                    Loaded::Resume(checkpoint) => {
-                        let turns_saved = checkpoint.turn();
-                        (Some(checkpoint), Some(Resumed { turns_saved }))
-                    }
-                    Loaded::Refused(why) => {
-                        events.log(LogLevel::Warn, why);
-                        (None, None)
-                    }
-                    Loaded::Fresh => (None, None),
-                };
-                resumed_from = resumed;
-                let (events, state, cancel, durable) = (&events, &state, &cancel, &durable);
-                Either::Right(async move {
-                    let budget =
-                        RunBudget::new(&self.limits, skill.compiled.hints.max_cost_usd, pricing);
+                    let first_message = match &arguments {
+                        Value::Object(map) => messages::first_user_message(map),
+                        _ => messages::first_user_message(&request.arguments),
+                    };
+                    let image_bytes_limit = provider.provider.image_bytes_limit();
+                    let first_images = images::input_images(&inputs, image_bytes_limit, &events);
+                    let pricing = &self.pricing;
+                    let approvals =
+                        ApprovalGate::new(&self.approvals, skill.name(), &skill.approval, approver);
+                    let (resume, resumed) = match loaded {
+                        Loaded::Resume(checkpoint) => {
+                            let turns_saved = checkpoint.turn();
+                            (Some(checkpoint), Some(Resumed { turns_saved }))
+                        }
+                        Loaded::Refused(why) => {
+                            events.log(LogLevel::Warn, why);
+                            (None, None)
+                        }
+                        Loaded::Fresh => (None, None),
+                    };
+                    resumed_from = resumed;
+                    // The loop owns what it alone uses and is built here, not in the block
+                    // below: a block's captures stay in its state for its whole life, so
+                    // building the loop inside it would keep what was moved into the loop twice.
                     let mut turns = TurnLoop {
-                        budget: &budget,
+                        budget: RunBudget::new(
+                            &self.limits,
+                            skill.compiled.hints.max_cost_usd,
+                            pricing,
+                        ),
                         skill,
-                        provider: &provider,
-                        tools: &tools,
+                        provider,
+                        tools,
                         schemas: &self.tool_schemas,
                         limits: &self.limits,
                         system,
@@ -343,20 +364,20 @@ impl ExecutorInner {
                         max_turns: self.limits.max_turns(skill.spec.max_turns),
                         deadline,
                         cancel,
-                        events,
+                        events: &events,
                         stream,
-                        state,
+                        state: &state,
                         capture_content: self.capture_content,
                         reasoning_events: self.reasoning_events,
                         approvals,
-                        durable: durable.as_ref(),
+                        durable: durable.as_deref(),
                         resume,
                     };
-                    turns.run().await
-                })
+                    Either::Right(async move { turns.run().await })
+                }
             }
         };
-        let mut outcome = tokio::select! {
+        let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Outcome::failure(
                 ErrorCode::RuntimeError,
@@ -374,6 +395,37 @@ impl ExecutorInner {
             ),
             outcome = body => outcome,
         };
+        let ended = Ended {
+            outcome,
+            call_files,
+            resumed_from,
+            deadline,
+            started,
+        };
+        self.conclude(skill, request, &events, &state, durable.as_deref(), ended)
+            .await
+    }
+
+    /// After the run: the gates check a successful output, the call's files and checkpoints
+    /// are closed, the result is assembled. A future of its own, so what it holds (the outcome)
+    /// shares room in the call's state with the run, which has ended, instead of having its
+    /// own room there for the whole call.
+    async fn conclude(
+        &self,
+        skill: &RegisteredSkill,
+        request: &SkillCallRequest,
+        events: &EventEmitter,
+        state: &RunState,
+        durable: Option<&Durable<'_>>,
+        ended: Ended,
+    ) -> SkillResult {
+        let Ended {
+            mut outcome,
+            call_files,
+            resumed_from,
+            deadline,
+            started,
+        } = ended;
 
         if let Outcome::Success { data, turns } = &outcome {
             state.set_phase(Phase::Finishing);
@@ -399,12 +451,12 @@ impl ExecutorInner {
             }
         }
         if let Some(files) = call_files {
-            files.finish(&events).await;
+            files.finish(events).await;
         }
-        if let Some(durable) = &durable {
+        if let Some(durable) = durable {
             durable.finished().await;
         }
-        let mut result = self.finish(skill, &events, &state, outcome, started);
+        let mut result = self.finish(skill, events, state, outcome, started);
         result.resumed = resumed_from;
         result
     }

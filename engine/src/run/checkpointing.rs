@@ -95,7 +95,7 @@ impl TurnLoop<'_> {
         };
         let again: Vec<ToolCall> = calls.iter().filter(|c| idempotent(c)).cloned().collect();
         let ctx = DispatchContext {
-            tools: self.tools,
+            tools: &self.tools,
             schemas: self.schemas,
             limits: self.limits,
             deadline: self.deadline,
@@ -103,7 +103,7 @@ impl TurnLoop<'_> {
             events: self.events,
             turn,
             capture_content: self.capture_content,
-            budget: self.budget,
+            budget: &self.budget,
             // A re-run passes the approval gate again: the decision the dead process got is not
             // in the checkpoint, so a gated tool is asked about once more.
             approvals: self.approvals,

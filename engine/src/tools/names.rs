@@ -6,8 +6,6 @@
 //! and a collision gets a numeric suffix. [`NameMap`] keeps the mapping in both directions so a
 //! model's call maps back to exactly one tool.
 
-use std::collections::HashMap;
-
 /// Longest tool name every provider accepts.
 pub(crate) const MAX_TOOL_NAME_LEN: usize = 64;
 
@@ -41,16 +39,31 @@ pub fn sanitize(name: &str) -> String {
 }
 
 /// A bijection between the names offered to a model and the tools they stand for (by index).
+///
+/// Built once per call, so it is kept small: the names in tool order, and the tool indices in
+/// the order of their names, searched by bisection (no hash table per call).
 #[derive(Debug, Clone, Default)]
 pub struct NameMap {
-    by_offered: HashMap<String, usize>,
     offered: Vec<String>,
+    by_name: Vec<usize>,
 }
 
 impl NameMap {
     /// An empty map.
     pub fn new() -> Self {
         NameMap::default()
+    }
+
+    /// Room for `additional` more names without growing.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.offered.reserve_exact(additional);
+        self.by_name.reserve_exact(additional);
+    }
+
+    /// Where `name` is in `by_name`: `Ok` if it is taken, else where it would go.
+    fn search(&self, name: &str) -> Result<usize, usize> {
+        self.by_name
+            .binary_search_by(|&i| self.offered[i].as_str().cmp(name))
     }
 
     /// Assigns a provider-safe name to the next tool, trying `preferred` candidates in order
@@ -60,7 +73,7 @@ impl NameMap {
         let candidates: Vec<String> = preferred.iter().map(|p| sanitize(p)).collect();
         let chosen = candidates
             .iter()
-            .find(|c| !self.by_offered.contains_key(*c))
+            .find(|c| self.search(c).is_err())
             .cloned()
             .unwrap_or_else(|| {
                 let base = candidates
@@ -74,17 +87,19 @@ impl NameMap {
                         let cut: String = base.chars().take(keep).collect();
                         format!("{cut}{suffix}")
                     })
-                    .find(|c| !self.by_offered.contains_key(c))
+                    .find(|c| self.search(c).is_err())
                     .unwrap_or_default()
             });
-        self.by_offered.insert(chosen.clone(), index);
+        let at = self.search(&chosen).unwrap_or_else(|free| free);
         self.offered.push(chosen.clone());
+        self.by_name.insert(at, index);
         chosen
     }
 
     /// The tool index a model's name stands for.
     pub fn lookup(&self, offered: &str) -> Option<usize> {
-        self.by_offered.get(offered).copied()
+        let at = self.search(offered).ok()?;
+        self.by_name.get(at).copied()
     }
 
     /// The offered name of tool `index`.
@@ -124,5 +139,22 @@ mod tests {
             assert!(is_provider_safe(name), "{name}");
             assert_eq!(map.lookup(name), Some(i));
         }
+        assert_eq!(map.lookup("fs_read_3"), None);
+        assert_eq!(map.offered(2), Some("files_fs_read"));
+    }
+
+    #[test]
+    fn many_names_in_any_order_map_back_to_their_index() {
+        let mut map = NameMap::new();
+        let names: Vec<String> = (0..200)
+            .map(|i| map.assign(&[&format!("t{}", (i * 37) % 100)]))
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(map.lookup(name), Some(i), "{name}");
+            assert_eq!(map.offered(i), Some(name.as_str()));
+        }
+        // The second hundred collided with the first and were numbered.
+        assert!(names[150].ends_with("_2"), "{}", names[150]);
+        assert_eq!(map.lookup("t1000"), None);
     }
 }

@@ -68,6 +68,11 @@ impl ToolSet {
         self.push(tool, ToolSource::Direct);
     }
 
+    fn reserve(&mut self, additional: usize) {
+        self.tools.reserve_exact(additional);
+        self.names.reserve(additional);
+    }
+
     fn push(&mut self, tool: Arc<dyn Tool>, source: ToolSource) {
         let name = tool.name().to_owned();
         let offered_name = match &source {
@@ -168,7 +173,9 @@ impl ToolRegistry {
     /// The tools a skill declaring `tools` and `toolkits` is offered. Names that are not
     /// registered are skipped (the skill registry marks such skills `Blocked` before they run).
     pub fn resolve(&self, tools: &[String], toolkits: &[String]) -> ToolSet {
+        // Sized as it goes: a call's set is built for that call, and most skills offer few tools.
         let mut set = ToolSet::default();
+        set.reserve(tools.len());
         for name in tools {
             if let Some(tool) = self.tools.get(name) {
                 set.push(tool.clone(), ToolSource::Direct);
@@ -176,7 +183,9 @@ impl ToolRegistry {
         }
         for kit in toolkits {
             if let Some(toolkit) = self.toolkits.get(kit) {
-                for tool in toolkit.tools() {
+                let kit_tools = toolkit.tools();
+                set.reserve(kit_tools.len());
+                for tool in kit_tools {
                     set.push(tool, ToolSource::Toolkit(kit.clone()));
                 }
             }
