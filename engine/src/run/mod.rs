@@ -68,7 +68,7 @@
 //!
 //! # Module map
 //! `executor` (the shared state and builder) · `call` (one call end to end, every rejection and
-//! outcome code) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
+//! outcome code) · `ending` (gates, closing events, the result assembled) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
 //! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
 //! providers by name) · `limits` · `budget` (the cost cap and per-tool call counts) ·
@@ -84,6 +84,7 @@ pub(crate) mod call_report;
 mod checkpointing;
 mod dispatch;
 mod durable;
+mod ending;
 mod executor;
 mod gates;
 mod hooks;
