@@ -144,14 +144,12 @@ pub(crate) enum LineRefused {
     Backlog,
     /// The output was shut down or failed.
     Closed,
-    /// The value could not be written as JSON.
-    Unencodable,
 }
 
 impl LineSender {
-    /// Writes `message` as one line of JSON (and `\n`) after everything written so far, or
-    /// refuses it without waiting.
-    pub(crate) fn send_json<T: serde::Serialize>(&self, message: &T) -> Result<(), LineRefused> {
+    /// Adds one line after everything written so far, or refuses it without waiting: `write`
+    /// appends the line's JSON (without the newline) to the output's buffer.
+    pub(crate) fn send_line(&self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), LineRefused> {
         let mut state = self.shared.lock();
         if state.failed.is_some() || state.closed {
             return Err(LineRefused::Closed);
@@ -161,11 +159,7 @@ impl LineSender {
         if state.pending.len() >= MAX_LINE_BACKLOG || !state.waiting.is_empty() {
             return Err(LineRefused::Backlog);
         }
-        let start = state.pending.len();
-        if serde_json::to_writer(&mut state.pending, message).is_err() {
-            state.pending.truncate(start);
-            return Err(LineRefused::Unencodable);
-        }
+        write(&mut state.pending);
         state.pending.push(b'\n');
         drop(state);
         self.shared.ready.notify_one();
@@ -280,6 +274,11 @@ mod tests {
         }
     }
 
+    /// A line's writer that appends `text` as it is.
+    fn json(text: &str) -> impl FnOnce(&mut Vec<u8>) + '_ {
+        move |out| out.extend_from_slice(text.as_bytes())
+    }
+
     async fn line(writer: &mut CoalescingWriter, text: &str) {
         writer.write_all(text.as_bytes()).await.unwrap();
         writer.write_all(b"\n").await.unwrap();
@@ -355,18 +354,15 @@ mod tests {
         let (mut writer, task) = coalescing(probe.clone());
         let lines = writer.lines();
         line(&mut writer, "{\"a\":1}").await;
-        lines.send_json(&serde_json::json!({"b": 2})).unwrap();
+        lines.send_line(json(r#"{"b":2}"#)).unwrap();
         line(&mut writer, "{\"c\":3}").await;
-        lines
-            .clone()
-            .send_json(&serde_json::json!({"d": 4}))
-            .unwrap();
+        lines.clone().send_line(json(r#"{"d":4}"#)).unwrap();
         drop(writer);
         task.await.unwrap();
         let text = String::from_utf8(probe.bytes.lock().unwrap().clone()).unwrap();
         assert_eq!(text, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n");
         assert_eq!(
-            lines.send_json(&serde_json::json!({})),
+            lines.send_line(json("{}")),
             Err(LineRefused::Closed),
             "a line sent after the writer closed"
         );
@@ -378,15 +374,15 @@ mod tests {
         let lines = writer.lines();
         let big = "x".repeat(MAX_PENDING_BYTES / 4);
         let mut sent = 0;
-        while lines.send_json(&big).is_ok() {
+        while lines.send_line(json(&big)).is_ok() {
             sent += 1;
             assert!(sent < 100, "never refused");
         }
-        assert_eq!(lines.send_json(&big), Err(LineRefused::Backlog));
+        assert_eq!(lines.send_line(json(&big)), Err(LineRefused::Backlog));
         assert!(sent >= 8, "{sent} lines before the backlog limit");
         probe.release();
         tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            while lines.send_json(&"again").is_err() {
+            while lines.send_line(json("\"again\"")).is_err() {
                 tokio::task::yield_now().await;
             }
         })
@@ -414,7 +410,10 @@ mod tests {
         })
         .await
         .expect("the result's write waits for room");
-        assert_eq!(lines.send_json(&"progress"), Err(LineRefused::Backlog));
+        assert_eq!(
+            lines.send_line(json("\"progress\"")),
+            Err(LineRefused::Backlog)
+        );
         probe.release();
         drop(result.await.unwrap());
         task.await.unwrap();

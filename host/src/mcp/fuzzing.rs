@@ -1,5 +1,6 @@
 //! The fuzzing entry (`fuzz/mcp_message`): one message from an MCP client, decoded as our server
-//! decodes it — rmcp's client JSON-RPC message type, then, for a `tools/call`, our own mapping
+//! decodes it — rmcp's client JSON-RPC message type, or stdio's one-pass `tools/call` read
+//! (`call_line`), held equal to rmcp's — then, for a `tools/call`, our own mapping
 //! onto an A2E call (`handler::skill_call`) and the `_meta` progress token the event
 //! forwarder reads; and stdio's line guard (`oversize`) over arbitrary input. Hidden from the
 //! docs; not an API.
@@ -10,6 +11,9 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage};
 
 use super::handler;
 use skillet_protocol::SkillCallRequest;
+
+/// The most a marker line the stdio guard writes takes (see `guard_stdio_input`).
+pub use super::oversize::GUARD_SLACK;
 
 /// What a decoded client message amounts to for us.
 #[derive(Debug)]
@@ -27,9 +31,20 @@ pub enum Decoded {
     },
 }
 
-/// Decodes one client message.
+/// Decodes one client message as stdio's transport does (a plain `tools/call` in one pass,
+/// `call_line`; the rest by rmcp), and panics if the one-pass read means anything other than
+/// what rmcp reads in the same bytes.
 pub fn decode_client_message(bytes: &[u8]) -> Decoded {
-    let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(bytes) else {
+    let by_rmcp = serde_json::from_slice::<ClientJsonRpcMessage>(bytes).ok();
+    let fast = super::call_line::decode(bytes);
+    if let Some(fast) = &fast {
+        let rmcp_parts = by_rmcp.as_ref().and_then(super::call_line::call_parts);
+        assert!(
+            rmcp_parts.is_some() && super::call_line::call_parts(fast) == rmcp_parts,
+            "the one-pass tools/call read disagrees with rmcp's"
+        );
+    }
+    let Some(message) = fast.or(by_rmcp) else {
         return Decoded::Rejected;
     };
     let JsonRpcMessage::Request(request) = message else {
@@ -48,7 +63,7 @@ pub fn decode_client_message(bytes: &[u8]) -> Decoded {
 
 /// What rmcp reads of `input` through stdio's line guard with the limit `limit` (at least 1).
 /// Every line it yields is within `limit` bytes, or is a cut line (`limit` bytes and `#`), or a
-/// marker of at most [`super::oversize::GUARD_SLACK`] bytes.
+/// marker of at most [`GUARD_SLACK`] bytes.
 pub fn guard_stdio_input(input: &[u8], limit: usize) -> Vec<u8> {
     use std::task::{Context, Poll, Waker};
     use tokio::io::{AsyncRead, ReadBuf};

@@ -9,12 +9,15 @@
 //! - `approval` — tool-call approval asked of the client by elicitation (`elicitation/create`);
 //! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
+//! - `notice` — one such notification, as rmcp's type (HTTP) or the stdio line written by hand;
 //! - [`handler`] — the rmcp `ServerHandler` of one session;
 //! - [`list_changed`] — `notifications/{tools,prompts,resources}/list_changed` when the
 //!   offered tools, prompts or files change, and `resources/updated` for subscribed URIs of
 //!   reloaded skills;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
+//! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
+//! - `call_line` — a `tools/call` line read in one typed pass (the rest: rmcp's codec);
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
 //! - `pre_init` — stdio's filter of messages sent before `initialize`;
@@ -26,6 +29,7 @@
 pub mod answer;
 pub(crate) mod approval;
 pub(crate) mod body_check;
+pub(crate) mod call_line;
 pub(crate) mod coalesce;
 pub(crate) mod completion;
 pub(crate) mod eof_drain;
@@ -33,7 +37,9 @@ pub(crate) mod eof_drain;
 pub mod fuzzing;
 pub mod handler;
 pub mod limits;
+pub(crate) mod line_transport;
 pub mod list_changed;
+pub(crate) mod notice;
 pub mod notify;
 pub(crate) mod oversize;
 pub(crate) mod pre_init;

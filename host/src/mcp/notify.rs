@@ -7,9 +7,11 @@
 //! | `status {message}` | `notifications/message` at `info`, under the same rule |
 //! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
-//! Over stdio a [`DirectSink`] writes each notification onto the session's output where the
-//! event is emitted (`coalesce::LineSender`): no task, no channel, no trip through rmcp's
-//! service loop, and since it is written before the call returns, it precedes the result. A
+//! Which event becomes which notification is decided once, here, as a `notice::Notice`; over
+//! stdio a [`DirectSink`] writes it as a JSON-RPC line built by hand (`notice`) onto the
+//! session's output where the event is emitted (`coalesce::LineSender`): no task, no channel,
+//! no trip through rmcp's types or service loop, and since it is written before the call
+//! returns, it precedes the result. A
 //! host that stops reading loses notifications once the output backs up (see `coalesce`:
 //! [`MAX_LINE_BACKLOG`](super::coalesce::MAX_LINE_BACKLOG) bytes waiting, or a result waiting
 //! for room), never the result; the first loss per call is logged at `warn`.
@@ -28,16 +30,13 @@ use skillet_protocol::LogLevel;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, Notification, ProgressNotificationParam,
-    ProgressToken, ServerJsonRpcMessage, ServerNotification,
-};
+use rmcp::model::{LoggingLevel, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
-use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::coalesce::{LineRefused, LineSender};
+use super::notice::Notice;
 use skillet_engine::events::EventSink;
 use skillet_protocol::{EventPayload, SkillEvent};
 
@@ -86,40 +85,36 @@ pub(crate) fn mcp_level(level: LogLevel) -> LoggingLevel {
     }
 }
 
-/// The notification `event` becomes in a session at `level` for a request with
-/// `progress_token`, if any (see the module docs' table).
-fn notification(
-    event: &SkillEvent,
-    progress_token: Option<&ProgressToken>,
+/// The notice `event` becomes in a session at `level` for a request with `progress_token`, if
+/// any (see the module docs' table).
+fn notice<'a>(
+    event: &'a SkillEvent,
+    progress_token: Option<&'a ProgressToken>,
     level: &SessionLogLevel,
-) -> Option<ServerNotification> {
-    match &event.payload {
-        EventPayload::Progress { pct, message } => {
-            let param = ProgressNotificationParam::new(progress_token?.clone(), f64::from(*pct))
-                .with_total(100.0)
-                .with_message(message.clone());
-            Some(ServerNotification::ProgressNotification(Notification::new(
-                param,
-            )))
-        }
+) -> Option<Notice<'a>> {
+    let notice = match &event.payload {
+        EventPayload::Progress { pct, message } => Notice::Progress {
+            token: progress_token?,
+            pct: *pct,
+            message,
+        },
         EventPayload::Log {
             level: event_level,
             message,
-        } => log(level, mcp_level(*event_level), message),
-        EventPayload::Status { message, .. } => log(level, LoggingLevel::Info, message),
-        _ => None,
+        } => Notice::Log {
+            level: mcp_level(*event_level),
+            text: message,
+        },
+        EventPayload::Status { message, .. } => Notice::Log {
+            level: LoggingLevel::Info,
+            text: message,
+        },
+        _ => return None,
+    };
+    match notice {
+        Notice::Log { level: at, .. } if !level.allows(at) => None,
+        notice => Some(notice),
     }
-}
-
-fn log(session: &SessionLogLevel, at: LoggingLevel, text: &str) -> Option<ServerNotification> {
-    if !session.allows(at) {
-        return None;
-    }
-    let mut param = LoggingMessageNotificationParam::new(at, json!(text));
-    param.logger = Some("skillet".into());
-    Some(ServerNotification::LoggingMessageNotification(
-        Notification::new(param),
-    ))
 }
 
 /// The event sink of one MCP-over-stdio call: writes its notifications straight onto the
@@ -155,24 +150,17 @@ impl EventSink for DirectSink {
         if self.stop.is_cancelled() {
             return;
         }
-        let Some(notification) = notification(event, self.progress_token.as_ref(), &self.level)
-        else {
+        let Some(notice) = notice(event, self.progress_token.as_ref(), &self.level) else {
             return;
         };
-        match self
-            .output
-            .send_json(&ServerJsonRpcMessage::notification(notification))
-        {
+        match self.output.send_line(|out| notice.write_json(out)) {
             Ok(()) | Err(LineRefused::Closed) => {}
-            Err(refused @ (LineRefused::Backlog | LineRefused::Unencodable)) => {
+            Err(LineRefused::Backlog) => {
                 if !self.lost.swap(true, Ordering::Relaxed) {
-                    let why = match refused {
-                        LineRefused::Backlog => "the host is not reading",
-                        _ => "it could not be written as JSON",
-                    };
                     tracing::warn!(
                         call = %event.req_id,
-                        "an MCP notification was not sent ({why}); later ones may be lost too"
+                        "an MCP notification was not sent (the host is not reading); later ones \
+                         may be lost too"
                     );
                 }
             }
@@ -230,9 +218,9 @@ impl EventForwarder {
                         let _ = done.send(());
                     }
                     Some(Item::Event(event)) => {
-                        if let Some(notification) =
-                            notification(&event, progress_token.as_ref(), &level)
-                        {
+                        let notification = notice(&event, progress_token.as_ref(), &level)
+                            .map(|notice| notice.to_rmcp());
+                        if let Some(notification) = notification {
                             // An error means the client is gone; the call is answered into
                             // the void.
                             let _ = peer.send_notification(notification).await;
@@ -258,6 +246,8 @@ impl EventForwarder {
 mod tests {
     use super::super::coalesce::coalescing;
     use super::*;
+    use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
+    use serde_json::json;
     use skillet_protocol::EventPayload;
     use tokio::io::AsyncReadExt;
 

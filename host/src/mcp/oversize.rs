@@ -3,7 +3,8 @@
 //! turns the marker into the JSON-RPC error (-32600, with the request's `id`) the client waits for.
 //!
 //! rmcp's stdio transport drops an over-limit line with a log line and nothing on the wire, so
-//! the client's request hung until its own timeout. The limit is kept here, before rmcp reads:
+//! the client's request hung until its own timeout. The limit is kept here, before the
+//! transport (`line_transport`) reads:
 //! - the guard passes each line through while it is within the limit (memory stays bounded by
 //!   the limit, as in rmcp), keeping a copy of the line's first [`HEAD_BYTES`];
 //! - at the first byte past the limit it ends the line with `#` (so what rmcp has read of it is
@@ -37,9 +38,10 @@ const MARKER_METHOD: &str = "skillet/oversized";
 /// write `jsonrpc`, `id` and `method` first.
 const HEAD_BYTES: usize = 4096;
 
-/// How much longer than `max_line_bytes` rmcp's own limit is set, so that it never drops a line
-/// itself: room for the cut's `#` and newline, and for a marker line when the limit is tiny.
-pub(crate) const GUARD_SLACK: usize = 512;
+/// How much longer than `max_line_bytes` a line the guard passes can be: room for the cut's `#`
+/// and newline, and for a marker line when the limit is tiny. It bounds the transport's line
+/// buffer (`line_transport`).
+pub const GUARD_SLACK: usize = 512;
 
 /// The longest `id` a marker repeats (longer ones are answered without an `id`), so that a
 /// marker always fits in [`GUARD_SLACK`].

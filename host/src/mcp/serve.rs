@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use axum::Router;
 use rmcp::ServiceExt;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
@@ -27,8 +26,9 @@ use super::coalesce::coalescing;
 use super::eof_drain::DrainAtEof;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
+use super::line_transport::LineTransport;
 use super::list_changed::{SessionPeers, watch_tools};
-use super::oversize::{AnswerOversized, GUARD_SLACK, LineGuard};
+use super::oversize::{AnswerOversized, LineGuard};
 use super::pre_init::PreInit;
 use crate::core::{CANCEL_GRACE, HostCore};
 
@@ -88,9 +88,10 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
 /// closes it or `shutdown` completes, then lets calls in flight finish within `grace` (then
 /// cancels them); at the end of input their answers are still written (`eof_drain`). A line
 /// longer than `max_line_bytes` (`[server] max_message_bytes`) is answered with -32600 and not
-/// read (`oversize`; rmcp would drop it without a word), and a line that is not JSON is ignored as the official MCP
-/// SDKs ignore it (answering unparsable input can start an error storm with a peer that echoes
-/// it; rmcp issue #938); well-formed JSON that is not a message gets -32600.
+/// read (`oversize`; rmcp would drop it without a word), and a line that is not JSON is ignored
+/// as the official MCP SDKs ignore it (answering unparsable input can start an error storm with
+/// a peer that echoes it; rmcp issue #938); well-formed JSON that is not a message gets -32600
+/// (`line_transport`, which reads a `tools/call` line in one pass: `call_line`).
 pub async fn serve_stream<R, W>(
     core: HostCore,
     input: R,
@@ -111,10 +112,10 @@ where
     let (output, written) = coalescing(output);
     let handler = McpHandler::new_stream_session(&core, &peers, output.lines());
     let transport = DrainAtEof::new(
-        PreInit::new(AnswerOversized::new(
-            AsyncRwTransport::new_server(LineGuard::new(input, max_line_bytes), output)
-                .with_max_line_length(max_line_bytes.saturating_add(GUARD_SLACK)),
-        )),
+        PreInit::new(AnswerOversized::new(LineTransport::new(
+            LineGuard::new(input, max_line_bytes),
+            output,
+        ))),
         core.clone(),
         grace,
     );
