@@ -1,13 +1,14 @@
 //! `skillet-bench`: the bench-calc skill (two calculator calls, then a validated JSON answer)
-//! against mock-llm, N calls at concurrency C, in eight modes — `raw` (the same HTTP requests
+//! against mock-llm, N calls at concurrency C, in ten modes — `raw` (the same HTTP requests
 //! from a bare client that encodes and parses them with serde_json: the parsing floor),
 //! `replay` (the captured bytes replayed, nothing parsed: the lower floor), `engine` (the
 //! executor as a library), `wire` (`skillet serve --http`), `stdio` (`skillet serve --stdio`),
 //! `mcp` (`skillet serve --mcp`, driven as an MCP host does), `mcp-http` (the streamable HTTP
-//! `/mcp` of `skillet serve --http`, driven as a remote MCP host does) and `relay` (the
-//! transport floor for `wire`: a minimal A2E-over-HTTP server child making the `raw` floor's
-//! requests) — reporting calls/s, turns/s, p50/p99 latency, CPU per turn
-//! (nanosecond clocks), peak RSS and the ratios to the floors.
+//! `/mcp` of `skillet serve --http`, driven as a remote MCP host does), and the transport
+//! floors, minimal server children making the `raw` floor's requests: `relay` (A2E over HTTP,
+//! the floor for `wire` and `mcp-http`), `stdio-relay` (A2E JSON Lines over pipes, for `stdio`)
+//! and `mcp-relay` (MCP over pipes, for `mcp`) — reporting calls/s, turns/s, p50/p99 latency,
+//! CPU per turn (nanosecond clocks), peak RSS and the ratios to the floors.
 //!
 //! Every run happens in a fresh child process (`--one`), so peak RSS is that run's; runs of
 //! different modes are interleaved so that a machine getting busier hurts them all alike.
@@ -15,8 +16,9 @@
 //!
 //! Module map: `workload` (skill, scenario, executor) · `mock` (where mock-llm runs) · `modes`
 //! (driver, raw and engine calls) · `serve` (the `skillet serve` children) · `mcp` (the MCP
-//! client of a `serve --mcp` child) · `mcp_http` (the MCP client of `/mcp`) · `relay` (the
-//! transport floor's server child and its client) · `run` (one measured run) · `measure`
+//! client of a `serve --mcp` child) · `mcp_http` (the MCP client of `/mcp`) · `relay` (the HTTP
+//! transport floor's server child and its client) · `stdio_relay` (the stdio transport floors'
+//! server child, driven by `serve`'s and `mcp`'s clients) · `run` (one measured run) · `measure`
 //! (CPU/RSS from /proc, percentiles, the report) · `summary` (medians, ratios).
 //!
 //! The global allocator is mimalloc, as in the `skillet` binary, so the `engine` mode and the
@@ -33,6 +35,7 @@ mod modes;
 mod relay;
 mod run;
 mod serve;
+mod stdio_relay;
 mod summary;
 mod workload;
 
@@ -70,17 +73,28 @@ enum Sub {
     },
     /// The `relay` mode's server: a minimal A2E-over-HTTP server for the model at MOCK_URL,
     /// sending the captured requests in FILE; prints its URL, stops at end of stdin.
-    Relay {
-        /// The model's base URL.
-        #[arg(long, value_name = "MOCK_URL")]
-        mock_url: String,
-        /// The captured model requests, `[[path, body], ...]`.
-        #[arg(long, value_name = "FILE")]
-        requests: PathBuf,
-        /// Model requests over HTTP/2 by prior knowledge.
-        #[arg(long)]
-        http2: bool,
-    },
+    Relay(FloorArgs),
+    /// The `stdio-relay` mode's server: a minimal A2E server on stdin and stdout (JSON Lines)
+    /// for the model at MOCK_URL, sending the captured requests in FILE; stops at end of stdin.
+    StdioRelay(FloorArgs),
+    /// The `mcp-relay` mode's server: a minimal MCP server on stdin and stdout (JSON-RPC
+    /// lines) for the model at MOCK_URL, sending the captured requests in FILE; stops at end
+    /// of stdin.
+    McpRelay(FloorArgs),
+}
+
+/// What a transport floor's server child makes its model requests with.
+#[derive(Debug, clap::Args)]
+struct FloorArgs {
+    /// The model's base URL.
+    #[arg(long, value_name = "MOCK_URL")]
+    mock_url: String,
+    /// The captured model requests, `[[path, body], ...]`.
+    #[arg(long, value_name = "FILE")]
+    requests: PathBuf,
+    /// Model requests over HTTP/2 by prior knowledge.
+    #[arg(long)]
+    http2: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,7 +104,7 @@ struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "raw,replay,engine,wire,stdio,mcp,mcp-http,relay"
+        default_value = "raw,replay,engine,wire,stdio,mcp,mcp-http,relay,stdio-relay,mcp-relay"
     )]
     mode: Vec<Mode>,
     /// Calls per run.
@@ -117,8 +131,9 @@ struct BenchArgs {
     /// connection (`http2_prior_knowledge`), as clients of HTTPS APIs do after ALPN.
     #[arg(long)]
     http2: bool,
-    /// `mcp` mode: send `logging/setLevel` with LEVEL after `initialize` (e.g. `warning`: no
-    /// status or info log lines as `notifications/message`); default: the session's level.
+    /// `mcp` and `mcp-relay` modes: send `logging/setLevel` with LEVEL after `initialize` (e.g.
+    /// `warning`: no status or info log lines as `notifications/message`); default: the
+    /// session's level.
     #[arg(long, value_name = "LEVEL")]
     mcp_log_level: Option<String>,
     /// The skillet binary for wire and stdio (default: next to this binary).
@@ -159,12 +174,15 @@ fn main() -> std::process::ExitCode {
     let outcome = match &cli.command {
         Some(Sub::Mock { latency_ms }) => runtime()
             .and_then(|rt| rt.block_on(mock::serve_child(Duration::from_millis(*latency_ms)))),
-        Some(Sub::Relay {
-            mock_url,
-            requests,
-            http2,
-        }) => runtime()
-            .and_then(|rt| rt.block_on(relay::serve_child(mock_url.clone(), requests, *http2))),
+        Some(Sub::Relay(floor)) => runtime().and_then(|rt| {
+            rt.block_on(relay::serve_child(
+                floor.mock_url.clone(),
+                &floor.requests,
+                floor.http2,
+            ))
+        }),
+        Some(Sub::StdioRelay(floor)) => stdio_floor(floor, stdio_relay::Dialect::A2e),
+        Some(Sub::McpRelay(floor)) => stdio_floor(floor, stdio_relay::Dialect::Mcp),
         None if cli.bench.one => one(&cli.bench),
         None => orchestrate(&cli.bench),
     };
@@ -181,6 +199,16 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
+}
+
+/// A stdio transport floor's child, on the runtime `skillet serve`'s stdio transports run on.
+fn stdio_floor(floor: &FloorArgs, dialect: stdio_relay::Dialect) -> anyhow::Result<()> {
+    stdio_relay::runtime()?.block_on(stdio_relay::serve_child(
+        floor.mock_url.clone(),
+        &floor.requests,
+        floor.http2,
+        dialect,
+    ))
 }
 
 /// `--one`: a single run in this process, its report as one JSON line.

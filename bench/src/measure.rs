@@ -133,7 +133,7 @@ impl RunReport {
     /// One line for people.
     pub fn line(&self) -> String {
         format!(
-            "{mode:<8} N={calls} C={conc} lat={lat}ms  {cps:>8.1} calls/s {tps:>8.1} turns/s  \
+            "{mode:<11} N={calls} C={conc} lat={lat}ms  {cps:>8.1} calls/s {tps:>8.1} turns/s  \
              p50 {p50:>7.1} ms p99 {p99:>7.1} ms  cpu/turn {cpu:>7.1} us \
              (client {ccpu:.2}s server {scpu:.2}s mock {mcpu:.2}s)  rss {rss} MiB{srss}  \
              fail {fail}",

@@ -8,9 +8,11 @@
 //! - `replay` — the lower floor: the same requests replayed as captured bytes, each answer
 //!   read to the end and searched for a substring, nothing encoded or parsed.
 //! - `engine` — `Executor::call` in this process.
-//! - `wire`, `stdio` — through a `skillet serve` child (see `serve`).
-//! - `relay` — the transport floor for `wire`: a minimal A2E-over-HTTP child doing the `raw`
-//!   floor's requests (see `relay`).
+//! - `wire`, `stdio`, `mcp`, `mcp-http` — through a `skillet serve` child (see `serve`, `mcp`,
+//!   `mcp_http`).
+//! - `relay`, `stdio-relay`, `mcp-relay` — the transport floors for `wire` (and `mcp-http`),
+//!   `stdio` and `mcp`: minimal server children doing the `raw` floor's requests (see `relay`,
+//!   `stdio_relay`).
 //!
 //! Every call's answer is checked (the engine modes: a successful result equal to
 //! [`workload::expected_output`]; `raw`, `replay`: three 200 answers, the last carrying the

@@ -1,5 +1,5 @@
-//! The `relay` mode, the transport floor for `wire`: the least any skill server over HTTP must
-//! do for the bench call, in a child process as `skillet serve --http` is.
+//! The `relay` mode, the transport floor for `wire` (and `mcp-http`): the least any skill server
+//! over HTTP must do for the bench call, in a child process as `skillet serve --http` is.
 //!
 //! The child (`skillet-bench relay`, this binary again) is a plain `axum::serve` with one route,
 //! `POST /a2e`: it parses the call into a `serde_json::Value`, makes the `raw` floor's three
@@ -15,7 +15,12 @@
 //! same exchange (the engine's own loop, validation, events and the A2E codec), where
 //! `wire ÷ raw` also counts the second HTTP exchange every transport adds.
 //!
-//! Not here: the `raw` floor's model requests (`modes::raw_turns`), the driver (`modes`).
+//! Also here, shared with the stdio transports' floors (`stdio-relay`, `mcp-relay`): what every
+//! floor child serves with ([`Floor`]: its model client, the captured requests, the recorded
+//! answer) and the command that starts one ([`child_command`]).
+//!
+//! Not here: the `raw` floor's model requests (`modes::raw_turns`), the driver (`modes`), the
+//! stdio floors' line loops (`stdio_relay`).
 
 use std::future::Future;
 use std::io::{BufRead, BufReader};
@@ -41,12 +46,66 @@ use crate::workload;
 /// whose shape and size the relay's answers take.
 const ANSWER_SHAPE: &str = include_str!("../benches/call-resp-3-turns.json");
 
-/// What the relay child serves with.
-struct Relay {
+/// What a floor child serves with: the model's client, where the model is, the captured
+/// requests and the answer's recorded shape (shared with the stdio floors, `stdio_relay`).
+pub(crate) struct Floor {
     client: reqwest::Client,
     mock_url: String,
     requests: Vec<CapturedRequest>,
     shape: Value,
+}
+
+impl Floor {
+    /// A floor over the model at `mock_url`, sending `requests` (HTTP/2 by prior knowledge with
+    /// `http2`).
+    pub(crate) fn new(
+        mock_url: String,
+        requests: Vec<CapturedRequest>,
+        http2: bool,
+    ) -> anyhow::Result<Floor> {
+        Ok(Floor {
+            client: modes::http_client(http2)?,
+            mock_url,
+            requests,
+            shape: serde_json::from_str(ANSWER_SHAPE)?,
+        })
+    }
+
+    /// A floor sending the captured requests in `requests_file` (as [`child_command`] writes it).
+    pub(crate) fn load(
+        mock_url: String,
+        requests_file: &Path,
+        http2: bool,
+    ) -> anyhow::Result<Floor> {
+        let text = std::fs::read_to_string(requests_file)?;
+        let requests = serde_json::from_str::<Vec<(String, Value)>>(&text)?
+            .into_iter()
+            .map(|(path, value)| CapturedRequest {
+                path,
+                body: value.to_string(),
+                value,
+            })
+            .collect();
+        Floor::new(mock_url, requests, http2)
+    }
+
+    /// The `raw` floor's three model requests for one call; the final answer's JSON.
+    pub(crate) async fn turns(&self) -> Result<Value, String> {
+        modes::raw_turns(&self.client, &self.mock_url, &self.requests).await
+    }
+
+    /// The real `skill/call/resp`'s shape for call `id`, carrying `data` as the skill's output.
+    pub(crate) fn a2e_answer(&self, id: &str, data: Value) -> Value {
+        let mut answer = self.shape.clone();
+        answer["req_id"] = Value::from(id);
+        answer["data"]["data"] = data;
+        if let Some(events) = answer["data"]["events"].as_array_mut() {
+            for event in events {
+                event["req_id"] = Value::from(id);
+            }
+        }
+        answer
+    }
 }
 
 /// `skillet-bench relay`: serves `POST /a2e` on 127.0.0.1:0 for the model at `mock_url` with the
@@ -57,48 +116,32 @@ pub async fn serve_child(
     http2: bool,
 ) -> anyhow::Result<()> {
     use tokio::io::AsyncReadExt;
-    let text = std::fs::read_to_string(requests_file)?;
-    let requests = serde_json::from_str::<Vec<(String, Value)>>(&text)?
-        .into_iter()
-        .map(|(path, value)| CapturedRequest {
-            path,
-            body: value.to_string(),
-            value,
-        })
-        .collect();
+    let floor = Floor::load(mock_url, requests_file, http2)?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("http://{}/a2e", listener.local_addr()?);
     let stopped = async {
         let mut sink = Vec::new();
         let _ = tokio::io::stdin().read_to_end(&mut sink).await;
     };
-    serve(listener, mock_url, requests, http2, stopped).await
+    serve(listener, floor, stopped).await
 }
 
 /// Serves `POST /a2e` on `listener` until `shutdown` completes.
 async fn serve(
     listener: tokio::net::TcpListener,
-    mock_url: String,
-    requests: Vec<CapturedRequest>,
-    http2: bool,
+    floor: Floor,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let relay = Arc::new(Relay {
-        client: modes::http_client(http2)?,
-        mock_url,
-        requests,
-        shape: serde_json::from_str(ANSWER_SHAPE)?,
-    });
     let app = Router::new()
         .route("/a2e", post(answer_call))
-        .with_state(relay);
+        .with_state(Arc::new(floor));
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())
 }
 
-async fn answer_call(State(relay): State<Arc<Relay>>, body: Bytes) -> Response {
+async fn answer_call(State(floor): State<Arc<Floor>>, body: Bytes) -> Response {
     let call: Value = match serde_json::from_slice(&body) {
         Ok(call) => call,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("not JSON: {e}")).into_response(),
@@ -106,22 +149,43 @@ async fn answer_call(State(relay): State<Arc<Relay>>, body: Bytes) -> Response {
     let Some(id) = call.get("id").and_then(Value::as_str) else {
         return (StatusCode::BAD_REQUEST, "no id").into_response();
     };
-    let data = match modes::raw_turns(&relay.client, &relay.mock_url, &relay.requests).await {
+    let data = match floor.turns().await {
         Ok(data) => data,
         Err(e) => return (StatusCode::BAD_GATEWAY, e).into_response(),
     };
-    let mut answer = relay.shape.clone();
-    answer["req_id"] = Value::from(id);
-    answer["data"]["data"] = data;
-    if let Some(events) = answer["data"]["events"].as_array_mut() {
-        for event in events {
-            event["req_id"] = Value::from(id);
-        }
-    }
-    match serde_json::to_vec(&answer) {
+    match serde_json::to_vec(&floor.a2e_answer(id, data)) {
         Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
+}
+
+/// Writes `requests` beside `dir`'s files and returns the command of a floor child
+/// (`skillet-bench SUBCOMMAND --mock-url URL --requests FILE [--http2]`), its pipes not yet set.
+pub(crate) fn child_command(
+    subcommand: &str,
+    dir: &Path,
+    mock_url: &str,
+    requests: &[CapturedRequest],
+    http2: bool,
+) -> anyhow::Result<Command> {
+    let file = dir.join(format!("{subcommand}-requests.json"));
+    let pairs: Vec<(&str, &Value)> = requests
+        .iter()
+        .map(|r| (r.path.as_str(), &r.value))
+        .collect();
+    std::fs::write(&file, serde_json::to_vec(&pairs)?)?;
+    let mut command = Command::new(std::env::current_exe()?);
+    command
+        .arg(subcommand)
+        .arg("--mock-url")
+        .arg(mock_url)
+        .arg("--requests")
+        .arg(&file)
+        .kill_on_drop(true);
+    if http2 {
+        command.arg("--http2");
+    }
+    Ok(command)
 }
 
 /// Writes `requests` beside `dir`'s files, starts `skillet-bench relay` and reads its URL;
@@ -132,26 +196,11 @@ pub async fn start_child(
     requests: &[CapturedRequest],
     http2: bool,
 ) -> anyhow::Result<(ServeChild, String)> {
-    let file = dir.join("relay-requests.json");
-    let pairs: Vec<(&str, &Value)> = requests
-        .iter()
-        .map(|r| (r.path.as_str(), &r.value))
-        .collect();
-    std::fs::write(&file, serde_json::to_vec(&pairs)?)?;
-    let mut command = Command::new(std::env::current_exe()?);
+    let mut command = child_command("relay", dir, mock_url, requests, http2)?;
     command
-        .arg("relay")
-        .arg("--mock-url")
-        .arg(mock_url)
-        .arg("--requests")
-        .arg(&file)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    if http2 {
-        command.arg("--http2");
-    }
+        .stderr(Stdio::inherit());
     let mut child = command.spawn()?;
     let stdout = child
         .stdout
@@ -222,14 +271,12 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/a2e", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let mock_url = mock.base_url();
+        let floor = Floor::new(mock.base_url(), requests, false).unwrap();
         tokio::spawn(async move {
             let stopped = async move {
                 let _ = stopped.await;
             };
-            serve(listener, mock_url, requests, false, stopped)
-                .await
-                .unwrap();
+            serve(listener, floor, stopped).await.unwrap();
         });
         (url, mock, stop)
     }

@@ -1,9 +1,10 @@
 //! One run of one mode in this process: start the mock, prepare the mode (capture the raw
-//! requests, build the executor, or start a `skillet serve` child), make one warm-up call, then
-//! drive N calls at concurrency C and turn the counters into a [`RunReport`].
+//! requests, build the executor, or start a `skillet serve` child or a transport floor's child),
+//! make one warm-up call, then drive N calls at concurrency C and turn the counters into a
+//! [`RunReport`].
 //!
 //! Not here: several runs and modes (`main` runs each in a fresh process so peak RSS is per
-//! run), the modes themselves (`modes`, `serve`).
+//! run), the modes themselves (`modes`, `serve`, `mcp`, `mcp_http`, `relay`, `stdio_relay`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,6 +44,12 @@ pub enum Mode {
     /// The transport floor for `wire`: a minimal A2E-over-HTTP child (`relay`) that does the
     /// `raw` floor's model requests and answers with serde_json.
     Relay,
+    /// The transport floor for `stdio`: a minimal A2E JSON Lines child (`stdio-relay`) doing
+    /// the `raw` floor's model requests, driven by the `stdio` mode's client.
+    StdioRelay,
+    /// The transport floor for `mcp`: a minimal MCP-over-stdio child (`mcp-relay`) doing the
+    /// `raw` floor's model requests, driven by the `mcp` mode's client.
+    McpRelay,
 }
 
 impl Mode {
@@ -57,6 +64,8 @@ impl Mode {
             Mode::Mcp => "mcp",
             Mode::McpHttp => "mcp-http",
             Mode::Relay => "relay",
+            Mode::StdioRelay => "stdio-relay",
+            Mode::McpRelay => "mcp-relay",
         }
     }
 }
@@ -89,7 +98,7 @@ pub struct RunSpec {
     pub skillet: Option<PathBuf>,
     /// Model requests over HTTP/2 by prior knowledge (every mode alike).
     pub http2: bool,
-    /// `mcp` mode: the `logging/setLevel` sent after `initialize`, if any.
+    /// `mcp` and `mcp-relay` modes: the `logging/setLevel` sent after `initialize`, if any.
     pub mcp_log_level: Option<String>,
 }
 
@@ -165,7 +174,9 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         }
         Mode::Stdio => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
-            let (child, client) = serve::start_stdio(&skillet, &files, &model, max_calls)?;
+            let command =
+                serve::skillet_command(&skillet, &files, &model, max_calls, &["--stdio"])?;
+            let (child, client) = serve::start_stdio(command)?;
             through_child(spec, &mock, child, client, |client| async move {
                 client.call().await
             })
@@ -174,7 +185,8 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
         Mode::Mcp => {
             let skillet = serve::find_skillet(spec.skillet.as_deref())?;
             let level = spec.mcp_log_level.as_deref();
-            let (child, client) = mcp::start(&skillet, &files, &model, max_calls, level).await?;
+            let command = serve::skillet_command(&skillet, &files, &model, max_calls, &["--mcp"])?;
+            let (child, client) = mcp::start(command, level).await?;
             through_child(spec, &mock, child, client, |client| async move {
                 client.call().await
             })
@@ -196,6 +208,29 @@ pub async fn run(spec: &RunSpec) -> anyhow::Result<RunReport> {
             let client = (modes::http_client(false)?, a2e);
             through_child(spec, &mock, child, client, |(client, a2e)| async move {
                 relay::call(&client, &a2e).await
+            })
+            .await?
+        }
+        Mode::StdioRelay => {
+            let requests = modes::capture(&files).await?;
+            let command =
+                relay::child_command("stdio-relay", files.root(), &url, &requests, spec.http2)?;
+            // The `stdio` mode's client, driving the floor's child.
+            let (child, client) = serve::start_stdio(command)?;
+            through_child(spec, &mock, child, client, |client| async move {
+                client.call().await
+            })
+            .await?
+        }
+        Mode::McpRelay => {
+            let requests = modes::capture(&files).await?;
+            let command =
+                relay::child_command("mcp-relay", files.root(), &url, &requests, spec.http2)?;
+            // The `mcp` mode's client (and its `logging/setLevel`, if any), driving the floor.
+            let level = spec.mcp_log_level.as_deref();
+            let (child, client) = mcp::start(command, level).await?;
+            through_child(spec, &mock, child, client, |client| async move {
+                client.call().await
             })
             .await?
         }
@@ -243,7 +278,7 @@ async fn warmed(child: ServeChild, warm: Result<(), String>) -> anyhow::Result<S
             tokio::time::sleep(Duration::from_millis(200)).await;
             let tail = child.stderr_tail();
             child.stop().await;
-            anyhow::bail!("warm-up call through skillet failed: {e}\nskillet stderr:\n{tail}")
+            anyhow::bail!("warm-up call through the server child failed: {e}\nits stderr:\n{tail}")
         }
     }
 }

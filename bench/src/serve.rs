@@ -5,7 +5,12 @@
 //! The binary is `--skillet PATH`, else `skillet` next to this binary (cargo puts both in
 //! `target/<profile>/`: build it with `cargo build --release -p skillet --bin skillet`).
 //!
-//! Not here: the driver and the answer check (`modes`).
+//! The piped child ([`start_piped`]) and the A2E stdio client ([`start_stdio`]) take the child's
+//! command, so the `stdio-relay` floor's child is driven by the very code that drives
+//! `skillet serve --stdio` (and the `mcp` client, `mcp`, by the same pipes).
+//!
+//! Not here: the driver and the answer check (`modes`), the floor children (`relay`,
+//! `stdio_relay`).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -14,8 +19,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use skillet_engine::protocol::{self, Message, SkillCallResponse};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::measure;
@@ -46,34 +51,36 @@ pub struct ServeChild {
     stderr_tail: Arc<Mutex<Vec<String>>>,
 }
 
-impl ServeChild {
-    fn spawn(
-        skillet: &Path,
-        files: &SkillFiles,
-        model: &ModelEndpoint,
-        max_calls: usize,
-        transport: &[&str],
-    ) -> anyhow::Result<Command> {
-        let config = files.write_config(model, max_calls)?;
-        let mut command = Command::new(skillet);
-        command
-            .arg("--config")
-            .arg(config)
-            .arg("serve")
-            .args(transport)
-            .env(workload::API_KEY_ENV, "bench-key")
-            .env_remove("SKILLET_PROVIDER")
-            .env_remove("SKILLET_MODEL")
-            .env_remove("SKILLET_BASE_URL")
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        Ok(command)
-    }
+/// The command of `skillet serve TRANSPORT` (writing its `skillet.toml`: the bench skill, the
+/// model at `model`, `max_calls` calls at once), its pipes piped.
+pub fn skillet_command(
+    skillet: &Path,
+    files: &SkillFiles,
+    model: &ModelEndpoint,
+    max_calls: usize,
+    transport: &[&str],
+) -> anyhow::Result<Command> {
+    let config = files.write_config(model, max_calls)?;
+    let mut command = Command::new(skillet);
+    command
+        .arg("--config")
+        .arg(config)
+        .arg("serve")
+        .args(transport)
+        .env(workload::API_KEY_ENV, "bench-key")
+        .env_remove("SKILLET_PROVIDER")
+        .env_remove("SKILLET_MODEL")
+        .env_remove("SKILLET_BASE_URL")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    Ok(command)
+}
 
-    /// Another server child of the bench (the `relay`), whose stderr is not followed.
+impl ServeChild {
+    /// Another server child of the bench (the HTTP `relay`), whose stderr is not followed.
     pub fn adopt(child: Child) -> ServeChild {
         ServeChild {
             child,
@@ -138,7 +145,7 @@ fn into_std_stderr(child: &mut Child) -> anyhow::Result<std::process::ChildStder
     let stderr = child
         .stderr
         .take()
-        .ok_or_else(|| anyhow::anyhow!("skillet child has no stderr"))?;
+        .ok_or_else(|| anyhow::anyhow!("server child has no stderr"))?;
     // A blocking reader thread is simplest for a pipe nobody waits on.
     let fd = stderr.into_owned_fd()?;
     Ok(std::process::ChildStderr::from(fd))
@@ -152,7 +159,7 @@ pub async fn start_http(
     max_calls: usize,
 ) -> anyhow::Result<(ServeChild, String)> {
     let mut child =
-        ServeChild::spawn(skillet, files, model, max_calls, &["--http", "127.0.0.1:0"])?.spawn()?;
+        skillet_command(skillet, files, model, max_calls, &["--http", "127.0.0.1:0"])?.spawn()?;
     let tail = Arc::new(Mutex::new(Vec::new()));
     let found = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |line| {
         line.contains("serving A2E on http://")
@@ -191,7 +198,7 @@ pub async fn wire_call(client: &reqwest::Client, url: &str) -> Result<(), String
 
 type Waiters = Arc<Mutex<HashMap<String, oneshot::Sender<SkillCallResponse>>>>;
 
-/// A `skillet serve --stdio` child with a writer task (requests, one per line) and a reader
+/// An A2E client over a stdio child's pipes: a writer task (requests, one per line) and a reader
 /// task (answers, routed to their callers by `req_id`).
 #[derive(Debug, Clone)]
 pub struct StdioClient {
@@ -199,26 +206,28 @@ pub struct StdioClient {
     waiters: Waiters,
 }
 
-/// `skillet serve TRANSPORT` with piped stdin and stdout (its stderr followed); returns the
+/// Starts `command` (a server child speaking on its stdin and stdout: `skillet serve --stdio`
+/// or `--mcp`, or a floor child) with its pipes piped and its stderr followed; returns the
 /// child, a sender of lines to its stdin (see [`line_writer`]) and its stdout.
 pub fn start_piped(
-    skillet: &Path,
-    files: &SkillFiles,
-    model: &ModelEndpoint,
-    max_calls: usize,
-    transport: &[&str],
+    mut command: Command,
 ) -> anyhow::Result<(ServeChild, mpsc::UnboundedSender<String>, ChildStdout)> {
-    let mut child = ServeChild::spawn(skillet, files, model, max_calls, transport)?.spawn()?;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
     let tail = Arc::new(Mutex::new(Vec::new()));
     let _ = follow_stderr(into_std_stderr(&mut child)?, Arc::clone(&tail), |_| false);
     let stdin = child
         .stdin
         .take()
-        .ok_or_else(|| anyhow::anyhow!("skillet child has no stdin"))?;
+        .ok_or_else(|| anyhow::anyhow!("server child has no stdin"))?;
     let stdout = child
         .stdout
         .take()
-        .ok_or_else(|| anyhow::anyhow!("skillet child has no stdout"))?;
+        .ok_or_else(|| anyhow::anyhow!("server child has no stdout"))?;
     let served = ServeChild {
         child,
         stderr_tail: tail,
@@ -226,10 +235,12 @@ pub fn start_piped(
     Ok((served, line_writer(stdin), stdout))
 }
 
-/// A task writing the lines sent to it into `stdin`, each with its newline, batching whatever
-/// is queued into one write; it ends when every sender is gone (closing the child's input) or
-/// the child stops reading.
-fn line_writer(mut stdin: ChildStdin) -> mpsc::UnboundedSender<String> {
+/// A task writing the lines sent to it into `output` (a child's stdin), each with its newline,
+/// batching whatever is queued into one write; it ends when every sender is gone (closing the
+/// child's input) or the child stops reading.
+pub(crate) fn line_writer(
+    mut output: impl AsyncWrite + Unpin + Send + 'static,
+) -> mpsc::UnboundedSender<String> {
     let (lines, mut outgoing) = mpsc::unbounded_channel::<String>();
     tokio::spawn(async move {
         let mut buffer = Vec::new();
@@ -241,7 +252,7 @@ fn line_writer(mut stdin: ChildStdin) -> mpsc::UnboundedSender<String> {
                 buffer.extend_from_slice(more.as_bytes());
                 buffer.push(b'\n');
             }
-            if stdin.write_all(&buffer).await.is_err() || stdin.flush().await.is_err() {
+            if output.write_all(&buffer).await.is_err() || output.flush().await.is_err() {
                 break;
             }
         }
@@ -249,38 +260,43 @@ fn line_writer(mut stdin: ChildStdin) -> mpsc::UnboundedSender<String> {
     lines
 }
 
-/// `skillet serve --stdio`; returns the child and a client for it.
-pub fn start_stdio(
-    skillet: &Path,
-    files: &SkillFiles,
-    model: &ModelEndpoint,
-    max_calls: usize,
-) -> anyhow::Result<(ServeChild, StdioClient)> {
-    let (child, lines, stdout) = start_piped(skillet, files, model, max_calls, &["--stdio"])?;
-    let waiters: Waiters = Arc::default();
-    let routed = Arc::clone(&waiters);
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = reader.next_line().await {
-            if let Ok(Message::CallResponse(response)) = protocol::decode(&line) {
-                let waiter = routed
-                    .lock()
-                    .ok()
-                    .and_then(|mut w| w.remove(&response.req_id));
-                if let Some(waiter) = waiter {
-                    let _ = waiter.send(response);
-                }
-            }
-        }
-        // The child is gone: callers still waiting see their sender dropped.
-        if let Ok(mut w) = routed.lock() {
-            w.clear();
-        }
-    });
-    Ok((child, StdioClient { lines, waiters }))
+/// Starts `command` (`skillet serve --stdio`, or the `stdio-relay` floor) as [`start_piped`]
+/// does; returns the child and an A2E client for it.
+pub fn start_stdio(command: Command) -> anyhow::Result<(ServeChild, StdioClient)> {
+    let (child, lines, stdout) = start_piped(command)?;
+    Ok((child, StdioClient::over(lines, stdout)))
 }
 
 impl StdioClient {
+    /// A client sending its request lines to `lines` and reading the answers from `answers`
+    /// (the child's stdout).
+    pub(crate) fn over(
+        lines: mpsc::UnboundedSender<String>,
+        answers: impl AsyncRead + Unpin + Send + 'static,
+    ) -> StdioClient {
+        let waiters: Waiters = Arc::default();
+        let routed = Arc::clone(&waiters);
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(answers).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if let Ok(Message::CallResponse(response)) = protocol::decode(&line) {
+                    let waiter = routed
+                        .lock()
+                        .ok()
+                        .and_then(|mut w| w.remove(&response.req_id));
+                    if let Some(waiter) = waiter {
+                        let _ = waiter.send(response);
+                    }
+                }
+            }
+            // The child is gone: callers still waiting see their sender dropped.
+            if let Ok(mut w) = routed.lock() {
+                w.clear();
+            }
+        });
+        StdioClient { lines, waiters }
+    }
+
     /// One `stdio` call: the request written as a line, its answer awaited and checked.
     pub async fn call(&self) -> Result<(), String> {
         let request = workload::request();
@@ -291,10 +307,10 @@ impl StdioClient {
             .insert(request.id.clone(), tx);
         self.lines
             .send(protocol::encode(&Message::CallRequest(request)))
-            .map_err(|_| "skillet child's stdin is closed".to_owned())?;
+            .map_err(|_| "the child's stdin is closed".to_owned())?;
         let response = rx
             .await
-            .map_err(|_| "skillet child ended before answering".to_owned())?;
+            .map_err(|_| "the child ended before answering".to_owned())?;
         crate::modes::check_response(&response)
     }
 }

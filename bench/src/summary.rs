@@ -1,4 +1,5 @@
-//! Several runs of several modes → medians per mode and the mode/raw ratios: what
+//! Several runs of several modes → medians per mode and the ratios of each mode to the floors
+//! (`raw`, `replay`, and each transport's floor: `relay`, `stdio-relay`, `mcp-relay`): what
 //! `BENCHMARKS.md` quotes.
 //!
 //! Not here: taking one run (`run`).
@@ -48,34 +49,37 @@ pub struct ModeMedians {
     pub wall_s: f64,
 }
 
-/// A mode compared with a floor (`raw`, the parsing floor, or `replay`, the byte replay): >1
-/// means the mode costs more (CPU, latency) or does less (throughput: floor calls/s over the
-/// mode's).
+/// A mode compared with a floor (`raw`, the parsing floor, `replay`, the byte replay, or a
+/// transport floor): >1 means the mode costs more (CPU, latency) or does less (throughput: floor
+/// calls/s over the mode's).
 #[derive(Debug, Clone, Serialize)]
 pub struct Ratios {
     /// The floor compared with.
     pub floor: String,
     /// The mode.
     pub mode: String,
-    /// CPU per turn, mode / raw.
+    /// CPU per turn, mode / floor.
     pub cpu_per_turn: f64,
-    /// p50 latency, mode / raw.
+    /// p50 latency, mode / floor.
     pub p50: f64,
-    /// Throughput, raw / mode.
+    /// Throughput, floor / mode.
     pub throughput: f64,
 }
 
 /// The floors, in the order their ratios are listed.
-const FLOORS: [&str; 3] = ["raw", "replay", "relay"];
+const FLOORS: [&str; 5] = ["raw", "replay", "relay", "stdio-relay", "mcp-relay"];
 
 /// Whether `mode` is compared with `floor`: the model-request floors (`raw`, and `replay` below
-/// it) with every other mode, the transport floor (`relay`: one HTTP exchange per call) only with
-/// the HTTP transports it is the floor of (`wire`, `mcp-http`).
+/// it) with every other mode, each transport floor only with the transports it is the floor of:
+/// `relay` (one HTTP exchange per call) with `wire` and `mcp-http`, `stdio-relay` (A2E lines
+/// over pipes) with `stdio`, `mcp-relay` (MCP lines over pipes) with `mcp`.
 fn compared_with(floor: &str, mode: &str) -> bool {
     match floor {
         "raw" => mode != "raw" && mode != "replay",
         "replay" => mode != "replay",
         "relay" => mode == "wire" || mode == "mcp-http",
+        "stdio-relay" => mode == "stdio",
+        "mcp-relay" => mode == "mcp",
         _ => false,
     }
 }
@@ -87,7 +91,7 @@ pub struct Summary {
     pub runs: Vec<RunReport>,
     /// Medians per mode.
     pub medians: Vec<ModeMedians>,
-    /// Ratios to each floor that was run (`raw`, `replay`, then `relay`).
+    /// Ratios to each floor that was run (`raw`, `replay`, `relay`, `stdio-relay`, `mcp-relay`).
     pub ratios: Vec<Ratios>,
 }
 
@@ -150,11 +154,11 @@ impl Summary {
     /// A table for people.
     pub fn table(&self) -> String {
         let mut out = String::from(
-            "mode      runs  calls/s   turns/s   p50 ms   p99 ms  cpu us/turn  rss MiB (server)  fail\n",
+            "mode        runs  calls/s   turns/s   p50 ms   p99 ms  cpu us/turn  rss MiB (server)  fail\n",
         );
         for m in &self.medians {
             out.push_str(&format!(
-                "{:<9} {:>4} {:>8.1} {:>9.1} {:>8.1} {:>8.1} {:>12.1} {:>8.1} ({:>6.1}) {:>5}\n",
+                "{:<11} {:>4} {:>8.1} {:>9.1} {:>8.1} {:>8.1} {:>12.1} {:>8.1} ({:>6.1}) {:>5}\n",
                 m.mode,
                 m.runs,
                 m.calls_per_s,
@@ -172,11 +176,12 @@ impl Summary {
             if r.floor != floor {
                 floor = &r.floor;
                 out.push_str(&format!(
-                    "\nratio to {floor:<7} cpu/turn   p50   throughput ({floor}/mode)\n"
+                    "\n{:<21} cpu/turn   p50   throughput ({floor}/mode)\n",
+                    format!("ratio to {floor}")
                 ));
             }
             out.push_str(&format!(
-                "{:<16} {:>8.2} {:>5.2} {:>8.2}\n",
+                "{:<21} {:>8.2} {:>5.2} {:>8.2}\n",
                 r.mode, r.cpu_per_turn, r.p50, r.throughput
             ));
         }
@@ -268,5 +273,41 @@ mod tests {
         };
         assert_eq!(of_raw("relay"), Some(1.5));
         assert_eq!(of_raw("wire"), Some(2.25));
+    }
+
+    #[test]
+    fn each_stdio_transport_is_compared_with_its_own_floor_alone() {
+        let summary = Summary::of(vec![
+            report("raw", 20.0),
+            report("relay", 30.0),
+            report("stdio-relay", 25.0),
+            report("mcp-relay", 32.0),
+            report("wire", 45.0),
+            report("stdio", 50.0),
+            report("mcp", 48.0),
+            report("mcp-http", 60.0),
+        ]);
+        let against = |floor: &str| -> Vec<(&str, f64)> {
+            summary
+                .ratios
+                .iter()
+                .filter(|r| r.floor == floor)
+                .map(|r| (r.mode.as_str(), r.cpu_per_turn))
+                .collect()
+        };
+        assert_eq!(against("stdio-relay"), vec![("stdio", 2.0)]);
+        assert_eq!(against("mcp-relay"), vec![("mcp", 1.5)]);
+        assert_eq!(against("relay"), vec![("wire", 1.5), ("mcp-http", 2.0)]);
+        // The floors themselves are compared with `raw`, as every mode is.
+        let raw = against("raw");
+        assert!(raw.contains(&("stdio-relay", 1.25)) && raw.contains(&("mcp-relay", 1.6)));
+        // Listed floor by floor, in the order of `FLOORS`.
+        let floors: Vec<&str> = summary.ratios.iter().map(|r| r.floor.as_str()).collect();
+        let mut order = floors.clone();
+        order.dedup();
+        assert_eq!(order, vec!["raw", "relay", "stdio-relay", "mcp-relay"]);
+        let table = summary.table();
+        assert!(table.contains("ratio to stdio-relay"), "{table}");
+        assert!(table.contains("ratio to mcp-relay"), "{table}");
     }
 }
