@@ -30,7 +30,7 @@ BIN="$TARGET/release/skillet-bench"
 } | tee "$OUT/machine.txt"
 
 echo "== 1. overhead: N=$N calls, C=16, no mock latency, $RUNS runs per mode (interleaved)"
-"$BIN" --mode raw,replay,engine,wire,stdio,mcp,mcp-http,relay -n "$N" -c 16 --runs "$RUNS" --save "$OUT/overhead.json" \
+"$BIN" --mode raw,replay,engine,wire,stdio,mcp,mcp-http,relay,stdio-relay,mcp-relay -n "$N" -c 16 --runs "$RUNS" --save "$OUT/overhead.json" \
   | tee "$OUT/overhead.txt"
 
 echo "== 2. concurrency: N=$N10K calls all at once, 500 ms mock latency per turn (ideal: 3 x 0.5 s)"
@@ -89,6 +89,27 @@ elif [[ -n "${PROFILE:-}" ]] && command -v valgrind >/dev/null; then
     > "$OUT/callgrind-engine.txt"
   exec 4>&-
   wait "$MOCK_PID"
+
+  # The servers of the stdio transports, counted in the `skillet serve` child alone. The bench
+  # closes the child's stdin and then kills it: the wrapper runs skillet under callgrind as a
+  # child of its own, so the kill ends the wrapper and skillet ends at the end of its input,
+  # writing its counts (forked children write files of their own: the largest is the server).
+  echo "== 5b. instructions per turn of the stdio and mcp servers (callgrind on the child)"
+  WRAP="$OUT/callgrind-serve.sh"
+  printf '#!/usr/bin/env bash\nvalgrind --tool=callgrind --callgrind-out-file="$CG_OUT.%%p" %q "$@" <&0 &\nwait\n' \
+    "$(cd "$(dirname "$BIN")" && pwd)/skillet" > "$WRAP"
+  chmod +x "$WRAP"
+  for mode in stdio mcp; do
+    for n in 100 300; do
+      rm -f "$OUT/callgrind-serve-$mode-$n".out.*
+      CG_OUT="$OUT/callgrind-serve-$mode-$n.out" "$BIN" --mode "$mode" -n "$n" -c 16 --runs 1 \
+        --skillet "$WRAP" >/dev/null
+      while pgrep -f -- "callgrind-serve-$mode-$n.out" >/dev/null; do sleep 0.2; done
+    done
+    count() { ls -S "$OUT/callgrind-serve-$mode-$1".out.* | head -1 | xargs grep -m1 '^summary:' | cut -d' ' -f2; }
+    a=$(count 100); b=$(count 300)
+    echo "serve ($mode): $(( (b - a) / 600 )) instructions per turn" | tee -a "$OUT/callgrind.txt"
+  done
 fi
 
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
