@@ -54,7 +54,11 @@ pub async fn eval(
         ))
     })?;
     let cases = chosen_cases(suite.cases, &args.cases)?;
-    let scenario = skill.dir.as_deref().and_then(embedded::scenario_in);
+    let scenario = skill
+        .compiled
+        .dir
+        .as_deref()
+        .and_then(embedded::scenario_in);
     let (default, mock) = setup::start_model(&parts, scenario.into_iter().collect()).await?;
     if let Some(mock) = &mock {
         console.notice(mock.notice());

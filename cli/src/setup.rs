@@ -208,15 +208,15 @@ pub(crate) async fn prepare_missing_environments(
     }
     let environments = files.environments();
     for skill in skills.skills() {
-        if !skill.resources.has_scripts() {
+        if !skill.compiled.resources.has_scripts() {
             continue;
         }
-        let folder = SkillFolder::of(&skill);
+        let folder = SkillFolder::of(&skill.compiled);
         for state in environments.states(&folder) {
             let EnvironmentState::NotBuilt { kind, .. } = state else {
                 continue;
             };
-            let name = skill.name().to_owned();
+            let name = skill.compiled.name().to_owned();
             let on_build = |requirements: &skillet_engine::environments::Requirements| {
                 console.notice(kind.build_notice(&name, requirements));
             };
@@ -353,7 +353,12 @@ pub async fn start_serving_model(
         .skills
         .skills()
         .iter()
-        .filter_map(|s| s.dir.as_deref().and_then(crate::embedded::scenario_in))
+        .filter_map(|s| {
+            s.compiled
+                .dir
+                .as_deref()
+                .and_then(crate::embedded::scenario_in)
+        })
         .collect();
     let (default, mock) = start_model(parts, scenarios).await?;
     if let Some(mock) = &mock {

@@ -48,7 +48,11 @@ pub async fn loaded_skill(parts: &HostParts, name: &str) -> Result<Arc<Registere
         ProviderChoice::Real { .. } => "no call was made",
     };
     let skills = parts.skills.skills();
-    Err(unknown_skill(name, skills.iter().map(|s| s.name()), spared))
+    Err(unknown_skill(
+        name,
+        skills.iter().map(|s| s.compiled.name()),
+        spared,
+    ))
 }
 
 #[cfg(test)]

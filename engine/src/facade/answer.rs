@@ -69,7 +69,7 @@ fn rejected(executor: &Executor, facts: &CallFacts<'_>, error: ProtocolError) ->
                 .skills()
                 .skills()
                 .iter()
-                .map(|s| s.name().to_owned())
+                .map(|s| s.compiled.name().to_owned())
                 .collect();
             SkillError::UnknownSkill {
                 closest: closest_names(facts.skill, &names),
@@ -80,7 +80,7 @@ fn rejected(executor: &Executor, facts: &CallFacts<'_>, error: ProtocolError) ->
             let arguments = Value::Object(facts.arguments.clone());
             let violations = registered
                 .as_ref()
-                .and_then(|s| s.input_schema.as_ref())
+                .and_then(|s| s.compiled.input_schema.as_ref())
                 .and_then(|schema| schema.validate(&arguments).err())
                 .map(|found| {
                     found

@@ -86,7 +86,7 @@ impl Skillet {
             .skills()
             .skills()
             .iter()
-            .map(|s| s.name().to_owned())
+            .map(|s| s.compiled.name().to_owned())
             .collect()
     }
 

@@ -249,7 +249,7 @@ impl ExecutorInner {
             let timeout = durable::timeout(
                 &loaded,
                 self.limits
-                    .call_timeout(request.timeout, skill.spec.timeout_seconds),
+                    .call_timeout(request.timeout, skill.compiled.spec.timeout_seconds),
             );
             if let Some(why) = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded) {
                 let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
@@ -278,7 +278,7 @@ impl ExecutorInner {
                         llm_override,
                     };
                     state.set_turn(1);
-                    Either::Left(run_native(skill, handler, arguments, ctx))
+                    Either::Left(run_native(&skill.compiled, handler, arguments, ctx))
                 }
                 PreparedRun::Manifest {
                     inputs,
@@ -288,11 +288,11 @@ impl ExecutorInner {
                     let span = tracing::Span::current();
                     span.record("gen_ai.provider.name", provider.provider.kind().as_str());
                     span.record("gen_ai.request.model", provider.provider.model());
-                    if !skill.toolkits.is_empty() {
+                    if !skill.compiled.toolkits.is_empty() {
                         // First-use toolkits connect now, so their tools are offered from the
                         // first turn; a toolkit that cannot start leaves the skill without its
                         // tools, said in a log.
-                        let starting = self.tools.ensure_started(&skill.toolkits);
+                        let starting = self.tools.ensure_started(&skill.compiled.toolkits);
                         if let Ok(failures) =
                             tokio::time::timeout_at(deadline.instant(), starting).await
                         {
@@ -301,7 +301,9 @@ impl ExecutorInner {
                             }
                         }
                     }
-                    let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
+                    let mut tools = self
+                        .tools
+                        .resolve(&skill.compiled.tools, &skill.compiled.toolkits);
                     // The skill's files, the call's workspace and scripts (see `files`).
                     call_files = match self.files.open(&skill.compiled, &inputs) {
                         Ok(files) => files.map(Box::new),
@@ -320,8 +322,12 @@ impl ExecutorInner {
                     let image_bytes_limit = provider.provider.image_bytes_limit();
                     let first_images = images::input_images(&inputs, image_bytes_limit, &events);
                     let pricing = &self.pricing;
-                    let approvals =
-                        ApprovalGate::new(&self.approvals, skill.name(), &skill.approval, approver);
+                    let approvals = ApprovalGate::new(
+                        &self.approvals,
+                        skill.compiled.name(),
+                        &skill.compiled.approval,
+                        approver,
+                    );
                     let (resume, resumed) = match loaded {
                         Loaded::Resume(checkpoint) => {
                             let turns_saved = checkpoint.turn();
@@ -343,7 +349,7 @@ impl ExecutorInner {
                             skill.compiled.hints.max_cost_usd,
                             pricing,
                         ),
-                        skill,
+                        skill: &skill.compiled,
                         provider,
                         tools,
                         schemas: &self.tool_schemas,
@@ -352,7 +358,7 @@ impl ExecutorInner {
                         first_message,
                         first_images,
                         image_bytes_limit,
-                        max_turns: self.limits.max_turns(skill.spec.max_turns),
+                        max_turns: self.limits.max_turns(skill.compiled.spec.max_turns),
                         deadline,
                         cancel,
                         events: &events,
@@ -441,7 +447,7 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
             ErrorCode::RuntimeError,
             format!(
                 "skill `{}` is Blocked ({})",
-                skill.name(),
+                skill.compiled.name(),
                 skill.blockers.reasons().join("; ")
             ),
         )
@@ -450,7 +456,10 @@ fn not_runnable(skill: &RegisteredSkill) -> ProtocolError {
         .with_retryable(skill.blockers.may_clear_by_itself()),
         status => ProtocolError::new(
             ErrorCode::RuntimeError,
-            format!("skill `{}` is {status:?}, not Published", skill.name()),
+            format!(
+                "skill `{}` is {status:?}, not Published",
+                skill.compiled.name()
+            ),
         )
         .with_retryable(false),
     }

@@ -67,7 +67,7 @@ impl<'a> Durable<'a> {
         Some(Durable {
             store,
             key: &request.id,
-            skill: skill.name(),
+            skill: skill.compiled.name(),
             definition: definition_hash(&skill.compiled.to_wire()),
             call: call_hash(&request.name, &request.arguments),
             max_bytes: store.max_bytes(),

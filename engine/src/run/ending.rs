@@ -58,7 +58,7 @@ impl ExecutorInner {
         if let Outcome::Success { data, turns } = &outcome {
             state.set_phase(Phase::Finishing);
             let ctx = GateContext {
-                skill: skill.name(),
+                skill: skill.compiled.name(),
                 arguments: &request.arguments,
                 output: data,
                 correlation_id: &request.correlation_id,
@@ -157,9 +157,9 @@ impl ExecutorInner {
             );
         }
         let took = started.elapsed();
-        metrics::get().call_took(skill.name(), took);
+        metrics::get().call_took(skill.compiled.name(), took);
         let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-        let mut result = outcome.into_result(skill.name(), duration_ms);
+        let mut result = outcome.into_result(skill.compiled.name(), duration_ms);
         result.usage = usage;
         let (collected, truncated) = events.take_collected();
         result.events = collected;

@@ -429,7 +429,11 @@ impl SkillService for Executor {
 
     fn skill_folder(&self, name: &str) -> Option<SkillFolder> {
         let skill = self.inner.skills.get(name)?;
-        let dir = skill.dir.as_ref().filter(|_| skill.is_runnable())?;
+        let dir = skill
+            .compiled
+            .dir
+            .as_ref()
+            .filter(|_| skill.is_runnable())?;
         Some(SkillFolder::new(dir))
     }
 

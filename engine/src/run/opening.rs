@@ -15,7 +15,7 @@ use crate::skill::{RegisteredSkill, Registry};
 
 /// Refuses arguments that break the skill's input schema, listing every violation.
 pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<(), ProtocolError> {
-    let Some(schema) = &skill.input_schema else {
+    let Some(schema) = &skill.compiled.input_schema else {
         return Ok(());
     };
     let Err(violations) = schema.validate(arguments) else {
@@ -26,7 +26,7 @@ pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<
         ErrorCode::SchemaViolation,
         format!(
             "arguments do not match the input schema of `{}` ({} violation{}): {}",
-            skill.name(),
+            skill.compiled.name(),
             violations.len(),
             if violations.len() == 1 { "" } else { "s" },
             listed.join("; ")
@@ -40,10 +40,13 @@ pub(crate) fn render_instructions(
     skill: &RegisteredSkill,
     arguments: &Value,
 ) -> Result<String, ProtocolError> {
-    skill.render_instructions(arguments).map_err(|e| {
+    skill.compiled.render_instructions(arguments).map_err(|e| {
         ProtocolError::new(
             ErrorCode::SchemaViolation,
-            format!("cannot render the instructions of `{}`: {e}", skill.name()),
+            format!(
+                "cannot render the instructions of `{}`: {e}",
+                skill.compiled.name()
+            ),
         )
     })
 }
@@ -51,6 +54,7 @@ pub(crate) fn render_instructions(
 /// The output schema's text for the system prompt, when it constrains anything.
 pub(crate) fn output_schema_text(skill: &RegisteredSkill) -> Option<&str> {
     skill
+        .compiled
         .output_schema
         .as_ref()
         .filter(|s| !s.is_unconstrained())

@@ -60,7 +60,6 @@ impl std::fmt::Debug for Implementation {
 }
 
 /// A skill as the registry serves it: the compiled skill, how it runs, and its current status.
-/// Derefs to [`CompiledSkill`].
 #[derive(Debug, Clone)]
 pub struct RegisteredSkill {
     /// The compiled skill (immutable, shared between snapshots).
@@ -71,13 +70,6 @@ pub struct RegisteredSkill {
     pub status: SkillStatus,
     /// What blocked it at the last resolutions (empty unless `Blocked`).
     pub blockers: Blockers,
-}
-
-impl std::ops::Deref for RegisteredSkill {
-    type Target = CompiledSkill;
-    fn deref(&self) -> &CompiledSkill {
-        &self.compiled
-    }
 }
 
 impl RegisteredSkill {
@@ -247,7 +239,7 @@ impl Registry {
         self.current()
             .values()
             .filter(|s| {
-                let spec = &s.spec;
+                let spec = &s.compiled.spec;
                 let tags_ok = filter_tags.is_empty()
                     || spec
                         .tags
@@ -275,8 +267,8 @@ impl Registry {
             let missing = |names: &[String], available: &dyn Fn(&str) -> bool| {
                 names.iter().filter(|n| !available(n)).cloned().collect()
             };
-            blockers.missing_tools = missing(&skill.tools, tool_available);
-            blockers.missing_toolkits = missing(&skill.toolkits, toolkit_available);
+            blockers.missing_tools = missing(&skill.compiled.tools, tool_available);
+            blockers.missing_toolkits = missing(&skill.compiled.toolkits, toolkit_available);
         });
     }
 

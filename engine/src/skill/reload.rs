@@ -72,7 +72,7 @@ impl Registry {
                 .map(|(name, skill)| (name.clone(), Arc::clone(skill)))
                 .collect();
             for (name, old) in ours {
-                let folder_failed = old.dir.as_deref().and_then(|dir| failed.get(dir));
+                let folder_failed = old.compiled.dir.as_deref().and_then(|dir| failed.get(dir));
                 if let Some(why) = folder_failed {
                     let blockers = Blockers {
                         load_failed: Some(why.clone()),
@@ -82,13 +82,13 @@ impl Registry {
                     report.failed.push(name);
                 } else {
                     next.remove(&name);
-                    if !fresh.iter().any(|skill| skill.name() == name) {
+                    if !fresh.iter().any(|skill| skill.compiled.name() == name) {
                         report.removed.push(name);
                     }
                 }
             }
             for skill in fresh {
-                let name = skill.name().to_owned();
+                let name = skill.compiled.name().to_owned();
                 if let Some(holder) = next.get(&name) {
                     report.refused.push(RegistryError::Duplicate {
                         name,
@@ -118,6 +118,7 @@ impl Registry {
 fn is_from(skill: &RegisteredSkill, root: &Path) -> bool {
     matches!(skill.implementation, Implementation::Manifest)
         && skill
+            .compiled
             .dir
             .as_deref()
             .and_then(Path::parent)
@@ -182,9 +183,9 @@ mod tests {
         assert_eq!(report.removed, ["beta"]);
         assert_eq!(report.touched(), ["alpha", "beta", "gamma"]);
         let alpha = registry.get("alpha").unwrap();
-        assert_eq!(alpha.spec.description, "First, edited.");
+        assert_eq!(alpha.compiled.spec.description, "First, edited.");
         // What a call in flight holds is the version it started with.
-        assert_eq!(held.spec.description, "First.");
+        assert_eq!(held.compiled.spec.description, "First.");
         assert!(registry.get("beta").is_none());
     }
 
@@ -205,7 +206,7 @@ mod tests {
         assert_eq!(report.failed, ["alpha"]);
         let alpha = registry.get("alpha").unwrap();
         assert_eq!(alpha.status, SkillStatus::Blocked);
-        assert_eq!(alpha.spec.description, "First.");
+        assert_eq!(alpha.compiled.spec.description, "First.");
         let advertised = alpha.to_wire();
         let metadata = advertised.metadata.as_ref().unwrap();
         assert!(
@@ -220,7 +221,7 @@ mod tests {
         reload(&registry, root.path());
         let alpha = registry.get("alpha").unwrap();
         assert!(alpha.is_runnable());
-        assert_eq!(alpha.spec.description, "Fixed.");
+        assert_eq!(alpha.compiled.spec.description, "Fixed.");
         assert!(
             alpha
                 .to_wire()
@@ -239,6 +240,9 @@ mod tests {
         write_skill(two.path(), "alpha", "From two.");
         let report = reload(&registry, two.path());
         assert_eq!(report.refused.len(), 1);
-        assert_eq!(registry.get("alpha").unwrap().spec.description, "From one.");
+        assert_eq!(
+            registry.get("alpha").unwrap().compiled.spec.description,
+            "From one."
+        );
     }
 }

@@ -87,10 +87,10 @@ fn native_skills_register_with_compiled_schemas() {
         .unwrap();
     let skill = registry.get("code_echo").unwrap();
     assert!(matches!(skill.implementation, Implementation::Native(_)));
-    assert_eq!(skill.tools, ["clock"]);
-    let schema = skill.input_schema.as_ref().unwrap();
+    assert_eq!(skill.compiled.tools, ["clock"]);
+    let schema = skill.compiled.input_schema.as_ref().unwrap();
     assert!(schema.validate(&json!({"x": "not a number"})).is_err());
-    assert!(skill.output_schema.is_none());
+    assert!(skill.compiled.output_schema.is_none());
 }
 
 #[test]
@@ -134,8 +134,11 @@ fn a_native_skill_is_advertised_as_registered_with_its_dependencies_as_names() {
         .register_native(native_definition("echo"), Arc::new(Echo))
         .unwrap();
     let skill = registry.get("echo").unwrap();
-    assert_eq!(skill.spec.source, crate::skill::SkillSource::System);
-    assert_eq!(skill.tools, ["clock"]);
+    assert_eq!(
+        skill.compiled.spec.source,
+        crate::skill::SkillSource::System
+    );
+    assert_eq!(skill.compiled.tools, ["clock"]);
     let mut expected = native_definition("echo");
     expected.tools = Some(vec![json!("clock")]);
     assert_eq!(registry.discover(&[], &[]), [expected]);
