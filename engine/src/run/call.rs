@@ -160,7 +160,7 @@ impl ExecutorInner {
             Implementation::Native(_) => Vec::new(),
         };
         let arguments = Value::Object(argument_map);
-        check_input(&skill, &arguments)?;
+        check_input(&skill.compiled, &arguments)?;
         let override_provider = match &request.llm_override {
             Some(config) => Some(self.providers.authorize_override(config)?),
             None => None,
@@ -171,8 +171,8 @@ impl ExecutorInner {
                 llm_override: request.llm_override.clone(),
             },
             Implementation::Manifest => {
-                let instructions = render_instructions(&skill, &arguments)?;
-                let output_schema = output_schema_text(&skill);
+                let instructions = render_instructions(&skill.compiled, &arguments)?;
+                let output_schema = output_schema_text(&skill.compiled);
                 let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
                     Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
                     None => instructions,

@@ -11,11 +11,11 @@ use serde_json::{Map, Value};
 use super::messages;
 use crate::protocol::{ErrorCode, ProtocolError};
 use crate::service::SkillPrompt;
-use crate::skill::{RegisteredSkill, Registry};
+use crate::skill::{CompiledSkill, Registry};
 
 /// Refuses arguments that break the skill's input schema, listing every violation.
-pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<(), ProtocolError> {
-    let Some(schema) = &skill.compiled.input_schema else {
+pub(crate) fn check_input(skill: &CompiledSkill, arguments: &Value) -> Result<(), ProtocolError> {
+    let Some(schema) = &skill.input_schema else {
         return Ok(());
     };
     let Err(violations) = schema.validate(arguments) else {
@@ -26,7 +26,7 @@ pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<
         ErrorCode::SchemaViolation,
         format!(
             "arguments do not match the input schema of `{}` ({} violation{}): {}",
-            skill.compiled.name(),
+            skill.name(),
             violations.len(),
             if violations.len() == 1 { "" } else { "s" },
             listed.join("; ")
@@ -37,24 +37,20 @@ pub(crate) fn check_input(skill: &RegisteredSkill, arguments: &Value) -> Result<
 /// The instructions rendered with `arguments`; a placeholder without a value is a
 /// `schema_violation` naming it.
 pub(crate) fn render_instructions(
-    skill: &RegisteredSkill,
+    skill: &CompiledSkill,
     arguments: &Value,
 ) -> Result<String, ProtocolError> {
-    skill.compiled.render_instructions(arguments).map_err(|e| {
+    skill.render_instructions(arguments).map_err(|e| {
         ProtocolError::new(
             ErrorCode::SchemaViolation,
-            format!(
-                "cannot render the instructions of `{}`: {e}",
-                skill.compiled.name()
-            ),
+            format!("cannot render the instructions of `{}`: {e}", skill.name()),
         )
     })
 }
 
 /// The output schema's text for the system prompt, when it constrains anything.
-pub(crate) fn output_schema_text(skill: &RegisteredSkill) -> Option<&str> {
+pub(crate) fn output_schema_text(skill: &CompiledSkill) -> Option<&str> {
     skill
-        .compiled
         .output_schema
         .as_ref()
         .filter(|s| !s.is_unconstrained())
@@ -77,10 +73,10 @@ pub(crate) fn prompt(
             )
         })?;
     let value = Value::Object(arguments.clone());
-    check_input(&skill, &value)?;
-    let instructions = render_instructions(&skill, &value)?;
+    check_input(&skill.compiled, &value)?;
+    let instructions = render_instructions(&skill.compiled, &value)?;
     Ok(SkillPrompt {
-        instructions: messages::system_prompt(&instructions, output_schema_text(&skill)),
+        instructions: messages::system_prompt(&instructions, output_schema_text(&skill.compiled)),
         request: (!arguments.is_empty()).then(|| messages::first_user_message(arguments)),
     })
 }
