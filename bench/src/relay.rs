@@ -252,26 +252,35 @@ pub async fn call(client: &reqwest::Client, url: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A floor whose model is a mock answering `scenario` (started here), with the requests
+/// captured from the bench skill (the tests of every floor).
+#[cfg(test)]
+pub(crate) async fn floor_over_mock(scenario: &str) -> (Floor, mock_llm::MockServer) {
+    use mock_llm::{MockConfig, MockServer, Scenario};
+    let files = workload::SkillFiles::write().unwrap();
+    let requests = modes::capture(&files).await.unwrap();
+    let mock = MockServer::start(
+        MockConfig::default().with_scenario(Scenario::from_yaml_str(scenario).unwrap()),
+    )
+    .await
+    .unwrap();
+    let floor = Floor::new(mock.base_url(), requests, false).unwrap();
+    (floor, mock)
+}
+
 #[cfg(test)]
 mod tests {
-    use mock_llm::{MockConfig, MockServer, Scenario};
+    use mock_llm::MockServer;
 
     use super::*;
 
     /// A relay in this process over a mock answering `scenario`; returns its URL, the mock and
     /// the relay's stop switch.
     async fn relay_over(scenario: &str) -> (String, MockServer, tokio::sync::oneshot::Sender<()>) {
-        let files = workload::SkillFiles::write().unwrap();
-        let requests = modes::capture(&files).await.unwrap();
-        let mock = MockServer::start(
-            MockConfig::default().with_scenario(Scenario::from_yaml_str(scenario).unwrap()),
-        )
-        .await
-        .unwrap();
+        let (floor, mock) = floor_over_mock(scenario).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/a2e", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let floor = Floor::new(mock.base_url(), requests, false).unwrap();
         tokio::spawn(async move {
             let stopped = async move {
                 let _ = stopped.await;

@@ -271,12 +271,11 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use mock_llm::{MockConfig, MockServer, Scenario};
+    use mock_llm::MockServer;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     use super::*;
     use crate::mcp::McpClient;
-    use crate::modes;
     use crate::serve::{self, StdioClient};
 
     /// A floor in this process over a mock answering `scenario`, speaking `dialect` on the pipes
@@ -285,14 +284,8 @@ mod tests {
         scenario: &str,
         dialect: Dialect,
     ) -> (tokio::io::DuplexStream, tokio::io::DuplexStream, MockServer) {
-        let files = workload::SkillFiles::write().unwrap();
-        let requests = modes::capture(&files).await.unwrap();
-        let mock = MockServer::start(
-            MockConfig::default().with_scenario(Scenario::from_yaml_str(scenario).unwrap()),
-        )
-        .await
-        .unwrap();
-        let floor = Arc::new(Floor::new(mock.base_url(), requests, false).unwrap());
+        let (floor, mock) = crate::relay::floor_over_mock(scenario).await;
+        let floor = Arc::new(floor);
         let (to_floor, input) = tokio::io::duplex(1 << 16);
         let (output, from_floor) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move { serve_lines(input, output, floor, dialect).await.unwrap() });
