@@ -184,6 +184,10 @@ impl RawSession {
     }
 
     fn start_with(core: &HostCore, max_line_bytes: usize) -> Self {
+        Self::start_full(core, max_line_bytes, Duration::from_secs(1))
+    }
+
+    fn start_full(core: &HostCore, max_line_bytes: usize, grace: Duration) -> Self {
         use tokio::io::AsyncBufReadExt;
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server_io);
@@ -191,7 +195,7 @@ impl RawSession {
             core.clone(),
             server_read,
             server_write,
-            Duration::from_secs(1),
+            grace,
             max_line_bytes,
             std::future::pending(),
         ));
@@ -335,4 +339,102 @@ async fn calls_in_flight_at_the_end_of_input_are_still_answered() {
         matches!(ended, Ok(Ok(Ok(())))),
         "the session ends once answered: {ended:?}"
     );
+}
+
+/// A call the client cancelled gets no answer, its run stops, and it no longer holds the end of
+/// the session for the whole grace period (stdio answers `tools/call` past rmcp's service loop,
+/// `direct_calls`; behind rmcp, the cancelled request stayed open until the grace ran out).
+#[tokio::test]
+async fn a_cancelled_call_is_not_answered_and_does_not_hold_the_end_of_input() {
+    use tokio::io::AsyncWriteExt;
+    let service = Arc::new(SwitchableService::default());
+    let core = HostCore::new(service.clone(), 4);
+    let mut session = RawSession::start_full(&core, 1 << 20, Duration::from_secs(120));
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": {"delay_ms": 60_000}}}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": {"delay_ms": 0}}}))
+        .await;
+    // Call 10's notifications and answer (call 9's notifications may come between).
+    loop {
+        let line = session.answer().await;
+        if line.get("method").is_none() {
+            assert_eq!(line["id"], 10, "{line}");
+            break;
+        }
+    }
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 9, "reason": "not needed"}}),
+        )
+        .await;
+    session.write.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = session.lines.next_line().await {
+            rest.push(line);
+        }
+        session.server.await
+    })
+    .await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "the session ends without waiting out the 120 s grace: {ended:?}"
+    );
+    assert!(
+        rest.iter().all(|line| !line.contains("\"id\":9")),
+        "nothing answers the cancelled call: {rest:?}"
+    );
+    assert_eq!(service.echo.cancelled.load(Ordering::SeqCst), 1);
+}
+
+/// A `tools/call` whose `_meta` names a protocol version is left to rmcp, which checks it: an
+/// unsupported one is refused and the call never runs. A plain call is answered in the shape
+/// of the version `initialize` negotiated (no 2026-07-28 `resultType`).
+#[tokio::test]
+async fn a_call_naming_a_protocol_version_is_checked_and_a_plain_one_has_the_negotiated_shape() {
+    let service = Arc::new(SwitchableService::default());
+    let core = HostCore::new(service.clone(), 2);
+    let mut session = RawSession::start(&core);
+    session.send(initialize_request()).await;
+    session.answer().await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": {},
+                                "_meta": {"io.modelcontextprotocol/protocolVersion": "1999-01-01"}}}))
+        .await;
+    let refused = session.answer().await;
+    assert_eq!(refused["id"], 3, "{refused}");
+    assert!(refused["error"]["code"].is_i64(), "{refused}");
+    assert_eq!(service.echo.completed.load(Ordering::SeqCst), 0);
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                     "params": {"name": "echo", "arguments": {"text": "hi"}}}))
+        .await;
+    let answer = loop {
+        let line = session.answer().await;
+        if line.get("method").is_none() {
+            break line;
+        }
+    };
+    assert_eq!(answer["id"], 4, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(answer["result"].get("resultType").is_none(), "{answer}");
+    assert!(
+        answer["result"]["structuredContent"].is_object(),
+        "{answer}"
+    );
+    assert_eq!(service.echo.completed.load(Ordering::SeqCst), 1);
 }

@@ -167,6 +167,23 @@ impl LineSender {
     }
 }
 
+impl LineSender {
+    /// Adds `line` (a whole JSON line, its newline included) after everything written so far,
+    /// refused only once the output is closed or failed: an answer to a request is never
+    /// dropped for a slow reader. What this can add is bounded by the calls in flight, one
+    /// answer each (`direct_calls`).
+    pub(crate) fn send_answer(&self, line: &[u8]) -> Result<(), LineRefused> {
+        let mut state = self.shared.lock();
+        if state.failed.is_some() || state.closed {
+            return Err(LineRefused::Closed);
+        }
+        state.pending.extend_from_slice(line);
+        drop(state);
+        self.shared.ready.notify_one();
+        Ok(())
+    }
+}
+
 fn failure(kind: io::ErrorKind) -> io::Error {
     io::Error::new(kind, "the output failed; nothing more can be written")
 }

@@ -49,7 +49,7 @@ enum State {
 }
 
 /// The ids of the requests delivered and not yet answered, and their count to wait on.
-struct OpenRequests {
+pub(crate) struct OpenRequests {
     ids: Mutex<HashSet<RequestId>>,
     count: watch::Sender<usize>,
 }
@@ -61,7 +61,8 @@ impl OpenRequests {
         self.count.send_replace(ids.len());
     }
 
-    fn answered(&self, id: &RequestId) {
+    /// Counts request `id` answered (`direct_calls` answers some past rmcp's `send`).
+    pub(crate) fn answered(&self, id: &RequestId) {
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         if ids.remove(id) {
             self.count.send_replace(ids.len());
@@ -89,6 +90,13 @@ impl<T> DrainAtEof<T> {
             }),
             state: State::Reading,
         }
+    }
+}
+
+impl<T> DrainAtEof<T> {
+    /// The requests delivered and not yet answered, for a dispatch that answers past `send`.
+    pub(crate) fn open_requests(&self) -> Arc<OpenRequests> {
+        Arc::clone(&self.open)
     }
 }
 

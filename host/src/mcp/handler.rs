@@ -36,7 +36,8 @@ use super::resources::off_thread;
 use super::subscriptions::Subscriptions;
 use super::{answer, approval};
 use super::{completion, prompts, resources, skills_ext, tools};
-use crate::core::{CallScope, HostCore, Refusal};
+use crate::auth::Caller;
+use crate::core::{Admitted, CallScope, HostCore, Refusal};
 use skillet_engine::service::SkillService;
 use skillet_engine::telemetry::propagation;
 use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
@@ -85,6 +86,52 @@ impl McpHandler {
         let service = Arc::clone(self.core.service());
         let skills = tools::published_skills(service.as_ref());
         (service, skills)
+    }
+
+    /// A `tools/call` admitted into the session's scope as its A2E call, or the answer it gets
+    /// at once: an unknown tool (-32602), a duplicate id (-32600), or a refusal by access,
+    /// quota or concurrency (a tool error). Shared by rmcp's dispatch (`call_tool`) and stdio's
+    /// own (`direct_calls`), so both admit alike.
+    pub(crate) fn admit_call(
+        &self,
+        caller: &Caller,
+        id: &RequestId,
+        meta: &serde_json::Map<String, serde_json::Value>,
+        request: CallToolRequestParams,
+    ) -> Result<(Admitted, SkillCallRequest), Box<Result<CallToolResponse, ErrorData>>> {
+        let name = request.name.clone();
+        let call = skill_call(id, meta, request);
+        // Access first: a tool the caller may not run is refused alike whether it exists or not.
+        let answer = match self.scope.admit_as(caller, &call) {
+            Ok(_) if !self.core.service().is_runnable(&name) => Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            )),
+            Ok(admitted) => return Ok((admitted, call)),
+            Err(refusal @ (Refusal::Unauthorized | Refusal::Limited { .. })) => {
+                let error = refusal.to_protocol_error();
+                Ok(answer::error_result(error.code, &error.message, error.retryable).into())
+            }
+            Err(refusal @ Refusal::Busy { .. }) => {
+                let error = refusal.to_protocol_error();
+                Ok(answer::error_result(ErrorCode::RuntimeError, &error.message, true).into())
+            }
+            Err(refusal @ Refusal::DuplicateId(_)) => Err(ErrorData::invalid_request(
+                refusal.to_protocol_error().message,
+                None,
+            )),
+        };
+        Err(Box::new(answer))
+    }
+
+    /// The session's core (for `direct_calls`).
+    pub(crate) fn core(&self) -> &HostCore {
+        &self.core
+    }
+
+    /// The session's logging level (for `direct_calls`).
+    pub(crate) fn log_level(&self) -> &SessionLogLevel {
+        &self.log_level
     }
 }
 
@@ -156,35 +203,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = crate::auth::http::caller_of_mcp(&context.extensions);
-        let name = request.name.clone();
-        let call = skill_call(&context.id, &context.meta, request);
-        // Access first: a tool the caller may not run is refused alike whether it exists or not.
-        let admitted = match self.scope.admit_as(&caller, &call) {
-            Ok(_) if !self.core.service().is_runnable(&name) => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool: {name}"),
-                    None,
-                ));
-            }
-            Ok(admitted) => admitted,
-            Err(refusal @ (Refusal::Unauthorized | Refusal::Limited { .. })) => {
-                let error = refusal.to_protocol_error();
-                return Ok(
-                    answer::error_result(error.code, &error.message, error.retryable).into(),
-                );
-            }
-            Err(refusal @ Refusal::Busy { .. }) => {
-                let error = refusal.to_protocol_error();
-                return Ok(
-                    answer::error_result(ErrorCode::RuntimeError, &error.message, true).into(),
-                );
-            }
-            Err(refusal @ Refusal::DuplicateId(_)) => {
-                return Err(ErrorData::invalid_request(
-                    refusal.to_protocol_error().message,
-                    None,
-                ));
-            }
+        let (admitted, call) = match self.admit_call(&caller, &context.id, &context.meta, request) {
+            Ok(running) => running,
+            Err(answer) => return *answer,
         };
         let (token, level, stop) = (
             context.meta.get_progress_token(),

@@ -18,6 +18,7 @@
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
 //! - `call_line` — a `tools/call` line read in one typed pass (the rest: rmcp's codec);
+//! - `direct_calls` — stdio's `tools/call` run and answered without rmcp's service loop;
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
 //! - `pre_init` — stdio's filter of messages sent before `initialize`;
@@ -32,6 +33,7 @@ pub(crate) mod body_check;
 pub(crate) mod call_line;
 pub(crate) mod coalesce;
 pub(crate) mod completion;
+pub(crate) mod direct_calls;
 pub(crate) mod eof_drain;
 #[doc(hidden)]
 pub mod fuzzing;
