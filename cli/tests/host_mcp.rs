@@ -214,6 +214,14 @@ impl RawSession {
         self.write.write_all(line.as_bytes()).await.unwrap();
     }
 
+    /// `initialize`, its answer read, and `notifications/initialized`.
+    async fn initialize(&mut self) {
+        self.send(initialize_request()).await;
+        self.answer().await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
     async fn answer(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
             .await
@@ -253,11 +261,7 @@ async fn a_notification_before_initialize_is_dropped_and_the_session_goes_on() {
 async fn a_tools_call_with_non_object_arguments_is_invalid_params() {
     let core = HostCore::new(Arc::new(SwitchableService::default()), 2);
     let mut session = RawSession::start(&core);
-    session.send(initialize_request()).await;
-    session.answer().await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    session.initialize().await;
     session
         .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                      "params": {"name": "echo", "arguments": 5}}))
@@ -274,11 +278,7 @@ async fn a_line_over_max_message_bytes_is_answered_and_the_session_goes_on() {
     let service = Arc::new(SwitchableService::default());
     let core = HostCore::new(service.clone(), 2);
     let mut session = RawSession::start_with(&core, 4096);
-    session.send(initialize_request()).await;
-    session.answer().await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    session.initialize().await;
     session
         .send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                      "params": {"name": "echo", "arguments": {"pad": "x".repeat(8192)}}}))
@@ -312,11 +312,7 @@ async fn calls_in_flight_at_the_end_of_input_are_still_answered() {
     use tokio::io::AsyncWriteExt;
     let core = HostCore::new(Arc::new(SwitchableService::default()), 4);
     let mut session = RawSession::start(&core);
-    session.send(initialize_request()).await;
-    session.answer().await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    session.initialize().await;
     for id in [7, 8] {
         session
             .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -350,11 +346,7 @@ async fn a_cancelled_call_is_not_answered_and_does_not_hold_the_end_of_input() {
     let service = Arc::new(SwitchableService::default());
     let core = HostCore::new(service.clone(), 4);
     let mut session = RawSession::start_full(&core, 1 << 20, Duration::from_secs(120));
-    session.send(initialize_request()).await;
-    session.answer().await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    session.initialize().await;
     session
         .send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                      "params": {"name": "echo", "arguments": {"delay_ms": 60_000}}}))
@@ -405,11 +397,7 @@ async fn a_call_naming_a_protocol_version_is_checked_and_a_plain_one_has_the_neg
     let service = Arc::new(SwitchableService::default());
     let core = HostCore::new(service.clone(), 2);
     let mut session = RawSession::start(&core);
-    session.send(initialize_request()).await;
-    session.answer().await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    session.initialize().await;
     session
         .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                      "params": {"name": "echo", "arguments": {},
