@@ -41,7 +41,7 @@ read_timeout_ms = 300000
 tool_calling = "prompted"
 EOF
 
-skillet=target/debug/skillet
+skillet="${CARGO_TARGET_DIR:-target}/debug/skillet"
 [ -x "$skillet" ] || cargo build -q --bin skillet
 for skill in "$@"; do
   set +e
