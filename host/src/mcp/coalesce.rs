@@ -18,7 +18,9 @@
 //! line is added whole under the same lock, so the two never interleave inside a message. A
 //! line is refused, not waited for, once [`MAX_LINE_BACKLOG`] bytes wait or a write waits for
 //! room (the host stopped reading: progress and log lines are dropped rather than held in
-//! memory, and never keep a result waiting), or once the output is closed or failed.
+//! memory, and never keep a result waiting), or once the output is closed or failed. A call's
+//! answer written by the call itself (`direct_calls`) is never refused for a slow reader: it is
+//! added past the limit, one per call in flight at most.
 //!
 //! Not here: reading (rmcp's), the session (`serve`), what the lines say (`notify`).
 
@@ -165,9 +167,7 @@ impl LineSender {
         self.shared.ready.notify_one();
         Ok(())
     }
-}
 
-impl LineSender {
     /// Adds `line` (a whole JSON line, its newline included) after everything written so far,
     /// refused only once the output is closed or failed: an answer to a request is never
     /// dropped for a slow reader. What this can add is bounded by the calls in flight, one

@@ -58,9 +58,7 @@ pub(crate) struct DirectCalls {
     handler: McpHandler,
     output: LineSender,
     open: Arc<OpenRequests>,
-    /// The running session's peer, once rmcp's handshake is done.
-    peer: OnceLock<Peer<RoleServer>>,
-    /// Set at the first `tools/call` after the handshake, if the session was initialized.
+    /// Set once rmcp's handshake is done, if the session was opened by `initialize`.
     session: OnceLock<Session>,
     /// Direct calls running: the request's id, and what its cancellation cancels.
     running: Mutex<HashMap<RequestId, Running>>,
@@ -88,30 +86,21 @@ impl DirectCalls {
             handler,
             output,
             open,
-            peer: OnceLock::new(),
             session: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Called with the running session's peer once rmcp's handshake is done; until then every
-    /// message is rmcp's.
+    /// Called with the running session's peer once rmcp's handshake is done; until then, and for
+    /// a session opened without `initialize` (rmcp keeps peer info only for one opened by it),
+    /// every message is rmcp's.
     pub fn start(&self, peer: &Peer<RoleServer>) {
-        let _ = self.peer.set(peer.clone());
-    }
-
-    /// The session, if direct calls apply to it: rmcp keeps peer info only for a session
-    /// opened by `initialize`.
-    fn session(&self) -> Option<&Session> {
-        if let Some(session) = self.session.get() {
-            return Some(session);
+        if let Some(info) = peer.peer_info() {
+            let _ = self.session.set(Session {
+                peer: peer.clone(),
+                current: info.protocol_version >= ProtocolVersion::V_2026_07_28,
+            });
         }
-        let peer = self.peer.get()?;
-        let info = peer.peer_info()?;
-        Some(self.session.get_or_init(|| Session {
-            peer: peer.clone(),
-            current: info.protocol_version >= ProtocolVersion::V_2026_07_28,
-        }))
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Running>> {
@@ -124,7 +113,7 @@ impl DirectCalls {
         self: &Arc<Self>,
         message: RxJsonRpcMessage<RoleServer>,
     ) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let Some(session) = self.session() else {
+        let Some(session) = self.session.get() else {
             return Some(message);
         };
         match message {
@@ -196,7 +185,7 @@ impl DirectCalls {
     /// The core's answer to a direct call: written, unless the client cancelled the call.
     fn finish(&self, id: RequestId, response: SkillCallResponse) {
         let cancelled = self.running().remove(&id).is_none();
-        match self.session() {
+        match self.session.get() {
             Some(session) if !cancelled => {
                 self.answer(session, &id, answer::tool_result(response).map(Into::into));
             }
