@@ -74,6 +74,9 @@ pub fn start(
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let mut pending = sink.lock().unwrap_or_else(PoisonError::into_inner);
         match event {
+            // Reading a file is not changing it: the reload's own reads (and an editor's, or a
+            // running script's) would otherwise start another reload, forever.
+            Ok(event) if !changes_content(&event.kind) => return,
             Ok(event) => {
                 for path in event.paths {
                     if pending.paths.len() < MAX_PENDING_PATHS {
@@ -98,9 +101,13 @@ pub fn start(
     };
     let mut watched = Vec::new();
     for root in roots {
-        match watcher.watch(&root, RecursiveMode::Recursive) {
+        let root = WatchedRoot::new(root);
+        match watcher.watch(&root.absolute, RecursiveMode::Recursive) {
             Ok(()) => watched.push(root),
-            Err(e) => console.warn(format!("--watch: cannot watch {}: {e}", root.display())),
+            Err(e) => console.warn(format!(
+                "--watch: cannot watch {}: {e}",
+                root.given.display()
+            )),
         }
     }
     if watched.is_empty() {
@@ -110,7 +117,7 @@ pub fn start(
         "watching {} for skill changes",
         watched
             .iter()
-            .map(|root| root.display().to_string())
+            .map(|root| root.given.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
     ));
@@ -131,9 +138,38 @@ pub fn start(
     Some(SkillWatch { _watcher: watcher })
 }
 
+/// Whether an event of `kind` can mean a skill changed. Opening, reading and closing a file
+/// unwritten (`Access`) cannot; neither can an access-time update.
+fn changes_content(kind: &notify::EventKind) -> bool {
+    use notify::EventKind;
+    use notify::event::{MetadataKind, ModifyKind};
+    !matches!(
+        kind,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime))
+    )
+}
+
+/// A skills root as the registry knows it (`given`, perhaps relative: `./skills`) and as the
+/// watcher reports its paths (`absolute`): events always carry absolute paths, so a relative
+/// root would match none of them.
+#[derive(Debug, Clone)]
+struct WatchedRoot {
+    given: PathBuf,
+    absolute: PathBuf,
+}
+
+impl WatchedRoot {
+    fn new(given: PathBuf) -> Self {
+        let absolute = std::fs::canonicalize(&given)
+            .or_else(|_| std::path::absolute(&given))
+            .unwrap_or_else(|_| given.clone());
+        WatchedRoot { given, absolute }
+    }
+}
+
 /// What a reload needs of the host, owned so it can outlive `serve`'s borrows.
 struct Reloader {
-    roots: Vec<PathBuf>,
+    roots: Vec<WatchedRoot>,
     skills: Arc<Registry>,
     tools: Arc<ToolRegistry>,
     config: Config,
@@ -146,7 +182,7 @@ struct Reloader {
 impl Reloader {
     fn new(
         parts: &HostParts,
-        roots: Vec<PathBuf>,
+        roots: Vec<WatchedRoot>,
         changes: SkillChanges,
         console: Console,
     ) -> Self {
@@ -165,8 +201,12 @@ impl Reloader {
     /// Reloads every root `batch` touched and announces what changed.
     async fn reload(&self, batch: Pending) {
         let mut announced = BTreeSet::new();
-        for root in &self.roots {
-            let touched = touched_folders(root, &batch);
+        for WatchedRoot {
+            given: root,
+            absolute,
+        } in &self.roots
+        {
+            let touched = touched_folders(absolute, &batch);
             if touched.is_empty() && !batch.overflow {
                 continue;
             }
@@ -203,7 +243,7 @@ impl Reloader {
                     "reload: skill `{name}` no longer loads; keeping its last version, Blocked"
                 ));
             }
-            let folder_of = |name: &String| root.join(name);
+            let folder_of = |name: &String| absolute.join(name);
             let edited = changed
                 .replaced
                 .iter()

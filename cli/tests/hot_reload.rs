@@ -304,3 +304,54 @@ async fn raw_subscriptions_to_what_is_not_a_skill_file_are_each_answered_once_wi
     .await;
     assert_eq!(answer["result"], json!({}), "{answer}");
 }
+
+/// The "reloaded ..." notices the server printed so far.
+fn reload_notices(server: &HttpServer) -> Vec<String> {
+    let lines = server.later_lines.lock().unwrap();
+    lines
+        .iter()
+        .filter(|line| line.contains("reloaded "))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn a_relative_skills_dir_is_watched_and_one_edit_reloads_once_naming_only_its_skill() {
+    // The default layout: `./skills` beside the config, named relatively.
+    let cwd = tempfile::tempdir().unwrap();
+    let skills = cwd.path().join("skills");
+    std::fs::create_dir(&skills).unwrap();
+    for name in ["alpha", "beta"] {
+        write_skill(&skills, name, 0, "{json: {echo: \"hello\"}}");
+    }
+    std::fs::write(cwd.path().join("skillet.toml"), "[skills]\nwatch = true\n").unwrap();
+    let server = ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
+        .global_args(["--config", "skillet.toml"])
+        .skills_dir("skills")
+        .spawn()
+        .await;
+    // Idle: the reload's own reads (and nothing else) happen; no reload may follow.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(reload_notices(&server), Vec::<String>::new(), "idle watch");
+    let skill_md = skills.join("alpha/SKILL.md");
+    let text = std::fs::read_to_string(&skill_md).unwrap();
+    std::fs::write(
+        &skill_md,
+        text.replace("Echoes its text back", "Echoes its text back, edited"),
+    )
+    .unwrap();
+    discover_until(&server, |skills| {
+        skill(skills, "alpha").is_some_and(|s| {
+            s["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("edited"))
+        })
+    })
+    .await;
+    // Quiet again for well past the debounce: exactly one reload, naming alpha alone.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let notices = reload_notices(&server);
+    assert_eq!(notices.len(), 1, "{notices:#?}");
+    assert!(notices[0].contains("changed [alpha]"), "{notices:#?}");
+}

@@ -334,14 +334,8 @@ impl TurnLoop<'_> {
                 &answer,
             ));
         }
-        self.events.log(
-            LogLevel::Warn,
-            format!(
-                "final answer rejected ({} problem{}); asking the model to repair it",
-                violations.len(),
-                if violations.len() == 1 { "" } else { "s" }
-            ),
-        );
+        self.events
+            .log(LogLevel::Warn, messages::repair_log(&violations));
         messages.push(ChatMessage::assistant(answer));
         messages.push(ChatMessage::user(repair()));
         Step::Continue

@@ -65,6 +65,40 @@ pub(crate) fn repair_cut_off() -> String {
         .to_owned()
 }
 
+/// How many violations a repair's `log` line names; the rest are counted.
+const LOGGED_VIOLATIONS: usize = 3;
+
+/// The longest violation message a repair's `log` line carries (a message quotes the model's
+/// value, which can be long); the repair message to the model has them whole.
+const LOGGED_MESSAGE_CHARS: usize = 200;
+
+/// The `log` line of a repair turn: each of the first few violations (path and message), the
+/// count of the rest, and what happens next — what a person watching the run needs to know why
+/// the model is asked again. It ends with "asking the model to repair it", which `eval` reads.
+pub(crate) fn repair_log(violations: &[Violation]) -> String {
+    let count = violations.len();
+    let mut text = format!(
+        "final answer rejected ({count} problem{}: ",
+        if count == 1 { "" } else { "s" }
+    );
+    for (i, violation) in violations.iter().take(LOGGED_VIOLATIONS).enumerate() {
+        if i > 0 {
+            text.push_str("; ");
+        }
+        let shown = violation.to_string();
+        let mut cut: String = shown.chars().take(LOGGED_MESSAGE_CHARS).collect();
+        if cut.len() < shown.len() {
+            cut.push('…');
+        }
+        text.push_str(&cut);
+    }
+    if count > LOGGED_VIOLATIONS {
+        text.push_str(&format!("; and {} more", count - LOGGED_VIOLATIONS));
+    }
+    text.push_str("); asking the model to repair it");
+    text
+}
+
 /// The repair message after a final answer that failed the output schema; lists every
 /// violation.
 pub(crate) fn repair_violations(violations: &[Violation]) -> String {
@@ -140,5 +174,34 @@ mod tests {
         assert!(text.contains("2 problems"));
         assert!(text.contains("- /a: is not a number\n"));
         assert!(text.contains("- (root): missing b\n"));
+    }
+
+    #[test]
+    fn the_repair_log_names_the_first_violations_and_counts_the_rest() {
+        let v = |path: &str, msg: &str| Violation {
+            instance_path: path.into(),
+            schema_path: String::new(),
+            message: msg.into(),
+        };
+        let one = repair_log(&[v(
+            "/action_items/0/due",
+            "\"next Friday\" is not a \"date\"",
+        )]);
+        assert_eq!(
+            one,
+            "final answer rejected (1 problem: /action_items/0/due: \"next Friday\" is not a \
+             \"date\"); asking the model to repair it"
+        );
+        let many: Vec<Violation> = (0..5).map(|i| v(&format!("/{i}"), "bad")).collect();
+        let text = repair_log(&many);
+        assert!(
+            text.starts_with(
+                "final answer rejected (5 problems: /0: bad; /1: bad; /2: bad; and 2 more)"
+            ),
+            "{text}"
+        );
+        let long = repair_log(&[v("/x", &"y".repeat(1000))]);
+        assert!(long.len() < 300 && long.contains('…'), "{long}");
+        assert!(long.ends_with("asking the model to repair it"));
     }
 }

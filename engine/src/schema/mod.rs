@@ -3,13 +3,15 @@
 //!
 //! What "strict" means here (DEPENDENCIES.md lists the traps of the `jsonschema` crate):
 //! - **Unknown keywords are load errors.** The crate ignores keywords it does not know, so a typo
-//!   (`"requried"`) would silently accept everything. Every schema is first validated against a
-//!   strict dialect — the 2020-12 meta-schema vocabularies plus `unevaluatedProperties: false`,
-//!   applied recursively through `$dynamicAnchor: meta` — and each unknown keyword is reported
-//!   with the JSON pointer of the keyword itself (`/properties/age/minimun`). Pre-2020-12
-//!   keywords (`definitions`, `dependencies`, `$recursiveRef`, array-form `items`) are unknown
-//!   in this dialect too: use `$defs`, `dependentRequired`/`dependentSchemas`, `$dynamicRef`,
-//!   `prefixItems`.
+//!   (`"requried"`) would silently accept everything. Every schema is walked against the
+//!   2020-12 vocabulary (`keywords`: which keywords exist and which take subschemas), and each
+//!   unknown keyword is reported at its own pointer (`/properties/age/minimun`) with the keyword
+//!   it was probably meant to be ("did you mean `minimum`?"). Pre-2020-12 keywords
+//!   (`definitions`, `dependencies`, `$recursiveRef`) are unknown too, with their 2020-12
+//!   spelling: `$defs`, `dependentRequired`/`dependentSchemas`, `$dynamicRef`. Keyword values
+//!   are then checked against the 2020-12 meta-schema, each bad one reported with what the
+//!   keyword takes (`maxLength` takes a non-negative integer); array-form `items` is refused
+//!   there, pointing to `prefixItems`.
 //! - **No remote or file references.** `$ref`/`$dynamicRef` must be fragment-only (`#/$defs/x`,
 //!   `#anchor`); anything else (`https://…`, `file:…`, `other.json`) is a load error located at the
 //!   `$ref`. The validator is also built `offline()` so nothing can be fetched even if a
@@ -38,6 +40,7 @@ use skillet_providers::SharedJson;
 
 mod cache;
 mod cycles;
+mod keywords;
 mod strict;
 
 pub use cache::SchemaCache;

@@ -1,13 +1,13 @@
-//! The strict 2020-12 dialect: the meta-schema that rejects unknown keywords, and the walk that
-//! rejects non-local references. Both report the JSON pointer of the offending keyword.
+//! The strict 2020-12 dialect: unknown keywords (the vocabulary walk of `keywords`), bad keyword
+//! values (the 2020-12 meta-schema), and the walk that rejects non-local references. Each
+//! reports the JSON pointer of the offending keyword or value.
 
-use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use serde_json::{Value, json};
 
-use super::{DIALECT, SchemaError};
+use super::{DIALECT, SchemaError, keywords};
 
-/// The 2020-12 vocabularies with `unevaluatedProperties: false`. Because the root carries
+/// The 2020-12 vocabularies, checking keyword values. Because the root carries
 /// `$dynamicAnchor: meta`, every `$dynamicRef: "#meta"` inside the vocabulary meta-schemas
 /// (subschemas of `properties`, `items`, `$defs`, ...) resolves back here, so the check applies
 /// at every depth, not only at the top.
@@ -25,8 +25,7 @@ fn strict_meta_schema() -> Value {
             vocab("meta-data"),
             vocab("format-annotation"),
             vocab("content"),
-        ],
-        "unevaluatedProperties": false
+        ]
     })
 }
 
@@ -38,65 +37,33 @@ pub(super) fn meta_validator() -> Result<Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Every strict-dialect violation of `schema`, unknown keywords first (each located at the
-/// keyword), then the rest (bad keyword values, located at the value).
+/// Every strict-dialect violation of `schema`: unknown keywords first (each located at the
+/// keyword, found by the vocabulary walk in `keywords`), then bad keyword values (located at
+/// the value, found by the meta-schema, each saying what the keyword takes).
 pub(super) fn keyword_errors(meta: &Validator, schema: &Value) -> Vec<SchemaError> {
+    let mut errors = Vec::new();
+    keywords::unknown_keywords(schema, "", &mut errors);
     if meta.is_valid(schema) {
-        return Vec::new();
+        return errors;
     }
-    let mut unknown = Vec::new();
-    let mut other = Vec::new();
     for error in meta.iter_errors(schema) {
-        let at = error.instance_path().as_str().to_owned();
-        match error.kind() {
-            ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                for keyword in unexpected {
-                    unknown.push(SchemaError {
-                        pointer: format!("{at}/{}", escape_pointer(keyword)),
-                        reason: unknown_keyword_reason(keyword),
-                    });
-                }
-            }
-            _ => other.push(SchemaError {
-                pointer: at,
-                reason: format!("invalid schema: {error}"),
-            }),
+        let pointer = error.instance_path().as_str().to_owned();
+        // A value that holds an unknown keyword fails for that keyword alone: say it once.
+        if errors
+            .iter()
+            .any(|known| known.pointer.starts_with(&format!("{pointer}/")))
+        {
+            continue;
+        }
+        let reason = match keywords::expected_value(&pointer, schema) {
+            Some(expected) => format!("invalid schema: {expected} ({error})"),
+            None => format!("invalid schema: {error}"),
+        };
+        if !errors.iter().any(|e| e.pointer == pointer) {
+            errors.push(SchemaError { pointer, reason });
         }
     }
-    // A keyword whose subschema failed loses its annotations, so the parent reports it as
-    // "unevaluated" too (`/properties` when `/properties/age/minimun` is the real culprit, or
-    // `/properties/a/type` when `type` has a bad value). Keep only the real culprits.
-    let culprit_pointers: Vec<String> = unknown
-        .iter()
-        .chain(other.iter())
-        .map(|e| e.pointer.clone())
-        .collect();
-    unknown.retain(|candidate| {
-        let below = format!("{}/", candidate.pointer);
-        let shadowed_by_invalid_value = other.iter().any(|o| o.pointer == candidate.pointer);
-        !shadowed_by_invalid_value && !culprit_pointers.iter().any(|p| p.starts_with(&below))
-    });
-    unknown.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-    unknown.dedup();
-    other.retain(|o| {
-        !unknown
-            .iter()
-            .any(|u| u.pointer.starts_with(&format!("{}/", o.pointer)))
-    });
-    unknown.extend(other);
-    unknown
-}
-
-fn unknown_keyword_reason(keyword: &str) -> String {
-    let hint = match keyword {
-        "definitions" => " (2020-12 uses `$defs`)",
-        "dependencies" => " (2020-12 uses `dependentRequired` / `dependentSchemas`)",
-        "$recursiveRef" | "$recursiveAnchor" => " (2020-12 uses `$dynamicRef` / `$dynamicAnchor`)",
-        "additionalItems" => " (2020-12 uses `prefixItems` + `items`)",
-        "nullable" => " (an OpenAPI keyword; use `\"type\": [\"string\", \"null\"]`)",
-        _ => "",
-    };
-    format!("unknown or unsupported JSON Schema 2020-12 keyword `{keyword}`{hint}")
+    errors
 }
 
 /// Keys whose values are data, not schemas: a `$ref` string inside them is not a reference.
@@ -157,6 +124,6 @@ fn check_schema_refs(value: &Value, pointer: &str, names: bool) -> Result<(), Sc
 }
 
 /// RFC 6901 escaping of one pointer segment.
-fn escape_pointer(segment: &str) -> String {
+pub(super) fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }

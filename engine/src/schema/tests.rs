@@ -293,3 +293,42 @@ fn cached_schemas_still_validate_and_report_every_violation() {
     let violations = shared.validate(&json!({"n": "one"})).unwrap_err();
     assert_eq!(violations.len(), 2, "{violations:?}");
 }
+
+#[test]
+fn a_typo_beside_additional_properties_false_blames_the_typo_and_offers_the_keyword() {
+    let err = load_error(json!({
+        "type": "object",
+        "properties": {"title": {"type": "string", "minLenght": 1}},
+        "required": ["title"],
+        "additionalProperties": false
+    }));
+    assert_eq!(err.pointer, "/properties/title/minLenght");
+    assert!(
+        err.reason.contains("did you mean `minLength`?"),
+        "{}",
+        err.reason
+    );
+}
+
+#[test]
+fn a_bad_keyword_value_says_what_the_keyword_takes() {
+    let err = load_error(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": "ten"}},
+        "additionalProperties": false
+    }));
+    assert_eq!(err.pointer, "/properties/name/maxLength");
+    assert!(
+        err.reason
+            .contains("`maxLength` takes a non-negative integer, found a string (\"ten\")"),
+        "{}",
+        err.reason
+    );
+}
+
+#[test]
+fn array_form_items_points_to_prefix_items() {
+    let err = load_error(json!({"type": "array", "items": [{"type": "string"}]}));
+    assert_eq!(err.pointer, "/items");
+    assert!(err.reason.contains("prefixItems"), "{}", err.reason);
+}
