@@ -55,6 +55,11 @@ struct RecordArgs {
     /// Environment variables whose values must never appear in the file (repeatable).
     #[arg(long, value_name = "NAME")]
     redact_env: Vec<String>,
+    /// Request headers whose values are credentials, forwarded but never written (repeatable;
+    /// `Authorization`, `x-api-key`, … and any header named like `*auth*`, `*token*`, `*key*`,
+    /// `*secret*`, `*password*`, `*cookie*`, `*session*` always are).
+    #[arg(long, value_name = "NAME")]
+    redact_header: Vec<String>,
     /// Address to listen on (default: the top-level `--listen`, a free loopback port).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
@@ -118,12 +123,13 @@ async fn serve() -> anyhow::Result<()> {
 async fn record(listen: SocketAddr, args: RecordArgs) -> anyhow::Result<()> {
     let config = mock_llm::RecordConfig::new(args.upstream.clone(), args.out.clone())
         .with_listen(args.listen.unwrap_or(listen))
-        .with_redact_env(args.redact_env);
+        .with_redact_env(args.redact_env)
+        .with_redact_headers(args.redact_header);
     let recorder = mock_llm::Recorder::start(config).await?;
     println!(
         "mock-llm recording on {} -> {} into {}",
         recorder.base_url(),
-        args.upstream,
+        recorder.upstream_display(),
         args.out.display()
     );
     shutdown_signal().await?;

@@ -1,7 +1,9 @@
 //! Record mode through mock-llm itself as the upstream: for each API, streamed and not, the
 //! answers a recorded session got come back byte for byte when the recording is replayed;
 //! credentials and `--redact-env` values never reach the file; a dead or failing upstream gives
-//! the client a clear error and leaves the recording as it was.
+//! the client a clear error and leaves the recording as it was; custom credential headers
+//! (`x-auth-token`, `--redact-header`) are never written and the upstream's userinfo is never
+//! echoed (issue 48).
 
 mod common;
 
@@ -241,4 +243,129 @@ async fn an_upstream_that_is_not_a_url_or_an_unwritable_file_fails_at_start() {
     .await
     .unwrap_err();
     assert!(e.to_string().contains("/nonexistent-dir/rec.yaml"), "{e}");
+}
+
+/// Spawns `mock-llm record` with `args` (stderr to `log`); its address, from its first line.
+fn spawn_recorder(
+    args: &[&str],
+    out: &std::path::Path,
+    log: &std::path::Path,
+) -> (std::process::Child, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mock-llm"))
+        .arg("record")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env("MOCK_LLM_LOG", "trace")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, base, line)
+}
+
+/// Issue 48: a custom credential header (named like one, or with `--redact-header`) echoed by
+/// the upstream is not written; the upstream still receives it.
+#[tokio::test]
+async fn custom_credential_headers_and_redact_header_values_never_reach_the_file() {
+    let (token, tenant) = ("canary-x-auth-token-4c1d", "canary-tenant-pass-9e2f");
+    let upstream = common::start(&format!(
+        "rules:\n  - reply: {{ text: \"token {token} tenant {tenant}\" }}\n"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec.yaml");
+    let log = dir.path().join("record.log");
+    let (mut child, base, _) = spawn_recorder(
+        &[
+            "--upstream",
+            &upstream.base_url(),
+            "--redact-header",
+            "X-Tenant-Pass",
+        ],
+        &out,
+        &log,
+    );
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "tell me"}]});
+    let answer = common::http()
+        .post(format!("{base}/v1/chat/completions"))
+        .header("x-auth-token", token)
+        .header("x-tenant-pass", tenant)
+        .json(&body)
+        .send()
+        .await
+        .expect("request sent");
+    assert_eq!(answer.status().as_u16(), 200);
+    let text = answer.text().await.unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        text.contains(token) && text.contains(tenant),
+        "the client gets the answer unchanged: {text}"
+    );
+    let seen = upstream.journal();
+    assert!(!seen.is_empty(), "the upstream was asked");
+    let file = std::fs::read_to_string(&out).unwrap();
+    for secret in [token, tenant] {
+        assert!(!file.contains(secret), "{secret} written:\n{file}");
+    }
+    assert!(
+        file.contains("token [REDACTED] tenant [REDACTED]"),
+        "{file}"
+    );
+    upstream.shutdown().await;
+}
+
+/// Issue 48: the upstream's userinfo (`user:password@`) is named by no message: not the
+/// startup line, not the 502 a dead upstream gives, not the log, not the file.
+#[tokio::test]
+async fn the_upstream_userinfo_is_never_echoed() {
+    let password = "canary-userinfo-pw-7a3b";
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let upstream = format!("http://recorder-user:{password}@127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec.yaml");
+    let log = dir.path().join("record.log");
+    let (mut child, base, first_line) = spawn_recorder(&["--upstream", &upstream], &out, &log);
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, text) = common::post(&format!("{base}/v1/chat/completions"), &body).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 502, "{text}");
+    assert!(
+        text.contains(&format!("http://127.0.0.1:{port}")) && text.contains("did not answer"),
+        "the 502 still names the upstream: {text}"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    let file = std::fs::read_to_string(&out).unwrap();
+    for (what, seen) in [
+        ("startup line", &first_line),
+        ("502 body", &text),
+        ("log", &log),
+        ("file", &file),
+    ] {
+        assert!(
+            !seen.contains(password) && !seen.contains("recorder-user"),
+            "the userinfo is in the {what}:\n{seen}"
+        );
+    }
+    let refused = Recorder::start(RecordConfig::new(
+        format!("ftp://recorder-user:{password}@host"),
+        dir.path().join("x.yaml"),
+    ))
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(!refused.contains(password), "{refused}");
 }

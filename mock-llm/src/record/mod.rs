@@ -5,8 +5,8 @@
 //! [`Recorder`] binds a port (HTTP/1.1 and `h2c`, as the mock does), forwards every request to
 //! the upstream with its credentials, streams the answer back unchanged, and rewrites the
 //! scenario file after each chat answer that completed with a 2xx status. Credentials (header
-//! values, `key=` query values) and the values of chosen environment variables never reach the
-//! file. Submodules: `proxy` (forwarding), `capture` (answers → neutral replies), `recording`
+//! values, `key=` query values, the upstream's userinfo) and the values of chosen environment
+//! variables never reach the file; no message names the upstream's userinfo. Submodules: `proxy` (forwarding), `capture` (answers → neutral replies), `recording`
 //! (the file), `redact` (secrets). Not here: serving scenarios (`server`), which replay uses
 //! unchanged.
 
@@ -45,6 +45,8 @@ pub struct RecordConfig {
     pub listen: SocketAddr,
     /// Environment variables whose values are redacted from the file (besides credentials).
     pub redact_env: Vec<String>,
+    /// Request headers whose values are credentials besides the well-known ones (any case).
+    pub redact_headers: Vec<String>,
     /// How long to wait for the upstream to accept a connection.
     pub connect_timeout: Duration,
 }
@@ -57,6 +59,7 @@ impl RecordConfig {
             out: out.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             redact_env: Vec::new(),
+            redact_headers: Vec::new(),
             connect_timeout: Duration::from_secs(10),
         }
     }
@@ -74,6 +77,17 @@ impl RecordConfig {
         S: Into<String>,
     {
         self.redact_env.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds request headers whose values are credentials: forwarded, never written.
+    pub fn with_redact_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.redact_headers
+            .extend(names.into_iter().map(Into::into));
         self
     }
 }
@@ -118,7 +132,10 @@ pub(crate) fn recorded_status(status: u16) -> bool {
 
 /// State shared by the proxy's requests.
 pub(crate) struct Shared {
+    /// Where requests go, userinfo included (the client sends it as basic credentials).
     upstream: String,
+    /// The upstream as every message names it: without its userinfo.
+    shown: String,
     client: reqwest::Client,
     redactor: Mutex<Redactor>,
     recording: Mutex<Recording>,
@@ -174,7 +191,7 @@ impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recorder")
             .field("addr", &self.addr)
-            .field("upstream", &self.shared.upstream)
+            .field("upstream", &self.shared.shown)
             .finish_non_exhaustive()
     }
 }
@@ -187,13 +204,17 @@ impl Recorder {
         if !(upstream.starts_with("http://") || upstream.starts_with("https://"))
             || reqwest::Url::parse(&upstream).is_err()
         {
-            return Err(RecordError::Upstream(config.upstream));
+            return Err(RecordError::Upstream(redact::without_userinfo(
+                &config.upstream,
+            )));
         }
         let client = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .build()
             .map_err(|e| RecordError::Client(e.to_string()))?;
-        let redactor = Redactor::from_env(&config.redact_env);
+        let mut redactor =
+            Redactor::from_env(&config.redact_env).with_headers(&config.redact_headers);
+        redactor.learn_userinfo(&upstream);
         let recording = Recording::new(config.out);
         recording.write(&redactor).await?;
         let addr = config.listen;
@@ -204,6 +225,7 @@ impl Recorder {
             .local_addr()
             .map_err(|source| RecordError::Bind { addr, source })?;
         let shared = Arc::new(Shared {
+            shown: redact::without_userinfo(&upstream),
             upstream,
             client,
             redactor: Mutex::new(redactor),
@@ -241,6 +263,11 @@ impl Recorder {
     /// `http://127.0.0.1:PORT`, no trailing slash; use it as the upstream's root would be used.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The upstream's root URL without its userinfo (`user:password@`), as messages name it.
+    pub fn upstream_display(&self) -> &str {
+        &self.shared.shown
     }
 
     /// Exchanges written to the file so far.

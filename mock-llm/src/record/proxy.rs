@@ -4,7 +4,7 @@
 //! recording.
 //!
 //! Errors: nothing listening / connection lost before an answer → 502 in the API's own error
-//! shape naming the upstream (never its query, which may hold a key); an upstream error status
+//! shape naming the upstream (never its userinfo or the request's query, which may hold a key); an upstream error status
 //! is passed through unchanged and not recorded; a stream that breaks midway is cut for the
 //! client too and not recorded. Not here: the file (`recording`), answer parsing (`capture`).
 
@@ -121,7 +121,7 @@ pub(super) async fn forward(
         Err(e) => {
             let message = format!(
                 "mock-llm record: the upstream {} did not answer: {}",
-                shared.upstream,
+                shared.shown,
                 e.without_url()
             );
             tracing::warn!("{message}");
