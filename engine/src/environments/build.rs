@@ -8,9 +8,14 @@
 //! ([`MARKER`]) inside, so a reader sees either nothing or a whole environment. A builder that
 //! died leaves a `.building-*` directory, removed by the next one (which holds the lock).
 //!
-//! uv runs with a cleared environment (the proxy and TLS variables pass), `--no-config` (no
-//! `uv.toml` or `UV_*` of the host's user decides where packages come from), its own cache
-//! under the root, no Python downloads, and the host's index (`--default-index`) when set.
+//! uv and npm run with a cleared environment (the proxy and TLS variables pass; never the
+//! host's `HOME`, `GIT_*`, `SSH_*` or credentials), a private `HOME` under the root
+//! (`<root>/.home`: no `~/.netrc`, `~/.gitconfig`, `~/.npmrc` or `~/.config/uv` of the host's
+//! user is read) and git told to reach nothing. uv gets `--no-config` (no `uv.toml` decides
+//! where packages come from), its own cache under the root, no Python downloads, the host's
+//! index through its environment (`UV_DEFAULT_INDEX`: argv is public in `/proc`), and
+//! `--only-binary :all:` unless `[skills] builds` allows source distributions (see `supply`).
+//! The marker holds the index without its credentials.
 //!
 //! Not here: which requirements (`requirements`), which interpreter (`interpreters`).
 
@@ -20,6 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::requirements::Requirements;
+use super::supply::{Builds, PackageIndex};
 
 /// The file a finished environment holds: what it was built from (JSON).
 pub const MARKER: &str = "skillet-env.json";
@@ -31,7 +37,6 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(900);
 /// where to fetch from.
 const PASSED_VARIABLES: &[&str] = &[
     "PATH",
-    "HOME",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -54,7 +59,8 @@ pub(crate) struct BuildPlan<'a> {
     pub root: &'a Path,
     pub key: &'a str,
     pub requirements: &'a Requirements,
-    pub index: Option<&'a str>,
+    pub index: Option<&'a PackageIndex>,
+    pub builds: Builds,
 }
 
 /// What a build found or did.
@@ -123,7 +129,7 @@ pub(crate) fn build_once(
 
 fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
     let cache = plan.root.join(".uv-cache");
-    let mut venv = uv(plan.uv, &cache);
+    let mut venv = uv(plan.uv, plan.root, &cache)?;
     venv.arg("venv")
         .arg("--python")
         .arg(plan.python)
@@ -133,28 +139,52 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
     let requirements = staging.join("skillet-requirements.txt");
     std::fs::write(&requirements, plan.requirements.file_text())
         .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
-    let mut install = uv(plan.uv, &cache);
+    let mut install = uv(plan.uv, plan.root, &cache)?;
     install
         .args(["pip", "install", "--python"])
         .arg(staging.join("bin/python"));
     if let Some(index) = plan.index {
-        install.arg("--default-index").arg(index);
+        install.env("UV_DEFAULT_INDEX", index.expose());
+    }
+    if plan.builds == Builds::WheelsOnly {
+        install.args(["--only-binary", ":all:"]);
     }
     install.arg("-r").arg(&requirements);
-    run(install, "uv pip install")?;
+    run(install, "uv pip install").map_err(|why| {
+        let why = crate::secrets::REDACTOR.redact_owned(why);
+        let refused_build = ["no usable wheels", "building from source is disabled"]
+            .iter()
+            .any(|said| why.contains(said));
+        match plan.builds {
+            Builds::WheelsOnly if refused_build => format!(
+                "{why} (source distributions are not built for this skill: `[skills] builds` is                  \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them on \
+                 the host, outside the sandbox, or pin versions that have wheels)",
+                if plan.requirements.sources.iter().any(|s| s.starts_with('[')) {
+                    ""
+                } else {
+                    ", the default for requirements a skill folder declares"
+                }
+            ),
+            _ => why,
+        }
+    })?;
     let marker = serde_json::json!({
         "requirements": plan.requirements.lines,
         "sources": plan.requirements.sources,
         "interpreter": plan.python,
         "python_version": plan.python_version,
-        "index": plan.index,
+        "index": plan.index.map(PackageIndex::without_credentials),
+        "builds": plan.builds.as_str(),
     });
     std::fs::write(staging.join(MARKER), format!("{marker:#}\n"))
         .map_err(|e| format!("cannot write the environment's marker: {e}"))
 }
 
-/// `program` with a cleared environment but for [`PASSED_VARIABLES`].
-pub(crate) fn isolated(program: &Path) -> Command {
+/// `program` with a cleared environment but for [`PASSED_VARIABLES`], the private `HOME`
+/// `<root>/.home` (made here) and git told to read no configuration and reach nothing.
+pub(crate) fn isolated(program: &Path, root: &Path) -> Result<Command, String> {
+    let home = root.join(".home");
+    std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let mut command = Command::new(program);
     command.env_clear();
     for name in PASSED_VARIABLES {
@@ -163,11 +193,20 @@ pub(crate) fn isolated(program: &Path) -> Command {
         }
     }
     command
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // An empty allow-list: git fetches over no protocol.
+        .env("GIT_ALLOW_PROTOCOL", "")
+        .env("GIT_SSH_COMMAND", "false");
+    Ok(command)
 }
 
 /// uv with a cleared environment, no user configuration and its cache under the root.
-fn uv(program: &Path, cache: &Path) -> Command {
-    let mut command = isolated(program);
+fn uv(program: &Path, root: &Path, cache: &Path) -> Result<Command, String> {
+    let mut command = isolated(program, root)?;
     command
         .env("UV_PYTHON_DOWNLOADS", "never")
         .env("UV_NO_PROGRESS", "1")
@@ -175,7 +214,7 @@ fn uv(program: &Path, cache: &Path) -> Command {
         .arg("--quiet")
         .arg("--cache-dir")
         .arg(cache);
-    command
+    Ok(command)
 }
 
 /// Runs `command` to its end (within [`BUILD_TIMEOUT`]); its stderr is the error.

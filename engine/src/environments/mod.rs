@@ -24,7 +24,10 @@
 mod build;
 mod interpreters;
 mod node;
+mod node_manifest;
+mod pep508;
 mod requirements;
+mod supply;
 mod system_tools;
 
 use std::collections::{BTreeMap, HashMap};
@@ -35,7 +38,10 @@ use std::time::{Duration, Instant};
 pub use build::MARKER;
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
 pub use node::{NODE_FILES, NODE_FLAGS, NPM_REGISTRY, NodePackage};
+pub use node_manifest::{ManifestError, registry_manifest};
+pub use pep508::{Requirement, RequirementError, parse as parse_requirement};
 pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
+pub use supply::{Builds, PackageIndex};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
 
 /// How long the first failed build of an environment is remembered before it is tried again.
@@ -53,8 +59,12 @@ pub struct EnvironmentOptions {
     pub uv: Option<PathBuf>,
     /// Where environments live (`None`: the default in the module doc).
     pub dir: Option<PathBuf>,
-    /// The package index uv installs from (`None`: uv's default, PyPI).
-    pub package_index: Option<String>,
+    /// The package index uv installs from (`None`: uv's default, PyPI); a secret when it
+    /// carries credentials (see `supply`).
+    pub package_index: Option<PackageIndex>,
+    /// `[skills] builds` (`None`: wheels only for what a folder declares, sdists allowed for
+    /// the host's own `[skills.environments.NAME]` lists).
+    pub builds: Option<Builds>,
     /// Requirements the host gives a skill by name (they replace the folder's).
     pub skills: BTreeMap<String, Vec<String>>,
 }
@@ -210,6 +220,9 @@ impl Environments {
         user: Option<SandboxUser>,
     ) -> Self {
         let root = options.dir.clone().unwrap_or_else(|| default_root(user));
+        if let Some(credential) = options.package_index.as_ref().and_then(|i| i.credential()) {
+            crate::secrets::REDACTOR.add(credential);
+        }
         let python = python.cloned().unwrap_or_else(|| {
             Err("no interpreter is configured for `.py` (`[skills.scripts] interpreters`)".into())
         });
@@ -264,7 +277,7 @@ impl Environments {
     }
 
     /// What `skill` needs, the key and the interpreter to build it with (reads its folder).
-    fn plan(&self, skill: &SkillFolder) -> Result<Option<(Requirements, String)>, String> {
+    fn plan(&self, skill: &SkillFolder) -> Result<Option<Planned>, String> {
         let plan = plan_of(skill, &self.options, &self.python)?;
         if plan.is_some() {
             self.check_root()?;
@@ -288,7 +301,7 @@ impl Environments {
 
     /// Where `skill`'s environment stands, without building anything.
     pub fn state(&self, skill: &SkillFolder) -> EnvironmentState {
-        let (requirements, key) = match self.plan(skill) {
+        let (requirements, key, _) = match self.plan(skill) {
             Ok(Some(plan)) => plan,
             Ok(None) => return EnvironmentState::NotNeeded,
             Err(why) => return EnvironmentState::Failed(why),
@@ -385,7 +398,7 @@ impl Environments {
                 .await
                 .map_err(|e| format!("reading the requirements panicked: {e}"))??
         };
-        let Some((requirements, key)) = planned else {
+        let Some((requirements, key, builds)) = planned else {
             return Ok(None);
         };
         let python = self.python.as_ref().map_err(Clone::clone)?;
@@ -405,7 +418,8 @@ impl Environments {
                 root: &root,
                 key: &build_key,
                 requirements: &reqs,
-                index: index.as_deref(),
+                index: index.as_ref(),
+                builds,
             })
         };
         let on_build = || on_build(&requirements);
@@ -534,18 +548,22 @@ impl Environments {
     }
 }
 
+/// What a Python environment is built from, its key and its build policy.
+type Planned = (Requirements, String, Builds);
+
 fn plan_of(
     skill: &SkillFolder,
     options: &EnvironmentOptions,
     python: &Result<Interpreter, String>,
-) -> Result<Option<(Requirements, String)>, String> {
+) -> Result<Option<Planned>, String> {
     let host = options.skills.get(&skill.name).map(Vec::as_slice);
     let Some(requirements) = requirements::declared(skill, host)? else {
         return Ok(None);
     };
+    let builds = Builds::of(options.builds, host.is_some());
     let python = python.as_ref().map_err(Clone::clone)?;
-    let key = requirements.key(&python.program, python.python_version.as_deref());
-    Ok(Some((requirements, key)))
+    let key = requirements.key(&python.program, python.python_version.as_deref(), builds);
+    Ok(Some((requirements, key, builds)))
 }
 
 /// `$XDG_CACHE_HOME/skillet/envs` (or `~/.cache/...`), unless `user` cannot enter it.

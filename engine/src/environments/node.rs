@@ -11,9 +11,11 @@
 //! `node --preserve-symlinks --preserve-symlinks-main <root>/links/<hash>/skill/scripts/x.mjs`:
 //! both `import` and `require` of a bare name walk up to that `node_modules`, relative imports
 //! stay inside the skill's folder, and no loader thread is needed (a resolve hook would start
-//! a second V8 isolate, which does not fit the sandbox's 1 GiB address space). Packages are
-//! installed with `--ignore-scripts` (an install script would run on the host, outside the
-//! sandbox) and `--omit=dev`; with a lock file by `npm ci` (exactly the locked versions), else
+//! a second V8 isolate, which does not fit the sandbox's 1 GiB address space). The manifest
+//! npm reads is rewritten to the registry `dependencies` alone and the lock file checked
+//! (`node_manifest`); npm runs without the host's `HOME`, git or ssh credentials
+//! (`build::isolated`). Packages are installed with `--ignore-scripts` (an install script
+//! would run on the host, outside the sandbox) and `--omit=dev`; with a lock file by `npm ci` (exactly the locked versions), else
 //! by `npm install --no-package-lock`.
 //!
 //! Not here: the Python side (`requirements`, `build`), running scripts (`files::scripts`).
@@ -24,6 +26,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::build::{self, Built, MARKER};
+use super::node_manifest::{check_lock, registry_manifest};
 use super::requirements::{Requirements, SkillFolder, read_declaration};
 
 /// The files of a skill folder that declare Node dependencies.
@@ -33,7 +36,7 @@ pub const NODE_FILES: [&str; 2] = ["package.json", "package-lock.json"];
 pub const NPM_REGISTRY: &str = "https://registry.npmjs.org/";
 
 /// What a Node environment is built from: the dependencies (as `name@range` lines, for
-/// messages) and the two files as the skill wrote them.
+/// messages), the manifest rewritten to them (`node_manifest`) and the checked lock file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodePackage {
     /// `name@range`, sorted, with the files they came from.
@@ -67,25 +70,15 @@ pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
     let Some(manifest) = read_declaration(dir, "package.json", 256 * 1024)? else {
         return Ok(None);
     };
-    let doc: Value = serde_json::from_str(&manifest).map_err(|e| format!("package.json: {e}"))?;
-    let dependencies = match doc.get("dependencies") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Object(dependencies)) => dependencies,
-        Some(_) => return Err("package.json: `dependencies` must be an object".into()),
-    };
-    if dependencies.is_empty() {
+    let manifest = registry_manifest(&manifest).map_err(|why| format!("package.json: {why}"))?;
+    if manifest.dependencies.is_empty() {
         return Ok(None);
     }
-    let mut lines = Vec::with_capacity(dependencies.len());
-    for (name, range) in dependencies {
-        let range = range
-            .as_str()
-            .ok_or_else(|| format!("package.json: {name:?}: the version must be a string"))?;
-        check_dependency(name, range)
-            .map_err(|why| format!("package.json: {name:?}: {range:?}: {why}"))?;
-        lines.push(format!("{name}@{range}"));
-    }
-    lines.sort();
+    let lines = manifest
+        .dependencies
+        .iter()
+        .map(|(name, range)| format!("{name}@{range}"))
+        .collect();
     let mut sources = vec!["package.json".to_owned()];
     let lock = read_declaration(dir, "package-lock.json", 16 * 1024 * 1024)?;
     if let Some(lock) = &lock {
@@ -96,59 +89,9 @@ pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
     }
     Ok(Some(NodePackage {
         requirements: Requirements { lines, sources },
-        manifest,
+        manifest: manifest.text,
         lock,
     }))
-}
-
-/// A registry package name and a semver range or dist-tag; refused: git, URLs, paths,
-/// `npm:` aliases, GitHub shorthands (anything with `:` or `/` in the range).
-fn check_dependency(name: &str, range: &str) -> Result<(), &'static str> {
-    let bare = name.strip_prefix('@').map_or(Some(name), |scoped| {
-        scoped.split_once('/').map(|(_, package)| package)
-    });
-    let name_ok = bare.is_some_and(|n| !n.is_empty())
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c))
-        && name.matches('/').count() <= usize::from(name.starts_with('@'));
-    if !name_ok {
-        return Err("not a registry package name");
-    }
-    let range_ok = !range.is_empty()
-        && range
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || " .^~<>=|*+-".contains(c));
-    if !range_ok {
-        return Err("only registry versions are supported (no git, URL, path or alias)");
-    }
-    Ok(())
-}
-
-/// Every `resolved` URL of the lock file is on [`NPM_REGISTRY`]; no `link` (a local folder).
-fn check_lock(value: &Value) -> Result<(), String> {
-    match value {
-        Value::Object(map) => {
-            for (key, inner) in map {
-                match (key.as_str(), inner) {
-                    ("resolved", Value::String(url)) if !url.starts_with(NPM_REGISTRY) => {
-                        return Err(format!(
-                            "{url:?} is not on {NPM_REGISTRY} (only registry packages are \
-                             installed)"
-                        ));
-                    }
-                    ("link", Value::Bool(true)) => {
-                        return Err("a linked local package is not supported".into());
-                    }
-                    _ => check_lock(inner)?,
-                }
-            }
-            Ok(())
-        }
-        Value::Array(items) => items.iter().try_for_each(check_lock),
-        _ => Ok(()),
-    }
 }
 
 /// The `npm` beside `node` (Debian, nvm and the official tarballs keep them together), else
@@ -240,7 +183,7 @@ pub(crate) fn build(
         if let Some(lock) = &package.lock {
             write("package-lock.json", lock)?;
         }
-        let mut npm = build::isolated(npm);
+        let mut npm = build::isolated(npm, root)?;
         // Node trusts only its own roots: a machine that names its CA bundle the OpenSSL way
         // (a TLS-inspecting proxy's CA in it) is trusted the same way by npm.
         if std::env::var_os("NODE_EXTRA_CA_CERTS").is_none()

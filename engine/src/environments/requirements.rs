@@ -4,17 +4,21 @@
 //! Sources, all that are present, together: the host's `[skills.environments.NAME] python`
 //! (which, when set, replaces what the folder declares: the host knows its machine), else the
 //! folder's `requirements.txt`, `pyproject.toml` `[project] dependencies` and
-//! `metadata.a2e-requirements`. Lines are requirement specifiers (`pypdf>=5`,
-//! `pdfplumber==0.11.4`, `lxml; python_version < "3.13"`); what would send the build anywhere
-//! but the host's package index is refused: option lines (`-r`, `-e`, `--index-url`, ...),
-//! direct references (`name @ https://...`), URLs and local paths.
+//! `metadata.a2e-requirements`. Each entry is one PEP 508 requirement (`pypdf>=5`,
+//! `pdfplumber==0.11.4`, `lxml; python_version < "3.13"`), parsed by `pep508` and kept in its
+//! normal form — the file uv reads is written from that form, never from the raw string. What
+//! would send the build anywhere but the host's package index is refused with the source that
+//! declared it: a line break (a second line could be an option), options (`-r`, `-e`,
+//! `--find-links`, ...), direct references (`name @ ...`), URLs and local paths.
 //!
-//! Not here: building (`build`), the interpreter (`interpreters`).
+//! Not here: the grammar (`pep508`), building (`build`), the interpreter (`interpreters`).
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::pep508;
+use super::supply::Builds;
 use crate::skill::CompiledSkill;
 
 /// What the requirements of one skill are read from: its name, folder and
@@ -43,7 +47,7 @@ impl SkillFolder {
 /// The files of a skill folder that declare requirements, in the order they are read.
 pub const REQUIREMENT_FILES: [&str; 2] = ["requirements.txt", "pyproject.toml"];
 
-/// A set of requirement lines: trimmed, de-duplicated, sorted (so the same set written two
+/// A set of requirement lines: in normal form, de-duplicated, sorted (so the same set written two
 /// ways builds one environment), with where it was declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirements {
@@ -54,11 +58,13 @@ pub struct Requirements {
 }
 
 impl Requirements {
-    /// The environment's key: the SHA-256 of the interpreter (its path and version) and the
-    /// lines, in hex.
-    pub fn key(&self, interpreter: &Path, version: Option<&str>) -> String {
+    /// The environment's key: the SHA-256 of the interpreter (its path and version), the
+    /// build policy and the lines, in hex.
+    pub fn key(&self, interpreter: &Path, version: Option<&str>, builds: Builds) -> String {
         let mut hash = Sha256::new();
-        hash.update(b"skillet-env-v1\n");
+        hash.update(b"skillet-env-v2\n");
+        hash.update(builds.as_str().as_bytes());
+        hash.update(b"\n");
         hash.update(interpreter.as_os_str().as_encoded_bytes());
         hash.update(b"\n");
         hash.update(version.unwrap_or_default().as_bytes());
@@ -79,33 +85,41 @@ impl Requirements {
 }
 
 /// The requirements of `skill`: `host` (the host's list for it) when set, else what its folder
-/// declares. `Ok(None)`: it needs no environment. `Err`: a declaration is unreadable or
-/// refused (the skill is then `Blocked` with this reason).
+/// declares. Each entry is parsed as one PEP 508 requirement and kept in its normal form (see
+/// `pep508`), so the file uv reads holds nothing else. `Ok(None)`: it needs no environment.
+/// `Err`: a declaration is unreadable or refused, with the source that declared it (the skill
+/// is then `Blocked` with this reason).
 pub fn declared(
     skill: &SkillFolder,
     host: Option<&[String]>,
 ) -> Result<Option<Requirements>, String> {
-    let mut lines = Vec::new();
-    let mut sources = Vec::new();
+    let mut entries: Vec<(String, String)> = Vec::new();
     if let Some(host) = host {
-        lines.extend(host.iter().cloned());
-        sources.push(format!("[skills.environments.{}]", skill.name));
+        let source = format!("[skills.environments.{}]", skill.name);
+        entries.extend(host.iter().map(|line| (source.clone(), line.clone())));
     } else {
         if let Some(dir) = skill.dir.as_deref() {
-            from_folder(dir, &mut lines, &mut sources)?;
+            from_folder(dir, &mut entries)?;
         }
-        if !skill.declared.is_empty() {
-            lines.extend(skill.declared.iter().cloned());
-            sources.push("metadata.a2e-requirements".to_owned());
-        }
+        entries.extend(
+            skill
+                .declared
+                .iter()
+                .map(|line| ("metadata.a2e-requirements".to_owned(), line.clone())),
+        );
     }
-    let mut lines: Vec<String> = lines
-        .iter()
-        .map(|line| line.trim().to_owned())
-        .filter(|line| !line.is_empty())
-        .collect();
-    for line in &lines {
-        check_line(line).map_err(|why| format!("{}: {line:?}: {why}", sources.join(", ")))?;
+    let mut lines = Vec::new();
+    let mut sources: Vec<String> = Vec::new();
+    for (source, entry) in &entries {
+        if entry.trim_matches([' ', '\t']).is_empty() {
+            continue;
+        }
+        let requirement =
+            pep508::parse(entry).map_err(|why| format!("{source}: {entry:?}: {why}"))?;
+        lines.push(requirement.to_string());
+        if !sources.contains(source) {
+            sources.push(source.clone());
+        }
     }
     lines.sort();
     lines.dedup();
@@ -115,23 +129,15 @@ pub fn declared(
     Ok(Some(Requirements { lines, sources }))
 }
 
-fn from_folder(
-    dir: &Path,
-    lines: &mut Vec<String>,
-    sources: &mut Vec<String>,
-) -> Result<(), String> {
+fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), String> {
     let read = |name: &str| read_declaration(dir, name, 256 * 1024);
     if let Some(text) = read("requirements.txt")? {
-        let before = lines.len();
-        lines.extend(
+        entries.extend(
             text.lines()
-                .map(|line| line.split(" #").next().unwrap_or_default().trim())
-                .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                .map(str::to_owned),
+                .map(|line| line.split(" #").next().unwrap_or_default())
+                .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+                .map(|line| ("requirements.txt".to_owned(), line.to_owned())),
         );
-        if lines.len() > before {
-            sources.push("requirements.txt".to_owned());
-        }
     }
     if let Some(text) = read("pyproject.toml")? {
         let doc: toml::Table = text.parse().map_err(|e| format!("pyproject.toml: {e}"))?;
@@ -143,10 +149,7 @@ fn from_folder(
                 let dep = dep
                     .as_str()
                     .ok_or("pyproject.toml: [project] dependencies must be an array of strings")?;
-                lines.push(dep.to_owned());
-            }
-            if !deps.is_empty() {
-                sources.push("pyproject.toml".to_owned());
+                entries.push(("pyproject.toml".to_owned(), dep.to_owned()));
             }
         }
     }
@@ -165,26 +168,6 @@ pub(crate) fn read_declaration(dir: &Path, name: &str, max: u64) -> Result<Optio
             .map(Some)
             .map_err(|e| format!("{name}: {e}")),
     }
-}
-
-/// Refuses what would reach past the host's package index or outside the folder.
-fn check_line(line: &str) -> Result<(), &'static str> {
-    if line.starts_with('-') {
-        return Err("option lines are not supported (the host chooses the package index)");
-    }
-    // A specifier never has `@` or `://`; a direct reference (`name @ URL`) or a VCS URL does.
-    if line.contains("://") || line.contains('@') {
-        return Err(
-            "direct references and URLs are not supported (packages come from the host's index)",
-        );
-    }
-    if line.starts_with('.') || line.starts_with('/') || line.starts_with('~') {
-        return Err("local paths are not supported");
-    }
-    if !line.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        return Err("a requirement starts with a package name");
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -253,16 +236,24 @@ mod tests {
     }
 
     #[test]
-    fn the_key_depends_on_the_set_not_its_spelling_and_on_the_interpreter() {
+    fn the_key_depends_on_the_set_not_its_spelling_and_on_the_interpreter_and_builds() {
+        const W: Builds = Builds::WheelsOnly;
         let (_root, dir) = folder();
         std::fs::write(dir.join("requirements.txt"), "b\na\n").unwrap();
         let one = declared(&skill_in(&dir, ""), None).unwrap().unwrap();
         std::fs::write(dir.join("requirements.txt"), "a\n  b\na\n").unwrap();
         let two = declared(&skill_in(&dir, ""), None).unwrap().unwrap();
         let py = Path::new("/usr/bin/python3.11");
-        assert_eq!(one.key(py, Some("3.11.2")), two.key(py, Some("3.11.2")));
-        assert_ne!(one.key(py, Some("3.11.2")), one.key(py, Some("3.12.0")));
-        assert_eq!(one.key(py, None).len(), 64);
+        assert_eq!(
+            one.key(py, Some("3.11.2"), W),
+            two.key(py, Some("3.11.2"), W)
+        );
+        assert_ne!(
+            one.key(py, Some("3.11.2"), W),
+            one.key(py, Some("3.12.0"), W)
+        );
+        assert_ne!(one.key(py, None, W), one.key(py, None, Builds::AllowSdist));
+        assert_eq!(one.key(py, None, W).len(), 64);
     }
 
     #[test]
@@ -278,6 +269,57 @@ mod tests {
             std::fs::write(dir.join("requirements.txt"), format!("{bad}\n")).unwrap();
             let err = declared(&skill_in(&dir, ""), None).unwrap_err();
             assert!(err.starts_with("requirements.txt: "), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_newline_in_a2e_requirements_cannot_smuggle_an_option_into_the_file() {
+        let (_root, dir) = folder();
+        let mut skill = skill_in(&dir, "");
+        skill.declared = vec!["evilpkg\n--find-links /dir".to_owned()];
+        let err = declared(&skill, None).unwrap_err();
+        assert!(err.starts_with("metadata.a2e-requirements: "), "{err}");
+        assert!(err.contains("line break"), "{err}");
+        skill.declared = vec!["pkg\r\n-e /tmp/evil".to_owned()];
+        assert!(declared(&skill, None).is_err());
+    }
+
+    #[test]
+    fn a_newline_in_a_pyproject_dependency_is_refused_naming_pyproject() {
+        let (_root, dir) = folder();
+        std::fs::write(
+            dir.join("pyproject.toml"),
+            "[project]\nname = \"x\"\ndependencies = [\"ok\", \"evil\\n--index-url http://e/s\"]\n",
+        )
+        .unwrap();
+        let err = declared(&skill_in(&dir, ""), None).unwrap_err();
+        assert!(err.starts_with("pyproject.toml: "), "{err}");
+        assert!(err.contains("line break"), "{err}");
+    }
+
+    #[test]
+    fn a_refused_host_requirement_names_the_hosts_table() {
+        let (_root, dir) = folder();
+        let host = vec!["pkg @ file:x".to_owned()];
+        let err = declared(&skill_in(&dir, ""), Some(&host)).unwrap_err();
+        assert!(err.starts_with("[skills.environments.pdf]: "), "{err}");
+    }
+
+    #[test]
+    fn the_file_uv_reads_is_written_from_the_parsed_form() {
+        let (_root, dir) = folder();
+        std::fs::write(
+            dir.join("requirements.txt"),
+            "PyPDF >= 5\t\nlxml ; python_version<'3.13'\n",
+        )
+        .unwrap();
+        let reqs = declared(&skill_in(&dir, ""), None).unwrap().unwrap();
+        assert_eq!(
+            reqs.file_text(),
+            "lxml; python_version < \"3.13\"\npypdf>=5\n"
+        );
+        for line in reqs.file_text().lines() {
+            assert_eq!(pep508::parse(line).unwrap().to_string(), line);
         }
     }
 

@@ -25,6 +25,7 @@ fn fixture() -> Fixture {
         format!(
             r#"#!/bin/sh
 echo "$*" >> {log}
+echo "env index=$UV_DEFAULT_INDEX home=$HOME git=$GIT_ALLOW_PROTOCOL." >> {log}
 case "$*" in
   *" venv "*) for last; do :; done; mkdir -p "$last/bin"; ln -s /bin/sh "$last/bin/python" ;;
   *" pip install "*) for last; do :; done
@@ -306,6 +307,68 @@ async fn a_failed_build_is_remembered_until_due_then_built_again_and_the_wait_do
     assert!(built.is_some());
     assert!(matches!(envs.state(&skill), EnvironmentState::Ready(_)));
     assert_eq!(f.builds(), 3);
+}
+
+#[tokio::test]
+async fn uv_gets_the_index_only_in_its_environment_and_a_folders_requirements_only_wheels() {
+    let f = fixture();
+    let folder = f.skill("pdf", "pypdf\n");
+    let hosted = f.skill("hosted", "");
+    let python = Ok(Interpreter {
+        extension: "py".into(),
+        configured: "python3".into(),
+        program: PathBuf::from("/usr/bin/python3"),
+        read_only: Vec::new(),
+        python_version: None,
+        skipped: Vec::new(),
+    });
+    let canary = "canary-index-pw-4711";
+    let envs = Environments::new(
+        EnvironmentOptions {
+            uv: Some(f.uv.clone()),
+            dir: Some(f.root.clone()),
+            package_index: Some(PackageIndex::new(format!(
+                "https://me:{canary}@pypi.example/simple"
+            ))),
+            skills: [("hosted".to_owned(), vec!["reportlab".to_owned()])].into(),
+            ..EnvironmentOptions::default()
+        },
+        Some(&python),
+        None,
+    );
+    let built = envs.prepare(&folder, &|_| {}).await.unwrap().unwrap();
+    envs.prepare(&hosted, &|_| {}).await.unwrap().unwrap();
+    let log = std::fs::read_to_string(&f.log).unwrap();
+    let installs: Vec<&str> = log.lines().filter(|l| l.contains("pip install")).collect();
+    assert_eq!(installs.len(), 2, "{log}");
+    assert!(installs[0].contains("--only-binary :all:"), "{log}");
+    assert!(
+        !installs[1].contains("--only-binary"),
+        "the host's own list: {log}"
+    );
+    assert!(
+        !installs.iter().any(|l| l.contains(canary)),
+        "not in argv: {log}"
+    );
+    let home = f.root.join(".home");
+    assert!(
+        log.contains(&format!(
+            "env index=https://me:{canary}@pypi.example/simple home={} git=.",
+            home.display()
+        )),
+        "{log}"
+    );
+    let marker = std::fs::read_to_string(built.dir.join(MARKER)).unwrap();
+    assert!(!marker.contains(canary), "{marker}");
+    assert!(
+        marker.contains("\"https://pypi.example/simple\""),
+        "{marker}"
+    );
+    assert!(marker.contains("\"wheels-only\""), "{marker}");
+    assert_eq!(
+        crate::secrets::REDACTOR.redact(&format!("x {canary} y")),
+        "x [REDACTED] y"
+    );
 }
 
 #[test]

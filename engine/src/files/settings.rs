@@ -25,7 +25,11 @@ pub struct FilesConfig {
     /// `crate::environments`).
     pub environments_dir: Option<PathBuf>,
     /// The package index uv installs from (default: uv's, PyPI); the only host a build reaches.
-    pub package_index: Option<String>,
+    /// A secret when it carries credentials (never written where a script can read it).
+    pub package_index: Option<crate::environments::PackageIndex>,
+    /// Whether Python builds may build source distributions (`"wheels-only"` or
+    /// `"allow-sdist"`; unset: wheels only for what a skill folder declares).
+    pub builds: Option<crate::environments::Builds>,
     /// `[skills.environments.NAME]`: requirements the host gives a skill (they replace what its
     /// folder declares).
     pub environments: BTreeMap<String, SkillEnvironment>,
@@ -50,6 +54,7 @@ impl FilesConfig {
             uv: self.uv.clone(),
             dir: self.environments_dir.clone(),
             package_index: self.package_index.clone(),
+            builds: self.builds,
             skills: self
                 .environments
                 .iter()
