@@ -187,9 +187,26 @@ pub struct ToolkitsArgs {
 pub struct RunArgs {
     /// The skill's name, or the path of a skill folder.
     pub skill: String,
+    /// The request, for a skill that takes a prompt (a plain Agent Skill, or one whose input
+    /// has a `prompt` property); `-` reads it from stdin.
+    #[arg(value_name = "PROMPT", conflicts_with = "prompt")]
+    pub prompt_text: Option<String>,
+    /// The request, as with the PROMPT argument.
+    #[arg(long = "prompt", value_name = "TEXT")]
+    pub prompt: Option<String>,
     /// The arguments: a JSON object, or @FILE to read it from a file (@- for stdin).
-    #[arg(long, value_name = "JSON|@FILE", default_value = "{}")]
-    pub args: String,
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub args: Option<String>,
+    /// An input file for the skill (repeatable): sent with its name, as text when it is UTF-8,
+    /// else as base64 (the host's workspace limits apply).
+    #[arg(long = "file", value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+    /// Where the files the skill produced are written (each path is printed on stderr).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Overwrite produced files that already exist in --out.
+    #[arg(long)]
+    pub force: bool,
     /// Print the final skill/call/resp message as JSON on stdout (one line).
     #[arg(long)]
     pub json: bool,

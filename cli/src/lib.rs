@@ -48,6 +48,8 @@ pub mod logging;
 mod nats;
 pub mod progress;
 mod run;
+mod run_files;
+mod run_input;
 mod runtime;
 mod serve;
 pub mod setup;

@@ -1,6 +1,10 @@
-//! `skillet run SKILL --args JSON|@FILE`: one call, live progress on stderr, the result on
-//! stdout (the `data` as pretty JSON, or with `--json` the whole `skill/call/resp` on one
-//! line), and an exit code per outcome (see `exit`).
+//! `skillet run SKILL [PROMPT] [--args JSON|@FILE] [--file PATH]... [--out DIR]`: one call,
+//! live progress on stderr, the result on stdout (the `data` as pretty JSON, or with `--json`
+//! the whole `skill/call/resp` on one line), the files it produced written to `--out`, and an
+//! exit code per outcome (see `exit`).
+//!
+//! Not here: how the prompt, `--args` and `--file` become the call's arguments (`run_input`),
+//! writing produced files (`run_files`).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -11,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::args::{GlobalArgs, RunArgs};
 use super::exit::{Failure, Outcome};
 use super::progress::{DisplayMode, Progress};
+use super::run_files as files;
+use super::run_input::{add_input_files, compose_arguments, read_input_files, read_prompt};
 use super::setup::{self, Console};
 use super::shutdown_signal;
 use super::suggest;
@@ -26,7 +32,9 @@ pub async fn run(
     args: &RunArgs,
     console: Console,
 ) -> Result<Outcome, Failure> {
-    let arguments = parse_arguments(&args.args)?;
+    let given = args.args.as_deref().map(parse_arguments).transpose()?;
+    let prompt = read_prompt(args)?;
+    let input_files = read_input_files(&args.files)?;
     let extra = skill_folder(&args.skill)?;
     let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
@@ -43,6 +51,21 @@ pub async fn run(
             return Err(refused);
         }
     };
+    let mut arguments = match compose_arguments(&skill.compiled, given, prompt) {
+        Ok(arguments) => arguments,
+        Err(refused) => {
+            if args.json {
+                let error = ProtocolError::new(ErrorCode::SchemaViolation, refused.message.clone());
+                let response =
+                    SkillCallResponse::rejected(skillet_protocol::new_id(), &name, error);
+                print_response(&response, true, console);
+            }
+            return Err(refused);
+        }
+    };
+    if !input_files.is_empty() {
+        add_input_files(&mut arguments, input_files);
+    }
     let scenario = skill
         .compiled
         .dir
@@ -82,6 +105,9 @@ pub async fn run(
     drop(mock);
 
     print_response(&response, args.json, console);
+    if let Some(result) = &response.data {
+        files::write_produced(&result.events, &args.out, args.force, console);
+    }
     if interrupted.is_cancelled() {
         return Ok(Outcome::Interrupted);
     }

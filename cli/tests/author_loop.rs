@@ -96,3 +96,107 @@ fn a_schema_typo_beside_additional_properties_false_is_blamed_on_the_typo() {
         "a valid keyword is never blamed: {stdout}"
     );
 }
+
+/// A plain skill (no schemas) whose mock model copies the input file `notes.txt` into
+/// `out/summary.md` with `write_file` after reading it.
+fn file_skill(root: &Path) {
+    let dir = root.join("notes-to-summary");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: notes-to-summary\ndescription: Turns a notes file into a summary file.\n---\n\
+         Summarize the notes file into summary.md.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        r##"rules:
+  - name: read
+    when: { system_contains: "Summarize the notes file", turn: 1 }
+    reply:
+      tool_calls:
+        - name: read_file
+          arguments: { path: notes.txt }
+  - name: write
+    when: { system_contains: "Summarize the notes file", turn: 2, tool_result_contains: "ship it" }
+    reply:
+      tool_calls:
+        - name: write_file
+          arguments: { path: out/summary.md, content: "# Summary\n\nship it\n" }
+  - name: done
+    when: { system_contains: "Summarize the notes file", turn: 3 }
+    reply:
+      text: "summary.md is attached."
+"##,
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_plain_skill_takes_its_prompt_and_input_file_and_its_produced_file_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    file_skill(root.path());
+    let skills = root.path().display().to_string();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("notes.txt"), "meeting: ship it\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--skills-dir", &skills, "run", "notes-to-summary"];
+        args.extend_from_slice(extra);
+        skillet(cwd.path(), &args)
+    };
+    // No request: refused before a model starts, with the usage.
+    let out = run(&[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("schema_violation"), "{stderr}");
+    assert!(
+        stderr.contains("skillet run notes-to-summary \""),
+        "{stderr}"
+    );
+
+    let out = run(&[
+        "summarize my notes",
+        "--file",
+        "notes.txt",
+        "--out",
+        "results",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let written = cwd.path().join("results/out/summary.md");
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "# Summary\n\nship it\n"
+    );
+    assert!(stderr.contains("wrote results/out/summary.md"), "{stderr}");
+    // The model's streamed text is not a file.
+    assert!(!cwd.path().join("results/turn-1").exists());
+
+    // Again: the file exists and is kept without --force.
+    std::fs::write(&written, "mine").unwrap();
+    let out = run(&[
+        "--prompt",
+        "summarize my notes",
+        "--file",
+        "notes.txt",
+        "--out",
+        "results",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("use --force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "mine");
+    let out = run(&[
+        "summarize my notes",
+        "--file",
+        "notes.txt",
+        "--out",
+        "results",
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "# Summary\n\nship it\n"
+    );
+}

@@ -56,7 +56,9 @@ pub use message::Message;
 pub use messages::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
-pub use produced_file::{BASE64_MIME_SUFFIX, ProducedFile};
+pub use produced_file::{
+    BASE64_MIME_SUFFIX, ProducedFile, is_model_text_artifact, model_text_artifact,
+};
 pub use result::{CostEstimate, Resumed, SkillResult, TokenUsage, TurnUsage};
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message

@@ -4,7 +4,9 @@
 //!
 //! The engine streams a text file as its text and any other file as base64 with `;base64`
 //! appended to its MIME type (each chunk a whole number of base64 quanta, so the chunks join into
-//! one valid encoding). Only files whose final chunk was seen are returned. Not here: emitting
+//! one valid encoding). Only files whose final chunk was seen are returned, and the model's
+//! streamed text (artifacts named [`model_text_artifact`]`(turn)`, `turn-1`, ...) is not a file.
+//! Not here: emitting
 //! the chunks (`skillet-engine`'s `files::artifacts`), decoding base64 (the content stays as
 //! sent; a door passes it through).
 
@@ -12,6 +14,18 @@ use crate::event::{EventPayload, SkillEvent};
 
 /// The suffix of an artifact MIME type whose chunks are base64 of binary content.
 pub const BASE64_MIME_SUFFIX: &str = ";base64";
+
+/// The name of the `artifact` stream that carries the model's text of `turn` as it streams
+/// (`turn-1`, `turn-2`, ...): shown live, never a produced file.
+pub fn model_text_artifact(turn: u32) -> String {
+    format!("turn-{turn}")
+}
+
+/// Whether an `artifact` named `name` is the model's streamed text rather than a file.
+pub fn is_model_text_artifact(name: &str) -> bool {
+    name.strip_prefix("turn-")
+        .is_some_and(|turn| !turn.is_empty() && turn.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// One produced file, whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +55,9 @@ impl ProducedFile {
             else {
                 continue;
             };
+            if is_model_text_artifact(name) {
+                continue;
+            }
             let open = files
                 .iter_mut()
                 .find(|(file, finished)| !finished && &file.name == name);
@@ -106,5 +123,20 @@ mod tests {
             (files[1].content.as_str(), files[1].base64),
             ("# Title\n", false)
         );
+    }
+
+    #[test]
+    fn the_models_streamed_text_is_not_a_produced_file() {
+        let events = vec![
+            chunk(0, &model_text_artifact(1), "text/plain", "{\"a\":", false),
+            chunk(1, &model_text_artifact(1), "text/plain", "1}", true),
+            chunk(2, "turn-notes.txt", "text/plain", "kept", true),
+        ];
+        let files = ProducedFile::from_events(&events);
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["turn-notes.txt"]);
+        assert!(is_model_text_artifact("turn-12"));
+        assert!(!is_model_text_artifact("turn-"));
+        assert!(!is_model_text_artifact("turn-1.md"));
     }
 }

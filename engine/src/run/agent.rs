@@ -344,7 +344,7 @@ impl TurnLoop<'_> {
     /// One provider request, with streaming, retries reported and usage recorded.
     async fn request(&self, turn: u32, request: &ChatRequest) -> Result<ChatResponse, Outcome> {
         let label = &self.provider.label;
-        let artifact = format!("turn-{turn}");
+        let artifact = crate::protocol::model_text_artifact(turn);
         let streamed = AtomicBool::new(false);
         let sink = |delta: &str| {
             if !delta.is_empty() {
