@@ -26,9 +26,9 @@ pub fn decode_request(index: &SkillIndex, body: &[u8]) -> Result<Option<SkillInv
             let configuration = send.configuration.unwrap_or_default();
             history_length(configuration.history_length).map_err(answer)?;
             index
-                .resolve(&send.message, send.metadata.as_ref())
+                .resolve(&send.message, send.metadata.as_ref(), |_| true)
                 .map(Some)
-                .map_err(answer)
+                .map_err(|unresolved| answer(unresolved.unknown_skill()))
         }
         "GetTask" => {
             let get: GetTaskParams = params(request.params.clone()).map_err(answer)?;

@@ -2,8 +2,11 @@
 //!
 //! **Selection.** The skill is named by its card id under the metadata key `SKILL_ID_KEY`
 //! (`"skillId"`) of the message, or else of the `SendMessage` request; when the card lists
-//! exactly one skill, it is used without being named. Anything else is `-32602` naming the
-//! available ids.
+//! exactly one skill, it is used without being named. Only the skills the caller may run count
+//! (the door passes the core's visibility rule): a named skill that is unknown and one the
+//! caller may not run are the same [`Unresolved::NotRunnable`], never told apart, and every
+//! error that lists skill ids (`-32602`: no skill named, a name that is not a string) lists only
+//! the caller's.
 //!
 //! **Arguments.** A message has at most one `data` part, any number of text parts and any
 //! number of file parts (sorted by `parts`):
@@ -31,7 +34,7 @@ use super::wire::Message;
 use skillet_engine::files::INPUT_FILES_KEY;
 use skillet_engine::schema::CompiledSchema;
 use skillet_engine::service::SkillService;
-use skillet_protocol::SkillDiscoverRequest;
+use skillet_protocol::{SkillDefinition, SkillDiscoverRequest};
 
 /// The metadata key that names the skill to run.
 pub(crate) const SKILL_ID_KEY: &str = "skillId";
@@ -54,6 +57,8 @@ enum TextTarget {
 struct IndexedSkill {
     /// The A2E skill name the call uses.
     name: String,
+    /// Its definition, for the caller's visibility rule.
+    definition: SkillDefinition,
     schema: Option<CompiledSchema>,
     text: TextTarget,
 }
@@ -67,6 +72,42 @@ pub struct SkillInvocation {
     pub name: String,
     /// The input object.
     pub arguments: Map<String, Value>,
+}
+
+/// Why a message selects no skill to run.
+#[derive(Debug)]
+pub enum Unresolved {
+    /// The message names a skill the caller may not run — an unknown one or one its grants
+    /// hide alike, so the answer cannot tell them apart.
+    NotRunnable {
+        /// The id the message named.
+        id: String,
+        /// The ids the caller may run, joined by `, `.
+        runnable: String,
+    },
+    /// Anything else: the answer to give.
+    Invalid(RpcError),
+}
+
+impl From<RpcError> for Unresolved {
+    fn from(error: RpcError) -> Self {
+        Unresolved::Invalid(error)
+    }
+}
+
+impl Unresolved {
+    /// The answer where no skill is hidden from the caller (no `[auth]`): a skill outside the
+    /// index is unknown, `-32602` listing the ids there are.
+    pub fn unknown_skill(self) -> RpcError {
+        match self {
+            Unresolved::NotRunnable { id, runnable } => RpcError::new(
+                RpcCode::InvalidParams,
+                format!("unknown skill {id:?}; available skill ids: {runnable}"),
+            )
+            .with_metadata("a2eCode", "unknown_skill"),
+            Unresolved::Invalid(error) => error,
+        }
+    }
 }
 
 /// The card's skills by id, with their compiled input schemas. Built once per server, and again
@@ -107,7 +148,8 @@ impl SkillIndex {
             skills.insert(
                 id,
                 IndexedSkill {
-                    name: definition.name,
+                    name: definition.name.clone(),
+                    definition,
                     schema,
                     text,
                 },
@@ -121,13 +163,15 @@ impl SkillIndex {
         self.skills.keys().map(String::as_str).collect()
     }
 
-    /// Resolves `message` (with the request's `metadata`) to a call, or the error answering it.
+    /// Resolves `message` (with the request's `metadata`) to a call of a skill `may_run`
+    /// accepts, or why it selects none.
     pub fn resolve(
         &self,
         message: &Message,
         request_metadata: Option<&Map<String, Value>>,
-    ) -> Result<SkillInvocation, RpcError> {
-        let (skill_id, skill) = self.select(message, request_metadata)?;
+        may_run: impl Fn(&SkillDefinition) -> bool,
+    ) -> Result<SkillInvocation, Unresolved> {
+        let (skill_id, skill) = self.select(message, request_metadata, may_run)?;
         let arguments = arguments_for(skill_id, skill, message)?;
         if let Some(schema) = &skill.schema {
             // Input files are taken out of the arguments before the engine validates them.
@@ -135,7 +179,7 @@ impl SkillIndex {
             instance.remove(INPUT_FILES_KEY);
             let instance = Value::Object(instance);
             if let Err(violations) = schema.validate(&instance) {
-                return Err(input_violations(skill_id, &violations));
+                return Err(input_violations(skill_id, &violations).into());
             }
         }
         Ok(SkillInvocation {
@@ -149,43 +193,63 @@ impl SkillIndex {
         &'a self,
         message: &Message,
         request_metadata: Option<&Map<String, Value>>,
-    ) -> Result<(&'a str, &'a IndexedSkill), RpcError> {
+        may_run: impl Fn(&SkillDefinition) -> bool,
+    ) -> Result<(&'a str, &'a IndexedSkill), Unresolved> {
         let named = [message.metadata.as_ref(), request_metadata]
             .into_iter()
             .flatten()
             .find_map(|m| m.get(SKILL_ID_KEY));
-        let available = self.ids().join(", ");
-        match named {
+        let runnable = || {
+            let ids: Vec<&str> = self
+                .skills
+                .iter()
+                .filter(|(_, skill)| may_run(&skill.definition))
+                .map(|(id, _)| id.as_str())
+                .collect();
+            if ids.is_empty() {
+                "none".to_owned()
+            } else {
+                ids.join(", ")
+            }
+        };
+        let chosen = match named {
             Some(Value::String(id)) => self
                 .skills
                 .get_key_value(id.as_str())
-                .map(|(k, v)| (k.as_str(), v))
-                .ok_or_else(|| {
-                    RpcError::new(
-                        RpcCode::InvalidParams,
-                        format!("unknown skill {id:?}; available skill ids: {available}"),
-                    )
-                    .with_metadata("a2eCode", "unknown_skill")
-                }),
-            Some(_) => Err(RpcError::new(
-                RpcCode::InvalidParams,
-                format!(
-                    "metadata.{SKILL_ID_KEY} must be a string; available skill ids: {available}"
-                ),
-            )),
-            None if self.skills.len() == 1 => Ok(self
-                .skills
-                .iter()
-                .next()
-                .map(|(k, v)| (k.as_str(), v))
-                .expect("one skill")),
-            None => Err(RpcError::new(
-                RpcCode::InvalidParams,
-                format!(
-                    "name the skill to run in the message's metadata.{SKILL_ID_KEY}; available \
-                     skill ids: {available}"
-                ),
-            )),
+                .ok_or_else(|| id.clone()),
+            Some(_) => {
+                return Err(RpcError::new(
+                    RpcCode::InvalidParams,
+                    format!(
+                        "metadata.{SKILL_ID_KEY} must be a string; skill ids you may run: {}",
+                        runnable()
+                    ),
+                )
+                .into());
+            }
+            None if self.skills.len() == 1 => self.skills.iter().next().ok_or_else(String::new),
+            None => {
+                return Err(RpcError::new(
+                    RpcCode::InvalidParams,
+                    format!(
+                        "name the skill to run in the message's metadata.{SKILL_ID_KEY}; skill \
+                         ids you may run: {}",
+                        runnable()
+                    ),
+                )
+                .into());
+            }
+        };
+        match chosen {
+            Ok((id, skill)) if may_run(&skill.definition) => Ok((id.as_str(), skill)),
+            Ok((id, _)) => Err(Unresolved::NotRunnable {
+                id: id.clone(),
+                runnable: runnable(),
+            }),
+            Err(id) => Err(Unresolved::NotRunnable {
+                id,
+                runnable: runnable(),
+            }),
         }
     }
 }

@@ -32,18 +32,19 @@ use serde_json::{Map, Value, json};
 
 use super::checkpoints::SqliteCheckpoints;
 use super::continuation::{self, Continuations, TaskApprover};
-use super::input::{SKILL_ID_KEY, SkillIndex};
+use super::input::{SKILL_ID_KEY, SkillIndex, Unresolved};
 use super::jsonrpc::{RpcCode, RpcError, RpcRequest, history_length, params};
 use super::list_tasks::list_tasks;
 use super::parts::check_message;
 use super::persist::StoredCall;
 use super::projection::{Projection, TaskEventSink};
+use super::repeats::RecentMessages;
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
 use super::wire::{
     GetTaskParams, Message, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
     TaskStatus,
 };
-use crate::auth::Caller;
+use crate::auth::{AuditRecord, Caller};
 use crate::core::{Admitted, CANCEL_GRACE, HostCore, Refusal};
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
@@ -77,6 +78,8 @@ struct AdapterInner {
     index: RwLock<Arc<SkillIndex>>,
     continuations: Arc<Continuations>,
     checkpoints: Option<Arc<SqliteCheckpoints>>,
+    /// The tasks recent messages started, so a message sent again runs nothing.
+    recent: RecentMessages,
 }
 
 /// A run to start for a task that is in the store.
@@ -111,8 +114,12 @@ impl A2aAdapter {
                 index: RwLock::new(Arc::new(index)),
                 continuations: Arc::default(),
                 checkpoints,
+                recent: RecentMessages::default(),
             }),
         };
+        if adapter.inner.store.is_durable() {
+            adapter.inner.recent.remember_stored(&adapter.inner.store);
+        }
         adapter.reindex_on_reload();
         adapter.keep_tasks_past_the_grace();
         adapter
@@ -307,13 +314,19 @@ impl A2aAdapter {
                 ),
             ));
         }
+        let wait = !configuration.return_immediately;
         if !message.task_id.is_empty() {
-            let wait = !configuration.return_immediately;
             return self
                 .continue_task(message, history_length, streaming, wait, caller)
                 .await;
         }
-        let invocation = self.index().resolve(&message, metadata.as_ref())?;
+        if let Some(answer) = self
+            .repeated(&message, caller, streaming, wait, history_length)
+            .await
+        {
+            return answer;
+        }
+        let invocation = self.select(&message, metadata.as_ref(), caller)?;
         let admitted = self
             .inner
             .core
@@ -325,6 +338,7 @@ impl A2aAdapter {
         } else {
             message.context_id.clone()
         };
+        let message_id = message.message_id.clone();
         let mut user_message = message;
         user_message.task_id.clone_from(&task_id);
         user_message.context_id.clone_from(&context_id);
@@ -339,7 +353,6 @@ impl A2aAdapter {
             history: vec![user_message],
             metadata: Some(task_metadata),
         };
-        let wait = !configuration.return_immediately;
         let subscription = self
             .inner
             .store
@@ -356,6 +369,8 @@ impl A2aAdapter {
         if let Some(owner) = caller.owner() {
             self.inner.store.set_owner(&task.id, owner);
         }
+        let sender = caller.owner().unwrap_or_default();
+        self.inner.recent.remember(sender, &message_id, &task_id);
         if self.inner.store.is_durable() {
             let call = StoredCall {
                 skill: invocation.name.clone(),
@@ -385,30 +400,104 @@ impl A2aAdapter {
         });
         // With `state_db`, the task is on disk before its client learns its id.
         self.inner.store.persisted().await;
-        match (streaming, subscription) {
-            (true, Some(rest)) => Ok(Answer::Stream {
-                first: Box::new(StreamResponse::Task(task)),
-                rest,
-            }),
-            (_, Some(mut rest)) => {
-                settle(&mut rest).await;
-                self.inner.store.persisted().await;
-                let task = self
-                    .inner
-                    .store
-                    .final_snapshot(&task_id, history_length)
-                    .ok_or_else(|| gone(&task_id))?;
-                Ok(Answer::Result(json!({"task": task})))
+        let subscription = Some((task, subscription));
+        self.answer_task(&task_id, subscription, streaming, wait, history_length)
+            .await
+    }
+
+    /// The skill `message` selects among those `caller` may run. Under `[auth]` an unknown
+    /// skill and one the caller may not run get the same refusal the core gives a call it may
+    /// not make (`-32600`, `unauthorized`), audited alike; without `[auth]` no skill is hidden
+    /// and an unknown one is `-32602 unknown_skill`.
+    fn select(
+        &self,
+        message: &Message,
+        metadata: Option<&Map<String, Value>>,
+        caller: &Caller,
+    ) -> Result<super::input::SkillInvocation, RpcError> {
+        let core = &self.inner.core;
+        let unresolved = match self
+            .index()
+            .resolve(message, metadata, |skill| core.may_see(caller, skill))
+        {
+            Ok(invocation) => return Ok(invocation),
+            Err(unresolved) => unresolved,
+        };
+        match (unresolved, core.access()) {
+            (Unresolved::NotRunnable { id, .. }, Some(access)) => {
+                access.audit(
+                    &AuditRecord::refused(caller.id(), &id, "", "refused:unauthorized")
+                        .with_client(caller.client()),
+                );
+                Err(refusal_error(Refusal::Unauthorized))
             }
-            (_, None) => {
-                let task = self
-                    .inner
-                    .store
-                    .final_snapshot(&task_id, history_length)
-                    .ok_or_else(|| gone(&task_id))?;
-                Ok(Answer::Result(json!({"task": task})))
-            }
+            (unresolved, _) => Err(unresolved.unknown_skill()),
         }
+    }
+
+    /// The answer to a message `caller` sent before (the same `messageId`) whose task is
+    /// still stored: that task, answered as a first message is, and nothing runs again.
+    /// `None` for a message not seen (or whose task is gone).
+    async fn repeated(
+        &self,
+        message: &Message,
+        caller: &Caller,
+        streaming: bool,
+        wait: bool,
+        history_length: Option<usize>,
+    ) -> Option<Result<Answer, RpcError>> {
+        let sender = caller.owner().unwrap_or_default();
+        let task_id = self.inner.recent.task_of(sender, &message.message_id)?;
+        if !self.inner.store.visible_to(&task_id, caller.owner()) {
+            return None;
+        }
+        let subscription = self.inner.store.subscribe(&task_id)?;
+        // A task waiting for input already answered its first message with that state.
+        let wait = wait && subscription.0.status.state != TaskState::InputRequired;
+        tracing::debug!(task_id = %task_id, "A2A message sent again: answered with its task");
+        Some(
+            self.answer_task(
+                &task_id,
+                Some(subscription),
+                streaming,
+                wait,
+                history_length,
+            )
+            .await,
+        )
+    }
+
+    /// The answer to a message about the task `task_id`, whose store `subscription` was taken
+    /// before anything could change it: its stream (streaming), the task once it ends or
+    /// waits for input (`wait`), or the task as it is.
+    async fn answer_task(
+        &self,
+        task_id: &str,
+        subscription: Option<(Task, Option<Subscription>)>,
+        streaming: bool,
+        wait: bool,
+        history_length: Option<usize>,
+    ) -> Result<Answer, RpcError> {
+        let store = &self.inner.store;
+        match subscription {
+            Some((task, rest)) if streaming => {
+                // An ended task's stream is the task alone.
+                let rest = rest.unwrap_or_else(|| tokio::sync::mpsc::unbounded_channel().1);
+                return Ok(Answer::Stream {
+                    first: Box::new(StreamResponse::Task(task)),
+                    rest,
+                });
+            }
+            Some((_, Some(mut rest))) if wait => {
+                settle(&mut rest).await;
+                store.persisted().await;
+            }
+            _ => {}
+        }
+        let task = store
+            .final_snapshot(task_id, history_length)
+            .ok_or_else(|| gone(task_id))?;
+        Ok(Answer::Result(json!({"task": task})))
     }
 
     /// A message with a `taskId`: the reply to a task waiting for input (`continuation`).
@@ -423,7 +512,8 @@ impl A2aAdapter {
         let task_id = message.task_id.clone();
         let store = &self.inner.store;
         let continuations = &self.inner.continuations;
-        let exists = store.get(&task_id, Some(0)).is_some();
+        // Another identity's task is not there for this caller: "not found", as an unknown id.
+        let exists = store.visible_to(&task_id, caller.owner());
         // Subscribed before the reply is given, so no update after it is missed; only for a
         // task that waits (its question is already in the store then).
         let subscription = if continuations.waits_for(&task_id, caller.id()) {
@@ -439,25 +529,8 @@ impl A2aAdapter {
             message.context_id = context_id;
         }
         store.push_history(&task_id, message);
-        match subscription {
-            Some((task, Some(rest))) if streaming => Ok(Answer::Stream {
-                first: Box::new(StreamResponse::Task(task)),
-                rest,
-            }),
-            Some((_, Some(mut rest))) if wait => {
-                settle(&mut rest).await;
-                let task = store
-                    .final_snapshot(&task_id, history_length)
-                    .ok_or_else(|| gone(&task_id))?;
-                Ok(Answer::Result(json!({"task": task})))
-            }
-            _ => {
-                let task = store
-                    .final_snapshot(&task_id, history_length)
-                    .ok_or_else(|| gone(&task_id))?;
-                Ok(Answer::Result(json!({"task": task})))
-            }
-        }
+        self.answer_task(&task_id, subscription, streaming, wait, history_length)
+            .await
     }
 
     fn get_task(&self, params: GetTaskParams, caller: &Caller) -> Result<Answer, RpcError> {

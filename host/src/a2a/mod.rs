@@ -17,6 +17,7 @@
 //! - [`checkpoints`] — the checkpoints of A2A task runs in the same database;
 //! - [`resume`] — what a restart does with the tasks it found running;
 //! - [`projection`] — a skill run's events and outcome as task updates;
+//! - `repeats` — which task a recent message started, so a message sent again runs nothing;
 //! - [`methods`] — the A2A methods on top of the core and the store;
 //! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
@@ -35,6 +36,7 @@ pub(crate) mod parts;
 pub mod persist;
 pub mod projection;
 mod reopen;
+pub(crate) mod repeats;
 pub mod resume;
 pub mod store;
 pub mod version;

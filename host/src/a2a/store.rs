@@ -373,6 +373,20 @@ impl TaskStore {
         inner.tasks.get(id).is_some_and(|entry| owns(entry, owner))
     }
 
+    /// Every stored task's owner, the id of its first message and its id: which message
+    /// started which task, remembered again after a restart (`repeats`).
+    pub(crate) fn first_messages(&self) -> Vec<(Option<String>, String, String)> {
+        let inner = self.lock();
+        inner
+            .tasks
+            .iter()
+            .filter_map(|(id, entry)| {
+                let first = entry.task.history.first()?;
+                Some((entry.owner.clone(), first.message_id.clone(), id.clone()))
+            })
+            .collect()
+    }
+
     /// Every live task `keep` accepts that is there for `owner` (see
     /// [`TaskStore::visible_to`]), as stored (for `ListTasks`).
     pub(crate) fn matching(&self, owner: Option<&str>, keep: impl Fn(&Task) -> bool) -> Vec<Task> {

@@ -1,7 +1,8 @@
 //! The console's JSON routes under `/console/api/` (the table is in `super`'s docs). Every
 //! answer is JSON with the console's security headers; every refusal is one JSON body
 //! `{"error": CODE, "message": WHY}` with its 4xx status: `not_found` (an unknown skill — or one
-//! the caller may not see, the two are not told apart —, an unknown run id, an unknown route),
+//! the caller may not see, the two are not told apart —, an unknown run id or a run of such a
+//! skill, an unknown route; a list holds only runs of the skills the caller may see),
 //! `bad_request` (a bad filter, a run id that is not a number), `no_history` (the history is
 //! off), 415 `unsupported_media_type` (a decision that is not `application/json`: a page of
 //! another origin cannot send one without the browser asking first), and 500 `history_failed`
@@ -185,22 +186,38 @@ fn failed(error: &impl std::fmt::Display) -> Response {
     )
 }
 
-async fn runs(State(state): State<ApiState>, RawQuery(query): RawQuery) -> Response {
+/// The skills whose runs the request's caller may read: under `[auth]` the ones it may see
+/// (the run of another is "not found", as an unknown one); `None`, every skill, without.
+fn readable_skills(state: &ApiState, request: &Request) -> Option<Vec<String>> {
+    state.core.access()?;
+    let caller = caller_of(request.extensions());
+    let visible = state
+        .core
+        .discover_as(&caller, &SkillDiscoverRequest::default());
+    Some(visible.skills.into_iter().map(|s| s.name).collect())
+}
+
+async fn runs(
+    State(state): State<ApiState>,
+    RawQuery(query): RawQuery,
+    request: Request,
+) -> Response {
     let Some(history) = state.options.history.as_ref() else {
         return no_history();
     };
     let pairs: Vec<(String, String)> = form_urlencoded_pairs(query.as_deref().unwrap_or_default());
-    let filter = match RunFilter::from_pairs(pairs) {
+    let mut filter = match RunFilter::from_pairs(pairs) {
         Ok(filter) => filter,
         Err(e) => return refusal(StatusCode::BAD_REQUEST, "bad_request", e.0),
     };
+    filter.visible_skills = readable_skills(&state, &request);
     match history.list(filter).await {
         Ok(runs) => json_answer(StatusCode::OK, &json!({ "runs": runs })),
         Err(e) => failed(&e),
     }
 }
 
-async fn run(State(state): State<ApiState>, Path(id): Path<String>) -> Response {
+async fn run(State(state): State<ApiState>, Path(id): Path<String>, request: Request) -> Response {
     let Some(history) = state.options.history.as_ref() else {
         return no_history();
     };
@@ -211,7 +228,15 @@ async fn run(State(state): State<ApiState>, Path(id): Path<String>) -> Response 
             format!("a run id is a positive number, not {id:?}"),
         );
     };
-    match history.get(id).await {
+    let readable = readable_skills(&state, &request);
+    let record = history.get(id).await.map(|record| {
+        record.filter(|r| {
+            readable
+                .as_ref()
+                .is_none_or(|s| s.contains(&r.summary.skill))
+        })
+    });
+    match record {
         Ok(Some(record)) => json_answer(StatusCode::OK, &json!({ "run": record })),
         Ok(None) => refusal(
             StatusCode::NOT_FOUND,

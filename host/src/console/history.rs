@@ -431,6 +431,7 @@ fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummar
         until,
         before,
         limit,
+        visible_skills,
     } = filter;
     if let Some(skill) = skill {
         condition("skill = ?", SqlValue::Text(skill.clone()));
@@ -452,6 +453,11 @@ fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummar
     }
     if let Some(before) = before {
         condition("id < ?", SqlValue::Integer(*before));
+    }
+    if let Some(names) = visible_skills {
+        let marks = vec!["?"; names.len()].join(", ");
+        sql.push_str(&format!(" AND skill IN ({marks})"));
+        values.extend(names.iter().map(|name| SqlValue::Text(name.clone())));
     }
     sql.push_str(" ORDER BY id DESC LIMIT ?");
     values.push(SqlValue::Integer(i64::from(*limit)));

@@ -71,6 +71,9 @@ pub struct RunFilter {
     pub before: Option<i64>,
     /// At most this many (1..=[`MAX_LIMIT`]).
     pub limit: u32,
+    /// Only runs of these skills — under `[auth]`, the ones the caller may see (set by the
+    /// route, never read from the query string; `None`: every skill).
+    pub visible_skills: Option<Vec<String>>,
 }
 
 impl Default for RunFilter {
@@ -84,6 +87,7 @@ impl Default for RunFilter {
             until: None,
             before: None,
             limit: DEFAULT_LIMIT,
+            visible_skills: None,
         }
     }
 }
