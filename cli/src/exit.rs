@@ -3,11 +3,11 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (`run`: the skill succeeded; `validate`: no errors; `serve`: clean shutdown) |
-//! | 1 | the skill ran and failed (`data.success: false`, any `error_code` but `timeout`); `validate` found problems; `card` is not a valid A2A card; an `eval` run did not pass |
+//! | 1 | the skill ran and failed (`data.success: false`, any `error_code` but `timeout` and `runtime_error`); `validate` found problems; `card` is not a valid A2A card; an `eval` run did not pass |
 //! | 2 | usage error: bad command line, `--args` not a JSON object or unreadable; `init`: an invalid name or an existing folder |
 //! | 3 | the call was rejected before execution (`error` set: `unknown_skill`, `schema_violation`, `unauthorized`, …); `run`/`eval` of a skill that is not loaded, refused before a model starts |
 //! | 4 | the skill timed out (`error_code: timeout`) |
-//! | 5 | configuration or setup error: config file, provider, skills directory, bind address, embedded mock |
+//! | 5 | configuration or setup error: config file, provider, skills directory, bind address, embedded mock; `run`: the skill could not run here (`error_code: runtime_error`: the provider unreachable or refusing its key or model, the host cancelling it) |
 //! | 130 | interrupted (Ctrl-C / SIGTERM during `run` or `eval`) |
 
 use std::process::ExitCode;
@@ -55,6 +55,7 @@ impl Outcome {
         match &response.data {
             Some(result) if result.success => Outcome::Success,
             Some(result) if result.error_code == Some(ErrorCode::Timeout) => Outcome::TimedOut,
+            Some(result) if result.error_code == Some(ErrorCode::RuntimeError) => Outcome::Setup,
             _ => Outcome::Failed,
         }
     }
@@ -112,6 +113,12 @@ mod tests {
         let timed_out =
             SkillCallResponse::result("r", "s", SkillResult::failure(ErrorCode::Timeout, "x", 1));
         assert_eq!(Outcome::of_response(&timed_out).code(), 4);
+        let unreachable = SkillCallResponse::result(
+            "r",
+            "s",
+            SkillResult::failure(ErrorCode::RuntimeError, "x", 1),
+        );
+        assert_eq!(Outcome::of_response(&unreachable).code(), 5);
         let rejected =
             SkillCallResponse::rejected("r", "s", ProtocolError::new(ErrorCode::UnknownSkill, "x"));
         assert_eq!(Outcome::of_response(&rejected).code(), 3);

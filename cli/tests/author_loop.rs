@@ -200,3 +200,72 @@ fn a_plain_skill_takes_its_prompt_and_input_file_and_its_produced_file_is_writte
         "# Summary\n\nship it\n"
     );
 }
+
+/// `skillet run summarize` against an OpenAI-compatible server at `base_url`, keyed by the
+/// standard `OPENAI_API_KEY`.
+fn run_summarize_at(base_url: &str) -> Output {
+    let cwd = tempfile::tempdir().unwrap();
+    let skills = bundled_skills().display().to_string();
+    let example = bundled_skills().join("summarize/examples/basic.json");
+    Command::new(SKILLET)
+        .current_dir(cwd.path())
+        .args(["--skills-dir", &skills, "run", "summarize", "--args"])
+        .arg(format!("@{}", example.display()))
+        .args(["--provider", "openai", "--model", "gpt-test"])
+        .env_remove("SKILLET_PROVIDER")
+        .env_remove("SKILLET_MODEL")
+        .env_remove("SKILLET_CONFIG")
+        .env("OPENAI_BASE_URL", base_url)
+        .env("OPENAI_API_KEY", "canary-key-4f1c")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run skillet")
+}
+
+#[test]
+fn a_provider_that_is_down_is_a_setup_error_naming_its_url_and_variable() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = run_summarize_at(&url);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("failed (runtime_error)"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("nothing answered at {url}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`OPENAI_BASE_URL`"), "{stderr}");
+}
+
+#[test]
+fn a_refused_key_names_the_variable_it_came_from_and_never_the_key() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().take(8) {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0u8; 65536];
+            let _ = stream.read(&mut buffer);
+            let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let out = run_summarize_at(&url);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("the key came from `OPENAI_API_KEY`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("canary-key-4f1c"), "{stderr}");
+}

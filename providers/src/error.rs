@@ -28,8 +28,12 @@ pub enum ProviderErrorKind {
     },
     /// 429 `insufficient_quota` (or similar billing refusal): waiting does not help.
     QuotaExceeded,
-    /// The server is down, overloaded (5xx, 529) or the connection failed or dropped.
+    /// The server is down or overloaded (5xx, 529), or the connection dropped.
     Unavailable,
+    /// No connection could be made to the server at all (refused, no route, name not found):
+    /// nothing is listening where the provider's base URL points. Retried like `Unavailable`
+    /// (a server may be starting), but never the skill's fault.
+    Unreachable,
     /// The call's deadline passed, the server was too slow (read timeout, 408), or a retry would
     /// have had to wait past the deadline.
     Timeout,
@@ -62,6 +66,7 @@ impl ProviderErrorKind {
             ProviderErrorKind::RateLimited { .. } => "rate_limited",
             ProviderErrorKind::QuotaExceeded => "quota_exceeded",
             ProviderErrorKind::Unavailable => "unavailable",
+            ProviderErrorKind::Unreachable => "unreachable",
             ProviderErrorKind::Timeout => "timeout",
             ProviderErrorKind::Auth => "auth",
             ProviderErrorKind::NotFound => "not_found",
@@ -129,6 +134,7 @@ impl ProviderError {
             kind,
             ProviderErrorKind::RateLimited { .. }
                 | ProviderErrorKind::Unavailable
+                | ProviderErrorKind::Unreachable
                 | ProviderErrorKind::Truncated
         );
         ProviderError {
@@ -208,8 +214,8 @@ impl ProviderError {
         ProviderError::new(kind, message).with_retryable(!delivered_anything)
     }
 
-    /// Classifies a transport (reqwest) error: connect failures and dropped connections are
-    /// `Unavailable`, read/connect timeouts are `Timeout`, both retryable. Body read errors
+    /// Classifies a transport (reqwest) error: connect failures are `Unreachable`, dropped
+    /// connections `Unavailable`, read/connect timeouts `Timeout`, all retryable. Body read errors
     /// count as dropped connections: we parse JSON ourselves, so reqwest's "decode" errors only
     /// ever mean the body stopped arriving.
     pub(crate) fn from_transport(err: &reqwest::Error) -> Self {
@@ -224,6 +230,8 @@ impl ProviderError {
             ProviderError::new(ProviderErrorKind::Timeout, message).with_retryable(true)
         } else if err.is_builder() {
             ProviderError::new(ProviderErrorKind::Config, message)
+        } else if err.is_connect() {
+            ProviderError::new(ProviderErrorKind::Unreachable, message)
         } else {
             ProviderError::new(ProviderErrorKind::Unavailable, message)
         }

@@ -30,6 +30,7 @@
 //! | `Cancelled` | `timeout` when the deadline has passed, else `runtime_error` | cancellation comes from the host (or the deadline) |
 //! | `RateLimited`, `Unavailable`, `Truncated`, `MalformedResponse` | `skill_error` | transient: the same call may succeed later (seed: retryable) |
 //! | `QuotaExceeded`, `Auth`, `NotFound`, `BadRequest`, `ContextTooLong`, `Config` | `runtime_error` | the host's or the request's configuration; repeating fails the same way |
+//! | `Unreachable` | `runtime_error` | nothing answered at the provider's URL: the host's setup, never the skill's fault |
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -435,6 +436,7 @@ pub(crate) fn provider_failure(
         | ProviderErrorKind::NotFound
         | ProviderErrorKind::BadRequest
         | ProviderErrorKind::ContextTooLong
+        | ProviderErrorKind::Unreachable
         | ProviderErrorKind::Config => ErrorCode::RuntimeError,
         // Images to a model declared not to take them, or too large: the caller's input is
         // refused (A2E has no `invalid_input`; its nearest is the unusable message).
@@ -465,6 +467,10 @@ mod tests {
         );
         assert_eq!(
             code(ProviderErrorKind::Auth, later),
+            ErrorCode::RuntimeError
+        );
+        assert_eq!(
+            code(ProviderErrorKind::Unreachable, later),
             ErrorCode::RuntimeError
         );
         assert_eq!(
