@@ -39,7 +39,8 @@ fn with_url(mut config: NatsOptions, url: Option<&str>) -> NatsOptions {
 }
 
 /// `skillet serve --nats [URL]`: runs until SIGTERM/SIGINT, then finishes, answers and acks
-/// every call it took.
+/// every call it took within `[server] shutdown_grace_seconds` — also when the NATS server is
+/// gone (what it cannot ack is left to redelivery).
 pub async fn serve(
     global: &GlobalArgs,
     args: &ServeArgs,

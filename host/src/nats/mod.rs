@@ -9,6 +9,7 @@
 //! - `fit` — an answer kept within the server's `max_payload` before it is stored.
 //! - [`identity`] — who sent a call: its `Authorization` header, verified like HTTP's.
 //! - [`worker`] — the worker adapter over the [`crate::HostCore`].
+//! - `stop` — how a worker stops: every step bounded by the grace, server or no server.
 //! - `discover` — the worker's responder on the discover subject.
 //! - [`client`] — submit calls, stream events, get answers, discover.
 //! - [`error`] — [`NatsError`].
@@ -27,6 +28,7 @@ pub mod error;
 mod fit;
 pub mod identity;
 pub mod options;
+mod stop;
 pub mod store;
 pub mod subjects;
 pub mod worker;

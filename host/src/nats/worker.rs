@@ -28,9 +28,11 @@
 //!
 //! A worker killed mid-call never acks, so after the ack wait the server hands the call to
 //! another worker. Shutdown: stop pulling, let in-flight calls finish (the core's drain), store,
-//! answer and ack them, exit. A call the drain cancels when its grace is over did not fail: its
-//! cancelled answer is neither stored nor published, its checkpoint stays, and the message is
-//! NAKed, so another worker (or this one after its restart) continues it from its last turn.
+//! answer and ack them, exit — each step bounded by the grace (`stop`), so a worker whose server
+//! is gone stops too, leaving what it could not ack to redelivery. A call the drain cancels when
+//! its grace is over did not fail: its cancelled answer is neither stored nor published, its
+//! checkpoint stays, and the message is NAKed, so another worker (or this one after its
+//! restart) continues it from its last turn.
 //! Discover requests are answered on `<prefix>.discover` by the responder it starts
 //! (`discover`).
 //!
@@ -47,6 +49,7 @@ use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
 use super::checkpoints::NatsCheckpoints;
@@ -54,6 +57,7 @@ use super::discover;
 use super::error::NatsError;
 use super::fit;
 use super::identity;
+use super::stop;
 use super::store::{ResultStore, StoredAnswer, owner_digest};
 use super::subjects::{self, REPLY_HEADER, Subjects};
 use crate::auth::Caller;
@@ -172,8 +176,9 @@ impl NatsWorker {
         })
     }
 
-    /// Pulls and runs calls until `shutdown` completes, then finishes, answers and acks every
-    /// call it took, and returns.
+    /// Pulls and runs calls until `shutdown` completes, then finishes, answers and acks the
+    /// calls it took within the grace period (`stop`), and returns — also when the server is
+    /// gone.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), NatsError> {
         let shared = self.shared;
         let discover = discover::spawn_responder(
@@ -182,65 +187,99 @@ impl NatsWorker {
             shared.scope.core().clone(),
         )
         .await?;
-        let gate = Arc::new(Semaphore::new(shared.concurrency));
         let handlers = TaskTracker::new();
-        tokio::pin!(shutdown);
         tracing::info!(worker = %shared.name, concurrency = shared.concurrency, "NATS worker pulling calls");
-        loop {
-            let first = tokio::select! {
-                biased;
-                () = &mut shutdown => break,
-                permit = Arc::clone(&gate).acquire_owned() => match permit {
-                    Ok(permit) => permit,
-                    Err(_) => break,
-                },
-            };
-            let mut permits = vec![first];
-            while let Ok(permit) = Arc::clone(&gate).try_acquire_owned() {
-                permits.push(permit);
-            }
-            let batch = self
-                .consumer
-                .batch()
-                .max_messages(permits.len())
-                .expires(PULL_EXPIRY)
-                .messages()
-                .await;
-            let mut batch = match batch {
-                Ok(batch) => batch,
-                Err(e) => {
-                    tracing::debug!(error = %e, "pull failed; retrying");
-                    tokio::select! {
-                        () = &mut shutdown => break,
-                        () = tokio::time::sleep(PULL_RETRY) => continue,
-                    }
-                }
-            };
-            // A pull ends by itself (count reached or expiry); every message it brings is run,
-            // also when shutdown comes meanwhile, so none waits out an ack wait for nothing.
-            while let Some(next) = batch.next().await {
-                match next {
-                    Ok(message) => {
-                        let Some(permit) = permits.pop() else {
-                            // More than asked for: leave it to the redelivery.
-                            break;
-                        };
-                        handlers.spawn(handle(Arc::clone(&shared), message, permit));
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "pull interrupted");
-                        break;
-                    }
-                }
-            }
-        }
+        let asked = pull_until(&shared, &self.consumer, &handlers, shutdown).await;
         tracing::info!(worker = %shared.name, in_flight = shared.scope.in_flight(), "NATS worker stopping; finishing calls");
         discover.abort();
-        shared.scope.core().drain(self.grace).await;
-        handlers.close();
-        handlers.wait().await;
-        let _ = shared.client.flush().await;
+        stop::wrap_up(
+            shared.scope.core(),
+            &handlers,
+            &shared.client,
+            asked,
+            self.grace,
+        )
+        .await;
         Ok(())
+    }
+}
+
+/// Pulls at most as many messages as there are free slots and hands each to a handler, until
+/// `shutdown` completes; returns when it did.
+async fn pull_until(
+    shared: &Arc<Shared>,
+    consumer: &consumer::PullConsumer,
+    handlers: &TaskTracker,
+    shutdown: impl Future<Output = ()>,
+) -> Instant {
+    let gate = Arc::new(Semaphore::new(shared.concurrency));
+    tokio::pin!(shutdown);
+    loop {
+        let first = tokio::select! {
+            biased;
+            () = &mut shutdown => return Instant::now(),
+            permit = Arc::clone(&gate).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Instant::now(),
+            },
+        };
+        let mut permits = vec![first];
+        while let Ok(permit) = Arc::clone(&gate).try_acquire_owned() {
+            permits.push(permit);
+        }
+        let pull = consumer
+            .batch()
+            .max_messages(permits.len())
+            .expires(PULL_EXPIRY)
+            .messages();
+        let batch = tokio::select! {
+            biased;
+            () = &mut shutdown => return Instant::now(),
+            batch = pull => batch,
+        };
+        let mut batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => {
+                tracing::debug!(error = %e, "pull failed; retrying");
+                tokio::select! {
+                    () = &mut shutdown => return Instant::now(),
+                    () = tokio::time::sleep(PULL_RETRY) => continue,
+                }
+            }
+        };
+        // A pull ends by itself (count reached or expiry); every message it brings is run,
+        // also when shutdown comes meanwhile, so none waits out an ack wait for nothing. But a
+        // pull whose server is gone only ends on the client's own timeout, seconds later: after
+        // a shutdown, the pull gets one more expiry to end, no more.
+        let mut asked: Option<Instant> = None;
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = &mut shutdown, if asked.is_none() => {
+                    asked = Some(Instant::now());
+                    continue;
+                }
+                () = stop::linger(asked, PULL_EXPIRY) => break,
+                next = batch.next() => next,
+            };
+            match next {
+                Some(Ok(message)) => {
+                    let Some(permit) = permits.pop() else {
+                        // More than asked for: leave it to the redelivery.
+                        break;
+                    };
+                    handlers.spawn(handle(Arc::clone(shared), message, permit));
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "pull interrupted");
+                    break;
+                }
+                None => break,
+            }
+        }
+        if let Some(asked) = asked {
+            return asked;
+        }
     }
 }
 
