@@ -231,7 +231,7 @@ pub(crate) fn waits_for_input(update: &StreamResponse) -> bool {
 /// the caller can see the task at all.
 pub(crate) fn refusal(task_id: &str, exists: bool, why: NotContinued) -> RpcError {
     match (exists, why) {
-        (false, _) => RpcError::new(RpcCode::TaskNotFound, format!("task {task_id:?} not found")),
+        (false, _) => super::refusals::not_found(task_id),
         (true, NotContinued::NotWaiting) => RpcError::new(
             RpcCode::UnsupportedOperation,
             format!(

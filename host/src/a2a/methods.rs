@@ -3,7 +3,7 @@
 //!
 //! | method | answer |
 //! |---|---|
-//! | `SendMessage` | runs the selected skill as a new task and answers `{"task": Task}` when the task has ended (with `configuration.returnImmediately`: at once, in `TASK_STATE_WORKING`). A direct `Message` is never returned: every skill run is a task, so its output is always an artifact and can be read again with `GetTask`. |
+//! | `SendMessage` | runs the selected skill as a new task and answers `{"task": Task}` when the task has ended (with `configuration.returnImmediately`: at once, in `TASK_STATE_WORKING`). A direct `Message` is never returned: every skill run is a task, so its output is always an artifact and can be read again with `GetTask`. The same `messageId` again from the same sender answers its first task as it is now and runs nothing (`repeats`). |
 //! | `SendStreamingMessage` | the same run as an SSE stream: the `Task`, then its updates (see `projection`), ending after the terminal status |
 //! | `GetTask` | the task, with at most `historyLength` history messages |
 //! | `CancelTask` | cancels the run and answers the task once it ended (`TASK_STATE_CANCELED`); a finished task → `-32002` |
@@ -32,20 +32,21 @@ use serde_json::{Map, Value, json};
 
 use super::checkpoints::SqliteCheckpoints;
 use super::continuation::{self, Continuations, TaskApprover};
-use super::input::{SKILL_ID_KEY, SkillIndex, Unresolved};
+use super::input::{SKILL_ID_KEY, SkillIndex};
 use super::jsonrpc::{RpcCode, RpcError, RpcRequest, history_length, params};
 use super::list_tasks::list_tasks;
 use super::parts::check_message;
 use super::persist::StoredCall;
 use super::projection::{Projection, TaskEventSink};
+use super::refusals::{gone, not_found, refusal_error, select_skill};
 use super::repeats::RecentMessages;
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
 use super::wire::{
     GetTaskParams, Message, Role, SendMessageParams, StreamResponse, Task, TaskIdParams, TaskState,
     TaskStatus,
 };
-use crate::auth::{AuditRecord, Caller};
-use crate::core::{Admitted, CANCEL_GRACE, HostCore, Refusal};
+use crate::auth::Caller;
+use crate::core::{Admitted, CANCEL_GRACE, HostCore};
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
 use skillet_protocol::{SkillCallRequest, new_id};
@@ -326,7 +327,8 @@ impl A2aAdapter {
         {
             return answer;
         }
-        let invocation = self.select(&message, metadata.as_ref(), caller)?;
+        let index = self.index();
+        let invocation = select_skill(&index, self.core(), caller, &message, metadata.as_ref())?;
         let admitted = self
             .inner
             .core
@@ -403,36 +405,6 @@ impl A2aAdapter {
         let subscription = Some((task, subscription));
         self.answer_task(&task_id, subscription, streaming, wait, history_length)
             .await
-    }
-
-    /// The skill `message` selects among those `caller` may run. Under `[auth]` an unknown
-    /// skill and one the caller may not run get the same refusal the core gives a call it may
-    /// not make (`-32600`, `unauthorized`), audited alike; without `[auth]` no skill is hidden
-    /// and an unknown one is `-32602 unknown_skill`.
-    fn select(
-        &self,
-        message: &Message,
-        metadata: Option<&Map<String, Value>>,
-        caller: &Caller,
-    ) -> Result<super::input::SkillInvocation, RpcError> {
-        let core = &self.inner.core;
-        let unresolved = match self
-            .index()
-            .resolve(message, metadata, |skill| core.may_see(caller, skill))
-        {
-            Ok(invocation) => return Ok(invocation),
-            Err(unresolved) => unresolved,
-        };
-        match (unresolved, core.access()) {
-            (Unresolved::NotRunnable { id, .. }, Some(access)) => {
-                access.audit(
-                    &AuditRecord::refused(caller.id(), &id, "", "refused:unauthorized")
-                        .with_client(caller.client()),
-                );
-                Err(refusal_error(Refusal::Unauthorized))
-            }
-            (unresolved, _) => Err(unresolved.unknown_skill()),
-        }
     }
 
     /// The answer to a message `caller` sent before (the same `messageId`) whose task is
@@ -588,25 +560,6 @@ impl A2aAdapter {
     }
 }
 
-/// A refused admission as an A2A error: busy and rate-limited are retryable internal errors,
-/// a skill the caller may not run is `-32600` with `a2eCode: unauthorized` (A2A defines no
-/// JSON-RPC code for it; an unauthenticated request never gets here: it is HTTP 401).
-fn refusal_error(refusal: Refusal) -> RpcError {
-    let error = refusal.to_protocol_error();
-    let code = match refusal {
-        Refusal::Unauthorized => RpcCode::InvalidRequest,
-        Refusal::Busy { .. } | Refusal::Limited { .. } | Refusal::DuplicateId(_) => {
-            RpcCode::Internal
-        }
-    };
-    let rpc = RpcError::new(code, error.message).with_metadata("a2eCode", error.code.as_str());
-    if error.retryable {
-        rpc.with_metadata("retryable", "true")
-    } else {
-        rpc
-    }
-}
-
 /// Waits until the task ends or waits for input (a blocking `SendMessage` answers then).
 async fn settle(rest: &mut Subscription) {
     while let Some(update) = rest.recv().await {
@@ -616,17 +569,6 @@ async fn settle(rest: &mut Subscription) {
             return;
         }
     }
-}
-
-fn not_found(id: &str) -> RpcError {
-    RpcError::new(RpcCode::TaskNotFound, format!("task {id:?} not found"))
-}
-
-fn gone(id: &str) -> RpcError {
-    RpcError::new(
-        RpcCode::Internal,
-        format!("task {id:?} ended but was evicted from the full task store before it was read"),
-    )
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Value {

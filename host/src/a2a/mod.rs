@@ -18,6 +18,7 @@
 //! - [`resume`] — what a restart does with the tasks it found running;
 //! - [`projection`] — a skill run's events and outcome as task updates;
 //! - `repeats` — which task a recent message started, so a message sent again runs nothing;
+//! - `refusals` — refusals that never say whether a skill or task exists for someone else;
 //! - [`methods`] — the A2A methods on top of the core and the store;
 //! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
@@ -35,6 +36,7 @@ pub mod methods;
 pub(crate) mod parts;
 pub mod persist;
 pub mod projection;
+pub(crate) mod refusals;
 mod reopen;
 pub(crate) mod repeats;
 pub mod resume;

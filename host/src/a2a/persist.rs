@@ -282,12 +282,15 @@ pub(super) struct LoadedRow {
     pub task: String,
     pub call: Option<String>,
     pub not_resumable: Option<String>,
+    /// When the row was last written (seconds since the Unix epoch).
+    pub updated_at: f64,
 }
 
 /// Every stored task, oldest first.
 pub(super) fn load(conn: &Connection) -> rusqlite::Result<Vec<LoadedRow>> {
     let mut statement = conn.prepare(
-        "SELECT id, owner, finished_at, task, call, not_resumable FROM a2a_tasks ORDER BY rowid",
+        "SELECT id, owner, finished_at, task, call, not_resumable, updated_at FROM a2a_tasks \
+         ORDER BY rowid",
     )?;
     statement
         .query_map([], |row| {
@@ -298,6 +301,7 @@ pub(super) fn load(conn: &Connection) -> rusqlite::Result<Vec<LoadedRow>> {
                 task: row.get(3)?,
                 call: row.get(4)?,
                 not_resumable: row.get(5)?,
+                updated_at: row.get(6)?,
             })
         })?
         .collect()

@@ -106,6 +106,35 @@ async fn a_reopened_database_gives_back_finished_tasks_and_hands_over_running_on
 }
 
 #[tokio::test]
+async fn a_finished_row_without_a_finish_time_comes_back_finished_from_its_last_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = StateDb::open(&dir.path().join("state.db")).unwrap();
+    {
+        let (store, _) = durable_store(limits(10), &db).unwrap();
+        store
+            .insert(task("done"), CancellationToken::new(), false)
+            .unwrap();
+        store.apply("done", status("done", TaskState::Completed));
+        store.persisted().await;
+    }
+    let conn = db.connect().unwrap();
+    conn.execute("UPDATE a2a_tasks SET finished_at = NULL", [])
+        .unwrap();
+    let (store, interrupted) = durable_store(limits(1), &db).unwrap();
+    assert!(interrupted.is_empty(), "it is not taken for running");
+    assert_eq!(
+        store.get("done", None).map(|t| t.status.state),
+        Some(TaskState::Completed),
+        "it is not dropped"
+    );
+    // Finished, it gives way to a new task in a full store (a running one would not).
+    store
+        .insert(task("next"), CancellationToken::new(), false)
+        .expect("the finished task is evictable");
+    assert!(store.get("done", None).is_none());
+}
+
+#[tokio::test]
 async fn an_evicted_task_leaves_the_database_and_a_finished_one_takes_its_checkpoint_along() {
     let dir = tempfile::tempdir().unwrap();
     let db = StateDb::open(&dir.path().join("state.db")).unwrap();

@@ -1,5 +1,7 @@
 //! Start-up over the state database (`[server] state_db`): [`durable_store`] reads every
-//! stored task back into a new [`TaskStore`] — finished ones for the rest of their TTL,
+//! stored task back into a new [`TaskStore`] — finished ones for the rest of their TTL (a
+//! finished row without a finish time, which the writer never makes, from its last update,
+//! with a warning naming the task),
 //! running ones handed back as [`Interrupted`] for `resume` — and starts the writer that
 //! mirrors the store from then on.
 //!
@@ -54,11 +56,19 @@ pub fn durable_store(
                 call,
             });
         }
-        store.restore(
-            task,
-            row.owner,
-            if running { None } else { row.finished_at },
-        );
+        let finished_at = match (running, row.finished_at) {
+            (true, _) => None,
+            (false, Some(at)) => Some(at),
+            // Kept, not dropped nor taken for running: its last write is the best end known.
+            (false, None) => {
+                tracing::warn!(
+                    task_id = %row.id,
+                    "state database: a finished task has no finish time; its last update is taken as its end"
+                );
+                Some(row.updated_at)
+            }
+        };
+        store.restore(task, row.owner, finished_at);
     }
     Ok((store, interrupted))
 }
