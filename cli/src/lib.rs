@@ -58,6 +58,7 @@ mod suggest;
 pub mod telemetry;
 mod toolkits;
 mod validate;
+mod validate_runnable;
 mod validate_scripts;
 mod watch;
 

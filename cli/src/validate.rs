@@ -1,7 +1,9 @@
 //! `skillet validate DIR... [--strict]`: loads skill folders (or directories of them) without
 //! running anything and prints every problem as `file:location: reason` on stdout; exits 1
 //! when there are errors (or, with `--strict`, warnings). A skill folder's `evals/evals.json`,
-//! when there is one, is checked too (as `skillet eval` reads it).
+//! when there is one, is checked too (as `skillet eval` reads it), and so is what `run` would
+//! refuse on this host although the folder loads (`validate_runnable`: undeclared tools and
+//! toolkits, a `mock-scenario.yaml` that does not load).
 //!
 //! A skill whose own provider settings this host's `[skill_provider]` policy does not allow is
 //! an error: it would be `Blocked` when served. It is judged against the configured default
@@ -16,6 +18,7 @@ use std::path::Path;
 use super::args::{GlobalArgs, ValidateArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{Console, load_config};
+use super::validate_runnable;
 use super::validate_scripts;
 use crate::config::{ProviderChoice, ProviderShortcuts};
 use skillet_engine::run::HostEndpoint;
@@ -68,6 +71,7 @@ pub async fn validate(
             folders.push(validate_scripts::ScriptedSkill::of(&compiled));
             problems.extend(compiled.warnings.iter().cloned());
             problems.extend(provider_problem(&compiled));
+            problems.extend(validate_runnable::problems(&compiled, &config));
             let has_evals = compiled
                 .dir
                 .as_deref()

@@ -269,3 +269,40 @@ fn a_refused_key_names_the_variable_it_came_from_and_never_the_key() {
     );
     assert!(!stderr.contains("canary-key-4f1c"), "{stderr}");
 }
+
+#[test]
+fn validate_fails_a_skill_that_run_would_refuse() {
+    let root = tempfile::tempdir().unwrap();
+    let needs_tool = root.path().join("needs-tool");
+    std::fs::create_dir_all(&needs_tool).unwrap();
+    std::fs::write(
+        needs_tool.join("SKILL.md"),
+        "---\nname: needs-tool\ndescription: Uses a tool the host lacks.\nmetadata:\n  \
+         a2e-tools: '[\"weather_lookup\"]'\n---\nLook up the weather.\n",
+    )
+    .unwrap();
+    let broken_mock = root.path().join("broken-mock");
+    std::fs::create_dir_all(&broken_mock).unwrap();
+    std::fs::write(
+        broken_mock.join("SKILL.md"),
+        "---\nname: broken-mock\ndescription: Its offline scenario is broken.\n---\nDo it.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        broken_mock.join("mock-scenario.yaml"),
+        "rules:\n  - when: [\n",
+    )
+    .unwrap();
+    let out = skillet(
+        root.path(),
+        &["validate", &root.path().display().to_string()],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tool `weather_lookup` is not offered by this host"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[tools.weather_lookup]"), "{stdout}");
+    assert!(stdout.contains("mock-scenario.yaml:scenario:"), "{stdout}");
+}
