@@ -157,8 +157,9 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
             .any(|said| why.contains(said));
         match plan.builds {
             Builds::WheelsOnly if refused_build => format!(
-                "{why} (source distributions are not built for this skill: `[skills] builds` is                  \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them on \
-                 the host, outside the sandbox, or pin versions that have wheels)",
+                "{why} (source distributions are not built for this skill: `[skills] builds` \
+                 is \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them \
+                 on the host, outside the sandbox, or pin versions that have wheels)",
                 if plan.requirements.sources.iter().any(|s| s.starts_with('[')) {
                     ""
                 } else {

@@ -30,6 +30,10 @@ case "$*" in
   *" venv "*) for last; do :; done; mkdir -p "$last/bin"; ln -s /bin/sh "$last/bin/python" ;;
   *" pip install "*) for last; do :; done
      if [ -e {down} ]; then echo "  x Failed to fetch: https://pypi.org/simple/ (connection refused)" >&2; exit 1; fi
+     if grep -q sdist-only "$last"; then
+       echo "  Because sdist-only==1.0 has no usable wheels, we can conclude that your requirements are unsatisfiable." >&2
+       exit 1
+     fi
      if grep -q no-such-package "$last"; then
        echo "  x No solution found when resolving dependencies:" >&2
        echo "  Because no-such-package was not found in the package registry" >&2
@@ -368,6 +372,18 @@ async fn uv_gets_the_index_only_in_its_environment_and_a_folders_requirements_on
     assert_eq!(
         crate::secrets::REDACTOR.redact(&format!("x {canary} y")),
         "x [REDACTED] y"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_source_build_is_blocked_with_a_reason_naming_the_builds_setting() {
+    let f = fixture();
+    let skill = f.skill("legacy", "sdist-only==1.0\n");
+    let why = f.environments().prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(why.contains("has no usable wheels"), "{why}");
+    assert!(
+        why.contains("`[skills] builds` is \"wheels-only\", the default for requirements a skill folder declares; set `[skills] builds = \"allow-sdist\"`"),
+        "{why}"
     );
 }
 
