@@ -28,6 +28,7 @@ use skillet_host::forwarded::TrustedProxies;
 use skillet_host::http::{self, HttpOptions};
 use skillet_host::listener::ConnectionLimits;
 use skillet_host::mcp::{self, McpHttpOptions, McpLimits};
+use skillet_host::origin_guard::AllowedSites;
 use skillet_host::stdio::{self, StdioOptions};
 use skillet_host::tls::TlsServer;
 
@@ -162,8 +163,6 @@ pub async fn serve(
                 &core,
                 &McpHttpOptions {
                     max_body_bytes: server.max_message_bytes,
-                    allowed_hosts: server.mcp_allowed_hosts.clone(),
-                    allowed_origins: server.mcp_allowed_origins.clone(),
                     limits: McpLimits {
                         max_sessions: server.mcp_max_sessions,
                         max_streams: server.mcp_max_streams,
@@ -281,9 +280,13 @@ fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
         )),
     };
     let trusted_proxies = TrustedProxies::parse(&server.trusted_proxies).map_err(Failure::usage)?;
+    let (hosts, origins) = server.allowed_sites();
+    let allowed_sites = AllowedSites::parse(&hosts, &origins)
+        .map_err(|e| Failure::usage(format!("{e} (docs/CONFIG.md, [server])")))?;
     Ok(http::Edge {
         tls,
         trusted_proxies,
+        allowed_sites,
     })
 }
 

@@ -190,9 +190,16 @@ async fn decide(
     content_type: &str,
     body: &str,
 ) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
+    let client = reqwest::Client::new();
+    // The page's same-origin token (`console::token`), as its script sends it.
+    let page = client.get(format!("{base}/")).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let marker = "name=\"skillet-console-token\" content=\"";
+    let token = page.split(marker).nth(1).and_then(|t| t.split('"').next());
+    let mut request = client
         .post(format!("{base}/console/api/approvals/{id}"))
         .header("content-type", content_type)
+        .header("x-skillet-console-token", token.expect("the page's token"))
         .body(body.to_owned());
     if let Some(key) = key {
         request = request.bearer_auth(key);

@@ -23,8 +23,6 @@ async fn serve(limits: McpLimits) -> (String, CancellationToken) {
     let stop = CancellationToken::new();
     let options = McpHttpOptions {
         max_body_bytes: 1 << 20,
-        allowed_hosts: Vec::new(),
-        allowed_origins: Vec::new(),
         limits,
     };
     let router = http_router(&core, &options, stop.clone())

@@ -78,8 +78,10 @@ async fn observe(server: &AuthServer) -> (String, String, Vec<String>, Value) {
     )
 }
 
+/// `[server]` with `trusted_proxies = list`; the forwarded public name is an allowed `Host`
+/// (`origin_guard`: a trusted proxy's `X-Forwarded-Host` must name this server too).
 fn proxies(list: &str) -> String {
-    format!("\n[server]\ntrusted_proxies = {list}\n")
+    format!("\n[server]\ntrusted_proxies = {list}\nallowed_hosts = [\"skills.example.com\"]\n")
 }
 
 #[tokio::test]

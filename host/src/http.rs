@@ -16,6 +16,10 @@
 //! them (they still answer). A call whose `id` is already in flight on this server is refused with
 //! `invalid_message` (HTTP 200).
 //!
+//! Every route of the server, merged ones included, sits behind the `Host`/`Origin` rule
+//! (`super::origin_guard`: 403 for another site's page or a rebinding name) and, under
+//! `[auth]`, authentication (`super::auth::http`).
+//!
 //! Connections are accepted by [`super::listener`] (connection cap, header-read and idle
 //! timeouts, TLS with an [`Edge`]'s certificate: `super::tls`); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
 //! module only maps HTTP requests and responses onto A2E messages.
@@ -41,6 +45,7 @@ use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
 use super::forwarded::{TrustedProxies, client_of};
 use super::listener::{ConnectionLimits, serve_connections};
+use super::origin_guard::{AllowedSites, SiteRule};
 use super::tls::TlsServer;
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 
@@ -114,6 +119,9 @@ pub struct Edge {
     pub tls: Option<Arc<TlsServer>>,
     /// The peers whose `X-Forwarded-*` headers are believed (`[server] trusted_proxies`).
     pub trusted_proxies: TrustedProxies,
+    /// The names and origins allowed besides this server's own addresses and pages
+    /// (`[server] allowed_hosts`, `allowed_origins`; `crate::origin_guard`).
+    pub allowed_sites: AllowedSites,
 }
 
 impl Edge {
@@ -152,6 +160,7 @@ pub async fn serve_on(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let scheme = edge.scheme();
+    let bound = listener.local_addr()?;
     let a2e_url = listener
         .local_addr()
         .ok()
@@ -167,8 +176,12 @@ pub async fn serve_on(
         let base = access.public_url().map_or(base_url, str::to_owned);
         app = crate::auth::http::protect(app, Arc::clone(access), base);
     }
+    // A request for another site (a rebinding `Host`, another page's `Origin`) is refused
+    // before authentication and every door; it reads the origin a trusted proxy forwarded.
+    let rule = SiteRule::new(bound, edge.tls.is_some(), edge.allowed_sites.clone());
+    app = crate::origin_guard::layer(app, rule);
     // Outermost: who the client is (peer address, or what a trusted proxy forwarded) is known
-    // before authentication and every door.
+    // before the site rule, authentication and every door.
     app = crate::forwarded::layer(app, edge.trusted_proxies.clone(), scheme);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = serve_connections(listener, app, options.connections, edge.tls, async move {

@@ -13,6 +13,8 @@
 //!   TLS handshake.
 //! - [`forwarded`] — `[server] trusted_proxies`: the client's address and origin from
 //!   `X-Forwarded-*`, believed only from those peers.
+//! - [`origin_guard`] — the `Host`/`Origin` rule in front of every HTTP route (DNS rebinding,
+//!   other sites' pages).
 //! - [`tls`] — `[server.tls]`: the certificate and key (PEM), rustls, ALPN, reload on SIGHUP.
 //! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
 //! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
@@ -56,6 +58,7 @@ pub mod listener;
 pub mod mcp;
 pub mod metrics_route;
 pub mod nats;
+pub mod origin_guard;
 pub mod record;
 pub mod skill_changes;
 pub mod stdio;

@@ -172,9 +172,14 @@ pub struct ServerConfig {
     pub idle_timeout_seconds: f64,
     /// Seconds an HTTP request's body may take to arrive after its headers.
     pub body_read_timeout_seconds: f64,
-    /// `Host` values `/mcp` accepts besides loopback names.
+    /// `Host` values every route accepts besides this server's own addresses (`name`,
+    /// `name:port`, `*`; `skillet_host::origin_guard`).
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin` values every route accepts besides the request's own site.
+    pub allowed_origins: Vec<String>,
+    /// The older name of `allowed_hosts` (it applied to `/mcp` alone); merged into it.
     pub mcp_allowed_hosts: Vec<String>,
-    /// `Origin` values `/mcp` accepts besides loopback origins.
+    /// The older name of `allowed_origins`; merged into it.
     pub mcp_allowed_origins: Vec<String>,
     /// Most MCP sessions `/mcp` keeps (an `initialize` over it closes the longest idle one,
     /// or gets HTTP 503 when none is idle).
@@ -207,6 +212,8 @@ impl Default for ServerConfig {
             header_read_timeout_seconds: 10.0,
             idle_timeout_seconds: 60.0,
             body_read_timeout_seconds: 30.0,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
             mcp_max_sessions: DEFAULT_MCP_MAX_SESSIONS,
@@ -239,6 +246,15 @@ impl ServerConfig {
     /// The HTTP body-read timeout.
     pub fn body_read_timeout(&self) -> Duration {
         Duration::try_from_secs_f64(self.body_read_timeout_seconds).unwrap_or(Duration::ZERO)
+    }
+
+    /// `allowed_hosts` and `allowed_origins`, each with its older `mcp_` list added.
+    pub fn allowed_sites(&self) -> (Vec<String>, Vec<String>) {
+        let join = |a: &[String], b: &[String]| a.iter().chain(b).cloned().collect();
+        (
+            join(&self.allowed_hosts, &self.mcp_allowed_hosts),
+            join(&self.allowed_origins, &self.mcp_allowed_origins),
+        )
     }
 }
 
@@ -452,6 +468,13 @@ impl Config {
             skillet_host::forwarded::TrustedProxies::parse(&self.server.trusted_proxies)
         {
             return Err(invalid("server.trusted_proxies".into(), reason));
+        }
+        let (hosts, origins) = self.server.allowed_sites();
+        if let Err(e) = skillet_host::origin_guard::AllowedSites::parse(&hosts, &origins) {
+            return Err(invalid(
+                format!("server.{}", e.setting),
+                format!("{:?}: {}", e.entry, e.reason),
+            ));
         }
         if let Some((key, reason)) = self.auth.as_ref().and_then(auth::AuthConfig::problem) {
             return Err(invalid(key, reason));

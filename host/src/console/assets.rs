@@ -1,7 +1,8 @@
 //! The console's page and its static files, embedded in the binary (`include_str!`): plain
 //! HTML, CSS and JavaScript modules, no framework, no CDN, no build step. Every answer carries
 //! a strict Content Security Policy (only this origin's scripts, styles and fetches; no inline
-//! script, no framing) and `nosniff`.
+//! script, no framing) and `nosniff`. The page carries the process's same-origin token
+//! (`super::token`) in a `<meta>` tag, for the scripts to send on state-changing requests.
 //!
 //! Not here: the data the page shows (`super::api`).
 
@@ -46,15 +47,42 @@ const FILES: &[(&str, &str, &str)] = &[
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-/// `GET /` and `GET /console/assets/NAME`.
-pub fn router() -> Router {
+/// Where the page's `<head>` gets the token's `<meta>` tag.
+const TOKEN_SLOT: &str = "<meta charset=\"utf-8\">";
+
+/// `GET /` (the page, carrying `token`) and `GET /console/assets/NAME`.
+pub fn router(token: &super::token::ConsoleToken) -> Router {
+    let page = axum::body::Bytes::from(page_with(token.value()));
     Router::new()
-        .route("/", get(|| async { page() }))
+        .route(
+            "/",
+            get(move || {
+                let page = page.clone();
+                async move { page_response(page) }
+            }),
+        )
         .route("/console/assets/{name}", get(asset))
 }
 
-fn page() -> Response {
-    with_headers(StatusCode::OK, "text/html; charset=utf-8", INDEX)
+/// The page with the token's `<meta>` tag after its charset (the token is hex: nothing to
+/// escape).
+fn page_with(token: &str) -> String {
+    INDEX.replacen(
+        TOKEN_SLOT,
+        &format!("{TOKEN_SLOT}\n<meta name=\"skillet-console-token\" content=\"{token}\">"),
+        1,
+    )
+}
+
+fn page_response(page: axum::body::Bytes) -> Response {
+    let mut response = (StatusCode::OK, page).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    secure(headers);
+    response
 }
 
 async fn asset(Path(name): Path<String>) -> Response {
@@ -112,6 +140,14 @@ mod tests {
                 "index.html loads {name}, which is not embedded"
             );
         }
+    }
+
+    #[test]
+    fn the_page_carries_the_token_in_its_head() {
+        let page = page_with("00ff");
+        let meta = "<meta name=\"skillet-console-token\" content=\"00ff\">";
+        assert_eq!(page.matches(meta).count(), 1, "{page}");
+        assert!(page.find(meta) < page.find("</head>"));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //! | `GET /console/api/approvals` | the caller's tool calls waiting for its approval (`approvals`) |
 //! | `POST /console/api/approvals/ID` | `{"decision": "approve" \| "deny", "reason"?}`: decides one of them |
 //!
+//! Every request under `/console/` other than `GET`/`HEAD` needs the page's same-origin token
+//! in `X-Skillet-Console-Token` (`token`), besides the server's `Host`/`Origin` rule
+//! (`crate::origin_guard`).
+//!
 //! Runs do not go through here: the page posts them to `POST /a2e` with
 //! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
 //! that stream, so the console adds no second run path. Every call the core answers, from every
@@ -36,6 +40,7 @@ pub mod assets;
 pub mod evals;
 pub mod history;
 pub mod query;
+pub mod token;
 
 use std::sync::Arc;
 
@@ -114,7 +119,9 @@ pub fn router(core: &HostCore, options: ConsoleOptions) -> Router {
     }
     let approvals = Approvals::new(core.access().cloned());
     core.set_approval_desk(Arc::new(approvals.clone()));
-    assets::router().merge(api::router(core.clone(), options, approvals))
+    let token = token::ConsoleToken::generate();
+    let routes = assets::router(&token).merge(api::router(core.clone(), options, approvals));
+    token::require(routes, token)
 }
 
 /// Whether `path` is one of the console's data routes (the ones behind the console scope).

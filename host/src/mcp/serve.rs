@@ -2,9 +2,9 @@
 //! `skillet serve --http`, next to `/a2e`).
 //!
 //! Over HTTP, rmcp's streamable HTTP service keeps sessions (`Mcp-Session-Id`) for clients that
-//! negotiate a session-based protocol version, validates `Host` (loopback plus the configured
-//! hosts) and `Origin` (when present: loopback origins plus the configured ones, to stop DNS
-//! rebinding from a browser), and limits the request body; sessions and standalone streams are
+//! negotiate a session-based protocol version and limits the request body (its own `Host` and
+//! `Origin` checks are off: the server's one rule for every route, `crate::origin_guard`, has
+//! refused another site's request before it reaches `/mcp`); sessions and standalone streams are
 //! capped (`limits`); a body that is not one JSON object gets a JSON-RPC error (`body_check`).
 //! Both transports run calls through
 //! the shared [`HostCore`], so the concurrency limit is the server's, not the transport's.
@@ -38,11 +38,6 @@ use crate::core::{CANCEL_GRACE, HostCore};
 pub struct McpHttpOptions {
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
-    /// `Host` values accepted besides `localhost`, `127.0.0.1` and `::1` (e.g. the public name
-    /// when bound to a non-loopback address).
-    pub allowed_hosts: Vec<String>,
-    /// `Origin` values accepted besides loopback origins (`http://localhost:*`, …).
-    pub allowed_origins: Vec<String>,
     /// The caps on sessions and standalone streams (see `limits`).
     pub limits: McpLimits,
 }
@@ -52,17 +47,9 @@ pub struct McpHttpOptions {
 pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: CancellationToken) -> Router {
     let peers = SessionPeers::default();
     tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    hosts.extend(options.allowed_hosts.iter().cloned());
-    let mut origins: Vec<String> = vec![
-        "http://localhost:*".into(),
-        "http://127.0.0.1:*".into(),
-        "http://[::1]:*".into(),
-    ];
-    origins.extend(options.allowed_origins.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_sse_keep_alive(Some(crate::listener::SSE_KEEP_ALIVE));
     config.max_request_body_bytes = options.max_body_bytes;
     config.cancellation_token = stop;

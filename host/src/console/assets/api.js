@@ -1,5 +1,7 @@
 // The console's only door to the server: /console/api/... (JSON) and POST /a2e (SSE).
 // The API key (when the server requires one) lives in sessionStorage for this tab only.
+// Requests that change state carry the page's same-origin token (its <meta
+// name="skillet-console-token">, new with each server process) in X-Skillet-Console-Token.
 
 const KEY = "skillet.console.key";
 
@@ -40,11 +42,20 @@ export async function getJson(path) {
   return body;
 }
 
+function consoleToken() {
+  const meta = document.querySelector('meta[name="skillet-console-token"]');
+  return meta ? meta.content : "";
+}
+
 // POSTs `body` as JSON to `path`; resolves to the decoded answer, or rejects with an ApiError.
 export async function postJson(path, body) {
   const response = await fetch(path, {
     method: "POST",
-    headers: headers({ "Content-Type": "application/json", Accept: "application/json" }),
+    headers: headers({
+      "Content-Type": "application/json",
+      Accept: "application/json",
+      "X-Skillet-Console-Token": consoleToken(),
+    }),
     body: JSON.stringify(body),
   });
   let answer = null;
