@@ -25,9 +25,13 @@ const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(600);
 /// How long `discover --nats` waits for a worker.
 const DISCOVER_WAIT: Duration = Duration::from_secs(10);
 
-/// `[nats]` with the command line's URL (empty: the configured one).
+/// `[nats]` with the command line's URL (empty: the configured one). The secrets the
+/// configuration names (`token_env`, `bearer_env`, …) join the redaction set here: `call` and
+/// `discover` load no skills, so `setup::load_parts`, which does it for `serve`, never runs.
 fn nats_config(global: &GlobalArgs, url: Option<&str>) -> Result<NatsOptions, Failure> {
-    Ok(with_url(setup::load_config(global)?.nats, url))
+    let config = setup::load_config(global)?;
+    config.register_secrets(&super::logging::REDACTOR);
+    Ok(with_url(config.nats, url))
 }
 
 /// `config` with the command line's URL, when one was given.
