@@ -30,6 +30,11 @@ struct Server {
 
 impl Server {
     async fn start() -> Server {
+        Server::start_with("").await
+    }
+
+    /// A server whose `skillet.toml` starts with `first` (tables before `[console]`).
+    async fn start_with(first: &str) -> Server {
         let skills = tempfile::tempdir().unwrap();
         write_skill(skills.path(), "echo-a", 0, "{json: {echo: \"a\"}}");
         write_skill(skills.path(), "echo-b", 0, "{json: {echo: \"b\"}}");
@@ -38,7 +43,7 @@ impl Server {
         std::fs::write(
             cwd.path().join("skillet.toml"),
             format!(
-                r#"
+                r#"{first}
 [console]
 history_db = "history.db"
 capture_content = true
@@ -70,6 +75,10 @@ scopes = ["run-b"]
             ),
         )
         .unwrap();
+        Server::serve(cwd, skills).await
+    }
+
+    async fn serve(cwd: tempfile::TempDir, skills: tempfile::TempDir) -> Server {
         let server = ServeHttp::new(SKILLET)
             .cwd(cwd.path())
             .skills_dir(skills.path())
@@ -81,6 +90,18 @@ scopes = ["run-b"]
             _skills: skills,
             client: reqwest::Client::new(),
         }
+    }
+
+    /// The same server killed and started again over the same directory.
+    async fn restart(self) -> Server {
+        let Server {
+            mut server,
+            _cwd,
+            _skills,
+            ..
+        } = self;
+        server.child.kill().await.unwrap();
+        Server::serve(_cwd, _skills).await
     }
 
     /// One JSON-RPC request on `/a2a` as `key`; the answer's JSON.
@@ -237,6 +258,20 @@ async fn a_repeated_message_id_returns_the_first_task_and_runs_the_skill_once_pe
     let next = completed_task_id(&server.send(ALICE, "retry-2", Some("echo-a")).await);
     assert_ne!(next, first);
     assert_eq!(server.model_requests().await, 3);
+}
+
+#[tokio::test]
+async fn with_state_db_a_message_sent_again_after_a_restart_runs_nothing() {
+    let server = Server::start_with("[server]\nstate_db = \"state.db\"\n").await;
+    let first = completed_task_id(&server.send(ALICE, "before-restart", Some("echo-a")).await);
+    let server = server.restart().await;
+    let again = server.send(ALICE, "before-restart", Some("echo-a")).await;
+    assert_eq!(completed_task_id(&again), first, "{again}");
+    assert_eq!(
+        server.model_requests().await,
+        0,
+        "the repeat ran the skill again"
+    );
 }
 
 #[tokio::test]
