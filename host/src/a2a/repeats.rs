@@ -4,14 +4,18 @@
 //!
 //! A sender is the caller's identity under `[auth]` (`Caller::owner`; another identity's
 //! message with the same id is its own message); without `[auth]` every caller is one sender,
-//! as every caller sees every task. The memory is bounded: at
-//! most [`MAX_IDS`] ids in all and [`MAX_IDS_PER_SENDER`] per sender, the oldest forgotten
-//! first, so one busy sender cannot push another's ids out. A message id is kept as the
-//! SHA-256 of sender and id (a long id costs no more than a short one). An id is only as good
-//! as its task: once the task has left the task store (expired, evicted), the id is forgotten
-//! and the message runs as a new one. The memory lives in the process; with `[server]
-//! state_db` it is filled at start-up from the restored tasks' first messages
-//! ([`RecentMessages::remember_stored`]), so a retry across a restart runs nothing either.
+//! as every caller sees every task.
+//!
+//! Bounds: at most [`MAX_IDS`] ids in all and [`MAX_IDS_PER_SENDER`] per sender, the oldest
+//! forgotten first (a sender over its own bound forgets its own oldest, not another's). An id
+//! is kept as the SHA-256 of sender and id, so a long id costs no more than a short one.
+//!
+//! An id is only as good as its task: once the task has left the task store (expired,
+//! evicted), the message runs as a new one. An id is remembered when its task is stored, so a
+//! second send racing the first (before its task exists) runs too: this serves retries. The
+//! memory lives in the process; with `[server] state_db` it is filled at start-up from the
+//! restored tasks' first messages ([`RecentMessages::remember_stored`]), so a retry across a
+//! restart runs nothing either.
 //!
 //! Not here: answering with the task (`methods`), the task store (`store`).
 
