@@ -23,7 +23,8 @@ use std::process::Command;
 use scripts_support::{Host, text};
 
 /// A stand-in `uv` in its own folder: it records its arguments and the index it was given in
-/// `uv.log` beside it, makes a venv-shaped directory, and installs nothing.
+/// `uv.log` beside it, makes a venv of the interpreter it is given (a `bin/python` link and a
+/// `pyvenv.cfg`), and installs nothing.
 struct FakeUv {
     dir: tempfile::TempDir,
 }
@@ -36,8 +37,10 @@ impl FakeUv {
             &uv,
             format!(
                 "#!/bin/sh\necho \"argv: $*\" >> {log}\necho \"index: $UV_DEFAULT_INDEX home: \
-                 $HOME\" >> {log}\ncase \"$*\" in\n  *\" venv \"*) for last; do :; done; mkdir -p \
-                 \"$last/bin\"; ln -s /bin/sh \"$last/bin/python\" ;;\nesac\nexit 0\n",
+                 $HOME\" >> {log}\nprev=; for arg; do [ \"$prev\" = --python ] && py=$arg; \
+                 prev=$arg; done\ncase \"$*\" in\n  *\" venv \"*) for last; do :; done; \
+                 mkdir -p \"$last/bin\"; ln -s \"$py\" \"$last/bin/python\"; printf 'home = \
+                 %s\\n' \"$(dirname \"$py\")\" > \"$last/pyvenv.cfg\" ;;\nesac\nexit 0\n",
                 log = dir.path().join("uv.log").display()
             ),
         )
@@ -196,6 +199,19 @@ fn a_canary_index_password_reaches_uv_only_through_its_environment_and_no_file_o
             file.display()
         );
     }
+
+    // From inside the sandbox: a script walks its environment and its own variables.
+    let script = format!(
+        "import os, sys\nleaks = [os.path.join(d, f) for d, _, fs in os.walk(sys.prefix) for f \
+         in fs if '{CANARY}' in open(os.path.join(d, f), errors='ignore').read()]\nleaks += \
+         ['env'] if '{CANARY}' in str(os.environ) else []\nprint('leaks=%d venv=%s' % \
+         (len(leaks), sys.prefix != sys.base_prefix), leaks)\n"
+    );
+    host.skill("pdf", "pypdf\n", ("x.py", &script), "leaks=0 venv=True");
+    let run = host.run(&["-vvv", "run", "pdf", "go"]);
+    let out = text(&run);
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "OK", "{out}");
+    assert!(!out.contains(CANARY), "{out}");
 }
 
 fn have_node() -> bool {

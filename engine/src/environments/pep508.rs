@@ -360,14 +360,18 @@ impl Parser<'_> {
 
     fn keyword(&mut self, word: &str) -> bool {
         self.space();
-        let rest = self.rest();
-        let after = rest[word.len().min(rest.len())..].chars().next();
-        if rest.starts_with(word) && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-            self.pos += word.len();
-            true
-        } else {
-            false
+        let Some(after) = self.rest().strip_prefix(word) else {
+            return false;
+        };
+        if after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return false;
         }
+        self.pos += word.len();
+        true
     }
 
     fn marker_or(&mut self) -> Result<Marker, RequirementError> {
@@ -606,6 +610,11 @@ mod tests {
             "pkg==1 # comment",
             "_pkg",
             "pkg-",
+            "pkg; os_name == 'a' oé",
+            "pkg; os_name == 'a' ané",
+            "pkg; os_name nó 'a'",
+            "pké",
+            "pkg; os_name == 'é'",
         ] {
             let err = parse(text).unwrap_err();
             assert!(
