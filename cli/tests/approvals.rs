@@ -219,8 +219,12 @@ async fn a2a_refused(server: &Server, method: &str, params: Value, code: i64) ->
     answers[0]["error"]["message"].as_str().unwrap().to_owned()
 }
 
+/// A new task's first message (each with its own `messageId`: the same id again would be
+/// answered with the first task).
 fn first_message(skill: &str) -> Value {
-    json!({"message": {"messageId": "m1", "role": "ROLE_USER", "metadata": {"skillId": skill},
+    static SENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SENT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    json!({"message": {"messageId": format!("m1-{n}"), "role": "ROLE_USER", "metadata": {"skillId": skill},
                        "parts": [{"data": {"text": "6*7"}}]}})
 }
 
