@@ -6,10 +6,13 @@
 //! - H8: no NATS credential and no caller key reaches the output at the highest verbosity:
 //!   `skillet call --nats -vvv` (and under `RUST_LOG=trace`) with a canary token and a canary
 //!   bearer key, a token written into the URL (a secret the process cannot know), and a worker
-//!   at `RUST_LOG=trace` receiving those calls.
+//!   at `RUST_LOG=trace` receiving those calls; nor does a caller's key sent to the HTTP doors
+//!   (`/a2e`, `/mcp`) of `serve --http` at `RUST_LOG=trace`.
 
+mod auth_support;
 mod cli_support;
 mod nats_support;
+mod serve_support;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -269,5 +272,57 @@ async fn nats_tokens_and_caller_keys_never_reach_the_output_at_the_highest_verbo
             !log.contains(secret),
             "{secret} in the worker's log:\n{log}"
         );
+    }
+}
+
+/// The HTTP doors under `[auth]` at `RUST_LOG=trace`: a valid caller key (only its hash is
+/// configured, so the redaction set does not know it) and a wrong one, on `/a2e` and `/mcp`,
+/// reach no log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caller_keys_sent_to_the_http_doors_never_reach_the_log_at_trace() {
+    use auth_support::{CANARY, KEY_A, a2e_call, auth_config};
+
+    let jwks = auth_support::Jwks::serve(vec![auth_support::SigningKey::new("k1").jwk()]).await;
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "echo-a", 0, "{json: {echo: \"a\"}}");
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("skillet.toml"), auth_config(&jwks.url, "")).unwrap();
+    let server = serve_support::ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
+        .env("RUST_LOG", "trace")
+        .skills_dir(skills.path())
+        .spawn()
+        .await;
+    let http = reqwest::Client::new();
+    for (key, expected) in [(KEY_A, 200), (CANARY, 401)] {
+        let a2e = http
+            .post(format!("{}/a2e", server.base))
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .body(a2e_call("trace-1", "echo-a"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(a2e.status().as_u16(), expected, "/a2e with {key}");
+        let _ = a2e.text().await;
+        let mcp = http
+            .post(format!("{}/mcp", server.base))
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            )
+            .send()
+            .await
+            .unwrap();
+        let _ = mcp.text().await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut log = server.startup_lines.join("\n");
+    log.push_str(&server.later_lines.lock().unwrap().join("\n"));
+    assert!(log.contains("TRACE"), "the server logs at trace:\n{log}");
+    for key in [KEY_A, CANARY] {
+        assert!(!log.contains(key), "{key} in the log:\n{log}");
     }
 }
