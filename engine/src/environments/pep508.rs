@@ -627,4 +627,70 @@ mod tests {
             assert!(!err.to_string().is_empty());
         }
     }
+
+    #[test]
+    fn generated_inputs_never_panic_and_accepted_ones_round_trip() {
+        const PIECES: [&str; 32] = [
+            "pkg",
+            "A_b.c",
+            "[",
+            "]",
+            ",",
+            "(",
+            ")",
+            ";",
+            " ",
+            "\t",
+            "==",
+            ">=",
+            "<",
+            "~=",
+            "===",
+            "!=",
+            "1.0",
+            "*",
+            "and",
+            "or",
+            "not",
+            "in",
+            "'",
+            "\"",
+            "python_version",
+            "extra",
+            "é",
+            "x-",
+            "@",
+            "/",
+            "#",
+            "\n",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut accepted = 0;
+        for _ in 0..50_000 {
+            let mut text = String::new();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            for _ in 0..(state % 12) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(PIECES[(state % PIECES.len() as u64) as usize]);
+            }
+            if let Ok(requirement) = parse(&text) {
+                accepted += 1;
+                let line = requirement.to_string();
+                assert_eq!(
+                    parse(&line).as_ref(),
+                    Ok(&requirement),
+                    "{text:?} -> {line:?}"
+                );
+                assert!(!line.contains(['\n', '@', '/', '#']), "{line:?}");
+            }
+        }
+        assert!(
+            accepted > 100,
+            "the generator reaches accepted inputs: {accepted}"
+        );
+    }
 }
