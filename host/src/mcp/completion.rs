@@ -59,7 +59,9 @@ pub(crate) fn complete(
                         .as_ref()
                         .and_then(|c| c.arguments.as_ref())
                         .and_then(|a| a.get("skill"));
-                    match skill.and_then(|name| service.skill_folder(name)) {
+                    // Only a skill the caller sees: another is a name nothing serves.
+                    let visible = skill.filter(|name| skills.iter().any(|s| s.name == **name));
+                    match visible.and_then(|name| service.skill_folder(name)) {
                         Some(folder) => resources::file_paths(&folder),
                         None => Vec::new(),
                     }

@@ -1,7 +1,9 @@
 //! [`McpHandler`]: the MCP adapter onto the [`HostCore`] — `tools/list`, `tools/call`,
 //! `logging/setLevel` and cancellation for one MCP session, and the dispatch of prompts
 //! (`prompts`), completion (`completion`), resources (`resources`) and the skills extension
-//! (`skills_ext`), and the session's resource subscriptions (`subscriptions`).
+//! (`skills_ext`), and the session's resource subscriptions (`subscriptions`). Every method
+//! sees only the skills its caller may see (`McpHandler::visible_to`, the one rule), and
+//! `resources/read` answers within the session's read budget (`read_budget`).
 //!
 //! A `tools/call` is admitted in the session's [`CallScope`] under the JSON-RPC request id (the
 //! same concurrency limit as A2E, since the core is shared), run by the core with a
@@ -32,6 +34,7 @@ use tokio::sync::oneshot;
 use super::coalesce::LineSender;
 use super::list_changed::SessionPeers;
 use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
+use super::read_budget::{PermitSlot, ReadBudget};
 use super::resources::off_thread;
 use super::subscriptions::Subscriptions;
 use super::{answer, approval};
@@ -51,6 +54,8 @@ pub struct McpHandler {
     log_level: SessionLogLevel,
     peers: SessionPeers,
     subscriptions: Subscriptions,
+    /// The session's room for skill files being answered (`resources/read`).
+    read_budget: ReadBudget,
     /// Over stdio: the session's output, where calls write their notifications themselves.
     notifications: Option<LineSender>,
 }
@@ -65,6 +70,7 @@ impl McpHandler {
             log_level: SessionLogLevel::default(),
             peers: peers.clone(),
             subscriptions: Subscriptions::default(),
+            read_budget: ReadBudget::default(),
             notifications: None,
         }
     }
@@ -81,10 +87,20 @@ impl McpHandler {
         }
     }
 
-    /// The service and the skills it offers now (as tools, prompts and resources).
-    fn offered(&self) -> (Arc<dyn SkillService>, Vec<SkillDefinition>) {
+    /// The one authorization rule of every MCP method: the service and the skills the
+    /// request's caller may see now — the published skills its grants name, decided by the
+    /// core exactly as for `tools/list` and `tools/call`. Prompts, resources, the skills
+    /// extension, completion and subscriptions look only among these, so a skill the caller
+    /// may not run answers as a name nothing serves ("unknown", "not found"), never
+    /// "forbidden". Over stdio the caller is the local parent, who sees every skill.
+    fn visible_to(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> (Arc<dyn SkillService>, Vec<SkillDefinition>) {
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
         let service = Arc::clone(self.core.service());
-        let skills = tools::published_skills(service.as_ref());
+        let mut skills = tools::published_skills(service.as_ref());
+        skills.retain(|skill| self.core.may_see(&caller, skill));
         (service, skills)
     }
 
@@ -191,9 +207,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
-        let mut skills = tools::published_skills(self.core.service().as_ref());
-        skills.retain(|skill| self.core.may_see(&caller, skill));
+        let (_, skills) = self.visible_to(&context);
         Ok(ListToolsResult::with_all_items(tools::tools(&skills)))
     }
 
@@ -248,36 +262,36 @@ impl ServerHandler for McpHandler {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let (_, skills) = self.offered();
+        let (_, skills) = self.visible_to(&context);
         Ok(ListPromptsResult::with_all_items(prompts::prompts(&skills)))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         prompts::get(service.as_ref(), &skills, request).map(Into::into)
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         off_thread(move || completion::complete(service.as_ref(), &skills, &request)).await
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         off_thread(move || resources::list(service.as_ref(), &skills, request.as_ref())).await
     }
 
@@ -292,20 +306,30 @@ impl ServerHandler for McpHandler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (service, skills) = self.offered();
-        off_thread(move || resources::read(service.as_ref(), &skills, &request.uri))
-            .await
-            .map(Into::into)
+        let (service, skills) = self.visible_to(&context);
+        let located =
+            off_thread(move || resources::locate(service.as_ref(), &skills, &request.uri)).await?;
+        // Room for the file's bytes before a byte is read; over HTTP it stays reserved until
+        // the answer has left the process (`read_budget`).
+        let permit = self.read_budget.reserve(located.size).await?;
+        let slot = PermitSlot::of(&context.extensions).unwrap_or_default();
+        slot.keep(permit);
+        let budget = self.read_budget.clone();
+        let (result, more) = off_thread(move || resources::read(located, &budget)).await?;
+        if let Some(more) = more {
+            slot.keep(more);
+        }
+        Ok(result.into())
     }
 
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         let subscriptions = self.subscriptions.clone();
         off_thread(move || subscriptions.subscribe(service.as_ref(), &skills, &request.uri)).await
     }
@@ -322,18 +346,18 @@ impl ServerHandler for McpHandler {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         off_thread(move || skills_ext::list(service.as_ref(), &skills, request.as_ref())).await
     }
 
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let (service, skills) = self.offered();
+        let (service, skills) = self.visible_to(&context);
         off_thread(move || skills_ext::get(service.as_ref(), &skills, &request.uri)).await
     }
 

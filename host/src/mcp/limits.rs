@@ -39,11 +39,15 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError,
+    LocalSessionHandle, LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
+
+use super::read_budget::PermitSlot;
+use super::session_owner::SessionOwners;
+use rmcp::model::GetExtensions as _;
 
 /// Default of [`McpLimits::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 512;
@@ -134,6 +138,7 @@ pub struct BoundedSessions {
     inner: LocalSessionManager,
     limits: McpLimits,
     counts: Arc<Mutex<Counts>>,
+    owners: SessionOwners,
 }
 
 /// Which count a stream holds until it is dropped.
@@ -182,12 +187,18 @@ impl BoundedSessions {
             inner,
             limits,
             counts: Arc::default(),
+            owners: SessionOwners::default(),
         }
     }
 
     /// Sessions kept now.
     pub async fn session_count(&self) -> usize {
         self.inner.sessions.read().await.len()
+    }
+
+    /// Which identity opened each session (`session_owner`).
+    pub(crate) fn owners(&self) -> &SessionOwners {
+        &self.owners
     }
 
     /// Standalone streams open now.
@@ -199,7 +210,9 @@ impl BoundedSessions {
     /// keep-alive ran out), then closes the idle one used the longest ago when at the cap.
     /// `Err` when the cap is reached and every session is busy.
     pub(crate) async fn make_room(&self) -> Result<(), BoundedError> {
+        let seen_at = Instant::now();
         let live: Vec<SessionId> = self.inner.sessions.read().await.keys().cloned().collect();
+        self.owners.retain_live(&live, seen_at);
         let evict = {
             let mut counts = lock(&self.counts);
             counts.sessions.retain(|id, _| live.contains(id));
@@ -219,6 +232,7 @@ impl BoundedSessions {
             counts.sessions.remove(&id);
             id
         };
+        self.owners.forget(&evict);
         tracing::debug!(session = %evict, "MCP session cap reached; closing the longest idle one");
         self.inner.close_session(&evict).await?;
         Ok(())
@@ -274,6 +288,28 @@ impl BoundedSessions {
     }
 }
 
+/// Drops a finished read's cached messages, then its permits (see `create_stream`).
+struct ForgetRead {
+    slot: PermitSlot,
+    handle: LocalSessionHandle,
+    channel: Option<u64>,
+}
+
+impl Drop for ForgetRead {
+    fn drop(&mut self) {
+        let (Some(channel), true) = (self.channel, self.slot.holds_permits()) else {
+            return;
+        };
+        let (handle, slot) = (self.handle.clone(), self.slot.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = handle.close_request_wise_channel(channel).await;
+                drop(slot);
+            });
+        }
+    }
+}
+
 /// `stream` that gives back `release`'s count when it is dropped.
 fn holding<S>(stream: S, release: Release) -> impl Stream<Item = ServerSseMessage> + Send + Sync
 where
@@ -312,16 +348,54 @@ impl SessionManager for BoundedSessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         lock(&self.counts).sessions.remove(id);
+        self.owners.forget(id);
         Ok(self.inner.close_session(id).await?)
     }
 
+    /// rmcp's `create_stream`, plus the request's [`PermitSlot`]: when its handler left read
+    /// permits there, the stream's cached messages are dropped as soon as the stream ends (a
+    /// read is asked again, not resumed), and only then the permits (`read_budget`).
     async fn create_stream(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let release = self.hold(id, Held::Request)?;
-        let stream = self.inner.create_stream(id, message).await?;
+        let slot = PermitSlot::default();
+        if let ClientJsonRpcMessage::Request(request) = &mut message
+            && let Some(parts) = request
+                .request
+                .extensions_mut()
+                .get_mut::<http::request::Parts>()
+        {
+            parts.extensions.insert(slot.clone());
+        }
+        let handle = self
+            .inner
+            .sessions
+            .read()
+            .await
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let receiver = handle
+            .establish_request_wise_channel()
+            .await
+            .map_err(LocalSessionManagerError::from)?;
+        let channel = receiver.http_request_id;
+        handle
+            .push_message(message, channel)
+            .await
+            .map_err(LocalSessionManagerError::from)?;
+        let forget = ForgetRead {
+            slot,
+            handle,
+            channel,
+        };
+        let stream = tokio_stream::wrappers::ReceiverStream::new(receiver.inner).map(move |m| {
+            let _kept = &forget;
+            m
+        });
         Ok(holding(stream, release))
     }
 
@@ -355,7 +429,7 @@ impl SessionManager for BoundedSessions {
 }
 
 /// The session header of streamable HTTP.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Answers over-cap requests with 503 before rmcp sees them: an `initialize` (a `POST` without
 /// a session) when no session can be made room for, a `GET` when a stream cap is reached.

@@ -21,6 +21,8 @@
 //! - `direct_calls` — stdio's `tools/call` run and answered without rmcp's service loop;
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
+//! - [`read_budget`] — the bytes of skill files `resources/read` answers at once;
+//! - `session_owner` — each `/mcp` session bound to the identity that opened it;
 //! - `pre_init` — stdio's filter of messages sent before `initialize`;
 //! - `eof_drain` — at the end of stdin, the requests already read are answered first;
 //! - `oversize` — stdio lines over `max_message_bytes` are answered (-32600), not dropped.
@@ -46,8 +48,10 @@ pub mod notify;
 pub(crate) mod oversize;
 pub(crate) mod pre_init;
 pub(crate) mod prompts;
+pub mod read_budget;
 pub(crate) mod resources;
 pub mod serve;
+pub(crate) mod session_owner;
 pub(crate) mod skills_ext;
 pub(crate) mod subscriptions;
 pub mod tools;

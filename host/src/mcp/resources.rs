@@ -16,8 +16,10 @@
 //! absolute path, `evals/`, a symlink out, a pipe) is `-32602`; an unknown skill or a path
 //! with no file is "resource not found" — `-32002` on a 2025-11-25 session, which rmcp turns
 //! into `-32602` on 2026-07-28 as that revision specifies; a file over the cap is `-32602`.
+//! `resources/read` is two halves, [`locate`] (the file and its size) and [`read`], between
+//! which the handler takes room for the bytes from the session's `read_budget`.
 //! Everything here reads the file system: call it off the async threads. Not here: the skills
-//! extension's entries and digests (`skills_ext`).
+//! extension's entries and digests (`skills_ext`), which skills a caller sees (`handler`).
 
 use base64::Engine as _;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
@@ -26,6 +28,7 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 
+use super::read_budget::{ReadBudget, ReadPermit};
 use skillet_engine::files::{FolderError, SKILL_MD, SkillFolder, mime_for};
 use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDefinition;
@@ -124,26 +127,69 @@ pub(crate) fn read_bytes(
         })
 }
 
-/// `resources/read`.
-pub(crate) fn read(
+/// A file `resources/read` names, found but not read yet.
+pub(crate) struct Located {
+    uri: String,
+    path: String,
+    folder: SkillFolder,
+    /// Its size now, for the read budget (`0` when it cannot be known before the read, which
+    /// then refuses it or counts what it got).
+    pub size: u64,
+}
+
+/// The first half of `resources/read`: the file `uri` names among the published `skills`,
+/// and its size.
+pub(crate) fn locate(
     service: &dyn SkillService,
     skills: &[SkillDefinition],
     uri: &str,
-) -> Result<ReadResourceResult, ErrorData> {
+) -> Result<Located, ErrorData> {
     let target = parse_uri(uri)?;
     let folder = folder_of(service, skills, &target.name, uri)?;
-    let bytes = read_bytes(&folder, &target.path, uri)?;
+    // Sized only inside the folder: a path the read will refuse tells nothing through it.
+    let plain =
+        !target.path.starts_with('/') && !target.path.split('/').any(|s| s.is_empty() || s == "..");
+    let size = plain
+        .then(|| std::fs::metadata(folder.dir().join(&target.path)).ok())
+        .flatten()
+        .map_or(0, |m| m.len().min(MAX_RESOURCE_BYTES));
+    Ok(Located {
+        uri: uri.to_owned(),
+        path: target.path,
+        folder,
+        size,
+    })
+}
+
+/// The second half of `resources/read`: the file's contents, text or blob; a file that grew
+/// past its size since [`locate`] takes the rest of the room from `budget` now (or is
+/// refused), and that room is returned with the result.
+pub(crate) fn read(
+    located: Located,
+    budget: &ReadBudget,
+) -> Result<(ReadResourceResult, Option<ReadPermit>), ErrorData> {
+    let Located {
+        uri,
+        path,
+        folder,
+        size,
+    } = located;
+    let bytes = read_bytes(&folder, &path, &uri)?;
+    let grown = bytes.len() as u64 > size + 1024;
+    let more = grown
+        .then(|| budget.try_reserve(bytes.len() as u64 - size))
+        .transpose()?;
     let contents = match String::from_utf8(bytes) {
         Ok(text) if !text.contains('\0') => ResourceContents::TextResourceContents {
-            uri: uri.to_owned(),
-            mime_type: Some(mime_for(&target.path, true).to_owned()),
+            uri: uri.clone(),
+            mime_type: Some(mime_for(&path, true).to_owned()),
             text,
             meta: None,
         },
-        Ok(text) => blob(uri, &target.path, text.as_bytes()),
-        Err(not_text) => blob(uri, &target.path, not_text.as_bytes()),
+        Ok(text) => blob(&uri, &path, text.as_bytes()),
+        Err(not_text) => blob(&uri, &path, not_text.as_bytes()),
     };
-    Ok(ReadResourceResult::new(vec![contents]))
+    Ok((ReadResourceResult::new(vec![contents]), more))
 }
 
 fn blob(uri: &str, path: &str, bytes: &[u8]) -> ResourceContents {

@@ -31,6 +31,7 @@ use super::line_transport::LineTransport;
 use super::list_changed::{SessionPeers, watch_tools};
 use super::oversize::{AnswerOversized, LineGuard};
 use super::pre_init::PreInit;
+use super::session_owner::refuse_other_identities;
 use crate::core::{CANCEL_GRACE, HostCore};
 
 /// Settings of MCP over streamable HTTP.
@@ -63,8 +64,13 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     let max_body_bytes = options.max_body_bytes;
     Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn({
+            let sessions = Arc::clone(&sessions);
+            move |request, next| refuse_over_limits(Arc::clone(&sessions), request, next)
+        }))
+        // Before the caps and rmcp: a session is only its opener's (`session_owner`).
         .layer(axum::middleware::from_fn(move |request, next| {
-            refuse_over_limits(Arc::clone(&sessions), request, next)
+            refuse_other_identities(Arc::clone(&sessions), request, next)
         }))
         // Outermost: a malformed body is answered before it can take a session's room.
         .layer(axum::middleware::from_fn(move |request, next| {
