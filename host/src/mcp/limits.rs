@@ -20,7 +20,12 @@
 //!   (a client resumes after the 3 s `retry` the stream announces), so a burst of calls costs a
 //!   sixth of the memory for a sixth of the time. They are not counted against the caps above.
 //!
-//! [`BoundedSessions`] wraps rmcp's manager and keeps the counts (streams are counted until
+//! - **reads' answers** — a request stream carries a `read_budget::PermitSlot`; when its
+//!   handler left read permits there, the stream's cached messages are dropped as soon as it
+//!   ends, then the permits, so a file's bytes are counted as long as the process holds them.
+//!
+//! [`BoundedSessions`] also holds which identity opened each session (`session_owner`), and
+//! wraps rmcp's manager and keeps the counts (streams are counted until
 //! their response body is dropped, that is until the client goes or the session ends); the
 //! `refuse_over_limits` middleware answers over-cap requests before rmcp sees them (rmcp
 //! would answer a session manager's error with a bare 500), and the manager refuses them
