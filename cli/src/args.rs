@@ -207,6 +207,10 @@ pub struct RunArgs {
     /// Overwrite produced files that already exist in --out.
     #[arg(long)]
     pub force: bool,
+    /// Print what the run sent to the model and what it answered, turn by turn, after the
+    /// result (on stderr; with --json, in the response's data.transcript).
+    #[arg(long)]
+    pub transcript: bool,
     /// Print the final skill/call/resp message as JSON on stdout (one line).
     #[arg(long)]
     pub json: bool,

@@ -57,6 +57,7 @@ mod std_pipes;
 mod suggest;
 pub mod telemetry;
 mod toolkits;
+mod transcript_view;
 mod validate;
 mod validate_runnable;
 mod validate_scripts;

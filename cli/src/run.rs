@@ -81,6 +81,12 @@ pub async fn run(
     // 0 = no limit of the request's own: the skill's timeout_seconds and the host cap apply.
     request.timeout = args.timeout.unwrap_or(0);
     request.streaming = true;
+    if args.transcript {
+        request.metadata.insert(
+            skillet_protocol::TRANSCRIPT_METADATA.to_owned(),
+            Value::Bool(true),
+        );
+    }
 
     let progress = Progress::start(
         DisplayMode::detect(console.quiet > 0),
@@ -106,6 +112,11 @@ pub async fn run(
 
     print_response(&response, args.json, console);
     if let Some(result) = &response.data {
+        if !args.json
+            && let Some(transcript) = &result.transcript
+        {
+            eprint!("{}", super::transcript_view::render(transcript));
+        }
         files::write_produced(&result.events, &args.out, args.force, console);
     }
     if interrupted.is_cancelled() {

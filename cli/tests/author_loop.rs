@@ -306,3 +306,128 @@ fn validate_fails_a_skill_that_run_would_refuse() {
     assert!(stdout.contains("[tools.weather_lookup]"), "{stdout}");
     assert!(stdout.contains("mock-scenario.yaml:scenario:"), "{stdout}");
 }
+
+#[test]
+fn the_transcript_shows_the_repair_message_with_the_violation_and_the_second_answer() {
+    let cwd = tempfile::tempdir().unwrap();
+    let skills = bundled_skills().display().to_string();
+    let example = format!(
+        "@{}",
+        bundled_skills()
+            .join("code-review/examples/basic.json")
+            .display()
+    );
+    let args = [
+        "--skills-dir",
+        &skills,
+        "run",
+        "code-review",
+        "--args",
+        &example,
+    ];
+    let mut with_transcript = args.to_vec();
+    with_transcript.push("--transcript");
+    let out = skillet(cwd.path(), &with_transcript);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let transcript = &stderr[stderr.find("── transcript ──").expect(&stderr)..];
+    assert!(
+        transcript.contains("You are a senior engineer"),
+        "{transcript}"
+    );
+    let turn2 = &transcript[transcript.find("── turn 2").expect(transcript)..];
+    let turn1 = &transcript[..transcript.find("── turn 2").unwrap()];
+    assert!(
+        turn1.contains("! rejected: /issues/0/severity: \"critical\""),
+        "{turn1}"
+    );
+    assert!(
+        turn2.contains("Your previous answer does not match"),
+        "{turn2}"
+    );
+    assert!(turn2.contains("- /issues/0/severity:"), "{turn2}");
+    assert!(turn2.contains("\"severity\":\"error\""), "{turn2}");
+
+    // --json: the same transcript as data, under data.transcript.
+    let mut json = with_transcript.clone();
+    json.push("--json");
+    let out = skillet(cwd.path(), &json);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let turns = response["data"]["transcript"]["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{response}");
+    assert_eq!(turns[1]["sent"][0]["role"], "user");
+    assert!(
+        turns[0]["violations"][0]
+            .as_str()
+            .unwrap()
+            .contains("severity")
+    );
+    // Without --transcript nothing is recorded.
+    let mut plain = args.to_vec();
+    plain.push("--json");
+    let out = skillet(cwd.path(), &plain);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(response["data"].get("transcript").is_none(), "{response}");
+}
+
+// Multi-threaded: the mock server runs on this runtime while the test waits for the binary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_key_the_model_echoes_never_appears_in_a_transcript() {
+    use mock_llm::{MockConfig, MockServer, Scenario};
+    const CANARY: &str = "sk-canary-transcript-7d1e0c";
+    let scenario = Scenario::from_yaml_str(&format!(
+        "rules:\n  - reply:\n      text: \"your key is {CANARY}\"\n"
+    ))
+    .unwrap();
+    let server = MockServer::start(MockConfig::default().with_scenario(scenario))
+        .await
+        .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("echo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: echo\ndescription: Answers anything.\n---\nAnswer briefly.\n",
+    )
+    .unwrap();
+    let config = root.path().join("skillet.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"m\"\nbase_url = \
+             \"{}/v1\"\napi_key_env = \"CANARY_KEY\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let skills = root.path().display().to_string();
+    let config = config.display().to_string();
+    for extra in [
+        &["--transcript"][..],
+        &["--transcript", "-vvv"],
+        &["--transcript", "--json"],
+    ] {
+        let prompt = format!("is {CANARY} my key?");
+        let mut args = vec!["--config", &config, "--skills-dir", &skills];
+        args.extend(["run", "echo", &prompt]);
+        args.extend_from_slice(extra);
+        let out = Command::new(SKILLET)
+            .current_dir(root.path())
+            .args(&args)
+            .env("CANARY_KEY", CANARY)
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {stderr}");
+        assert!(
+            stdout.contains("[REDACTED]") || stderr.contains("[REDACTED]"),
+            "{stderr}"
+        );
+        for stream in [&stdout, &stderr] {
+            assert!(!stream.contains(CANARY), "{extra:?} leaked:\n{stream}");
+        }
+    }
+}

@@ -119,7 +119,7 @@ fn esm_and_commonjs_scripts_import_the_skills_packages_installed_once_outside_it
     );
     let path = host.path();
 
-    let first = skillet(path, &["run", "clock"]);
+    let first = skillet(path, &["run", "clock", "what time is it"]);
     let out = text(&first);
     assert_eq!(first.status.code(), Some(0), "{out}");
     assert!(
@@ -145,7 +145,7 @@ fn esm_and_commonjs_scripts_import_the_skills_packages_installed_once_outside_it
     assert_eq!(envs.len(), 1, "{envs:?}");
     assert!(envs[0].join("node_modules/ms/package.json").is_file());
 
-    let second = skillet(path, &["run", "clock"]);
+    let second = skillet(path, &["run", "clock", "what time is it"]);
     let out = text(&second);
     assert_eq!(
         String::from_utf8_lossy(&second.stdout).trim(),
@@ -196,7 +196,7 @@ fn a_dependency_from_git_is_refused_and_blocks_the_skill_with_why() {
     );
     assert!(out.contains("only registry versions"), "{out}");
 
-    let run = skillet(path, &["run", "clock"]);
+    let run = skillet(path, &["run", "clock", "what time is it"]);
     let out = text(&run);
     assert_ne!(run.status.code(), Some(0), "{out}");
     assert!(out.contains("only registry versions"), "{out}");

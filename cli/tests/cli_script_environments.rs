@@ -46,7 +46,7 @@ fn a_script_imports_its_requirement_and_the_environment_is_built_once() {
         &format!("pypdf 5.4.0 in {}", host.envs().display()),
     );
 
-    let first = host.run(&["run", "pdf-info"]);
+    let first = host.run(&["run", "pdf-info", "describe the pdf"]);
     let out = text(&first);
     assert_eq!(first.status.code(), Some(0), "{out}");
     assert!(
@@ -60,7 +60,7 @@ fn a_script_imports_its_requirement_and_the_environment_is_built_once() {
         .modified()
         .unwrap();
 
-    let second = host.run(&["run", "pdf-info"]);
+    let second = host.run(&["run", "pdf-info", "describe the pdf"]);
     let out = text(&second);
     assert_eq!(
         String::from_utf8_lossy(&second.stdout).trim(),
@@ -122,7 +122,7 @@ fn two_first_uses_at_once_build_once() {
     );
     let children: Vec<_> = (0..2)
         .map(|_| {
-            host.command(&["run", "pdf-info"])
+            host.command(&["run", "pdf-info", "describe the pdf"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -233,7 +233,7 @@ fn an_interpreter_the_sandbox_cannot_execute_gets_an_error_naming_the_setting() 
     if !report.contains("cannot enter") {
         // Not root (no uid drop): children run as this user, who can enter their own directory.
         eprintln!("\n==== not root: the private interpreter is usable here ====\n{report}\n");
-        let run = host.run(&["run", "shell"]);
+        let run = host.run(&["run", "shell", "run it"]);
         assert_eq!(
             String::from_utf8_lossy(&run.stdout).trim(),
             "OK",
@@ -259,7 +259,7 @@ fn an_interpreter_the_sandbox_cannot_execute_gets_an_error_naming_the_setting() 
         ("hello.sh", "echo hello-from-sh\n"),
         "set `[skills.scripts] interpreters = { sh = ",
     );
-    let run = host.run(&["run", "shell"]);
+    let run = host.run(&["run", "shell", "run it"]);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
         "OK",
@@ -309,7 +309,7 @@ fn an_offered_system_tool_installed_outside_the_system_dirs_runs_by_name_with_it
         "{report}"
     );
     assert!(!report.contains("system tools: error"), "{report}");
-    let run = host.run(&["run", "convert"]);
+    let run = host.run(&["run", "convert", "convert it"]);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
         "OK",
@@ -332,7 +332,7 @@ fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_
         ),
         "{listing}"
     );
-    let run = host.run(&["run", "needs-office"]);
+    let run = host.run(&["run", "needs-office", "go"]);
     let out = text(&run);
     assert_ne!(run.status.code(), Some(0), "{out}");
     assert!(out.contains("is Blocked"), "{out}");
@@ -358,7 +358,7 @@ fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_
         ),
         "the script could not find the program `pdftoppm-absent-xyz`",
     );
-    let run = host.run(&["run", "undeclared"]);
+    let run = host.run(&["run", "undeclared", "go"]);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
         "OK",

@@ -46,6 +46,7 @@ mod messages;
 mod one_pass;
 mod produced_file;
 mod result;
+mod transcript;
 mod writer;
 
 pub use codec::{DecodeError, decode, decode_value, encode, encode_line_into};
@@ -60,6 +61,10 @@ pub use produced_file::{
     BASE64_MIME_SUFFIX, ProducedFile, is_model_text_artifact, model_text_artifact,
 };
 pub use result::{CostEstimate, Resumed, SkillResult, TokenUsage, TurnUsage};
+pub use transcript::{
+    MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TEXT_CHARS, TRANSCRIPT_METADATA, Transcript,
+    TranscriptMessage, TranscriptRole, TranscriptToolCall, TranscriptTurn, transcript_requested,
+};
 
 /// The argument that carries free text: `{"prompt": TEXT}` alone becomes the first user message
 /// as it is. Every adapter that maps free text onto a skill without an input schema (MCP's default

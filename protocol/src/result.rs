@@ -1,7 +1,8 @@
 //! `SkillResult`: the outcome of one skill execution, carried in `skill/call/resp.data`, and its
 //! token usage and cost estimate (`usage`, a Skillet extension: optional and omitted when absent,
 //! so the seed's wire examples round-trip unchanged), and whether it was resumed from a
-//! checkpoint (`resumed`, the same kind of extension).
+//! checkpoint (`resumed`, the same kind of extension), and what it sent to its model
+//! (`transcript`, the same again).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,6 +44,10 @@ pub struct SkillResult {
     /// extension, omitted when the run started afresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed: Option<Resumed>,
+    /// What the run sent to its model and got back, when the call asked for it (a Skillet
+    /// extension, omitted otherwise; see [`Transcript`](crate::Transcript)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Box<crate::Transcript>>,
 }
 
 /// How a run that continued from a checkpoint was resumed (`SkillResult.resumed`).
@@ -134,6 +139,7 @@ impl SkillResult {
             events: Vec::new(),
             usage: None,
             resumed: None,
+            transcript: None,
         }
     }
 
@@ -150,6 +156,7 @@ impl SkillResult {
             events: Vec::new(),
             usage: None,
             resumed: None,
+            transcript: None,
         }
     }
 }

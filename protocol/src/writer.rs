@@ -66,6 +66,7 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
         events,
         usage,
         resumed,
+        transcript,
     } = result;
     out.extend_from_slice(if *success {
         br#"{"success":true"#
@@ -104,6 +105,9 @@ fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
     }
     if let Some(resumed) = resumed {
         value_field(out, br#","resumed":"#, resumed);
+    }
+    if let Some(transcript) = transcript {
+        value_field(out, br#","transcript":"#, transcript);
     }
     out.push(b'}');
 }

@@ -82,6 +82,30 @@ fn full_result(text: &str) -> SkillResult {
             }),
         }),
         resumed: Some(crate::Resumed { turns_saved: 2 }),
+        transcript: Some(Box::new(crate::Transcript {
+            system: text.to_owned(),
+            turns: vec![crate::TranscriptTurn {
+                turn: 1,
+                sent: vec![crate::TranscriptMessage {
+                    text: text.to_owned(),
+                    ..Default::default()
+                }],
+                answer: Some(crate::TranscriptMessage {
+                    role: crate::TranscriptRole::Assistant,
+                    tool_calls: vec![crate::TranscriptToolCall {
+                        id: text.to_owned(),
+                        name: "calc".into(),
+                        arguments: serde_json::json!({ "a": text }),
+                    }],
+                    ..Default::default()
+                }),
+                violations: vec![text.to_owned()],
+                duration_ms: 3,
+                input_tokens: Some(1),
+                output_tokens: None,
+            }],
+            truncated: true,
+        })),
     }
 }
 

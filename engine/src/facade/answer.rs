@@ -145,6 +145,7 @@ fn failed(facts: &CallFacts<'_>, result: SkillResult, report: &CallReport) -> Sk
         usage: result.usage,
         duration: Duration::from_millis(result.duration_ms),
         truncated: result.truncated,
+        transcript: result.transcript.map(|t| *t),
     });
     if facts.cancelled {
         return SkillError::Cancelled {

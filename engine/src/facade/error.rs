@@ -48,6 +48,9 @@ pub struct FailedRun {
     pub duration: Duration,
     /// Whether the events (or the model's last answer) were cut.
     pub truncated: bool,
+    /// What the run sent to its model and got back, when the call asked for it: why it failed,
+    /// turn by turn.
+    pub transcript: Option<crate::protocol::Transcript>,
 }
 
 /// Why a run produced no output. Match on the variant; [`SkillError::code`] gives the A2E code

@@ -1,5 +1,5 @@
 //! [`SkillOutput`]: what a successful [`Skillet`](super::Skillet) run produced — the validated
-//! data, its one-line summary, usage, events and timings — taken out of the wire
+//! data, its one-line summary, usage, events, timings and (when asked for) its transcript — taken out of the wire
 //! `SkillResult` once, so callers never reach three levels into a response.
 
 use std::time::Duration;
@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::SkillError;
-use crate::protocol::{SkillEvent, SkillResult, TokenUsage};
+use crate::protocol::{SkillEvent, SkillResult, TokenUsage, Transcript};
 
 /// A successful run's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,9 @@ pub struct SkillOutput {
     pub truncated: bool,
     /// The call's request id (as in the events and traces).
     pub request_id: String,
+    /// What the run sent to its model and got back, turn by turn, when the call asked for it
+    /// ([`Call::transcript`](super::Call::transcript)).
+    pub transcript: Option<Transcript>,
 }
 
 impl SkillOutput {
@@ -49,6 +52,7 @@ impl SkillOutput {
             events,
             usage,
             resumed: _,
+            transcript,
         } = result;
         let turns = usage
             .as_ref()
@@ -67,6 +71,7 @@ impl SkillOutput {
             turns,
             truncated,
             request_id,
+            transcript: transcript.map(|t| *t),
         }
     }
 

@@ -179,6 +179,17 @@ impl<'a> Call<'a> {
         })
     }
 
+    /// Records what the run sends to its model and gets back, turn by turn: the output's (or
+    /// the failed run's) `transcript`. Off by default: nothing is copied for a call that does
+    /// not ask.
+    pub fn transcript(mut self) -> Self {
+        self.request.metadata.insert(
+            crate::protocol::TRANSCRIPT_METADATA.to_owned(),
+            Value::Bool(true),
+        );
+        self
+    }
+
     /// Ties the call to an agent turn or trajectory (in events and traces).
     pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
         self.request.correlation_id = id.into();

@@ -221,6 +221,10 @@ impl TurnLoop<'_> {
         last_output: &mut String,
     ) -> Step {
         self.state.set_phase(Phase::Provider);
+        if let Some(transcript) = self.state.transcript() {
+            transcript.begin_turn(turn, request.system.as_deref(), &request.messages);
+        }
+        let asked = Instant::now();
         // The response lives in this block only: it is borrowed, so a binding of it in the
         // function's scope would keep its 192 bytes in every state of this future (the turn's
         // wait for the model included), though it is moved out of before the tools run.
@@ -229,6 +233,9 @@ impl TurnLoop<'_> {
                 Ok(response) => response,
                 Err(outcome) => return Step::Done(outcome),
             };
+            if let Some(transcript) = self.state.transcript() {
+                transcript.answered(&response, asked.elapsed());
+            }
             if let Some(reasoning) = &response.reasoning {
                 self.tell_reasoning(turn, reasoning);
             }
@@ -321,6 +328,9 @@ impl TurnLoop<'_> {
         violations: Vec<Violation>,
         repair: impl FnOnce() -> String,
     ) -> Step {
+        if let Some(transcript) = self.state.transcript() {
+            transcript.rejected(&violations);
+        }
         if turn >= self.max_turns {
             let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
             return Step::Done(Outcome::output_invalid(

@@ -237,7 +237,7 @@ impl ExecutorInner {
             Some(durable) => durable.load().await,
             None => Loaded::Fresh,
         };
-        let state = RunState::default();
+        let state = RunState::new(crate::protocol::transcript_requested(&request.metadata));
         let (events, timeout, loaded) = {
             let mut loaded = loaded;
             let events = durable::emitter(

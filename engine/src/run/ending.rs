@@ -109,6 +109,8 @@ impl ExecutorInner {
             Outcome::Failure { code, .. } => format!("failed ({code})"),
         };
         events.progress(100, closing);
+        // Before the usage is taken: the transcript reads each turn's tokens from it.
+        let transcript = state.take_transcript().map(Box::new);
         let mut usage = None;
         if matches!(skill.implementation, Implementation::Manifest) {
             let (input, output) = state.tokens();
@@ -161,6 +163,7 @@ impl ExecutorInner {
         let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         let mut result = outcome.into_result(skill.compiled.name(), duration_ms);
         result.usage = usage;
+        result.transcript = transcript;
         let (collected, truncated) = events.take_collected();
         result.events = collected;
         result.truncated |= truncated;

@@ -101,6 +101,7 @@ mod run_state;
 mod skill_provider;
 mod spans;
 mod tool_schemas;
+mod transcript;
 
 pub use approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,

@@ -1,5 +1,5 @@
-//! [`RunState`]: what a call is doing right now — its turn, its [`Phase`] and the usage each
-//! turn reported — shared between the turn loop and the executor, which reads it after the loop
+//! [`RunState`]: what a call is doing right now — its turn, its [`Phase`], the usage each
+//! turn reported and, when asked for, its transcript (`transcript`) — shared between the turn loop and the executor, which reads it after the loop
 //! was dropped (the timeout message, the final usage log, the result's usage, a checkpoint).
 //!
 //! Not here: the loop that writes it (`agent.rs`).
@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use skillet_providers::Usage;
 
-use crate::protocol::TurnUsage;
+use super::transcript::TranscriptRecorder;
+use crate::protocol::{Transcript, TurnUsage};
 
 /// What a call is doing right now, readable after the loop was dropped (for the timeout
 /// message, the final usage log and the result's usage).
@@ -23,6 +24,8 @@ pub(crate) struct RunState {
     unreported_turns: AtomicU32,
     /// Each provider response's usage, in turn order (locked only to push and to take).
     turns: Mutex<Vec<TurnUsage>>,
+    /// What each turn sent and got, when the call asked for its transcript.
+    transcript: Option<TranscriptRecorder>,
 }
 
 /// Who answered a turn: the call's provider, or a fallback (its name) and its model.
@@ -50,6 +53,26 @@ impl Phase {
 }
 
 impl RunState {
+    /// The state of a call that starts now; `transcript`: whether it records its transcript.
+    pub(crate) fn new(transcript: bool) -> Self {
+        RunState {
+            transcript: transcript.then(TranscriptRecorder::default),
+            ..RunState::default()
+        }
+    }
+
+    /// The transcript's recorder, when the call asked for its transcript.
+    pub(crate) fn transcript(&self) -> Option<&TranscriptRecorder> {
+        self.transcript.as_ref()
+    }
+
+    /// The transcript so far (with each turn's tokens), when the call asked for it. Read
+    /// before [`take_turn_usage`](Self::take_turn_usage).
+    pub(crate) fn take_transcript(&self) -> Option<Transcript> {
+        let recorder = self.transcript.as_ref()?;
+        Some(self.with_turn_usage(|usage| recorder.take(usage)))
+    }
+
     pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }

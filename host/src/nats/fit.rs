@@ -138,6 +138,7 @@ mod tests {
                 events,
                 usage: None,
                 resumed: None,
+                transcript: None,
             },
         )
     }
