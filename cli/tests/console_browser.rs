@@ -6,7 +6,11 @@
 //! another denied with a reason from the page; an input file picked and read by the run, one
 //! over the host's limit refused in the browser (nothing sent) and one sent around the picker
 //! refused by the server; the MCP and A2A copies (the MCP one sent by the official `mcp`
-//! client to `/mcp`, the A2A one posted to `/a2a`, both answered) —
+//! client to `/mcp`, the A2A one posted to `/a2a`, both answered); the bundled `code-review`
+//! (its mock scenario repairs once) with its transcript — the rejected turn's violations, then
+//! turn 2 — live and from the history; a plain Agent Skill with a 1,000-character description
+//! (one "Request" textarea, no horizontal overflow, a run); unknown skill and run routes showing
+//! only their notice —
 //! then restarts the server, finds the run in the history again and the report `skillet eval
 //! --save` made of ticket-triage on two models shown side by side in its skill view. The script
 //! fails on any error in the browser's log.
@@ -67,9 +71,11 @@ fn browser_python() -> Option<PathBuf> {
 /// `ticket-triage` (a nested object with an enum, a default, a `not` only the server checks, a
 /// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s), `needs-a-tool`
 /// (Blocked), `gated-calc` (its calculator call needs approval; the answer says how it was
-/// decided) and `file-reader` (reads its input file `notes.txt`).
+/// decided), `file-reader` (reads its input file `notes.txt`), `code-review` and `plain-notes`
+/// (`write_ecosystem_skills`).
 fn write_skills(root: &Path) {
     write_gated_and_file_skills(root);
+    write_ecosystem_skills(root);
     let dir = root.join("ticket-triage");
     std::fs::create_dir_all(dir.join("assets")).unwrap();
     std::fs::write(
@@ -127,6 +133,52 @@ fn write_skills(root: &Path) {
          a2e-tools: '[\"nonexistent_tool\"]'\n---\nUse the tool.\n",
     )
     .unwrap();
+}
+
+/// The bundled `code-review` (copied from `skills/`) and `plain-notes`, a plain Agent Skill (no
+/// input schema) whose description is 1,000 characters, as corpus skills' are.
+fn write_ecosystem_skills(root: &Path) {
+    copy_dir(
+        &repo_root().join("skills/code-review"),
+        &root.join("code-review"),
+    );
+    let dir = root.join("plain-notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut description = String::from(
+        "Summarizes the notes it is given. Use when the user pastes meeting notes and wants them \
+         short; see https://example.com/a/very/long/unbroken/address/",
+    );
+    while description.len() < 1000 {
+        description.push_str("and-then-some-more-");
+    }
+    description.truncate(1000);
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: plain-notes\ndescription: {description}\n---\n\
+             # Plain notes\n\nYou summarize the notes in the request in one sentence.\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        "rules:\n  - name: plain-notes/answer\n    when: {system_contains: \"You summarize the notes\"}\n    \
+         reply: {text: \"The team agreed to ship on Friday.\"}\n",
+    )
+    .unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 fn write_gated_and_file_skills(root: &Path) {

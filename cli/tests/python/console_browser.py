@@ -10,9 +10,14 @@ call and deny another with a reason (each decision and result in the timeline); 
 file the run reads, one over the host's limit (refused in the browser, nothing sent) and one
 sent around the picker in raw JSON (refused by the server); copy the input as MCP `tools/call`
 and A2A `SendMessage` (the MCP one sent by the official `mcp` client and the A2A body posted
-to /a2a both run and read the file).
+to /a2a both run and read the file); run the bundled `code-review` (its mock scenario repairs
+once) and read its transcript — turn 1's answer rejected with its violations, then turn 2 — live
+and again from the history; a plain Agent Skill with a 1,000-character description: one
+"Request" textarea, no horizontal overflow at 1280 and 390 px, a run whose transcript holds the
+request; `#/skill/nope` and `#/run/999` show only their notice.
 Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history,
-and its skill view shows the eval report `skillet eval --save` made, its two models side by side.
+the `code-review` run still shows its transcript, and ticket-triage's skill view shows the eval
+report `skillet eval --save` made, its two models side by side.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
 written there (docs/console/ in the repository).
 """
@@ -200,6 +205,9 @@ def phase_run(d):
     approvals(d)
     with tempfile.TemporaryDirectory() as scratch:
         input_files(d, scratch)
+    transcript_live(d)
+    plain_skill(d)
+    not_found(d)
 
 
 def open_skill(d, name):
@@ -227,10 +235,15 @@ def approvals(d):
     approve = enabled_button(d, "approve")
     row = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="approval"]')
     assert "calculator" in row.text and "6*7" in row.text and "waiting" in row.text, row.text
+    # The tab says so, and the question is on screen (the page scrolled to the timeline).
+    assert d.title.startswith("(approval needed)"), d.title
+    top = d.execute_script("return document.getElementById('run-timeline').getBoundingClientRect().top")
+    assert 0 <= top < d.execute_script("return window.innerHeight"), top
     shot(d, "approval")
     approve.click()
     text = result_text(d)
     assert "Succeeded" in text and '"echo": "approved"' in text, text
+    wait(d).until(lambda d: not d.title.startswith("(approval needed)"))
     wait(d).until(EC.text_to_be_present_in_element(
         (By.CSS_SELECTOR, '#run-timeline [data-testid="approval"]'), "approved by the caller"))
     # Deny another, with a reason the model reads.
@@ -323,10 +336,114 @@ def input_files(d, scratch):
     assert "4096" in text and "big.txt" in text, text
 
 
+def transcript_of(d, root):
+    """The transcript under `root`: {turn number: (summary text, violations text, full text)}."""
+    box = wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{root} [data-testid="transcript"]')))
+    turns = {}
+    for t in box.find_elements(By.CSS_SELECTOR, "details.tx-turn"):
+        violations = t.find_elements(By.CSS_SELECTOR, ".violations")
+        turns[int(t.get_attribute("data-turn"))] = (
+            t.find_element(By.TAG_NAME, "summary").text,
+            violations[0].get_attribute("textContent") if violations else "",
+            t.get_attribute("textContent"),
+        )
+    system = box.find_element(By.CSS_SELECTOR, "details.tx-system")
+    assert system.get_attribute("open") is None, "the system prompt starts collapsed"
+    return turns, system.get_attribute("textContent")
+
+
+def check_repair_transcript(d, root):
+    turns, system = transcript_of(d, root)
+    assert "You are a senior engineer doing a code review" in system, system[:200]
+    assert sorted(turns) == [1, 2], turns
+    summary, violations, text = turns[1]
+    assert "turn 1" in summary and "answer rejected" in summary, summary
+    assert "/issues/0/severity" in violations, violations
+    assert '"severity": "critical"' in text, text  # the rejected answer, pretty-printed
+    summary, violations, text = turns[2]
+    assert "turn 2" in summary and "ms" in summary and not violations, (summary, violations)
+    assert '"severity": "error"' in text, text
+
+
+def transcript_live(d):
+    # The bundled code-review: its first answer is rejected, the repaired one passes.
+    open_skill(d, "code-review")
+    d.find_element(By.CSS_SELECTOR, '[name="/code"]').send_keys("def add(a, b): return a - b")
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Succeeded" in text, text
+    check_repair_transcript(d, "#run-timeline")
+    shot(d, "run-transcript")
+    # The same transcript from the history.
+    run = next(r for r in history_runs() if r["skill"] == "code-review")
+    d.get(f"{BASE}/#/run/{run['id']}")
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "code-review"))
+    check_repair_transcript(d, "#run-replay")
+
+
+def no_overflow(d, width):
+    d.set_window_size(width, 900)
+    try:
+        wide = d.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert wide[0] <= wide[1], f"the page is {wide[0]} px wide in a {wide[1]} px window"
+    finally:
+        d.set_window_size(1280, 900)
+
+
+def plain_skill(d):
+    # A plain Agent Skill: one "Request" textarea, sent as {"prompt": TEXT}.
+    open_skill(d, "plain-notes")
+    request = d.find_element(By.CSS_SELECTOR, 'textarea[name="/prompt"]')
+    label = d.find_element(By.CSS_SELECTOR, f'label[for="{request.get_attribute("id")}"]').text
+    assert label.startswith("Request"), label
+    assert not d.find_elements(By.XPATH, "//*[contains(text(), 'arguments (JSON object)')]"), "no JSON field"
+    assert d.find_element(By.ID, "files-field").is_displayed(), "a plain skill may take files"
+    no_overflow(d, 1280)
+    no_overflow(d, 390)
+    shot(d, "skill-plain")
+    request.send_keys("Summarize my notes: ship on Friday, not Monday.")
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Succeeded" in text and "ship on Friday" in text, text
+    assert "not valid JSON" not in d.find_element(By.ID, "run-form").text
+    turns, _ = transcript_of(d, "#run-timeline")
+    assert "Summarize my notes: ship on Friday, not Monday." in turns[1][2], turns
+    no_overflow(d, 1280)
+    # Raw JSON shows the same request.
+    d.find_element(By.CSS_SELECTOR, 'input[name="mode"][value="json"]').click()
+    raw = json.loads(d.find_element(By.ID, "raw-json").get_attribute("value"))
+    assert raw == {"prompt": "Summarize my notes: ship on Friday, not Monday."}, raw
+
+
+def not_found(d):
+    earlier = errors_in_log(d)  # reading the log empties it: check what came before first
+    assert not earlier, f"the browser logged errors: {earlier}"
+    for route, view, button in [("#/skill/nope", "view-skill", "run-button"), ("#/run/999", "view-run", "rerun-button")]:
+        d.get(f"{BASE}/{route}")
+        d.refresh()
+        notice = wait(d).until(EC.visibility_of_element_located((By.ID, "notice")))
+        wait(d).until(lambda d: notice.text)
+        assert notice.find_elements(By.TAG_NAME, "a"), f"{route}: a way back"
+        assert not d.find_element(By.ID, view).is_displayed(), f"{route}: only the notice"
+        b = d.find_element(By.ID, button)
+        assert not (b.is_displayed() and b.is_enabled()), f"{route}: no enabled {button}"
+    shot(d, "not-found")
+    # The only errors: the browser's own lines for the two 404 answers.
+    unexpected = [e for e in errors_in_log(d)
+                  if not ("404" in e["message"] and ("/skills/nope" in e["message"] or "/runs/999" in e["message"]))]
+    assert not unexpected, f"the browser logged errors: {unexpected}"
+
+
 def phase_restarted(d):
     d.get(f"{BASE}/#/history")
     wait(d).until(lambda d: any(
         "ticket-triage" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+    # The code-review run's transcript, kept across the restart.
+    run = next(r for r in history_runs() if r["skill"] == "code-review")
+    d.get(f"{BASE}/#/run/{run['id']}")
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "code-review"))
+    check_repair_transcript(d, "#run-replay")
+    shot(d, "run-record-transcript")
     # The saved eval report: one column per model, one row per case.
     open_skill(d, "ticket-triage")
     table = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#skill-evals table.evals")))

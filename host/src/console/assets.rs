@@ -33,6 +33,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("form.js", JS, include_str!("assets/form.js")),
     ("run.js", JS, include_str!("assets/run.js")),
     ("timeline.js", JS, include_str!("assets/timeline.js")),
+    ("transcript.js", JS, include_str!("assets/transcript.js")),
     ("approval.js", JS, include_str!("assets/approval.js")),
     ("files.js", JS, include_str!("assets/files.js")),
     ("history.js", JS, include_str!("assets/history.js")),

@@ -1,5 +1,6 @@
 // The console's entry point: hash routing between the views (#/skills, #/skill/NAME,
-// #/history, #/run/ID), the API key dialog, keyboard shortcuts, notices.
+// #/history, #/run/ID), the API key dialog, keyboard shortcuts, notices. A skill or run that
+// cannot be shown leaves only the notice and a link back (no form to run, no empty record).
 
 import { getJson, ApiError, apiKey, setApiKey } from "./api.js";
 import { loadSkills, renderSkills, showSkill, skillNames } from "./skills.js";
@@ -13,9 +14,24 @@ const VIEWS = ["view-skills", "view-skill", "view-history", "view-run"];
 let info = null;
 let rerun = null; // {skill, arguments} carried from a recorded run to the skill view
 
-function notice(text) {
+// Shows `text` in the notice, with a link `back` ({href, text}) after it when given.
+function notice(text, back) {
   $("notice").hidden = !text;
   $("notice").textContent = text || "";
+  if (text && back) {
+    const a = document.createElement("a");
+    a.href = back.href;
+    a.textContent = back.text;
+    $("notice").append(" ", a);
+  }
+}
+
+// A route whose skill or run cannot be shown: the notice only, nothing to run from.
+function nothingToShow() {
+  show(null);
+  $("run-button").disabled = true;
+  $("rerun-button").disabled = true;
+  document.title = "Not found — Skillet console";
 }
 
 function show(view) {
@@ -48,12 +64,12 @@ async function route() {
   try {
     await ensureInfo();
     if (view === "skill" && arg) {
+      const { skill, skill_md } = await showSkill(decodeURIComponent(arg));
       show("view-skill");
-      const { skill } = await showSkill(decodeURIComponent(arg));
       await showEvals(skill.name);
       const carried = rerun && rerun.skill === skill.name ? rerun.arguments : undefined;
       rerun = null;
-      prepareRun(skill, carried);
+      prepareRun(skill, carried, !skill_md);
       document.title = `${skill.name} — Skillet console`;
     } else if (view === "history") {
       show("view-history");
@@ -62,8 +78,8 @@ async function route() {
       await loadHistory(false);
       document.title = "History — Skillet console";
     } else if (view === "run" && arg) {
-      show("view-run");
       const run = await showRun(arg);
+      show("view-run");
       $("rerun-button").onclick = () => {
         rerun = { skill: run.skill, arguments: run.arguments };
         location.hash = `#/skill/${encodeURIComponent(run.skill)}`;
@@ -79,6 +95,9 @@ async function route() {
       askKey(apiKey() ? "That key was refused." : "");
     } else if (e instanceof ApiError && e.status === 403) {
       notice("This key may not use the console: it needs the console scope.");
+    } else if (view === "skill" || view === "run") {
+      nothingToShow();
+      notice(e.message || String(e), view === "run" ? { href: "#/history", text: "Back to the history" } : { href: "#/skills", text: "Back to all skills" });
     } else {
       notice(e.message || String(e));
     }

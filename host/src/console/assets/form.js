@@ -207,12 +207,45 @@ function escapePointer(name) {
   return name.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
+// Whether `schema` is a plain Agent Skill's: no input schema at all (its request is free text).
+export function isPlain(schema) {
+  return !schema || (typeof schema === "object" && !Object.keys(schema).length);
+}
+
+// A plain skill's one field: the request as text, sent as `{"prompt": TEXT}` (other arguments
+// set from elsewhere — a re-run, the raw JSON — are kept beside it).
+function requestEditor() {
+  const id = fieldId();
+  const wrap = el("div", { className: "field", "data-path": "" });
+  const input = el("textarea", { id, name: "/prompt", rows: "6", placeholder: "What should the skill do?", "aria-describedby": `${id}-help` });
+  let extra = {};
+  wrap.append(
+    labelFor(id, "Request", false),
+    el("p", { className: "help", id: `${id}-help`, text: "This skill takes free text (sent as {\"prompt\": TEXT})." }),
+    input,
+    errorSlot(""),
+  );
+  return {
+    node: wrap,
+    get: () => (input.value ? Object.assign({}, extra, { prompt: input.value }) : Object.assign({}, extra)),
+    set: (v) => {
+      const rest = Object.assign({}, v && typeof v === "object" && !Array.isArray(v) ? v : {});
+      input.value = typeof rest.prompt === "string" ? rest.prompt : "";
+      delete rest.prompt;
+      extra = rest;
+    },
+    focus: () => input.focus(),
+  };
+}
+
 // Builds the form for `schema` into `container`; returns { get, set, showErrors, clearErrors }.
 export function buildForm(schema, container) {
   container.replaceChildren();
-  const root = typeOf(schema) === "object" && schema.properties
-    ? objectEditor(schema, "", "", false)
-    : scalarEditor(schema || {}, "any", "", "arguments (JSON object)", true);
+  const root = isPlain(schema)
+    ? requestEditor()
+    : typeOf(schema) === "object" && schema.properties
+      ? objectEditor(schema, "", "", false)
+      : scalarEditor(schema || {}, "any", "", "arguments (JSON object)", true);
   // The root object needs no frame of its own.
   if (root.node.tagName === "FIELDSET") root.node.classList.add("root");
   container.append(root.node);

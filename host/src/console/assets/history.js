@@ -92,6 +92,12 @@ export async function showRun(id) {
   $("rerun-button").disabled = !run.arguments;
   const replayBox = $("run-replay");
   replayBox.replaceChildren();
-  if (run.response) replay(replayBox, run.response);
+  if (run.response) {
+    replay(replayBox, run.response);
+    const data = run.response.data;
+    if (data && !data.transcript) replayBox.append(el("p", "muted", "No transcript: the call did not ask for one (metadata.transcript: true); runs from this console always do."));
+  } else {
+    replayBox.append(el("p", "muted", "Neither the answer nor the transcript was kept: turn on [console] capture_content to keep them."));
+  }
   return run;
 }

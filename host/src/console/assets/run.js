@@ -2,7 +2,8 @@
 // host allows, validation in the browser (nothing is sent while a field is wrong) and again by
 // the server (its violations shown at their fields), the run over POST /a2e with SSE into the
 // live timeline (whose tool calls waiting for approval are decided here), cancel (closing the
-// stream cancels the call), input files (`files.js`), copy as curl / JSON / MCP / A2A.
+// stream cancels the call), input files (`files.js`), copy as curl / JSON / MCP / A2A. Every
+// run asks for its transcript (`metadata.transcript: true`), shown under the result.
 
 import { streamCall, newId, asCurl, asMcp, asA2a, approvals, ApiError } from "./api.js";
 import { buildForm, validate, serverViolations } from "./form.js";
@@ -35,7 +36,8 @@ function mode() {
   return document.querySelector('input[name="mode"]:checked').value;
 }
 
-export function prepareRun(skill, args) {
+// `native`: the skill has no SKILL.md (code answers it, with no workspace for input files).
+export function prepareRun(skill, args, native) {
   const schema = skill.input_schema || {};
   const form = buildForm(schema, $("form-fields"));
   current = { skill, form };
@@ -46,6 +48,10 @@ export function prepareRun(skill, args) {
   $("copy-box").hidden = true;
   $("run-timeline").hidden = true;
   clearFiles();
+  // Input files reach every SKILL.md skill: a call that brings files gets the workspace tools
+  // to read them (docs/SKILL_FORMAT.md), whatever its input schema says. A native skill has no
+  // workspace, so it gets no picker.
+  $("files-field").hidden = Boolean(native);
   const published = skill.status === "Published";
   $("run-button").disabled = !published;
   $("run-button").title = published ? "" : `a ${skill.status} skill does not run`;
@@ -119,7 +125,7 @@ function llmOverride() {
 }
 
 function request(args) {
-  const req = { type: "skill/call/req", id: newId(), name: current.skill.name, arguments: args, streaming: true };
+  const req = { type: "skill/call/req", id: newId(), name: current.skill.name, arguments: args, streaming: true, metadata: { transcript: true } };
   const o = llmOverride();
   if (o) req.llm_override = o;
   return req;
@@ -144,6 +150,7 @@ async function run(event) {
   if (sent === undefined) return;
   const req = request(sent);
   const timeline = new Timeline($("run-timeline"), { reqId: req.id, approvals });
+  $("run-timeline").scrollIntoView({ block: "start" });
   running = new AbortController();
   $("run-button").disabled = true;
   $("cancel-button").hidden = false;

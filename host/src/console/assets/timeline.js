@@ -4,10 +4,22 @@
 // error ..."), repair turns ("final answer rejected ..."), the progress bar, then the final
 // `skill/call/resp`: outcome, validation, summary, error code, duration, usage and cost.
 // Tool calls waiting for approval (`status` with `detail.approval`) are `ApprovalRow`s.
+// While a tool call waits for approval, the tab's title starts with "(approval needed)".
+// Below the result, the run's transcript when its answer carries one (`transcript.js`).
 // The same renderer replays a recorded run from the events kept in its answer.
 
 import { ApprovalRow } from "./approval.js";
+import { renderTranscript } from "./transcript.js";
 import { el } from "./dom.js";
+
+const APPROVAL_TITLE = "(approval needed) ";
+
+// Keeps the tab's title prefix in step with whether some approval row still waits.
+function markTitle(waiting) {
+  const has = document.title.startsWith(APPROVAL_TITLE);
+  if (waiting && !has) document.title = APPROVAL_TITLE + document.title;
+  else if (!waiting && has) document.title = document.title.slice(APPROVAL_TITLE.length);
+}
 
 const TURN = /^turn (\d+)\/(\d+) · (.*)$/;
 const TOOL_CALL = /^tool call ([^(]+)\((.*)\)$/s;
@@ -138,15 +150,18 @@ export class Timeline {
     if (detail.approval === "requested") {
       this.approvalRows.set(detail.call_id, new ApprovalRow(this.row().body, detail, this.live));
       this.setState(`waiting for your approval: tool ${detail.tool}`);
+      if (this.live) markTitle(true);
       return;
     }
     const row = this.approvalRows.get(detail.call_id);
     if (row) row.decided(detail);
     else this.row().body.append(el("p", "log", `approval ${detail.approval}: tool ${detail.tool}`));
+    if (this.live) markTitle([...this.approvalRows.values()].some((r) => !r.done));
   }
 
   endApprovals() {
     for (const row of this.approvalRows.values()) row.ended();
+    if (this.live) markTitle(false);
   }
 
   log(level, message) {
@@ -230,6 +245,7 @@ export class Timeline {
     if (r.data !== undefined) box.append(el("h3", null, "Data"), el("pre", "data", JSON.stringify(r.data, null, 2)));
     this.setState(r.success ? "done" : `failed (${r.error_code})`);
     this.result.replaceChildren(box);
+    if (r.transcript) renderTranscript(this.result, r.transcript);
   }
 
   cancelled() {
