@@ -376,7 +376,7 @@ fn access_rules(
             return Err(Failure::usage(format!(
                 "refusing to serve HTTP on {addr} without authentication: anyone who can reach \
                  it would run skills on this host's credentials. Add an [auth] section to {} \
-                 (README, \"Authentication\"), bind a loopback address, or pass \
+                 (docs/DOORS.md, \"Authentication\"), bind a loopback address, or pass \
                  --allow-unauthenticated",
                 config.origin()
             )));

@@ -6,7 +6,8 @@
 //! | `status` event | status update `TASK_STATE_WORKING`, the line as an agent text message |
 //! | `progress` event | status update `TASK_STATE_WORKING`, the line as message, `metadata.progress` = pct |
 //! | `artifact` chunk | artifact update, artifact id `stream-NAME`, a text part (media type = the chunk's mime); `append` after the first chunk, `lastChunk` on the final one |
-//! | `log` event | nothing (debug output stays in the A2E result) |
+//! | `log` event, `warn` or `error` | status update `TASK_STATE_WORKING`, the line as message, `metadata.log` = true (a repair names its violations here) |
+//! | `log` event, `info` or `debug` | nothing (it stays in the A2E result's events) |
 //! | success | artifact update `output` — one `data` part with the validated output (`lastChunk`) — then `TASK_STATE_COMPLETED` |
 //! | failure in `data` / rejection in `error` | `TASK_STATE_FAILED`, the error text as message, `metadata.a2eCode` (and `retryable`) |
 //! | `unauthorized` | `TASK_STATE_REJECTED` (same metadata) |
@@ -25,7 +26,7 @@ use super::wire::{
     TaskStatusUpdateEvent,
 };
 use skillet_engine::events::EventSink;
-use skillet_protocol::{ErrorCode, EventPayload, SkillCallResponse, SkillEvent};
+use skillet_protocol::{ErrorCode, EventPayload, LogLevel, SkillCallResponse, SkillEvent};
 
 /// The artifact id of a task's final validated output.
 pub(crate) const OUTPUT_ARTIFACT_ID: &str = "output";
@@ -65,7 +66,7 @@ impl Projection {
         })
     }
 
-    /// The update for one live event (`None` for `log`). `first_chunk` says whether an
+    /// The update for one live event (`None` for a `log` line below `warn`). `first_chunk` says whether an
     /// artifact chunk is the first of its artifact.
     pub fn event(&self, event: &SkillEvent, first_chunk: bool) -> Option<StreamResponse> {
         match &event.payload {
@@ -91,6 +92,16 @@ impl Projection {
                     metadata: None,
                 };
                 Some(self.artifact(artifact, !first_chunk, *is_final))
+            }
+            // A warning (a repair and its reason, a retry, a refused mode) is what a person
+            // watching the task needs to see; the rest of the log stays in the result's events.
+            EventPayload::Log {
+                level: LogLevel::Warn | LogLevel::Error,
+                message,
+            } => {
+                let mut metadata = Map::new();
+                metadata.insert("log".to_owned(), json!(true));
+                Some(self.status(TaskState::Working, message, Some(metadata)))
             }
             EventPayload::Log { .. } => None,
         }
@@ -259,5 +270,35 @@ mod tests {
             terminal(&projection().outcome(&refused, false)).0,
             TaskState::Rejected
         );
+    }
+
+    #[test]
+    fn a_warning_is_a_working_status_with_its_text_and_info_logs_stay_out() {
+        let repair = "final answer rejected (1 problem: /due: \"next Friday\" is not a \"date\"); \
+                      asking the model to repair it";
+        let warn = SkillEvent::new(
+            "r",
+            3,
+            EventPayload::Log {
+                level: LogLevel::Warn,
+                message: repair.to_owned(),
+            },
+        );
+        let Some(StreamResponse::StatusUpdate(update)) = projection().event(&warn, false) else {
+            panic!("a warning becomes a status update");
+        };
+        assert_eq!(update.status.state, TaskState::Working);
+        assert_eq!(update.metadata.unwrap()["log"], true);
+        let text = serde_json::to_string(&update.status.message).unwrap();
+        assert!(text.contains("next Friday"), "{text}");
+        let info = SkillEvent::new(
+            "r",
+            4,
+            EventPayload::Log {
+                level: LogLevel::Info,
+                message: "token usage: 1 input".to_owned(),
+            },
+        );
+        assert!(projection().event(&info, false).is_none());
     }
 }
