@@ -51,16 +51,24 @@ pub async fn run(
             return Err(refused);
         }
     };
-    let mut arguments = match compose_arguments(&skill.compiled, given, prompt) {
+    // A skill that cannot run here is refused by the executor with its reason, whatever its input.
+    let composed = match skill.is_runnable() {
+        true => compose_arguments(&skill.compiled, given, prompt),
+        false => Ok(given.unwrap_or_default()),
+    };
+    let mut arguments = match composed {
         Ok(arguments) => arguments,
-        Err(refused) => {
+        Err(reason) => {
             if args.json {
-                let error = ProtocolError::new(ErrorCode::SchemaViolation, refused.message.clone());
+                let error = ProtocolError::new(ErrorCode::SchemaViolation, reason.clone());
                 let response =
                     SkillCallResponse::rejected(skillet_protocol::new_id(), &name, error);
                 print_response(&response, true, console);
             }
-            return Err(refused);
+            return Err(Failure {
+                outcome: Outcome::Rejected,
+                message: format!("schema_violation: {reason}"),
+            });
         }
     };
     if !input_files.is_empty() {

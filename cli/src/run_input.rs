@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::args::RunArgs;
-use super::exit::{Failure, Outcome};
+use super::exit::Failure;
 use skillet_engine::files::INPUT_FILES_KEY;
 use skillet_engine::run::PROMPT_ARGUMENT;
 use skillet_engine::skill::CompiledSkill;
@@ -52,14 +52,14 @@ fn prompt_property(skill: &CompiledSkill) -> Option<&'static str> {
     takes_text.then_some(PROMPT_ARGUMENT)
 }
 
-/// The arguments of the call: `given` (`--args`) with the prompt added. Refused (exit 3, as a
-/// `schema_violation` would be): a prompt for a skill that takes JSON, or no request at all for
-/// a skill whose whole input is its prompt.
+/// The arguments of the call: `given` (`--args`) with the prompt added. Refused, with the reason
+/// a person reads (the caller answers it as a `schema_violation`, exit 3): a prompt for a skill
+/// that takes JSON, or no request at all for a skill whose whole input is its prompt.
 pub(super) fn compose_arguments(
     skill: &CompiledSkill,
     given: Option<Map<String, Value>>,
     prompt: Option<String>,
-) -> Result<Map<String, Value>, Failure> {
+) -> Result<Map<String, Value>, String> {
     let name = skill.name();
     let property = prompt_property(skill);
     match (prompt, property) {
@@ -68,23 +68,16 @@ pub(super) fn compose_arguments(
             arguments.insert(property.to_owned(), Value::String(text));
             Ok(arguments)
         }
-        (Some(_), None) => Err(rejected(format!(
+        (Some(_), None) => Err(format!(
             "skill `{name}` takes JSON arguments (its input schema has no `prompt`), not a \
              prompt: pass them with --args '{{...}}' (`skillet discover --json` shows its schema)"
-        ))),
+        )),
         (None, _) if given.is_some() => Ok(given.unwrap_or_default()),
-        (None, Some(_)) if skill.input_schema.is_none() => Err(rejected(format!(
+        (None, Some(_)) if skill.input_schema.is_none() => Err(format!(
             "skill `{name}` needs a request: skillet run {name} \"what you want\" (or --prompt \
              TEXT, or - to read it from stdin)"
-        ))),
+        )),
         (None, _) => Ok(Map::new()),
-    }
-}
-
-fn rejected(message: String) -> Failure {
-    Failure {
-        outcome: Outcome::Rejected,
-        message: format!("schema_violation: {message}"),
     }
 }
 
@@ -152,6 +145,7 @@ pub(super) fn add_input_files(arguments: &mut Map<String, Value>, files: Vec<Inp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Outcome;
 
     #[test]
     fn text_files_are_sent_as_text_and_others_as_base64_after_those_of_args() {
@@ -170,7 +164,7 @@ mod tests {
             json!({"_files": [
                 {"name": "a.txt", "text": "a"},
                 {"name": "notes.md", "text": "# Notes\n"},
-                {"name": "logo.png", "base64": "iVBORw/8"}
+                {"name": "logo.png", "base64": "iVBOR/8="}
             ]})
         );
         let missing = read_input_files(&[dir.path().join("none.csv")]).unwrap_err();

@@ -372,11 +372,11 @@ fn the_transcript_shows_the_repair_message_with_the_violation_and_the_second_ans
 
 // Multi-threaded: the mock server runs on this runtime while the test waits for the binary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_key_the_model_echoes_never_appears_in_a_transcript() {
+async fn a_host_key_in_the_request_never_appears_in_its_transcript() {
     use mock_llm::{MockConfig, MockServer, Scenario};
     const CANARY: &str = "sk-canary-transcript-7d1e0c";
     let scenario = Scenario::from_yaml_str(&format!(
-        "rules:\n  - reply:\n      text: \"your key is {CANARY}\"\n"
+        "rules:\n  - reply:\n      text: \"that is not for me to say\"\n"
     ))
     .unwrap();
     let server = MockServer::start(MockConfig::default().with_scenario(scenario))
@@ -422,12 +422,8 @@ async fn a_host_key_the_model_echoes_never_appears_in_a_transcript() {
             .unwrap();
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(0), "{extra:?}: {stderr}");
-        assert!(
-            stdout.contains("[REDACTED]") || stderr.contains("[REDACTED]"),
-            "{stderr}"
-        );
-        for stream in [&stdout, &stderr] {
-            assert!(!stream.contains(CANARY), "{extra:?} leaked:\n{stream}");
-        }
+        let said = format!("{stdout}\n{stderr}");
+        assert!(said.contains("[REDACTED]"), "{extra:?}: {said}");
+        assert!(!said.contains(CANARY), "{extra:?} leaked:\n{said}");
     }
 }

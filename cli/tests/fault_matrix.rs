@@ -193,10 +193,12 @@ const ROWS: &[Row] = &[
         skill: STRICT, model: Model::Mock, send: Send::Call { timeout: TIMEOUT },
         expect: Expect::Failed("skill_error"), evidence: "unavailable (HTTP 529)",
         requests: all(ATTEMPTS), bound_secs: TIMEOUT + MARGIN },
+    // Nothing listening is the host's setup, never the skill's: `runtime_error`, and the
+    // message names where Skillet looked.
     Row { name: "connection refused",
         scenario: HEALTHY,
         skill: STRICT, model: Model::Refused, send: Send::Call { timeout: TIMEOUT },
-        expect: Expect::Failed("skill_error"), evidence: "Connection refused",
+        expect: Expect::Failed("runtime_error"), evidence: "is the server running?",
         requests: UNCOUNTED, bound_secs: TIMEOUT + MARGIN },
     Row { name: "connection dropped mid-stream",
         scenario: "rules: [{ fault: { kind: drop_connection, after_chunks: 1 } }]",

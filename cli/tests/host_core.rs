@@ -389,10 +389,9 @@ async fn a_keep_alive_connection_is_closed_once_idle_after_its_request() {
     })
     .await;
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .unwrap();
+    // The server's own address as Host: any other name is refused (a rebinding guard).
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
     let received = expect_closed_by_server(stream).await;
     let text = String::from_utf8_lossy(&received);
     assert!(
@@ -409,10 +408,9 @@ async fn a_body_that_does_not_arrive_in_time_is_answered_408_with_an_invalid_mes
     })
     .await;
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"POST /a2e HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"type\"")
-        .await
-        .unwrap();
+    let request =
+        format!("POST /a2e HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n\r\n{{\"type\"");
+    stream.write_all(request.as_bytes()).await.unwrap();
     let mut reader = BufReader::new(stream);
     let mut status = String::new();
     tokio::time::timeout(Duration::from_secs(30), reader.read_line(&mut status))
