@@ -375,10 +375,9 @@ fn the_transcript_shows_the_repair_message_with_the_violation_and_the_second_ans
 async fn a_host_key_in_the_request_never_appears_in_its_transcript() {
     use mock_llm::{MockConfig, MockServer, Scenario};
     const CANARY: &str = "sk-canary-transcript-7d1e0c";
-    let scenario = Scenario::from_yaml_str(&format!(
-        "rules:\n  - reply:\n      text: \"that is not for me to say\"\n"
-    ))
-    .unwrap();
+    let scenario =
+        Scenario::from_yaml_str("rules:\n  - reply:\n      text: \"that is not for me to say\"\n")
+            .unwrap();
     let server = MockServer::start(MockConfig::default().with_scenario(scenario))
         .await
         .unwrap();
