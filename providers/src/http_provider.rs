@@ -18,6 +18,7 @@ use http::{HeaderMap, HeaderValue};
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::frames::{BodyLimits, read_events, read_whole};
+use crate::hints;
 use crate::kind::{ProviderKind, with_provider_kinds};
 use crate::modes::{Feature, ModeCell, Modes, TurnPlan};
 use crate::notices::ModeNotice;
@@ -98,12 +99,7 @@ impl<W: Wire> HttpProvider<W> {
         let mut failure = ProviderError::from_transport(error);
         if failure.kind == ProviderErrorKind::Unreachable {
             // What a person needs to act: where Skillet looked, and what says where to look.
-            failure.message.push_str(&format!(
-                " (nothing answered at {}: is the server running? `{}` or the provider's \
-                 `base_url` sets where Skillet looks)",
-                without_userinfo(&self.spec.base_url),
-                crate::from_env::base_url_var(self.spec.kind)
-            ));
+            failure.message.push_str(&hints::unreachable(&self.spec));
         }
         if self.spec.http2_prior_knowledge
             && failure.kind == ProviderErrorKind::Unavailable
@@ -196,43 +192,12 @@ impl<W: Wire> HttpProvider<W> {
         let mut error =
             ProviderError::from_http(status, &headers, &codes, parsed.retry_after, parsed.message);
         if error.kind == ProviderErrorKind::Auth {
-            error.message.push_str(&self.key_hint());
+            error.message.push_str(&hints::refused_key(&self.spec));
         }
         match refused_feature(status.as_u16(), &body, sent) {
             Some(feature) => error.with_refused(feature),
             None => error,
         }
-    }
-}
-
-impl<W: Wire> HttpProvider<W> {
-    /// Where the key a 401/403 refused came from, so the person knows what to fix.
-    fn key_hint(&self) -> String {
-        use crate::spec::CredentialSource;
-        match &self.spec.credential_source {
-            CredentialSource::Env { var } => format!(" (the key came from `{var}`)"),
-            CredentialSource::Inline => {
-                " (the key came from the provider's `api_key` in the config)".to_owned()
-            }
-            CredentialSource::None => match crate::from_env::key_var(self.spec.kind) {
-                Some(var) => format!(" (no key was configured: set `{var}`)"),
-                None => " (no key was configured)".to_owned(),
-            },
-        }
-    }
-}
-
-/// `url` without the `user:password@` a base URL may carry.
-fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            }
-        }
-        None => url.to_owned(),
     }
 }
 

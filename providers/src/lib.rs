@@ -84,6 +84,7 @@ mod from_env;
 pub mod fuzzing;
 mod gemini;
 mod gemini_response;
+mod hints;
 mod http_provider;
 mod images;
 #[cfg(test)]
