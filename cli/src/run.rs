@@ -118,7 +118,14 @@ pub async fn run(
     parts.tools.shutdown_toolkits().await;
     drop(mock);
 
-    print_response(&response, args.json, console);
+    let cancelled = interrupted.is_cancelled();
+    if cancelled && !args.json {
+        // The person stopped it: say so, not that the skill failed.
+        let took = response.data.as_ref().map_or(0, |r| r.duration_ms);
+        console.notice(format!("{name} cancelled (interrupted) after {took} ms"));
+    } else {
+        print_response(&response, args.json, console);
+    }
     if let Some(result) = &response.data {
         if !args.json
             && let Some(transcript) = &result.transcript
@@ -127,7 +134,7 @@ pub async fn run(
         }
         files::write_produced(&result.events, &args.out, args.force, console);
     }
-    if interrupted.is_cancelled() {
+    if cancelled {
         return Ok(Outcome::Interrupted);
     }
     Ok(Outcome::of_response(&response))

@@ -426,3 +426,50 @@ async fn a_host_key_in_the_request_never_appears_in_its_transcript() {
         assert!(!said.contains(CANARY), "{extra:?} leaked:\n{said}");
     }
 }
+
+#[test]
+fn an_interrupted_run_says_cancelled_not_failed() {
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    write_skill(root.path(), "slow", 20_000, "{json: {echo: \"hello\"}}");
+    let mut child = Command::new(SKILLET)
+        .current_dir(root.path())
+        .args(["--skills-dir", &root.path().display().to_string()])
+        .args(["run", "slow", "--args", r#"{"text":"x"}"#])
+        .env_remove("SKILLET_PROVIDER")
+        .env_remove("SKILLET_MODEL")
+        .env_remove("SKILLET_CONFIG")
+        .env("NO_COLOR", "1")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Wait until the model is being asked, then stop the run as Ctrl-C would.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let asking = line.contains("turn 1");
+        seen.push(line);
+        if asking {
+            break;
+        }
+    }
+    sigterm(child.id());
+    seen.extend(lines.map(Result::unwrap));
+    let status = child.wait().unwrap();
+    let stderr = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("slow cancelled (interrupted) after"),
+        "{stderr}"
+    );
+    // The verdict is Skillet's own line; the engine's closing progress may still say how the
+    // run ended inside.
+    assert!(
+        !stderr
+            .lines()
+            .any(|line| line.starts_with("skillet:") && line.contains("failed")),
+        "{stderr}"
+    );
+}
