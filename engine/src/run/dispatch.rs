@@ -45,6 +45,11 @@ use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 /// Longest tool argument or result text shown in a `log` event.
 const LOG_PREVIEW_CHARS: usize = 200;
 
+/// Longest tool error shown in a `log` event: an error's cause often comes after a long
+/// preamble (a script's traceback, a build's output), so it is cut only where a terminal would
+/// drown, never at a preview's length.
+const LOG_ERROR_CHARS: usize = 4000;
+
 /// What one turn's dispatch needs.
 pub(crate) struct DispatchContext<'a> {
     pub tools: &'a ToolSet,
@@ -175,7 +180,7 @@ async fn answer_call(
             let (error, _) = cut_output(error, ctx.limits.max_tool_output_bytes);
             ctx.events.log(
                 LogLevel::Warn,
-                format!("tool error {}: {}", call.name, preview(&error)),
+                format!("tool error {}: {}", call.name, cut(&error, LOG_ERROR_CHARS)),
             );
             (
                 ChatMessage::tool_error(&call.id, &call.name, error),
@@ -344,8 +349,13 @@ pub(crate) fn cut_output(text: String, max_bytes: usize) -> (String, bool) {
 
 /// `text` shortened for a log line.
 pub(crate) fn preview(text: &str) -> String {
-    match text.char_indices().nth(LOG_PREVIEW_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
+    cut(text, LOG_PREVIEW_CHARS)
+}
+
+/// `text` cut after `chars` characters, marked with `…` when cut.
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
     }
 }
@@ -397,6 +407,13 @@ fn canonical_json(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tool_errors_log_line_keeps_the_cause_after_a_long_preamble() {
+        let error = format!("{} uv is not on PATH; install it", "x".repeat(300));
+        assert!(cut(&error, LOG_ERROR_CHARS).ends_with("install it"));
+        assert!(preview(&error).ends_with('…'));
+    }
 
     #[test]
     fn oversized_output_is_cut_at_a_char_boundary_with_a_marker() {
