@@ -59,6 +59,7 @@ pub mod telemetry;
 mod toolkits;
 mod transcript_view;
 mod validate;
+mod validate_imports;
 mod validate_runnable;
 mod validate_scripts;
 mod watch;

@@ -3,7 +3,8 @@
 //! when there are errors (or, with `--strict`, warnings). A skill folder's `evals/evals.json`,
 //! when there is one, is checked too (as `skillet eval` reads it), and so is what `run` would
 //! refuse on this host although the folder loads (`validate_runnable`: undeclared tools and
-//! toolkits, a `mock-scenario.yaml` that does not load).
+//! toolkits, a `mock-scenario.yaml` that does not load), and Python scripts importing what no
+//! requirement declares (`validate_imports`).
 //!
 //! A skill whose own provider settings this host's `[skill_provider]` policy does not allow is
 //! an error: it would be `Blocked` when served. It is judged against the configured default
@@ -18,6 +19,7 @@ use std::path::Path;
 use super::args::{GlobalArgs, ValidateArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{Console, load_config};
+use super::validate_imports;
 use super::validate_runnable;
 use super::validate_scripts;
 use crate::config::{ProviderChoice, ProviderShortcuts};
@@ -58,6 +60,11 @@ pub async fn validate(
             format!("Blocked on this host: provider: {denial}"),
         ))
     };
+    // Asked once, only when a skill ships a Python script to judge.
+    let ships_python = args.dirs.iter().any(|dir| has_python_script(dir));
+    let stdlib = ships_python
+        .then(validate_imports::standard_library)
+        .flatten();
     let registry = Registry::new();
     let mut problems: Vec<ManifestError> = Vec::new();
     let mut duplicates = Vec::new();
@@ -72,6 +79,16 @@ pub async fn validate(
             problems.extend(compiled.warnings.iter().cloned());
             problems.extend(provider_problem(&compiled));
             problems.extend(validate_runnable::problems(&compiled, &config));
+            if let Some(stdlib) = &stdlib {
+                let host = config
+                    .skills
+                    .environments
+                    .get(compiled.name())
+                    .map(|env| env.python.as_slice());
+                problems.extend(validate_imports::undeclared_imports(
+                    &compiled, host, stdlib,
+                ));
+            }
             let has_evals = compiled
                 .dir
                 .as_deref()
@@ -131,4 +148,22 @@ fn load(dir: &Path) -> (Vec<skill::CompiledSkill>, Vec<ManifestError>) {
         return (Vec::new(), vec![none]);
     }
     (report.skills, report.errors)
+}
+
+/// Whether a `.py` file is anywhere under `dir` (a few levels deep).
+fn has_python_script(dir: &Path) -> bool {
+    fn look(dir: &Path, depth: u32) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|entry| {
+            let path = entry.path();
+            match path.symlink_metadata() {
+                Ok(meta) if meta.is_dir() => depth < 5 && look(&path, depth + 1),
+                Ok(meta) => meta.is_file() && path.extension().is_some_and(|e| e == "py"),
+                Err(_) => false,
+            }
+        })
+    }
+    look(dir, 0)
 }

@@ -473,3 +473,43 @@ fn an_interrupted_run_says_cancelled_not_failed() {
         "{stderr}"
     );
 }
+
+#[test]
+fn validate_warns_of_a_script_importing_what_no_requirement_declares() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("pdf");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Reads PDF files.\n---\nRun scripts/read.py.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scripts/read.py"),
+        "import json, os\nfrom pypdf import PdfReader\nimport helper\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("scripts/helper.py"), "X = 1\n").unwrap();
+    let path = dir.display().to_string();
+    let out = skillet(root.path(), &["validate", &path]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a warning: {stdout}");
+    assert!(
+        stdout.contains("scripts/read.py:import: warning: imports `pypdf`"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("`json`") && !stdout.contains("`helper`"),
+        "{stdout}"
+    );
+    let strict = skillet(root.path(), &["validate", "--strict", &path]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stdout));
+    // Declared: no warning.
+    std::fs::write(dir.join("requirements.txt"), "pypdf>=5\n").unwrap();
+    let out = skillet(root.path(), &["validate", &path]);
+    assert!(
+        !text(&out.stdout).contains("imports `pypdf`"),
+        "{}",
+        text(&out.stdout)
+    );
+}
