@@ -128,13 +128,9 @@ pub(crate) async fn report(
             }
         }
         lines.push(format!(
-            "environments: {} (uv: {})",
+            "environments: {} ({})",
             files.environments().root().display(),
-            files
-                .environments()
-                .uv()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|why| why)
+            files.environments().installer_description()
         ));
     }
     let environments = files.environments();

@@ -366,3 +366,47 @@ fn a_tool_the_host_does_not_offer_blocks_its_skill_and_a_missing_program_gets_a_
         text(&run)
     );
 }
+
+#[test]
+fn without_uv_the_environment_is_built_with_the_interpreters_venv_and_pip() {
+    // A machine with Python alone: no uv in the config or on PATH.
+    let path = "/usr/bin:/bin";
+    let has_venv = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", "import venv, ensurepip"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_venv {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but /usr/bin/python3 has no venv/ensurepip (python3-venv)"
+        );
+        eprintln!("\n==== SKIPPED: no /usr/bin/python3 with venv ====\n");
+        return;
+    }
+    let host = Host::without_uv("");
+    host.skill(
+        "pdf-info",
+        "pypdf==5.4.0\n",
+        ("info.py", PYPDF_SCRIPT),
+        &format!("pypdf 5.4.0 in {}", host.envs().display()),
+    );
+    let run = host
+        .command(&["run", "pdf-info", "describe the pdf"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(0), "{out}");
+    assert!(out.contains(BUILDING), "{out}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "OK", "{out}");
+    let marker = std::fs::read_to_string(the_environment(&host).join("skillet-env.json")).unwrap();
+    assert!(marker.contains("\"installer\": \"pip\""), "{marker}");
+    // Built once: the second run builds nothing.
+    let again = host
+        .command(&["run", "pdf-info", "describe the pdf"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(!text(&again).contains(BUILDING), "{}", text(&again));
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), "OK");
+}

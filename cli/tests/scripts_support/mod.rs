@@ -42,6 +42,16 @@ pub struct Host {
 
 impl Host {
     pub fn new(uv: &Path, extra: &str) -> Host {
+        Host::with_skills_lines(&format!("uv = \"{}\"\n{extra}", uv.display()))
+    }
+
+    /// A host whose config names no uv (a machine with Python alone: builds use venv + pip
+    /// when no uv is on the `PATH` the command gets).
+    pub fn without_uv(extra: &str) -> Host {
+        Host::with_skills_lines(extra)
+    }
+
+    fn with_skills_lines(lines: &str) -> Host {
         let dir = tempfile::tempdir().unwrap();
         // The sandbox's uid (65534 when the tests run as root) reads the skills and the
         // environments under it.
@@ -50,9 +60,7 @@ impl Host {
         std::fs::write(
             dir.path().join("skillet.toml"),
             format!(
-                "[skills]\nuv = \"{}\"\nenvironments_dir = \"{}\"\n{extra}\n\
-                 [skills.scripts]\nenabled = true\n",
-                uv.display(),
+                "[skills]\nenvironments_dir = \"{}\"\n{lines}\n[skills.scripts]\nenabled = true\n",
                 dir.path().join("envs").display()
             ),
         )

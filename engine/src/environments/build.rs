@@ -50,10 +50,29 @@ const PASSED_VARIABLES: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
+/// What installs a Python environment's packages: uv when the host has it, else the
+/// interpreter's own venv and pip (`pip`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Installer {
+    /// uv, at this path.
+    Uv(PathBuf),
+    /// `python -m venv` and `pip`.
+    Pip,
+}
+
+impl Installer {
+    fn name(&self) -> &'static str {
+        match self {
+            Installer::Uv(_) => "uv",
+            Installer::Pip => "pip",
+        }
+    }
+}
+
 /// One build to do.
 #[derive(Debug)]
 pub(crate) struct BuildPlan<'a> {
-    pub uv: &'a Path,
+    pub installer: &'a Installer,
     pub python: &'a Path,
     pub python_version: Option<&'a str>,
     pub root: &'a Path,
@@ -128,8 +147,53 @@ pub(crate) fn build_once(
 }
 
 fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
+    let installed = match plan.installer {
+        Installer::Uv(uv) => install_with_uv(plan, uv, staging),
+        Installer::Pip => super::pip::build_into(plan, staging),
+    };
+    installed.map_err(|why| explain_refusal(plan, why))?;
+    let marker = serde_json::json!({
+        "requirements": plan.requirements.lines,
+        "sources": plan.requirements.sources,
+        "interpreter": plan.python,
+        "python_version": plan.python_version,
+        "index": plan.index.map(PackageIndex::without_credentials),
+        "builds": plan.builds.as_str(),
+        "installer": plan.installer.name(),
+    });
+    std::fs::write(staging.join(MARKER), format!("{marker:#}\n"))
+        .map_err(|e| format!("cannot write the environment's marker: {e}"))
+}
+
+/// An installer's failure, redacted, and when wheels-only refused a source build, what to change.
+fn explain_refusal(plan: &BuildPlan<'_>, why: String) -> String {
+    let why = crate::secrets::REDACTOR.redact_owned(why);
+    // uv's words, then pip's.
+    let refused_build = [
+        "no usable wheels",
+        "building from source is disabled",
+        "Could not find a version that satisfies",
+    ]
+    .iter()
+    .any(|said| why.contains(said));
+    match plan.builds {
+        Builds::WheelsOnly if refused_build => format!(
+            "{why} (source distributions are not built for this skill: `[skills] builds` \
+             is \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them \
+             on the host, outside the sandbox, or pin versions that have wheels)",
+            if plan.requirements.sources.iter().any(|s| s.starts_with('[')) {
+                ""
+            } else {
+                ", the default for requirements a skill folder declares"
+            }
+        ),
+        _ => why,
+    }
+}
+
+fn install_with_uv(plan: &BuildPlan<'_>, uv_program: &Path, staging: &Path) -> Result<(), String> {
     let cache = plan.root.join(".uv-cache");
-    let mut venv = uv(plan.uv, plan.root, &cache)?;
+    let mut venv = uv(uv_program, plan.root, &cache)?;
     venv.arg("venv")
         .arg("--python")
         .arg(plan.python)
@@ -139,7 +203,7 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
     let requirements = staging.join("skillet-requirements.txt");
     std::fs::write(&requirements, plan.requirements.file_text())
         .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
-    let mut install = uv(plan.uv, plan.root, &cache)?;
+    let mut install = uv(uv_program, plan.root, &cache)?;
     install
         .args(["pip", "install", "--python"])
         .arg(staging.join("bin/python"));
@@ -150,35 +214,7 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
         install.args(["--only-binary", ":all:"]);
     }
     install.arg("-r").arg(&requirements);
-    run(install, "uv pip install").map_err(|why| {
-        let why = crate::secrets::REDACTOR.redact_owned(why);
-        let refused_build = ["no usable wheels", "building from source is disabled"]
-            .iter()
-            .any(|said| why.contains(said));
-        match plan.builds {
-            Builds::WheelsOnly if refused_build => format!(
-                "{why} (source distributions are not built for this skill: `[skills] builds` \
-                 is \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them \
-                 on the host, outside the sandbox, or pin versions that have wheels)",
-                if plan.requirements.sources.iter().any(|s| s.starts_with('[')) {
-                    ""
-                } else {
-                    ", the default for requirements a skill folder declares"
-                }
-            ),
-            _ => why,
-        }
-    })?;
-    let marker = serde_json::json!({
-        "requirements": plan.requirements.lines,
-        "sources": plan.requirements.sources,
-        "interpreter": plan.python,
-        "python_version": plan.python_version,
-        "index": plan.index.map(PackageIndex::without_credentials),
-        "builds": plan.builds.as_str(),
-    });
-    std::fs::write(staging.join(MARKER), format!("{marker:#}\n"))
-        .map_err(|e| format!("cannot write the environment's marker: {e}"))
+    run(install, "uv pip install")
 }
 
 /// `program` with a cleared environment but for [`PASSED_VARIABLES`], the private `HOME`

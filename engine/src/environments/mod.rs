@@ -26,6 +26,7 @@ mod interpreters;
 mod node;
 mod node_manifest;
 mod pep508;
+mod pip;
 mod requirements;
 mod supply;
 mod system_tools;
@@ -251,6 +252,28 @@ impl Environments {
         &self.root
     }
 
+    /// What builds Python environments here: uv when `[skills] uv` names it or it is on
+    /// `PATH`, else the interpreter's own venv and pip. A `[skills] uv` that does not exist is
+    /// an error (the host asked for that uv).
+    pub(crate) fn installer(&self) -> Result<build::Installer, String> {
+        match (&self.options.uv, self.uv()) {
+            (_, Ok(uv)) => Ok(build::Installer::Uv(uv)),
+            (Some(_), Err(why)) => Err(why),
+            (None, Err(_)) => Ok(build::Installer::Pip),
+        }
+    }
+
+    /// What `validate --scripts` says builds environments here.
+    pub fn installer_description(&self) -> String {
+        match self.installer() {
+            Ok(build::Installer::Uv(uv)) => format!("uv: {}", uv.display()),
+            Ok(build::Installer::Pip) => {
+                "the interpreter's venv and pip (uv is not on PATH)".to_owned()
+            }
+            Err(why) => why,
+        }
+    }
+
     /// The `uv` program, or why there is none.
     pub fn uv(&self) -> Result<PathBuf, String> {
         if let Some(uv) = &self.options.uv {
@@ -403,7 +426,7 @@ impl Environments {
         };
         let python = self.python.as_ref().map_err(Clone::clone)?;
         self.check_root()?;
-        let uv = self.uv()?;
+        let installer = self.installer()?;
         let root = self.root.clone();
         let program = python.program.clone();
         let version = python.python_version.clone();
@@ -412,7 +435,7 @@ impl Environments {
         let build_key = key.clone();
         let build = move || {
             build::build(&build::BuildPlan {
-                uv: &uv,
+                installer: &installer,
                 python: &program,
                 python_version: version.as_deref(),
                 root: &root,
