@@ -1,6 +1,7 @@
-//! Live display of a `skillet run`: on a terminal, an indicatif bar with the turn, status and
-//! progress, and log lines above it; otherwise plain `[kind] text` lines. Both go to stderr, so
-//! stdout carries only the result.
+//! Live display of a `skillet run`: on a terminal, an indicatif bar with the turn, status,
+//! progress and elapsed time, and log lines above it; otherwise plain `[kind] text` lines. With
+//! `-vv` the model's streamed text is shown as it is written — inline, under a `[model turn N]`
+//! heading — not one chunk per line. Both go to stderr, so stdout carries only the result.
 //!
 //! Events arrive on runtime threads through [`EventSink`]; drawing happens on a dedicated OS
 //! thread so terminal writes never block the runtime.
@@ -91,7 +92,7 @@ fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent
     let bar = (mode == DisplayMode::Bar).then(|| {
         let bar = ProgressBar::with_draw_target(Some(100), ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(&super::color::bar_template(
-            "{spinner:.cyan} {prefix:.bold} [{bar:24.cyan/blue}] {pos:>3}% {wide_msg}",
+            "{spinner:.cyan} {prefix:.bold} [{bar:24.cyan/blue}] {pos:>3}% {elapsed:>4} {wide_msg}",
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
@@ -103,7 +104,35 @@ fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent
     let mut status = String::from("starting");
     let mut detail = String::new();
     let mut stderr = std::io::stderr();
+    let mut text = ModelText::default();
     while let Ok(event) = events.recv() {
+        if let EventPayload::Artifact {
+            name,
+            chunk,
+            is_final,
+            ..
+        } = &event.payload
+            && skillet_protocol::is_model_text_artifact(name)
+        {
+            if verbose >= 2 {
+                for line in text.add(name, chunk, *is_final) {
+                    match &bar {
+                        Some(bar) => bar.println(format!("  {line}")),
+                        None if mode == DisplayMode::Lines => {
+                            let _ = write!(stderr, "{line}");
+                        }
+                        None => {}
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = text.interrupt()
+            && mode == DisplayMode::Lines
+            && bar.is_none()
+        {
+            let _ = write!(stderr, "{rest}");
+        }
         let line = match &event.payload {
             EventPayload::Status { message, .. } => {
                 status.clone_from(message);
@@ -150,5 +179,68 @@ fn draw(mode: DisplayMode, skill: &str, verbose: u8, events: Receiver<SkillEvent
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+}
+
+/// The model's streamed text as a person reads it: a heading when a turn's text starts, then
+/// the text line by line as each line completes (a bar prints whole lines, and a line per chunk
+/// is what this replaces).
+#[derive(Debug, Default)]
+struct ModelText {
+    /// The artifact being written (`turn-2`), while it is open.
+    open: Option<String>,
+    /// Text written since the last newline (what a bar cannot print yet).
+    partial: String,
+}
+
+impl ModelText {
+    fn add(&mut self, name: &str, chunk: &str, is_final: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.open.as_deref() != Some(name) {
+            out.extend(self.interrupt());
+            let turn = name.trim_start_matches("turn-");
+            out.push(format!("[model turn {turn}]\n"));
+            self.open = Some(name.to_owned());
+        }
+        self.partial.push_str(chunk);
+        while let Some(end) = self.partial.find('\n') {
+            out.push(self.partial.drain(..=end).collect());
+        }
+        if is_final {
+            out.extend(self.interrupt());
+        }
+        out
+    }
+
+    /// Ends the open text (another event comes, or the stream ended): what is left, with a
+    /// newline.
+    fn interrupt(&mut self) -> Option<String> {
+        self.open.take()?;
+        let rest = std::mem::take(&mut self.partial);
+        (!rest.is_empty()).then(|| format!("{rest}\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_text_is_shown_inline_under_one_heading_per_turn() {
+        let mut text = ModelText::default();
+        let mut shown = String::new();
+        for (chunk, last) in [
+            ("{\"a\":", false),
+            (" 1,\n\"b\"", false),
+            (": 2}", false),
+            ("", true),
+        ] {
+            shown.extend(text.add("turn-1", chunk, last));
+        }
+        assert_eq!(shown, "[model turn 1]\n{\"a\": 1,\n\"b\": 2}\n");
+        shown.extend(text.add("turn-2", "ok", false));
+        shown.extend(text.interrupt());
+        assert!(shown.ends_with("[model turn 2]\nok\n"), "{shown}");
+        assert_eq!(text.interrupt(), None);
     }
 }

@@ -513,3 +513,41 @@ fn validate_warns_of_a_script_importing_what_no_requirement_declares() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn at_vv_the_models_streamed_text_reads_inline_under_a_heading_per_turn() {
+    let cwd = tempfile::tempdir().unwrap();
+    let skills = bundled_skills().display().to_string();
+    let example = format!(
+        "@{}",
+        bundled_skills()
+            .join("code-review/examples/basic.json")
+            .display()
+    );
+    let out = skillet(
+        cwd.path(),
+        &[
+            "--skills-dir",
+            &skills,
+            "run",
+            "code-review",
+            "--args",
+            &example,
+            "-vv",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let turn2 = &stderr[stderr.find("[model turn 2]\n").expect(&stderr)..];
+    // The whole answer on one line, as the model wrote it, not a line per chunk.
+    assert!(
+        turn2
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("{\"verdict\":\"request_changes\",\"issues\":")
+            && turn2.lines().nth(1).unwrap().ends_with("adding.\"}]}"),
+        "{turn2}"
+    );
+    assert!(!stderr.contains("[artifact turn-"), "{stderr}");
+}
