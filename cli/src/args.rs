@@ -39,7 +39,8 @@ pub struct GlobalArgs {
     pub config: Option<PathBuf>,
     /// A configured provider's name, or a kind: openai, openai-compatible, ollama, anthropic,
     /// gemini, mock.
-    #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true)]
+    #[arg(long, value_name = "NAME", env = "SKILLET_PROVIDER", global = true,
+          value_parser = ProviderName, hide_possible_values = true)]
     pub provider: Option<String>,
     /// The model (overrides the provider's); `eval` takes it more than once.
     #[arg(
@@ -323,4 +324,32 @@ pub struct CardArgs {
     /// The A2E endpoint URL to put in the card (default: the config's card.url).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
+}
+
+/// `--provider`'s values: any name (a configured provider's), with the kinds offered to shell
+/// completion (`skillet --provider <TAB>`).
+#[derive(Debug, Clone, Copy)]
+struct ProviderName;
+
+impl clap::builder::TypedValueParser for ProviderName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let kinds = skillet_providers::ProviderKind::ALL
+            .iter()
+            .map(|kind| kind.as_str())
+            .chain(["mock"]);
+        Some(Box::new(kinds.map(clap::builder::PossibleValue::new)))
+    }
 }

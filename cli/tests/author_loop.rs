@@ -551,3 +551,26 @@ fn at_vv_the_models_streamed_text_reads_inline_under_a_heading_per_turn() {
     );
     assert!(!stderr.contains("[artifact turn-"), "{stderr}");
 }
+
+#[test]
+fn shell_completion_offers_the_provider_kinds_and_any_name_still_parses() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = skillet(cwd.path(), &["completions", "bash"]);
+    let script = text(&out.stdout);
+    assert!(
+        script.contains("openai openai-compatible ollama anthropic gemini mock"),
+        "{script}"
+    );
+    // A configured provider's name is not a kind, and is not refused by the parser.
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "[providers.local]\nkind = \"ollama\"\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    let out = skillet(cwd.path(), &["--provider", "local", "validate", "."]);
+    assert!(
+        !text(&out.stderr).contains("invalid value"),
+        "{}",
+        text(&out.stderr)
+    );
+}
