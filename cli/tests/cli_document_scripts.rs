@@ -110,7 +110,7 @@ fn document_scripts_make_and_read_back_pdf_forms_sheets_docx_and_pptx_in_their_e
     );
     std::fs::write(dir.join("mock-scenario.yaml"), scenario).unwrap();
 
-    let run = host.run(&["run", "documents", "--json"]);
+    let run = host.run(&["run", "documents", "make the documents", "--json"]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -224,7 +224,7 @@ fn libreoffice_recalculates_a_sheets_formulas_in_the_sandbox() {
     );
     needs_system_tools(&host, "recalc", r#"["soffice"]"#);
     // `needs_system_tools` rewrote SKILL.md; the requirements and the scenario stay.
-    let run = host.run(&["run", "recalc"]);
+    let run = host.run(&["run", "recalc", "recalculate the sheet"]);
     let out = text(&run);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
