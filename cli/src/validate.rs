@@ -61,7 +61,10 @@ pub async fn validate(
         ))
     };
     // Asked once, only when a skill ships a Python script to judge.
-    let ships_python = args.dirs.iter().any(|dir| has_python_script(dir));
+    let ships_python = args
+        .dirs
+        .iter()
+        .any(|dir| validate_imports::has_python_scripts(dir));
     let stdlib = ships_python
         .then(validate_imports::standard_library)
         .flatten();
@@ -148,22 +151,4 @@ fn load(dir: &Path) -> (Vec<skill::CompiledSkill>, Vec<ManifestError>) {
         return (Vec::new(), vec![none]);
     }
     (report.skills, report.errors)
-}
-
-/// Whether a `.py` file is anywhere under `dir` (a few levels deep).
-fn has_python_script(dir: &Path) -> bool {
-    fn look(dir: &Path, depth: u32) -> bool {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return false;
-        };
-        entries.flatten().any(|entry| {
-            let path = entry.path();
-            match path.symlink_metadata() {
-                Ok(meta) if meta.is_dir() => depth < 5 && look(&path, depth + 1),
-                Ok(meta) => meta.is_file() && path.extension().is_some_and(|e| e == "py"),
-                Err(_) => false,
-            }
-        })
-    }
-    look(dir, 0)
 }

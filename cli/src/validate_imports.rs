@@ -167,6 +167,11 @@ fn is_module_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
+/// Whether any `.py` file is under `dir` (a skill folder or a root of them), as the scan sees it.
+pub(super) fn has_python_scripts(dir: &Path) -> bool {
+    !python_files(dir).is_empty()
+}
+
 /// The `.py` files under `dir` (symlinks not followed), at most [`MAX_SCRIPTS`], each at most
 /// [`MAX_SCRIPT_BYTES`].
 fn python_files(dir: &Path) -> Vec<std::path::PathBuf> {
