@@ -45,20 +45,24 @@ fn write_one(file: &ProducedFile, out: &Path, force: bool) -> Result<Written, St
         return Err("not a relative path inside the output directory; not written".to_owned());
     }
     let path = out.join(relative);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        // A symlinked directory could lead the file anywhere: the parent must resolve inside
-        // the output directory.
-        let (Ok(real_out), Ok(real_parent)) = (out.canonicalize(), parent.canonicalize()) else {
-            return Err(format!("cannot resolve {}", parent.display()));
-        };
-        if !real_parent.starts_with(&real_out) {
-            return Err(format!(
-                "{} leads outside {}; not written",
-                parent.display(),
-                out.display()
-            ));
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    // Each folder on the way is made here or must be a real folder: a symlink could lead the
+    // file (or a folder made for it) anywhere, so none is followed or created through.
+    let mut folder = out.to_path_buf();
+    let parents: Vec<_> = relative.components().collect();
+    for part in &parents[..parents.len().saturating_sub(1)] {
+        folder.push(part);
+        match std::fs::symlink_metadata(&folder) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{} is not a folder inside {} (a link or a file); not written",
+                    folder.display(),
+                    out.display()
+                ));
+            }
+            Err(_) => std::fs::create_dir(&folder)
+                .map_err(|e| format!("cannot create {}: {e}", folder.display()))?,
         }
     }
     let existed = std::fs::symlink_metadata(&path).is_ok();
@@ -144,5 +148,8 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path(), out.path().join("link")).unwrap();
         assert!(write_one(&file("link/x.md", false, "x"), out.path(), true).is_err());
         assert!(!elsewhere.path().join("x.md").exists());
+        // Nor is a folder made through the link.
+        assert!(write_one(&file("link/sub/x.md", false, "x"), out.path(), true).is_err());
+        assert!(!elsewhere.path().join("sub").exists());
     }
 }
