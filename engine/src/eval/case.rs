@@ -17,10 +17,13 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::check::{Check, ExpectedOutcome, PointerTest};
-use crate::files::INPUT_FILES_KEY;
+use super::file_check::RawFileExpectation;
+use crate::files::{INPUT_FILES_KEY, input_file_value};
 use crate::protocol::ErrorCode;
 use crate::schema::CompiledSchema;
-use crate::skill::{CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped};
+use crate::skill::{
+    CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped, read_capped_bytes,
+};
 
 /// The case file, relative to the skill folder.
 pub const EVALS_FILE: &str = "evals/evals.json";
@@ -104,6 +107,8 @@ struct RawExpect {
     max_turns: Option<u32>,
     #[serde(default)]
     max_cost: Option<f64>,
+    #[serde(default)]
+    files: Vec<RawFileExpectation>,
 }
 
 #[derive(Deserialize)]
@@ -353,6 +358,12 @@ impl CaseLoader<'_> {
                 problem("expect.max_cost", format!("{cost} is not a cost"));
             }
         }
+        for (i, raw) in expect.files.into_iter().enumerate() {
+            match raw.compile() {
+                Ok(file) => checks.push(Check::File(file)),
+                Err(reason) => problem(&format!("expect.files[{i}]"), reason),
+            }
+        }
         checks
     }
 
@@ -364,15 +375,18 @@ impl CaseLoader<'_> {
         CompiledSchema::compile(&document).map_err(|e| format!("{relative}: {e}"))
     }
 
-    /// An input file as the `_files` argument carries it: `{name, text}`.
+    /// An input file as the `_files` argument carries it, encoded as `skillet run --file`
+    /// sends one ([`input_file_value`]): its name, and its content as text when it is UTF-8,
+    /// else base64. It lands in the run's workspace like any caller's file.
     fn input_file(&self, relative: &str) -> Result<Value, String> {
         let path = self.folder.resolve(relative)?;
-        let text = read_capped(&path, MAX_ASSET_BYTES).map_err(|e| format!("{relative}: {e}"))?;
+        let bytes =
+            read_capped_bytes(&path, MAX_ASSET_BYTES).map_err(|e| format!("{relative}: {e}"))?;
         let name = Path::new(relative)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| relative.to_owned());
-        Ok(serde_json::json!({"name": name, "text": text}))
+        Ok(input_file_value(&name, bytes))
     }
 }
 

@@ -9,6 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::file_check::FileExpectation;
 use super::observation::{Observation, RunOutcome};
 use crate::protocol::ErrorCode;
 use crate::schema::CompiledSchema;
@@ -30,6 +31,8 @@ pub enum CheckKind {
     MaxTurns,
     /// At most this cost.
     MaxCost,
+    /// A produced file: exists, media type, size, text, JSON pointer.
+    File,
 }
 
 impl CheckKind {
@@ -42,6 +45,7 @@ impl CheckKind {
             CheckKind::Tool => "tool",
             CheckKind::MaxTurns => "max_turns",
             CheckKind::MaxCost => "max_cost",
+            CheckKind::File => "file",
         }
     }
 }
@@ -115,6 +119,8 @@ pub enum Check {
     MaxTurns(u32),
     /// The run's estimated cost was at most this (in the price list's currency).
     MaxCost(f64),
+    /// A produced file is as expected.
+    File(FileExpectation),
 }
 
 /// A check that did not hold.
@@ -141,6 +147,7 @@ impl Check {
             }
             Check::MaxTurns(_) => CheckKind::MaxTurns,
             Check::MaxCost(_) => CheckKind::MaxCost,
+            Check::File(_) => CheckKind::File,
         }
     }
 
@@ -212,6 +219,7 @@ impl Check {
                     "the cost is unknown (no usage reported, or no [pricing] for the model)".into(),
                 )),
             },
+            Check::File(expected) => expected.judge(run).map_err(fail),
         }
     }
 }
@@ -243,7 +251,7 @@ fn judge_outcome(expected: ExpectedOutcome, seen: &RunOutcome) -> Result<(), Che
     })
 }
 
-fn judge_pointer(test: &PointerTest, value: &Value) -> Result<(), String> {
+pub(super) fn judge_pointer(test: &PointerTest, value: &Value) -> Result<(), String> {
     match test {
         PointerTest::Equals(want) => {
             if json_equal(value, want) {
@@ -318,7 +326,7 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn shown(pointer: &str) -> &str {
+pub(super) fn shown(pointer: &str) -> &str {
     if pointer.is_empty() {
         "(root)"
     } else {

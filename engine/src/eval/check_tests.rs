@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::eval::observation::{Observation, RunOutcome};
+use crate::eval::observation::{Observation, ObservedFile, RunOutcome};
 use crate::protocol::CostEstimate;
 
 fn run(data: Value) -> Observation {
@@ -20,6 +20,7 @@ fn run(data: Value) -> Observation {
         }),
         latency_ms: 10,
         events_truncated: false,
+        files: Vec::new(),
     }
 }
 
@@ -286,6 +287,7 @@ fn max_cost_holds_up_to_the_limit_and_an_unknown_cost_never_passes() {
 fn a_cut_trace_never_proves_an_absence_a_count_or_a_turn_limit() {
     let cut = Observation {
         events_truncated: true,
+        files: Vec::new(),
         ..run(report())
     };
     assert!(Check::ToolCalled("calculator".into()).judge(&cut).is_ok());
@@ -298,5 +300,120 @@ fn a_cut_trace_never_proves_an_absence_a_count_or_a_turn_limit() {
             message(&check, &cut).contains("events were cut"),
             "{check:?}"
         );
+    }
+}
+
+fn with_files(files: Vec<ObservedFile>) -> Observation {
+    Observation {
+        files,
+        ..run(json!(null))
+    }
+}
+
+fn file(name: &str, media_type: &str, text: Option<&str>, size: u64) -> ObservedFile {
+    ObservedFile {
+        name: name.into(),
+        media_type: media_type.into(),
+        size,
+        text: text.map(str::to_owned),
+    }
+}
+
+fn file_check(raw: Value) -> Check {
+    let raw: crate::eval::file_check::RawFileExpectation = serde_json::from_value(raw).unwrap();
+    Check::File(raw.compile().unwrap())
+}
+
+#[test]
+fn a_file_check_passes_on_the_produced_file_and_says_what_it_saw_otherwise() {
+    let report = "# Report\n\nTotal: 234.80\n";
+    let seen = with_files(vec![
+        file(
+            "report.md",
+            "text/markdown",
+            Some(report),
+            report.len() as u64,
+        ),
+        file(
+            "data/sum.json",
+            "application/json",
+            Some(r#"{"total": 234.8}"#),
+            16,
+        ),
+        file("chart.png", "image/png", None, 2048),
+    ]);
+    let holds = [
+        json!({"name": "report.md", "media_type": "text/markdown; charset=utf-8", "min_bytes": 10, "regex": "Total: \\d+"}),
+        json!({"name": "data/sum.json", "pointer": "/total", "equals": 234.8}),
+        json!({"name": "chart.png", "media_type": "IMAGE/PNG", "max_bytes": 4096}),
+    ];
+    for raw in holds {
+        assert_eq!(file_check(raw.clone()).judge(&seen), Ok(()), "{raw}");
+    }
+    let fails = [
+        (
+            json!({"name": "missing.md"}),
+            "missing.md was not produced (files: report.md, data/sum.json, chart.png)",
+        ),
+        (
+            json!({"name": "report.md", "media_type": "text/html"}),
+            "report.md is text/markdown, not text/html",
+        ),
+        (
+            json!({"name": "report.md", "max_bytes": 5}),
+            "report.md has 24 bytes, outside ..=5",
+        ),
+        (
+            json!({"name": "report.md", "regex": "Average"}),
+            "report.md: no match for \"Average\"",
+        ),
+        (
+            json!({"name": "data/sum.json", "pointer": "/total", "equals": 1}),
+            "data/sum.json at /total: 234.8 is not 1",
+        ),
+        (
+            json!({"name": "chart.png", "regex": "x"}),
+            "chart.png is binary (image/png); no text is extracted from it",
+        ),
+        (
+            json!({"name": "report.md", "pointer": "/a", "contains": "x"}),
+            "report.md is not JSON",
+        ),
+    ];
+    for (raw, message) in fails {
+        let failure = file_check(raw.clone()).judge(&seen).unwrap_err();
+        assert_eq!(failure.kind, CheckKind::File);
+        assert!(
+            failure.message.starts_with(message),
+            "{raw}: {}",
+            failure.message
+        );
+    }
+}
+
+#[test]
+fn a_file_expectation_that_cannot_be_checked_is_refused_when_the_cases_load() {
+    let problems = [
+        (json!({"name": ""}), "`name`"),
+        (
+            json!({"name": "a", "min_bytes": 9, "max_bytes": 1}),
+            "above max_bytes",
+        ),
+        (
+            json!({"name": "a", "pointer": "/x"}),
+            "needs `equals` or `contains`",
+        ),
+        (json!({"name": "a", "equals": 1}), "need a `pointer`"),
+        (
+            json!({"name": "a", "pointer": "x", "equals": 1}),
+            "not a JSON pointer",
+        ),
+        (json!({"name": "a", "regex": "("}), "regex"),
+    ];
+    for (raw, reason) in problems {
+        let raw: crate::eval::file_check::RawFileExpectation =
+            serde_json::from_value(raw.clone()).unwrap();
+        let error = raw.compile().unwrap_err();
+        assert!(error.contains(reason), "{error}");
     }
 }

@@ -36,7 +36,7 @@
 //!     timeout_seconds: 0,
 //! };
 //! let label = "ollama/llama3.2".to_owned();
-//! let targets = [ModelTarget { label: label.clone(), service: Arc::new(executor) }];
+//! let targets = [ModelTarget { label: label.clone(), service: Arc::new(executor), judge: None }];
 //! let records = eval::run_plan(&plan, &targets, &|_| {}, &Default::default()).await;
 //! let report = EvalReport::build(&plan, &[label], records);
 //! println!("{}", eval::render_table(&report.skill, &report.models[0]));
@@ -48,6 +48,8 @@
 
 mod case;
 mod check;
+mod file_check;
+mod judge;
 mod observation;
 mod report;
 mod runner;
@@ -56,8 +58,10 @@ mod table;
 
 pub use case::{EVALS_FILE, EvalCase, EvalSuite, load_suite};
 pub use check::{Check, CheckFailure, CheckKind, ExpectedOutcome, PointerTest};
-pub use observation::{Observation, RunOutcome};
+pub use file_check::FileExpectation;
+pub use judge::{Grade, JUDGE_HEADING, JUDGE_SKILL, Judge, judge_registry};
+pub use observation::{Observation, ObservedFile, RunOutcome};
 pub use report::{CaseReport, EvalReport, ModelReport, write_junit};
 pub use runner::{EvalPlan, ModelTarget, RunRecord, run_plan};
-pub use stats::{Aggregate, Spread, percentile, wilson_interval};
+pub use stats::{Aggregate, ExpectationScore, Repeats, Spread, percentile, wilson_interval};
 pub use table::render_table;

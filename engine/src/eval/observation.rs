@@ -13,7 +13,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{CostEstimate, ErrorCode, EventPayload, SkillCallResponse, SkillEvent};
+use crate::protocol::{
+    CostEstimate, ErrorCode, EventPayload, ProducedFile, SkillCallResponse, SkillEvent,
+};
 
 /// The prefix of the `log` event the run loop emits for each tool call.
 const TOOL_CALL_LOG: &str = "tool call ";
@@ -76,6 +78,44 @@ pub struct Observation {
     pub latency_ms: u64,
     /// Whether the collected events were cut (the trace may then be incomplete).
     pub events_truncated: bool,
+    /// The files the run produced, whole (from its `artifact` events).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ObservedFile>,
+}
+
+/// A file a run produced: its name, media type and size, and its text where it has one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObservedFile {
+    /// Its path in the run's workspace.
+    pub name: String,
+    /// Its media type, as the run reported it.
+    pub media_type: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its content as text: a text file's, or a binary file's when it decodes as UTF-8;
+    /// `None` for other binary content (PDF, images, archives: no text is extracted).
+    #[serde(skip)]
+    pub text: Option<String>,
+}
+
+impl ObservedFile {
+    fn of(file: ProducedFile) -> ObservedFile {
+        use base64::Engine as _;
+        let (size, text) = if file.base64 {
+            match base64::engine::general_purpose::STANDARD.decode(file.content.trim()) {
+                Ok(bytes) => (bytes.len() as u64, String::from_utf8(bytes).ok()),
+                Err(_) => (0, None),
+            }
+        } else {
+            (file.content.len() as u64, Some(file.content))
+        };
+        ObservedFile {
+            name: file.name,
+            media_type: file.mime,
+            size,
+            text,
+        }
+    }
 }
 
 impl Observation {
@@ -92,6 +132,7 @@ impl Observation {
             cost: None,
             latency_ms: measured_ms,
             events_truncated: false,
+            files: Vec::new(),
         };
         if let Some(error) = &response.error {
             return rejected(error.code, error.message.clone());
@@ -125,6 +166,10 @@ impl Observation {
             cost: tokens.and(usage.and_then(|u| u.cost.clone())),
             latency_ms: result.duration_ms,
             events_truncated: result.truncated,
+            files: ProducedFile::from_events(&result.events)
+                .into_iter()
+                .map(ObservedFile::of)
+                .collect(),
         }
     }
 

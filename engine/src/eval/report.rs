@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::runner::{EvalPlan, RunRecord};
-use super::stats::Aggregate;
+use super::stats::{Aggregate, Repeats};
 
 /// An eval's report.
 #[derive(Debug, Clone, Serialize)]
@@ -33,6 +33,9 @@ pub struct ModelReport {
     pub repeat: u32,
     /// Over all its runs.
     pub summary: Aggregate,
+    /// With more than one run per case: pass@k, pass^k and the flaky cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     /// Per case, in file order.
     pub cases: Vec<CaseReport>,
     /// Every run, ordered by case and repeat.
@@ -44,11 +47,13 @@ pub struct ModelReport {
 pub struct CaseReport {
     /// The case's name.
     pub case: String,
-    /// Its natural-language assertions: they need a judge model, and Skillet grades none.
+    /// Its natural-language expectations when no judge graded them (`--no-judge`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ungraded_assertions: Vec<String>,
     /// Over its runs.
     pub summary: Aggregate,
+    /// Whether its runs both passed and failed.
+    pub flaky: bool,
 }
 
 impl EvalReport {
@@ -63,19 +68,38 @@ impl EvalReport {
                     .filter(|r| &r.model == model)
                     .cloned()
                     .collect();
+                let verdicts: Vec<(String, Vec<bool>)> = plan
+                    .cases
+                    .iter()
+                    .map(|case| {
+                        let of_case = runs.iter().filter(|r| r.case == case.name);
+                        (case.name.clone(), of_case.map(|r| r.passed).collect())
+                    })
+                    .collect();
                 let cases = plan
                     .cases
                     .iter()
-                    .map(|case| CaseReport {
-                        case: case.name.clone(),
-                        ungraded_assertions: case.assertions.clone(),
-                        summary: Aggregate::of(runs.iter().filter(|r| r.case == case.name)),
+                    .zip(&verdicts)
+                    .map(|(case, (_, passed))| {
+                        let of_case = runs.iter().filter(|r| r.case == case.name);
+                        let judged = of_case.clone().any(|r| !r.expectations.is_empty());
+                        CaseReport {
+                            case: case.name.clone(),
+                            ungraded_assertions: if judged {
+                                Vec::new()
+                            } else {
+                                case.assertions.clone()
+                            },
+                            summary: Aggregate::of(of_case),
+                            flaky: passed.iter().any(|p| *p) && passed.iter().any(|p| !*p),
+                        }
                     })
                     .collect();
                 ModelReport {
                     model: model.clone(),
                     repeat: plan.repeat.max(1),
                     summary: Aggregate::of(&runs),
+                    repeats: Repeats::of(plan.repeat.max(1), &verdicts),
                     cases,
                     runs,
                 }
@@ -135,20 +159,38 @@ pub fn write_junit(report: &EvalReport) -> String {
                 xml,
                 "    <testcase classname=\"{classname}\" name=\"{name}\" time=\"{time:.3}\">"
             );
-            let first = &run.failures[0];
-            let details: Vec<String> = run
+            // (code, message, detail line): the checks that failed, then the expectations.
+            let mut details: Vec<(String, String, String)> = run
                 .failures
                 .iter()
-                .map(|f| format!("{} ({}): {}", f.kind.as_str(), f.code, f.message))
+                .map(|f| {
+                    let line = format!("{} ({}): {}", f.kind.as_str(), f.code, f.message);
+                    (f.code.clone(), f.message.clone(), line)
+                })
                 .collect();
+            for grade in run.expectations.iter().filter(|g| !g.passed) {
+                let code = if grade.graded {
+                    "expectation"
+                } else {
+                    "ungraded"
+                };
+                let message = format!("{} — {}", grade.text, grade.evidence);
+                details.push((
+                    code.to_owned(),
+                    message.clone(),
+                    format!("{code}: {message}"),
+                ));
+            }
+            let (first_code, first_message, _) = details.first().cloned().unwrap_or_default();
+            let lines: Vec<&str> = details.iter().map(|(_, _, line)| line.as_str()).collect();
             let _ = writeln!(
                 xml,
                 "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                escape(&first.code),
-                escape(&first.message),
+                escape(&first_code),
+                escape(&first_message),
                 escape(&format!(
                     "{}\ntool calls: {}",
-                    details.join("\n"),
+                    lines.join("\n"),
                     run.observation.trace_line()
                 )),
             );

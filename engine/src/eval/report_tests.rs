@@ -185,6 +185,7 @@ fn record(model: &str, case: &str, repeat: u32, failure: Option<&str>) -> RunRec
         repeat,
         passed: failures.is_empty(),
         failures,
+        expectations: Vec::new(),
         observation: Observation {
             outcome: RunOutcome::Succeeded,
             data: Some(json!({"total": 1})),
@@ -195,6 +196,7 @@ fn record(model: &str, case: &str, repeat: u32, failure: Option<&str>) -> RunRec
             cost: None,
             latency_ms: 1500,
             events_truncated: false,
+            files: Vec::new(),
         },
     }
 }

@@ -17,17 +17,22 @@ use tokio_util::sync::CancellationToken;
 
 use super::case::EvalCase;
 use super::check::{CheckFailure, CheckKind};
+use super::judge::{Grade, Judge, grade, request_transcript};
 use super::observation::Observation;
 use crate::protocol::SkillCallRequest;
 use crate::service::SkillService;
 
-/// A model to evaluate: the service that runs calls on it, and its name in reports.
+/// A model to evaluate: the service that runs calls on it, its name in reports, and the judge
+/// that grades its runs' expectations.
 #[derive(Clone)]
 pub struct ModelTarget {
     /// `provider/model`, as reports show it.
     pub label: String,
     /// Runs the calls.
     pub service: Arc<dyn SkillService>,
+    /// Grades the cases' natural-language expectations; `None`: they are reported ungraded and
+    /// do not count in the verdict.
+    pub judge: Option<Judge>,
 }
 
 /// What to run.
@@ -65,6 +70,9 @@ pub struct RunRecord {
     pub passed: bool,
     /// The checks that did not hold, in the case's order (empty when `passed`).
     pub failures: Vec<CheckFailure>,
+    /// The case's expectations as the judge graded them (empty without a judge).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<Grade>,
     /// What the run showed.
     pub observation: Observation,
 }
@@ -91,10 +99,16 @@ pub async fn run_plan(
             let mut request = SkillCallRequest::new(&plan.skill, case.arguments.clone());
             request.timeout = plan.timeout_seconds;
             request.streaming = false;
+            let grader = target.judge.clone().filter(|_| !case.assertions.is_empty());
+            if grader.is_some() {
+                // The judge reads the tool calls' arguments and results from it.
+                request_transcript(&mut request);
+            }
             let service = Arc::clone(&target.service);
             let cancel = cancel.child_token();
             let label = target.label.clone();
             let case = case.clone();
+            let skill = plan.skill.clone();
             async move {
                 // Spawned, so the runs of a plan use every runtime thread.
                 let handle = tokio::spawn(async move {
@@ -102,14 +116,36 @@ pub async fn run_plan(
                         return None;
                     }
                     let started = Instant::now();
-                    let response = service.call(request, None, cancel).await;
+                    let response = service.call(request, None, cancel.clone()).await;
                     let measured = started.elapsed().as_millis() as u64;
-                    Some(judge(
-                        label,
-                        &case,
-                        repeat,
-                        Observation::of_response(&response, measured),
-                    ))
+                    let seen = Observation::of_response(&response, measured);
+                    let mut record = judge(label, &case, repeat, seen);
+                    if let Some(grader) = &grader {
+                        let transcript = response
+                            .data
+                            .as_ref()
+                            .and_then(|result| result.transcript.as_deref());
+                        record.expectations = if record.outcome_failed() {
+                            case.assertions
+                                .iter()
+                                .map(|text| {
+                                    Grade::ungraded(text, "the run did not end as the case expects")
+                                })
+                                .collect()
+                        } else {
+                            grade(
+                                grader,
+                                &skill,
+                                &case,
+                                &record.observation,
+                                transcript,
+                                cancel,
+                            )
+                            .await
+                        };
+                        record.passed &= record.expectations.iter().all(|g| g.passed);
+                    }
+                    Some(record)
                 });
                 let record = handle.await.ok().flatten()?;
                 on_run(&record);
@@ -142,7 +178,21 @@ pub(crate) fn judge(model: String, case: &EvalCase, repeat: u32, seen: Observati
         repeat,
         passed: failures.is_empty(),
         failures,
+        expectations: Vec::new(),
         observation: seen,
+    }
+}
+
+impl RunRecord {
+    /// Whether the run failed its outcome check (it did not end as the case expects).
+    pub fn outcome_failed(&self) -> bool {
+        self.failures.iter().any(|f| f.kind == CheckKind::Outcome)
+    }
+
+    /// The expectations the judge passed, and how many there are.
+    pub fn expectation_score(&self) -> (usize, usize) {
+        let passed = self.expectations.iter().filter(|g| g.passed).count();
+        (passed, self.expectations.len())
     }
 }
 
@@ -232,6 +282,7 @@ mod tests {
             .map(|label| ModelTarget {
                 label: label.into(),
                 service: Arc::new(EchoService),
+                judge: None,
             })
             .collect();
         let seen = std::sync::atomic::AtomicUsize::new(0);

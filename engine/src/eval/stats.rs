@@ -101,8 +101,23 @@ pub struct Aggregate {
     /// Share of runs (0–1) in which the model had to repair its final answer at least once.
     pub repair_rate: f64,
     /// How many runs failed with each code (the run's error code for an unexpected outcome,
-    /// the check's kind otherwise; a run counts once per code).
+    /// the check's kind otherwise, `expectation` for an expectation the judge failed and
+    /// `ungraded` for one it could not grade; a run counts once per code).
     pub failure_codes: BTreeMap<String, u64>,
+    /// The judged expectations over these runs; `None` when none was judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<ExpectationScore>,
+}
+
+/// How many judged expectations passed, over a set of runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ExpectationScore {
+    /// Expectations the judge passed.
+    pub passed: u64,
+    /// Expectations graded or left ungraded (an ungraded one counts as not passed).
+    pub total: u64,
+    /// `passed / total`.
+    pub pass_rate: f64,
 }
 
 impl Aggregate {
@@ -117,6 +132,13 @@ impl Aggregate {
         let mut failure_codes = BTreeMap::new();
         for record in &records {
             let mut codes: Vec<&str> = record.failures.iter().map(|f| f.code.as_str()).collect();
+            for grade in record.expectations.iter().filter(|g| !g.passed) {
+                codes.push(if grade.graded {
+                    "expectation"
+                } else {
+                    "ungraded"
+                });
+            }
             codes.sort_unstable();
             codes.dedup();
             for code in codes {
@@ -124,6 +146,10 @@ impl Aggregate {
             }
         }
         let repaired = records.iter().filter(|r| r.observation.repairs > 0).count();
+        let (judged_passed, judged) = records
+            .iter()
+            .map(|r| r.expectation_score())
+            .fold((0, 0), |(p, t), (rp, rt)| (p + rp as u64, t + rt as u64));
         Aggregate {
             runs,
             passed,
@@ -143,7 +169,53 @@ impl Aggregate {
                 repaired as f64 / runs as f64
             },
             failure_codes,
+            expectations: (judged > 0).then(|| ExpectationScore {
+                passed: judged_passed,
+                total: judged,
+                pass_rate: judged_passed as f64 / judged as f64,
+            }),
         }
+    }
+}
+
+/// Over repeated runs of each case (k = the repeats): the share of cases that passed at least
+/// once (pass@k), the share that passed every time (pass^k), and the cases with mixed results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repeats {
+    /// Runs per case.
+    pub k: u32,
+    /// Share of cases with at least one passing run.
+    pub pass_at_k: f64,
+    /// Share of cases whose every run passed.
+    pub pass_all_k: f64,
+    /// Cases with both passing and failing runs, in case order.
+    pub flaky: Vec<String>,
+}
+
+impl Repeats {
+    /// The figures of `cases` (each case's name and its runs' verdicts); `None` when `k` is 1
+    /// or there are no cases.
+    pub fn of(k: u32, cases: &[(String, Vec<bool>)]) -> Option<Repeats> {
+        if k < 2 || cases.is_empty() {
+            return None;
+        }
+        let share = |n: usize| n as f64 / cases.len() as f64;
+        let any = cases.iter().filter(|(_, v)| v.iter().any(|p| *p)).count();
+        let all = cases
+            .iter()
+            .filter(|(_, v)| !v.is_empty() && v.iter().all(|p| *p))
+            .count();
+        let flaky = cases
+            .iter()
+            .filter(|(_, v)| v.iter().any(|p| *p) && v.iter().any(|p| !*p))
+            .map(|(name, _)| name.clone())
+            .collect();
+        Some(Repeats {
+            k,
+            pass_at_k: share(any),
+            pass_all_k: share(all),
+            flaky,
+        })
     }
 }
 
@@ -203,6 +275,25 @@ mod tests {
         assert!(close(percentile(&values, 95.0).unwrap(), 3.85));
         assert_eq!(percentile(&[7.0], 95.0), Some(7.0));
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn repeats_count_cases_passed_once_passed_always_and_flaky() {
+        let cases = [
+            ("always".to_owned(), vec![true, true, true]),
+            ("once".to_owned(), vec![false, true, false]),
+            ("never".to_owned(), vec![false, false, false]),
+            ("twice".to_owned(), vec![true, false, true]),
+        ];
+        let repeats = Repeats::of(3, &cases).unwrap();
+        assert_eq!(repeats.pass_at_k, 0.75);
+        assert_eq!(repeats.pass_all_k, 0.25);
+        assert_eq!(repeats.flaky, ["once", "twice"]);
+        assert_eq!(
+            Repeats::of(1, &cases),
+            None,
+            "one run per case has no pass@k"
+        );
     }
 
     #[test]

@@ -39,4 +39,6 @@ pub use folder::{FolderError, FolderListing, SKILL_MD, SkillFolder};
 pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};
-pub use workspace::{INPUT_FILES_KEY, InputFile, Workspace, WorkspaceFile, take_input_files};
+pub use workspace::{
+    INPUT_FILES_KEY, InputFile, Workspace, WorkspaceFile, input_file_value, take_input_files,
+};

@@ -34,6 +34,18 @@ pub struct InputFile {
     pub bytes: Vec<u8>,
 }
 
+/// One entry of [`INPUT_FILES_KEY`] for a file named `name`: `{name, text}` when `bytes` are
+/// UTF-8, else `{name, base64}` — what [`take_input_files`] decodes back to the same bytes.
+pub fn input_file_value(name: &str, bytes: Vec<u8>) -> Value {
+    match String::from_utf8(bytes) {
+        Ok(text) => serde_json::json!({"name": name, "text": text}),
+        Err(e) => serde_json::json!({
+            "name": name,
+            "base64": base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+        }),
+    }
+}
+
 /// Takes [`INPUT_FILES_KEY`] out of `arguments` and decodes it. `Err` says what is wrong (shape,
 /// name, encoding or a limit), for a rejection of the call.
 pub fn take_input_files(

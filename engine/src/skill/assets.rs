@@ -111,6 +111,12 @@ impl<'a> SkillDir<'a> {
 
 /// Reads a UTF-8 file of at most `cap` bytes.
 pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    let bytes = read_capped_bytes(path, cap)?;
+    String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8: {e}"))
+}
+
+/// [`read_capped`] for any content: the bytes, at most `cap` of them.
+pub(crate) fn read_capped_bytes(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut bytes = Vec::new();
     // Read one byte past the cap so an oversized file is detected without reading it all.
@@ -120,5 +126,5 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
     if bytes.len() as u64 > cap {
         return Err(format!("file is larger than the {cap}-byte limit"));
     }
-    String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8: {e}"))
+    Ok(bytes)
 }

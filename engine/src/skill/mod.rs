@@ -2,7 +2,8 @@
 //!
 //! A skill directory holds a `SKILL.md` (YAML frontmatter + markdown body) and the asset files
 //! its metadata names. [`load_skill_dir`] turns one directory into a [`CompiledSkill`] (or every
-//! [`ManifestError`] it has); [`load_skills_root`] loads a directory of skill directories into a
+//! [`ManifestError`] it has), and [`SkillMd`] (`inline`) a SKILL.md text held in memory;
+//! [`load_skills_root`] loads a directory of skill directories into a
 //! [`LoadReport`] — in parallel (`parallel`), with identical schema documents compiled once, and
 //! reporting exactly what a one-by-one load in directory-name order would. A skill is a
 //! [`SkillSpec`] (what it declares, typed) inside the [`CompiledSkill`]; the wire's
@@ -94,6 +95,7 @@ mod blockers;
 mod compiled;
 mod error;
 mod frontmatter;
+mod inline;
 mod keys;
 mod loader;
 mod manifest_assets;
@@ -109,11 +111,12 @@ mod wire;
 mod tests;
 
 pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
-pub(crate) use assets::{SkillDir, read_capped};
+pub(crate) use assets::{SkillDir, read_capped, read_capped_bytes};
 pub use blockers::Blockers;
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use frontmatter::{frontmatter_object, name_problems};
+pub use inline::SkillMd;
 pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
 pub use reload::ReloadReport;
