@@ -46,6 +46,8 @@
 //!
 //! [`SkillService`]: crate::service::SkillService
 
+mod baseline;
+mod benchmark;
 mod case;
 mod check;
 mod file_check;
@@ -56,6 +58,8 @@ mod runner;
 mod stats;
 mod table;
 
+pub use baseline::without_instructions;
+pub use benchmark::{Benchmark, Grading, WITH_SKILL, WITHOUT_SKILL};
 pub use case::{EVALS_FILE, EvalCase, EvalSuite, load_suite};
 pub use check::{Check, CheckFailure, CheckKind, ExpectedOutcome, PointerTest};
 pub use file_check::FileExpectation;

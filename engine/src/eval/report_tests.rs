@@ -186,6 +186,7 @@ fn record(model: &str, case: &str, repeat: u32, failure: Option<&str>) -> RunRec
         passed: failures.is_empty(),
         failures,
         expectations: Vec::new(),
+        judge_ms: None,
         observation: Observation {
             outcome: RunOutcome::Succeeded,
             data: Some(json!({"total": 1})),

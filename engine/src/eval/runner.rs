@@ -73,6 +73,9 @@ pub struct RunRecord {
     /// The case's expectations as the judge graded them (empty without a judge).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expectations: Vec<Grade>,
+    /// How long the judge took to grade them, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_ms: Option<u64>,
     /// What the run showed.
     pub observation: Observation,
 }
@@ -179,6 +182,7 @@ pub(crate) fn judge(model: String, case: &EvalCase, repeat: u32, seen: Observati
         passed: failures.is_empty(),
         failures,
         expectations: Vec::new(),
+        judge_ms: None,
         observation: seen,
     }
 }
