@@ -54,6 +54,7 @@ pub mod template;
 pub mod tools;
 
 pub use facade::{
-    ArgumentViolation, BuildError, Call, FailedRun, SkillError, SkillOutput, SkillStream, Skillet,
-    SkilletBuilder, input_schema_for, tool_fn, tool_fn_with_context,
+    ArgumentViolation, BuildError, Call, FailedRun, MOCK_PROVIDER, MockModel, SkillError,
+    SkillOutput, SkillStream, Skillet, SkilletBuilder, input_schema_for, output_schema_for,
+    tool_fn,
 };

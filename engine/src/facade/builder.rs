@@ -1,16 +1,25 @@
-//! [`SkilletBuilder`]: skills directories, providers (from the environment, a spec, or the
-//! caller's own [`Provider`]s by name), tools and limits → a [`Skillet`], or a [`BuildError`]
-//! that lists every problem (each skill's, with its file) instead of dropping any.
+//! [`SkilletBuilder`]: skills (directories, or SKILL.md texts held in memory), the Rust output
+//! types of skills without an output schema, providers (from the environment, a spec, the
+//! caller's own [`Provider`]s by name, or a scripted [`MockModel`]), tools and limits → a
+//! [`Skillet`], or a [`BuildError`] that lists every problem (each skill's, with its file)
+//! instead of dropping any.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde_json::Value;
 use skillet_providers::{EnvError, OverridePolicy, Provider, ProviderPool, ProviderSpec};
 
 use super::env_provider::{DefaultModel, EnvLookup};
+use super::mock::{MOCK_PROVIDER, MockModel};
 use super::skillet::Skillet;
+use super::typed_schema::output_schema_for;
 use crate::run::{Executor, Limits, ProviderRegistry, ProviderRegistryError, SkillProviderPolicy};
-use crate::skill::{ManifestError, Registry, RegistryError, load_skills_root};
+use crate::schema::CompiledSchema;
+use crate::skill::{
+    CompiledSkill, ManifestError, Registry, RegistryError, SkillMd, SkillSource, load_skills_root,
+};
 use crate::tools::{self, Tool, ToolRegistry, Toolkit};
 
 /// Why a [`Skillet`] could not be built.
@@ -50,6 +59,9 @@ fn lines(problems: &[ManifestError]) -> String {
 #[must_use]
 pub struct SkilletBuilder {
     skill_dirs: Vec<PathBuf>,
+    inline_skills: Vec<SkillMd>,
+    /// Skill name → the output schema derived from its Rust output type.
+    output_types: Vec<(String, Value)>,
     default: DefaultModel,
     default_model: Option<String>,
     providers: ProviderRegistry,
@@ -68,6 +80,8 @@ impl Default for SkilletBuilder {
     fn default() -> Self {
         SkilletBuilder {
             skill_dirs: Vec::new(),
+            inline_skills: Vec::new(),
+            output_types: Vec::new(),
             default: DefaultModel::None,
             default_model: None,
             providers: ProviderRegistry::new(),
@@ -87,6 +101,7 @@ impl std::fmt::Debug for SkilletBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SkilletBuilder")
             .field("skill_dirs", &self.skill_dirs)
+            .field("inline_skills", &self.inline_skills.len())
             .field("providers", &self.providers)
             .field("tools", &self.tools)
             .finish_non_exhaustive()
@@ -99,6 +114,40 @@ impl SkilletBuilder {
     pub fn skills_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.skill_dirs.push(dir.into());
         self
+    }
+
+    /// Adds a skill defined in memory from its SKILL.md text (frontmatter and body), so a skill
+    /// needs no folder on disk; its name is its frontmatter `name`. The text is checked as a
+    /// folder's SKILL.md is (same size cap, parser and key rules); a problem fails
+    /// [`Self::build`]. For schemas as values, use [`Self::skill`].
+    pub fn skill_md(self, text: impl Into<String>) -> Self {
+        self.skill(SkillMd::new(text))
+    }
+
+    /// Adds a skill defined in memory, with its schemas as values:
+    /// `SkillMd::new(text).input_schema(json!(...))` (see [`SkillMd`]).
+    pub fn skill(mut self, skill: SkillMd) -> Self {
+        self.inline_skills.push(skill);
+        self
+    }
+
+    /// Skill `name` answers in `T`: when the skill declares no output schema, its output schema
+    /// is derived from `T` ([`output_schema_for`](super::output_schema_for)), so the model's
+    /// answer is validated and repaired until it decodes as `T` and
+    /// [`Skillet::run_typed`] returns one — one Rust type, no schema file. A skill that has an
+    /// output schema keeps it. An unknown `name` fails [`Self::build`].
+    pub fn output_type<T: JsonSchema>(mut self, name: impl Into<String>) -> Self {
+        self.output_types
+            .push((name.into(), output_schema_for::<T>()));
+        self
+    }
+
+    /// The default model is `model`, a scripted model for offline tests: each turn takes its
+    /// next answer, and a clone of it shows what the model was sent ([`MockModel`]). Registered
+    /// as the provider `mock-model`.
+    pub fn mock(self, model: MockModel) -> Self {
+        self.provider(MOCK_PROVIDER, Arc::new(model))
+            .default_provider(MOCK_PROVIDER)
     }
 
     /// The default model comes from the environment: `OPENAI_API_KEY`/`OPENAI_BASE_URL`,
@@ -218,6 +267,8 @@ impl SkilletBuilder {
     pub fn build(self) -> Result<Skillet, BuildError> {
         let SkilletBuilder {
             skill_dirs,
+            inline_skills,
+            output_types,
             default,
             default_model,
             providers,
@@ -233,7 +284,7 @@ impl SkilletBuilder {
         if let Some(problem) = problem {
             return Err(problem);
         }
-        let (skills, warnings) = load(&skill_dirs)?;
+        let (skills, warnings) = load(&skill_dirs, &inline_skills, &output_types)?;
         if builtin_tools {
             for tool in tools::builtin::all() {
                 tools.register_tool(tool)?;
@@ -262,24 +313,50 @@ impl SkilletBuilder {
     }
 }
 
-/// Loads every directory into one registry: the skills, or every problem of every directory.
-fn load(dirs: &[PathBuf]) -> Result<(Registry, Vec<ManifestError>), BuildError> {
+/// Loads every directory and every in-memory skill into one registry, each skill with the
+/// output schema of its Rust output type when it has none: the skills, or every problem.
+fn load(
+    dirs: &[PathBuf],
+    inline: &[SkillMd],
+    output_types: &[(String, Value)],
+) -> Result<(Registry, Vec<ManifestError>), BuildError> {
     let registry = Registry::new();
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
+    let mut typed = OutputTypes::new(output_types);
     for dir in dirs {
-        let report = load_skills_root(dir, crate::skill::SkillSource::Project);
+        let mut report = load_skills_root(dir, SkillSource::Project);
         warnings.extend(report.warnings().cloned());
-        problems.extend(report.errors);
+        problems.append(&mut report.errors);
         let paths: Vec<(String, PathBuf)> = report
             .skills
             .iter()
             .map(|s| (s.name().to_owned(), skill_md(s, dir)))
             .collect();
+        typed.apply(&mut report.skills, &mut problems);
         for refused in registry.register_all(report.skills) {
             problems.push(registration_problem(&refused, &paths, dir));
         }
     }
+    for skill in inline {
+        let file = skill.file();
+        match skill.load(SkillSource::Project) {
+            Ok(compiled) => {
+                warnings.extend(compiled.warnings.iter().cloned());
+                let mut one = vec![compiled];
+                typed.apply(&mut one, &mut problems);
+                for refused in registry.register_all(one) {
+                    problems.push(ManifestError::error(
+                        &file,
+                        "frontmatter.name",
+                        refused.to_string(),
+                    ));
+                }
+            }
+            Err(found) => problems.extend(found),
+        }
+    }
+    problems.extend(typed.unknown());
     if problems.iter().any(ManifestError::is_error) {
         return Err(BuildError::Skills { problems });
     }
@@ -313,5 +390,62 @@ impl Skillet {
     /// Starts configuring skills, providers and tools.
     pub fn builder() -> SkilletBuilder {
         SkilletBuilder::default()
+    }
+}
+
+/// The output types the builder was given, and which of them found their skill.
+struct OutputTypes<'a> {
+    types: &'a [(String, Value)],
+    used: Vec<bool>,
+}
+
+impl<'a> OutputTypes<'a> {
+    fn new(types: &'a [(String, Value)]) -> Self {
+        OutputTypes {
+            types,
+            used: vec![false; types.len()],
+        }
+    }
+
+    /// Gives each skill without an output schema the one derived from its output type.
+    fn apply(&mut self, skills: &mut [CompiledSkill], problems: &mut Vec<ManifestError>) {
+        for skill in skills.iter_mut() {
+            for (i, (name, schema)) in self.types.iter().enumerate() {
+                if name != skill.name() {
+                    continue;
+                }
+                self.used[i] = true;
+                if skill.output_schema.is_some() {
+                    continue;
+                }
+                match CompiledSchema::compile(schema) {
+                    Ok(compiled) => skill.output_schema = Some(compiled),
+                    Err(e) => problems.push(ManifestError::error(
+                        std::path::Path::new(name),
+                        format!("output_type#{}", e.pointer),
+                        format!("the schema derived from the Rust output type: {}", e.reason),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// A problem for each output type whose skill was not loaded.
+    fn unknown(&self) -> Vec<ManifestError> {
+        self.types
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|((name, _), _)| {
+                ManifestError::error(
+                    std::path::Path::new(name),
+                    "output_type",
+                    format!(
+                        "no skill named {name:?} was loaded: `output_type` names a skill of a \
+                         skills directory or a `skill_md`"
+                    ),
+                )
+            })
+            .collect()
     }
 }

@@ -1,22 +1,57 @@
 //! The typed Rust API: [`Skillet`] runs skills from Rust code the way the transports run them
 //! for agents, with Rust types at both ends.
 //!
-//! - [`Skillet::builder`] → [`SkilletBuilder`] (`builder`): skills directories, the default
-//!   model (from the environment, a spec, or your own [`Provider`] registered by name), tools,
-//!   limits; [`SkilletBuilder::build`] returns every skill load problem as a [`BuildError`].
+//! - [`Skillet::builder`] → [`SkilletBuilder`] (`builder`): skills directories or SKILL.md
+//!   texts in memory, a skill's output type, the default model (from the environment, a spec,
+//!   your own [`Provider`] registered by name, or a scripted [`MockModel`] (`mock`) for offline
+//!   tests), tools, limits; [`SkilletBuilder::build`] returns every skill load problem as a
+//!   [`BuildError`].
 //! - [`Skillet::run`], [`Skillet::run_typed`], [`Skillet::call`] (`skillet`): one call →
 //!   [`SkillOutput`] (`output`: validated data, summary, usage, events, duration, turns) or
 //!   [`SkillError`] (`error`: one variant per thing a caller handles differently; `answer`
 //!   maps the wire answer onto them).
 //! - [`Skillet::run_streaming`] → [`SkillStream`] (`streaming`): the events as a
 //!   `futures::Stream`, then the output; dropping it cancels the run.
-//! - [`tool_fn`] (`typed_tool`): a tool from an async closure over a `serde` +
-//!   `schemars` argument type, its input schema generated.
+//! - [`tool_fn`] (`typed_tool`): the one way to make a tool of a Rust closure, over a `serde` +
+//!   `schemars` argument type, its input schema generated; [`input_schema_for`] and
+//!   [`output_schema_for`] (`typed_schema`): the schemas `schemars` derives, made fit for the
+//!   engine's 2020-12 check.
 //!
 //! What is not here: anything a transport needs. The facade is a layer over the wire-level
 //! [`Executor`](crate::run::Executor) (which `Skillet::executor` hands out, e.g. to serve the
 //! same skills over A2E or MCP); it adds no behaviour to a call, only types around it. It reads
 //! no configuration file and imports no host module.
+//!
+//! # Example: one Rust type, no folder, offline
+//!
+//! A skill defined in memory, its output schema derived from the type the caller decodes, on a
+//! scripted model whose first answer is wrong (the run repairs it, as with a real model):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::json;
+//! use skillet_engine::{MockModel, Skillet};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Summary { summary: String, key_points: Vec<String> }
+//!
+//! let model = MockModel::new()
+//!     .json(json!({"summary": "Skillet runs skills."})) // no key_points: rejected
+//!     .json(json!({"summary": "Skillet runs skills.", "key_points": ["skills", "runs"]}));
+//! let skillet = Skillet::builder()
+//!     .skill_md("---\nname: summarize\ndescription: Summarizes a text.\n---\nSummarize the request.")
+//!     .output_type::<Summary>("summarize") // the output schema, derived from Summary
+//!     .mock(model.clone())
+//!     .build()?;
+//! let summary: Summary = skillet
+//!     .run_typed("summarize", &json!({"prompt": "Skillet runs SKILL.md skills."}))
+//!     .await?;
+//! assert_eq!(summary.key_points, ["skills", "runs"]);
+//! assert_eq!(model.requests().len(), 2); // the answer, and its repair
+//! # assert!(!summary.summary.is_empty());
+//! # Ok(()) }
+//! ```
 //!
 //! # Example: a bundled skill on the in-process mock LLM
 //!
@@ -145,14 +180,18 @@ mod answer;
 mod builder;
 mod env_provider;
 mod error;
+mod mock;
 mod output;
 mod skillet;
 mod streaming;
+mod typed_schema;
 mod typed_tool;
 
 pub use builder::{BuildError, SkilletBuilder};
 pub use error::{ArgumentViolation, FailedRun, SkillError};
+pub use mock::{MOCK_PROVIDER, MockModel};
 pub use output::SkillOutput;
 pub use skillet::{Call, Skillet};
 pub use streaming::SkillStream;
-pub use typed_tool::{input_schema_for, tool_fn, tool_fn_with_context};
+pub use typed_schema::{input_schema_for, output_schema_for};
+pub use typed_tool::tool_fn;

@@ -12,16 +12,21 @@ use std::future::Future;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::typed_schema::input_schema_for;
 use crate::tools::{self, FnTool, ToolContext, ToolError, ToolOutput};
 
 /// A tool over typed arguments. `Args` is a struct (its schema an object, as every provider
 /// requires of tool arguments), its doc comments become the schema's descriptions; `Out` is
 /// any `Serialize` value (a `String` is sent as text, anything else as JSON).
+///
+/// This is the one way to make a tool of a Rust closure. A tool that needs the call's
+/// [`ToolContext`] (its cancellation, deadline or events) implements [`Tool`](crate::tools::Tool)
+/// itself; [`tools::tool_fn`](crate::tools::tool_fn) is the layer underneath, for a closure over
+/// raw JSON with a schema of your own.
 ///
 /// ```
 /// use schemars::JsonSchema;
@@ -54,22 +59,6 @@ where
     F: Fn(Args) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
 {
-    tool_fn_with_context(name, description, move |args: Args, _ctx| run(args))
-}
-
-/// Like [`tool_fn`], for a closure that also needs the call's [`ToolContext`] (its
-/// cancellation, deadline or events).
-pub fn tool_fn_with_context<Args, Out, F, Fut>(
-    name: impl Into<String>,
-    description: impl Into<String>,
-    run: F,
-) -> Arc<FnTool>
-where
-    Args: DeserializeOwned + JsonSchema + Send + 'static,
-    Out: Serialize + 'static,
-    F: Fn(Args, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
-{
     let name = name.into();
     let tool_name: Arc<str> = Arc::from(name.as_str());
     let run = Arc::new(run);
@@ -77,7 +66,7 @@ where
         name,
         description,
         input_schema_for::<Args>(),
-        move |arguments: Value, ctx: ToolContext| {
+        move |arguments: Value, _ctx: ToolContext| {
             let decoded = serde_json::from_value::<Args>(arguments);
             let run = Arc::clone(&run);
             let tool_name = Arc::clone(&tool_name);
@@ -85,7 +74,7 @@ where
                 let args = decoded.map_err(|e| {
                     ToolError::Failed(format!("invalid arguments for `{tool_name}`: {e}"))
                 })?;
-                let output = run(args, ctx).await?;
+                let output = run(args).await?;
                 let content = serde_json::to_value(output).map_err(|e| {
                     ToolError::Failed(format!("`{tool_name}` produced no JSON output: {e}"))
                 })?;
@@ -93,22 +82,4 @@ where
             }
         },
     )
-}
-
-/// The input schema [`tool_fn`] offers for `T`: JSON Schema 2020-12 for deserializing `T`,
-/// subschemas inlined (recursive types keep `$defs`), without `$schema` and the Rust type's
-/// `title`, which only cost the model tokens.
-pub fn input_schema_for<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .for_deserialize()
-        .with(|settings| {
-            settings.inline_subschemas = true;
-            settings.meta_schema = None;
-        })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("title");
-    }
-    schema
 }

@@ -133,15 +133,44 @@ fn load_with(
         return Err(problems);
     };
     let declared = keys::parse(&skill_md, &front.metadata, &mut problems);
+    let assets = Assets {
+        input_schema: schema_asset(
+            &skill_dir,
+            &skill_md,
+            "a2a-input-schema",
+            &declared.input_schema,
+            &shared.schemas,
+            &mut problems,
+        ),
+        output_schema: schema_asset(
+            &skill_dir,
+            &skill_md,
+            "a2a-output-schema",
+            &declared.output_schema,
+            &shared.schemas,
+            &mut problems,
+        ),
+        provider_config: provider_config_asset(&skill_dir, &skill_md, &declared, &mut problems),
+        dir: Some(dir),
+    };
     let built = build(
-        &skill_dir,
         &skill_md,
+        Some(skill_md.display().to_string()),
         source,
         front,
         declared,
-        shared,
+        assets,
+        &shared.templates,
         &mut problems,
     );
+    finish(built, problems)
+}
+
+/// The skill, carrying its warnings; or every problem when any is an error.
+pub(super) fn finish(
+    built: Option<CompiledSkill>,
+    problems: Vec<ManifestError>,
+) -> Result<CompiledSkill, Vec<ManifestError>> {
     if problems.iter().any(ManifestError::is_error) {
         return Err(problems);
     }
@@ -150,33 +179,35 @@ fn load_with(
     Ok(skill)
 }
 
-fn build(
-    skill_dir: &SkillDir<'_>,
+/// What a skill's metadata names besides SKILL.md, already read and compiled: from its folder
+/// (`a2a-*-schema`, `a2a-provider-config`), or given as values for a skill defined in memory.
+pub(super) struct Assets<'a> {
+    pub input_schema: Option<CompiledSchema>,
+    pub output_schema: Option<CompiledSchema>,
+    pub provider_config: Option<Map<String, Value>>,
+    /// The skill's folder (its files a run may read); `None` for a skill defined in memory.
+    pub dir: Option<&'a Path>,
+}
+
+/// Assembles the skill from its parsed frontmatter, typed keys and assets. `skill_md` locates
+/// problems; `file_path` is the spec's `file_path`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build(
     skill_md: &Path,
+    file_path: Option<String>,
     source: SkillSource,
     front: Frontmatter,
     keys: DeclaredKeys,
-    shared: &Compilations,
+    assets: Assets<'_>,
+    templates: &TemplateCache,
     problems: &mut Vec<ManifestError>,
 ) -> Option<CompiledSkill> {
-    let dir = skill_dir.path();
-    let input_schema = schema_asset(
-        skill_dir,
-        skill_md,
-        "a2a-input-schema",
-        &keys.input_schema,
-        &shared.schemas,
-        problems,
-    );
-    let output_schema = schema_asset(
-        skill_dir,
-        skill_md,
-        "a2a-output-schema",
-        &keys.output_schema,
-        &shared.schemas,
-        problems,
-    );
-    let provider_config = provider_config_asset(skill_dir, skill_md, &keys, problems);
+    let Assets {
+        input_schema,
+        output_schema,
+        provider_config,
+        dir,
+    } = assets;
 
     let mode = keys.template.unwrap_or(if keys.any_declared {
         TemplateMode::Strict
@@ -188,7 +219,7 @@ fn build(
         &front,
         mode,
         input_schema.as_ref(),
-        &shared.templates,
+        templates,
         problems,
     )?;
 
@@ -255,7 +286,7 @@ fn build(
             .unwrap_or_else(|| vec![front.name.replace('-', " ")]),
         status: keys.status.unwrap_or(SkillStatus::Published),
         instructions: front.body.clone(),
-        file_path: Some(skill_md.display().to_string()),
+        file_path,
         llm_config,
         arguments: keys.arguments.clone(),
         when_to_use: keys
@@ -293,7 +324,7 @@ fn build(
         template_mode: mode,
         input_schema,
         output_schema,
-        dir: Some(dir.to_path_buf()),
+        dir: dir.map(Path::to_path_buf),
         warnings: Vec::new(),
         tools: keys.tools,
         toolkits: keys.toolkits,
@@ -307,7 +338,7 @@ fn build(
 
 /// The files a run may read and the mapped `allowed-tools`; unmapped names are warnings.
 fn skill_resources(
-    dir: &Path,
+    dir: Option<&Path>,
     skill_md: &Path,
     front: &Frontmatter,
     keys: &DeclaredKeys,
@@ -329,7 +360,10 @@ fn skill_resources(
     .into_iter()
     .filter_map(|k| k.as_ref().map(|(path, _)| path.clone()))
     .collect();
-    let (files, listing_cut) = resources::list_files(dir, &named);
+    let (files, listing_cut) = match dir {
+        Some(dir) => resources::list_files(dir, &named),
+        None => (Vec::new(), false),
+    };
     SkillResources {
         files,
         listing_cut,

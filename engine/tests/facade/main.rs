@@ -10,6 +10,7 @@ mod common;
 
 mod build;
 mod errors;
+mod in_memory;
 mod providers;
 mod runs;
 mod streaming;
