@@ -168,6 +168,25 @@ pub struct EvalArgs {
     /// Each call's wall-clock limit in seconds (default: the skill's and the host cap).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// The model that grades the cases' natural-language expectations ([eval] judge_model;
+    /// default: each run's own model).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// The provider the judge runs on: a [providers.NAME] or a kind ([eval] judge_provider;
+    /// default: the run's).
+    #[arg(long, value_name = "NAME")]
+    pub judge_provider: Option<String>,
+    /// Grade no expectation: they are listed ungraded and do not count.
+    #[arg(long, conflicts_with_all = ["judge_model", "judge_provider"])]
+    pub no_judge: bool,
+    /// Also run each case without the skill's instructions (the bare request, same model and
+    /// tools) and report both and the delta (benchmark.json in skill-creator's shape).
+    #[arg(long)]
+    pub baseline: bool,
+    /// Write skill-creator's files into DIR: eval-CASE/with_skill/run-N/grading.json (and
+    /// without_skill with --baseline), and benchmark.json with --baseline.
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
 }
 
 /// A count that must be 1 or more.

@@ -14,27 +14,29 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{EvalArgs, GlobalArgs};
+use super::eval_results::write_results;
+use super::eval_targets::{
+    JudgeChoice, baseline_registry, build_targets, judge_choice, model_configs,
+};
 use super::exit::{Failure, Outcome};
 use super::progress::DisplayMode;
 use super::run::{skill_folder, skill_name};
-use super::setup::{self, Console, HostParts};
+use super::setup::{self, Console};
 use super::shutdown_signal;
 use super::suggest;
-use crate::config::{Config, ProviderChoice, ProviderShortcuts};
+use crate::config::Config;
 use crate::embedded;
-use skillet_engine::eval::{self, EvalCase, EvalPlan, EvalReport, ModelTarget, RunRecord};
-use skillet_engine::service::SkillService;
+use skillet_engine::eval::{
+    self, Benchmark, EvalCase, EvalPlan, EvalReport, RunRecord, WITH_SKILL, WITHOUT_SKILL,
+};
 use skillet_host::console::evals as web;
-use skillet_protocol::LLMConfig;
 
 /// Runs the command.
 pub async fn eval(
@@ -63,16 +65,26 @@ pub async fn eval(
     if let Some(mock) = &mock {
         console.notice(mock.notice());
     }
-    let targets = model_targets(global, &parts, default)?;
+    let configs = model_configs(global, &parts, &default)?;
+    let judge = judge_choice(args, global, &parts, &default)?;
+    let timeout = args.timeout.unwrap_or(0);
+    let targets = build_targets(&parts, &configs, &parts.skills, &judge, timeout)?;
+    let baseline = if args.baseline {
+        let registry = baseline_registry(&parts, &skill.compiled);
+        Some(build_targets(&parts, &configs, &registry, &judge, timeout)?)
+    } else {
+        None
+    };
 
     let plan = EvalPlan {
         skill: name,
         cases,
         repeat: args.repeat,
         concurrency: args.concurrency as usize,
-        timeout_seconds: args.timeout.unwrap_or(0),
+        timeout_seconds: timeout,
     };
-    let progress = EvalProgress::start(console, plan.run_count(targets.len()));
+    let runs = plan.run_count(targets.len()) * if baseline.is_some() { 2 } else { 1 };
+    let progress = EvalProgress::start(console, runs);
     let cancel = CancellationToken::new();
     let watcher = {
         let cancel = cancel.clone();
@@ -83,19 +95,55 @@ pub async fn eval(
     };
     let on_run = |record: &RunRecord| progress.record(record);
     let records = eval::run_plan(&plan, &targets, &on_run, &cancel).await;
+    let baseline_records = match &baseline {
+        Some(targets) if !cancel.is_cancelled() => {
+            Some(eval::run_plan(&plan, targets, &on_run, &cancel).await)
+        }
+        _ => None,
+    };
     watcher.abort();
     progress.finish();
     parts.tools.shutdown_toolkits().await;
     drop(mock);
 
     let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
-    let report = EvalReport::build(&plan, &labels, records);
+    let mut report = EvalReport::build(&plan, &labels, records);
+    for (model, target) in report.models.iter_mut().zip(&targets) {
+        model.judge = target.judge.as_ref().map(|j| j.label.clone());
+    }
+    if let Some(records) = baseline_records {
+        let without = EvalReport::build(&plan, &labels, records).models;
+        let timestamp = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let folder = skill.compiled.dir.as_ref().map(|d| d.display().to_string());
+        report.benchmarks = report
+            .models
+            .iter()
+            .zip(&without)
+            .map(|(with, without)| {
+                Benchmark::build(
+                    &plan.cases,
+                    with,
+                    without,
+                    (&plan.skill, folder.clone()),
+                    with.judge.clone(),
+                    timestamp.clone(),
+                )
+            })
+            .collect();
+        report.baseline = Some(without);
+    }
     print_report(&report);
-    let ungraded: usize = plan.cases.iter().map(|c| c.assertions.len()).sum();
+    let ungraded: usize = if matches!(judge, JudgeChoice::Off) {
+        plan.cases.iter().map(|c| c.assertions.len()).sum()
+    } else {
+        0
+    };
     if ungraded > 0 {
         console.notice(format!(
-            "{ungraded} natural-language assertion{} not graded (they need a judge model); \
-             they are listed in the JSON report",
+            "--no-judge: {ungraded} natural-language expectation{} not graded; they are listed \
+             in the JSON report",
             if ungraded == 1 { "" } else { "s" }
         ));
     }
@@ -104,6 +152,19 @@ pub async fn eval(
     }
     if let Some(path) = &args.junit {
         write_file(path, &eval::write_junit(&report), "--junit")?;
+    }
+    if let Some(dir) = &args.results {
+        let written = write_results(
+            dir,
+            &report.models,
+            report.baseline.as_deref(),
+            &report.benchmarks,
+        )?;
+        console.notice(format!(
+            "wrote {written} file{} under {} (skill-creator's layout)",
+            if written == 1 { "" } else { "s" },
+            dir.display()
+        ));
     }
     if args.save {
         save(&parts.config, &report, console).await?;
@@ -167,83 +228,15 @@ fn chosen_cases(cases: Vec<EvalCase>, wanted: &[String]) -> Result<Vec<EvalCase>
         .collect())
 }
 
-/// One executor per `--model` (or one on `default` without any), each named `provider/model`.
-fn model_targets(
-    global: &GlobalArgs,
-    parts: &HostParts,
-    default: LLMConfig,
-) -> Result<Vec<ModelTarget>, Failure> {
-    if let Some(twice) = global
-        .models
-        .iter()
-        .enumerate()
-        .find(|(i, m)| global.models[..*i].contains(m))
-        .map(|(_, m)| m)
-    {
-        return Err(Failure::usage(format!("--model {twice:?} is given twice")));
-    }
-    let configs = if global.models.is_empty() {
-        vec![default]
-    } else {
-        let mut configs = Vec::new();
-        for model in &global.models {
-            configs.push(match &parts.choice {
-                ProviderChoice::Real { .. } => {
-                    let shortcuts = ProviderShortcuts {
-                        provider: global.provider.clone(),
-                        model: Some(model.clone()),
-                        base_url: global.base_url.clone(),
-                    };
-                    match ProviderChoice::resolve(&parts.config, &shortcuts)
-                        .map_err(Failure::setup)?
-                    {
-                        ProviderChoice::Real { config, .. } => config,
-                        ProviderChoice::EmbeddedMock { .. } => with_model(&default, model),
-                    }
-                }
-                ProviderChoice::EmbeddedMock { .. } => with_model(&default, model),
-            });
-        }
-        configs
-    };
-    configs
-        .into_iter()
-        .map(|config| {
-            let label = model_label(&config);
-            let executor =
-                setup::build_executor(parts, Some(config), parts.config.card.identity(None))?;
-            let service: Arc<dyn SkillService> = Arc::new(executor);
-            Ok(ModelTarget { label, service })
-        })
-        .collect()
-}
-
-fn with_model(config: &LLMConfig, model: &str) -> LLMConfig {
-    let mut config = config.clone();
-    config
-        .provider_config
-        .get_or_insert_with(Default::default)
-        .insert("model".into(), Value::String(model.to_owned()));
-    config
-}
-
-/// `provider/model`, as the run loop's status lines name it.
-fn model_label(config: &LLMConfig) -> String {
-    let model = config
-        .provider_config
-        .as_ref()
-        .and_then(|c| c.get("model"))
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    format!("{}/{model}", config.provider_name)
-}
-
 /// The tables, then every failed run with its reasons, on stdout.
 fn print_report(report: &EvalReport) {
     let mut stdout = std::io::stdout().lock();
     for model in &report.models {
         let _ = writeln!(stdout, "{}", eval::render_table(&report.skill, model));
     }
+    drop(stdout);
+    print_baseline(report);
+    let mut stdout = std::io::stdout().lock();
     let failed: Vec<&RunRecord> = report
         .models
         .iter()
@@ -262,6 +255,55 @@ fn print_report(report: &EvalReport) {
                 run.model, run.case, run.repeat, failure.code, failure.message
             );
         }
+        for grade in run.expectations.iter().filter(|g| !g.passed) {
+            let _ = writeln!(
+                stdout,
+                "  {} · {} #{}: {}: {:?}: {}",
+                run.model,
+                run.case,
+                run.repeat,
+                if grade.graded {
+                    "expectation"
+                } else {
+                    "ungraded"
+                },
+                grade.text,
+                grade.evidence
+            );
+        }
+    }
+}
+
+/// With `--baseline`: each model's runs without the skill's instructions, then one line per
+/// model comparing the two.
+fn print_baseline(report: &EvalReport) {
+    let Some(baseline) = &report.baseline else {
+        return;
+    };
+    let mut stdout = std::io::stdout().lock();
+    let title = format!("{} without its instructions (baseline)", report.skill);
+    for model in baseline {
+        let _ = writeln!(stdout, "{}", eval::render_table(&title, model));
+    }
+    for benchmark in &report.benchmarks {
+        let summary = &benchmark.run_summary;
+        let mean = |configuration: &str| {
+            summary[configuration]["pass_rate"]["mean"]
+                .as_f64()
+                .map_or_else(|| "—".to_owned(), |m| format!("{:.0}%", m * 100.0))
+        };
+        let delta = |figure: &str| summary["delta"][figure].as_str().unwrap_or("—").to_owned();
+        let _ = writeln!(
+            stdout,
+            "{}: with the skill {} of checks and expectations held, without it {} \
+             (delta {} · time {} s · tokens {})",
+            benchmark.metadata.executor_model,
+            mean(WITH_SKILL),
+            mean(WITHOUT_SKILL),
+            delta("pass_rate"),
+            delta("time_seconds"),
+            delta("tokens"),
+        );
     }
 }
 

@@ -40,6 +40,8 @@ pub mod console;
 mod discover;
 pub mod embedded;
 mod eval;
+mod eval_results;
+mod eval_targets;
 pub mod exit;
 mod help;
 mod init;
@@ -75,6 +77,8 @@ use setup::Console;
 
 /// The binary's entry point: parses the command line, runs the command, returns its exit code.
 pub fn main() -> ExitCode {
+    // `COMPLETE=bash skillet ...`: a shell asking for completions; answered, then exits.
+    completions::complete_from_env();
     let cli = parse_command_line();
     let console = Console {
         quiet: cli.global.quiet,

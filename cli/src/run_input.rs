@@ -13,12 +13,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::args::RunArgs;
 use super::exit::Failure;
-use skillet_engine::files::INPUT_FILES_KEY;
+use skillet_engine::files::{INPUT_FILES_KEY, input_file_value};
 use skillet_engine::run::PROMPT_ARGUMENT;
 use skillet_engine::skill::CompiledSkill;
 
@@ -81,19 +80,13 @@ pub(super) fn compose_arguments(
     }
 }
 
-/// An input file as the engine's workspace takes it.
-#[derive(Debug)]
-pub(super) struct InputFile {
-    name: String,
-    content: Value,
-}
-
-/// Reads each `--file`: its file name, and its content as text when it is UTF-8, else base64.
-pub(super) fn read_input_files(paths: &[PathBuf]) -> Result<Vec<InputFile>, Failure> {
+/// Reads each `--file`: an entry of `_files` with its file name, and its content as text when
+/// it is UTF-8, else base64 (`skillet_engine::files::input_file_value`, as eval cases' files).
+pub(super) fn read_input_files(paths: &[PathBuf]) -> Result<Vec<Value>, Failure> {
     paths.iter().map(|path| read_input_file(path)).collect()
 }
 
-fn read_input_file(path: &Path) -> Result<InputFile, Failure> {
+fn read_input_file(path: &Path) -> Result<Value, Failure> {
     let shown = path.display();
     let meta =
         std::fs::metadata(path).map_err(|e| Failure::usage(format!("--file {shown}: {e}")))?;
@@ -114,17 +107,11 @@ fn read_input_file(path: &Path) -> Result<InputFile, Failure> {
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| Failure::usage(format!("--file {shown}: names no file")))?;
     let bytes = std::fs::read(path).map_err(|e| Failure::usage(format!("--file {shown}: {e}")))?;
-    let content = match String::from_utf8(bytes) {
-        Ok(text) => json!({ "text": text }),
-        Err(e) => {
-            json!({ "base64": base64::engine::general_purpose::STANDARD.encode(e.as_bytes()) })
-        }
-    };
-    Ok(InputFile { name, content })
+    Ok(input_file_value(&name, bytes))
 }
 
 /// Adds `files` to the `_files` of `arguments` (after any the `--args` JSON already had).
-pub(super) fn add_input_files(arguments: &mut Map<String, Value>, files: Vec<InputFile>) {
+pub(super) fn add_input_files(arguments: &mut Map<String, Value>, files: Vec<Value>) {
     let entry = arguments
         .entry(INPUT_FILES_KEY)
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -132,20 +119,14 @@ pub(super) fn add_input_files(arguments: &mut Map<String, Value>, files: Vec<Inp
         // `--args` set `_files` to something else: the engine refuses it with its reason.
         return;
     };
-    for InputFile { name, content } in files {
-        let mut item = Map::new();
-        item.insert("name".to_owned(), Value::String(name));
-        if let Value::Object(content) = content {
-            item.extend(content);
-        }
-        list.push(Value::Object(item));
-    }
+    list.extend(files);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::exit::Outcome;
+    use serde_json::json;
 
     #[test]
     fn text_files_are_sent_as_text_and_others_as_base64_after_those_of_args() {

@@ -37,6 +37,7 @@ pub mod approvals;
 pub mod auth;
 pub mod console;
 pub mod edge;
+pub mod eval;
 pub mod extensions;
 pub mod nats;
 pub mod providers;
@@ -145,6 +146,9 @@ pub struct Config {
     /// The web console and its run history.
     #[serde(default)]
     pub console: console::ConsoleConfig,
+    /// `skillet eval`'s judge.
+    #[serde(default)]
+    pub eval: eval::EvalConfig,
     /// The file this was read from (`None`: built-in defaults).
     #[serde(skip)]
     pub source: Option<PathBuf>,

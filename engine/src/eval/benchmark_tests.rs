@@ -109,7 +109,7 @@ fn grading_json_has_the_viewers_fields_and_this_runs_figures() {
 #[test]
 fn benchmark_json_pairs_both_configurations_with_mean_stddev_and_the_delta() {
     let with = report(vec![
-        run("mock/m", 1, [true, true], 4000, Some(300)),
+        run("mock/m", 1, [true, true], 5000, Some(300)),
         run("mock/m", 2, [true, false], 2000, Some(100)),
     ]);
     let without = report(vec![
@@ -175,10 +175,10 @@ fn benchmark_json_pairs_both_configurations_with_mean_stddev_and_the_delta() {
     // with: 3/3 and 2/3 (0.6667, rounded per run as skill-creator does); without: 1/3 and 2/3.
     assert_eq!(summary["with_skill"]["pass_rate"]["mean"], 0.8334);
     assert_eq!(summary["without_skill"]["pass_rate"]["mean"], 0.5);
-    assert_eq!(summary["with_skill"]["time_seconds"]["stddev"], 1.4142);
+    assert_eq!(summary["with_skill"]["time_seconds"]["stddev"], 2.1213);
     assert_eq!(
         summary["delta"],
-        json!({"pass_rate": "+0.33", "time_seconds": "+2.0", "tokens": "+150"})
+        json!({"pass_rate": "+0.33", "time_seconds": "+2.5", "tokens": "+150"})
     );
     let notes: Vec<&str> = json["notes"]
         .as_array()

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::benchmark::Benchmark;
 use super::runner::{EvalPlan, RunRecord};
 use super::stats::{Aggregate, Repeats};
 
@@ -22,6 +23,13 @@ pub struct EvalReport {
     pub passed: bool,
     /// One entry per model, in the order given.
     pub models: Vec<ModelReport>,
+    /// With `--baseline`: the same models and cases run without the skill's instructions
+    /// (they do not count in `passed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Vec<ModelReport>>,
+    /// With `--baseline`: per model, both configurations in skill-creator's `benchmark.json`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub benchmarks: Vec<Benchmark>,
 }
 
 /// One model's results.
@@ -29,6 +37,9 @@ pub struct EvalReport {
 pub struct ModelReport {
     /// `provider/model`.
     pub model: String,
+    /// The `provider/model` that graded its expectations, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
     /// Runs per case.
     pub repeat: u32,
     /// Over all its runs.
@@ -97,6 +108,7 @@ impl EvalReport {
                     .collect();
                 ModelReport {
                     model: model.clone(),
+                    judge: None,
                     repeat: plan.repeat.max(1),
                     summary: Aggregate::of(&runs),
                     repeats: Repeats::of(plan.repeat.max(1), &verdicts),
@@ -109,6 +121,8 @@ impl EvalReport {
             skill: plan.skill.clone(),
             passed: models.iter().all(|m| m.summary.passed == m.summary.runs),
             models,
+            baseline: None,
+            benchmarks: Vec::new(),
         }
     }
 

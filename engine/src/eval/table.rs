@@ -10,11 +10,12 @@ use super::stats::{Aggregate, Spread};
 /// Shown for a figure no run reported.
 const UNKNOWN: &str = "—";
 
-const HEADER: [&str; 10] = [
+const HEADER: [&str; 11] = [
     "case",
     "runs",
     "pass",
     "pass rate (95% CI)",
+    "expectations",
     "turns p50/p95",
     "tokens p50",
     "cost/run",
@@ -37,9 +38,14 @@ pub fn render_table(skill: &str, model: &ModelReport) -> String {
         plural(all.runs),
         all.passed,
     );
-    let mut rows: Vec<[String; 10]> = vec![HEADER.map(str::to_owned)];
+    let mut rows: Vec<[String; 11]> = vec![HEADER.map(str::to_owned)];
     for case in &model.cases {
-        rows.push(row(&case.case, &case.summary));
+        let name = if case.flaky {
+            format!("{} (flaky)", case.case)
+        } else {
+            case.case.clone()
+        };
+        rows.push(row(&name, &case.summary));
     }
     rows.push(row("all", all));
     let widths: Vec<usize> = (0..HEADER.len())
@@ -67,15 +73,33 @@ pub fn render_table(skill: &str, model: &ModelReport) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    if let Some(repeats) = &model.repeats {
+        let _ = writeln!(
+            out,
+            "pass@{k} {} (cases passed at least once) · pass^{k} {} (cases passed every time){}",
+            percent(repeats.pass_at_k),
+            percent(repeats.pass_all_k),
+            if repeats.flaky.is_empty() {
+                String::new()
+            } else {
+                format!(" · flaky: {}", repeats.flaky.join(", "))
+            },
+            k = repeats.k,
+        );
+    }
     out
 }
 
-fn row(name: &str, stats: &Aggregate) -> [String; 10] {
+fn row(name: &str, stats: &Aggregate) -> [String; 11] {
     [
         name.to_owned(),
         stats.runs.to_string(),
         stats.passed.to_string(),
         pass_rate(stats),
+        stats.expectations.map_or_else(
+            || UNKNOWN.to_owned(),
+            |e| format!("{}/{}", e.passed, e.total),
+        ),
         spread(stats.turns.as_ref(), ""),
         stats
             .tokens
