@@ -10,16 +10,24 @@
 //! (its mock scenario repairs once) with its transcript — the rejected turn's violations, then
 //! turn 2 — live and from the history; a plain Agent Skill with a 1,000-character description
 //! (one "Request" textarea, no horizontal overflow, a run); unknown skill and run routes showing
-//! only their notice —
+//! only their notice; the repair side by side (rejected answer, violations, repaired answer), the
+//! run's waterfall, a failed run's box linking to the turn it failed at, "Load example" from
+//! `examples/*.json` and `a2a-examples`, SKILL.md rendered as Markdown (its HTML shown as text)
+//! with the raw file on a toggle, the environment line, a history that shows a run made
+//! elsewhere without a reload, with turns and repairs columns and its filters in the URL —
 //! then restarts the server, finds the run in the history again and the report `skillet eval
-//! --save` made of ticket-triage on two models shown side by side in its skill view. The script
-//! fails on any error in the browser's log.
+//! --save` made of ticket-triage on two models shown side by side in its skill view, with the
+//! Wilson interval and a failing cell opened to its failed check. Two more servers: one without
+//! content capture (the page says what is not kept and how to keep it) and one with no skills
+//! (the empty list says where the server looked and what to do). The script fails on any error
+//! in the browser's log.
 //!
 //! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with `selenium` and `mcp`
 //! (`mock-llm/tests/python/requirements.txt`); the browser `$CHROMIUM` or `/usr/bin/chromium`,
 //! its driver `$CHROMEDRIVER` or `/usr/bin/chromedriver`. Without them the test fails when `CI`
-//! is set and is skipped loudly otherwise. With `SKILLET_CONSOLE_SCREENSHOTS=DIR` the script
-//! writes PNGs of each view there (`docs/console/screenshots.sh` does, for the README).
+//! is set and is skipped loudly otherwise. The script writes PNGs of each view into
+//! `SKILLET_CONSOLE_SCREENSHOTS` (`docs/console/screenshots.sh` sets it, for the README), by
+//! default `target/console-screenshots/`.
 
 mod cli_support;
 mod serve_support;
@@ -71,7 +79,8 @@ fn browser_python() -> Option<PathBuf> {
 /// `ticket-triage` (a nested object with an enum, a default, a `not` only the server checks, a
 /// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s), `needs-a-tool`
 /// (Blocked), `gated-calc` (its calculator call needs approval; the answer says how it was
-/// decided), `file-reader` (reads its input file `notes.txt`), `code-review` and `plain-notes`
+/// decided), `file-reader` (reads its input file `notes.txt`), `never-valid` (its answer never
+/// matches its output schema: it fails at turn 2), `code-review` and `plain-notes`
 /// (`write_ecosystem_skills`).
 fn write_skills(root: &Path) {
     write_gated_and_file_skills(root);
@@ -121,10 +130,31 @@ fn write_skills(root: &Path) {
              "expect": {"schema": true, "output": [{"pointer": "/queue", "regex": "^urgent$"}]}},
             {"id": 2, "name": "refuses-13-copies",
              "arguments": {"ticket": {"title": "Thirteen", "priority": "low"}, "copies": 13},
-             "expect": {"error_code": "schema_violation"}}]}"#,
+             "expect": {"error_code": "schema_violation"}},
+            {"id": 3, "name": "routes-to-the-low-queue",
+             "arguments": {"ticket": {"title": "Slow printer", "priority": "low"}, "copies": 1},
+             "expect": {"output": [{"pointer": "/queue", "regex": "^low$"}]}}]}"#,
     )
     .unwrap();
     write_skill(root, "slow-echo", 30_000, "{json: {echo: \"late\"}}");
+    let never = root.join("never-valid");
+    std::fs::create_dir_all(never.join("assets")).unwrap();
+    std::fs::write(
+        never.join("SKILL.md"),
+        "---\nname: never-valid\ndescription: Never answers in its schema.\nmetadata:\n  \
+         a2a-output-schema: assets/output.schema.json\n  a2e-max-turns: '2'\n---\nNever valid.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        never.join("assets/output.schema.json"),
+        r#"{"type":"object","properties":{"echo":{"type":"string"}},"required":["echo"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        never.join("mock-scenario.yaml"),
+        "rules:\n  - name: wrong\n    when: {system_contains: \"Never valid.\"}\n    reply: {json: {wrong: 1}}\n",
+    )
+    .unwrap();
     let blocked = root.join("needs-a-tool");
     std::fs::create_dir_all(&blocked).unwrap();
     std::fs::write(
@@ -155,8 +185,10 @@ fn write_ecosystem_skills(root: &Path) {
     std::fs::write(
         dir.join("SKILL.md"),
         format!(
-            "---\nname: plain-notes\ndescription: {description}\n---\n\
-             # Plain notes\n\nYou summarize the notes in the request in one sentence.\n"
+            "---\nname: plain-notes\ndescription: {description}\nmetadata:\n  \
+             a2a-examples: '[\"Summarize: we ship on Friday\"]'\n---\n\
+             # Plain notes\n\nYou summarize the notes in the request in **one** sentence.\n\n\
+             - keep names\n- drop greetings\n\n<img src=x id=injected> stays text.\n"
         ),
     )
     .unwrap();
@@ -233,9 +265,11 @@ async fn drive(python: &Path, base: &str, phase: &str) {
     let script = repo_root().join("cli/tests/python/console_browser.py");
     let mut command = tokio::process::Command::new(python);
     command.arg(&script).arg(base).arg(phase);
-    if let Some(dir) = std::env::var_os("SKILLET_CONSOLE_SCREENSHOTS") {
-        command.arg(dir);
-    }
+    let shots = std::env::var_os("SKILLET_CONSOLE_SCREENSHOTS").map_or_else(
+        || repo_root().join("target/console-screenshots"),
+        PathBuf::from,
+    );
+    command.arg(shots);
     let output = tokio::time::timeout(std::time::Duration::from_secs(240), command.output())
         .await
         .expect("the browser script finishes within 240 s")
@@ -267,6 +301,22 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
     drive(&python, &server.base, "run").await;
     drop(server);
     // The evals of ticket-triage on two models, saved where the console reads them.
+    // A server that keeps no content, and one with no skills.
+    let plain = tempfile::tempdir().unwrap();
+    write_ecosystem_skills(plain.path());
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bare.path().join("skillet.toml"),
+        "[console]\nhistory_db = \"state.db\"\n",
+    )
+    .unwrap();
+    let server = serve(bare.path(), plain.path()).await;
+    drive(&python, &server.base, "nocapture").await;
+    drop(server);
+    let nothing = tempfile::tempdir().unwrap();
+    let server = serve(bare.path(), nothing.path()).await;
+    drive(&python, &server.base, "empty").await;
+    drop(server);
     let eval = tokio::process::Command::new(SKILLET)
         .current_dir(cwd.path())
         .arg("--skills-dir")
@@ -278,8 +328,11 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
         .output()
         .await
         .unwrap();
+    // One case fails on purpose (the cell the page opens): the exit status says so, the report
+    // is saved all the same.
     assert!(
-        eval.status.success(),
+        eval.status.code() == Some(1)
+            && String::from_utf8_lossy(&eval.stdout).contains("routes-to-the-low-queue"),
         "skillet eval --save: {}{}",
         String::from_utf8_lossy(&eval.stdout),
         String::from_utf8_lossy(&eval.stderr)

@@ -14,10 +14,19 @@ to /a2a both run and read the file); run the bundled `code-review` (its mock sce
 once) and read its transcript — turn 1's answer rejected with its violations, then turn 2 — live
 and again from the history; a plain Agent Skill with a 1,000-character description: one
 "Request" textarea, no horizontal overflow at 1280 and 390 px, a run whose transcript holds the
-request; `#/skill/nope` and `#/run/999` show only their notice.
+request; `#/skill/nope` and `#/run/999` show only their notice. Also: the repair side by side
+(rejected answer, violations, repaired answer), a waterfall with a bar per turn and tool call, a
+failed run's box naming the turn it failed at with a link that opens it, "Load example" from
+`examples/*.json` and `a2a-examples`, SKILL.md rendered as Markdown (its HTML as text) with a
+raw toggle, "Environment: none declared", the history showing a run posted to /a2e meanwhile
+without a reload, its turns and repairs columns, durations in ms, its filters in the URL.
+Phase `nocapture`: a server keeping no content: a run's page says its transcript is not kept
+and how to keep it; the run view says what was not kept.
+Phase `empty`: a server with no skills: the list says where it looked and what to do.
 Phase `restarted`: the server was restarted; the `ticket-triage` run is still in the history,
 the `code-review` run still shows its transcript, and ticket-triage's skill view shows the eval
-report `skillet eval --save` made, its two models side by side.
+report `skillet eval --save` made, its two models side by side with the Wilson interval of each
+pass rate; the failing case's cell opens its run and the check that failed.
 Both phases fail when the browser logged an error. With SCREENSHOT_DIR, PNGs of each view are
 written there (docs/console/ in the repository).
 """
@@ -26,6 +35,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import sys
 import tempfile
 import urllib.request
@@ -155,6 +165,9 @@ def phase_run(d):
     assert '"queue": "urgent"' in result.text, result.text
     turns = d.find_elements(By.CSS_SELECTOR, "#run-timeline .turn")
     assert len(turns) == 2, len(turns)
+    check_waterfall(d, "#run-timeline", ["turn", "tool", "turn"])
+    duration = result.find_element(By.XPATH, ".//dt[text()='Duration']/following-sibling::dd[1]").text
+    assert DURATION.match(duration), duration
     tool = d.find_element(By.CSS_SELECTOR, "#run-timeline details.tool summary")
     assert "calculator" in tool.text and "result" in tool.text, tool.text
     tool.click()
@@ -189,6 +202,12 @@ def phase_run(d):
     wait(d).until(lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")]
                   and all("success" in r.text and "ticket-triage" in r.text
                           for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
+    # The filter is in the URL: a reload keeps it.
+    assert "outcome=success" in d.current_url, d.current_url
+    d.refresh()
+    wait(d).until(lambda d: Select(d.find_element(By.ID, "h-outcome")).first_selected_option.text == "success")
+    wait(d).until(lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")]
+                  and all("success" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")))
     triage = [r for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr") if "ticket-triage" in r.text][0]
     triage.find_element(By.TAG_NAME, "a").click()
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "ticket-triage"))
@@ -207,7 +226,123 @@ def phase_run(d):
         input_files(d, scratch)
     transcript_live(d)
     plain_skill(d)
+    failed_run(d)
+    examples(d)
+    live_history(d)
     not_found(d)
+
+
+DURATION = re.compile(r"^(\d{1,3} ms|\d+\.\d+ s)$")
+
+
+def check_waterfall(d, root, kinds):
+    box = wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{root} [data-testid="waterfall"]')))
+    rows = box.find_elements(By.CSS_SELECTOR, "li.wf-row")
+    assert [r.get_attribute("data-kind") for r in rows] == kinds, [r.get_attribute("data-kind") for r in rows]
+    for r in rows:
+        bar = r.find_element(By.CSS_SELECTOR, ".wf-bar")
+        assert bar.size["width"] >= 2, bar.size
+        ms = r.find_element(By.CSS_SELECTOR, ".wf-ms").text
+        assert DURATION.match(ms), ms
+    track = rows[-1].find_element(By.CSS_SELECTOR, ".wf-track")
+    last = rows[-1].find_element(By.CSS_SELECTOR, ".wf-bar")
+    assert last.location["x"] > track.location["x"], "the last turn starts after the first"
+
+
+def check_repair_side_by_side(d, root):
+    box = wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, f'{root} [data-testid="repair"]')))
+    cols = box.find_elements(By.CSS_SELECTOR, ".rc-col")
+    texts = [c.get_attribute("textContent") for c in cols]
+    assert "Rejected (turn 1)" in texts[0] and '"severity": "critical"' in texts[0], texts[0]
+    assert "/issues/0/severity" in texts[1], texts[1]
+    assert "Repaired (turn 2)" in texts[2] and '"severity": "error"' in texts[2], texts[2]
+    # Side by side: one row, left to right.
+    assert len({c.location["y"] for c in cols}) == 1, [c.location for c in cols]
+    xs = [c.location["x"] for c in cols]
+    assert xs == sorted(xs) and len(set(xs)) == 3, xs
+
+
+def failed_run(d):
+    # Its answer never matches its output schema: rejected at turn 1, failed at turn 2.
+    open_skill(d, "never-valid")
+    d.find_element(By.CSS_SELECTOR, 'textarea[name="/prompt"]').send_keys("anything")
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Failed" in text, text
+    where = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="failed-at"]')
+    assert "It failed at turn 2" in where.text and "rejected for" in where.text, where.text
+    d.execute_script("window.scrollTo(0, 0)")
+    d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="failed-at"] a.turn-link').click()
+    turn = d.find_element(By.CSS_SELECTOR, '#run-timeline details.tx-turn[data-turn="2"]')
+    assert turn.get_attribute("open") is not None, "the link opens the turn"
+    top = d.execute_script("return arguments[0].getBoundingClientRect().top", turn)
+    assert 0 <= top < d.execute_script("return window.innerHeight"), top
+    assert "#/skill/never-valid" in d.current_url, d.current_url
+    shot(d, "run-failed")
+
+
+def examples(d):
+    # examples/*.json of the bundled code-review.
+    open_skill(d, "code-review")
+    buttons = d.find_elements(By.CSS_SELECTOR, "#example-list button.example")
+    # Its examples/basic.json, then the one of its a2a-examples that is a JSON object (the second).
+    assert [b.text for b in buttons] == ["basic.json", "a2a-examples 2"], [b.text for b in buttons]
+    buttons[0].click()
+    code = d.find_element(By.CSS_SELECTOR, '[name="/code"]').get_attribute("value")
+    assert code == "def add(a, b): return a - b", code
+    assert "Loaded basic.json" in d.find_element(By.ID, "example-note").text
+    # a2a-examples of a plain skill, its SKILL.md as Markdown, its environment.
+    open_skill(d, "plain-notes")
+    d.find_element(By.CSS_SELECTOR, '#example-list button[data-example="Summarize: we ship on Friday"]').click()
+    prompt = d.find_element(By.CSS_SELECTOR, 'textarea[name="/prompt"]').get_attribute("value")
+    assert prompt == "Summarize: we ship on Friday", prompt
+    rendered = d.find_element(By.ID, "skill-md-rendered")
+    assert rendered.find_element(By.TAG_NAME, "h2").text == "Plain notes"
+    assert rendered.find_element(By.TAG_NAME, "strong").text == "one"
+    assert [li.text for li in rendered.find_elements(By.TAG_NAME, "li")] == ["keep names", "drop greetings"]
+    assert "<img src=x id=injected>" in rendered.text, rendered.text
+    assert not d.find_elements(By.ID, "injected"), "the file's HTML became markup"
+    assert not d.find_element(By.ID, "skill-md").is_displayed()
+    d.find_element(By.ID, "skill-md-raw").click()
+    raw = d.find_element(By.ID, "skill-md")
+    assert raw.is_displayed() and "name: plain-notes" in raw.text, raw.text[:100]
+    env = d.find_element(By.XPATH, "//div[@id='skill-meta']//dt[text()='Environment']/following-sibling::dd[1]").text
+    assert env == "none declared", env
+
+
+def post_a2e(skill, arguments):
+    body = {"type": "skill/call/req", "id": f"elsewhere-{skill}", "name": skill, "arguments": arguments}
+    request = urllib.request.Request(f"{BASE}/a2e", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as r:
+        return json.load(r)
+
+
+def history_rows(d):
+    return {r.get_attribute("data-run"): [td.text for td in r.find_elements(By.TAG_NAME, "td")]
+            for r in d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")}
+
+
+def live_history(d):
+    d.get(f"{BASE}/#/history")
+    d.refresh()
+    wait(d).until(lambda d: len(history_rows(d)) >= 3)
+    header = [th.text for th in d.find_elements(By.CSS_SELECTOR, "#history-table thead th")]
+    assert header[5:8] == ["Duration", "Turns", "Repairs"], header
+    rows = history_rows(d)
+    review = next(cells for cells in rows.values() if cells[1] == "code-review")
+    assert review[6] == "2" and review[7] == "1", review
+    assert all(DURATION.match(cells[5]) for cells in rows.values() if cells[5] != "—"), rows
+    # A run from another door shows up without a reload.
+    d.execute_script("window.__not_reloaded = true")
+    before = set(rows)
+    answer = post_a2e("plain-notes", {"prompt": "notes from elsewhere"})
+    assert answer.get("data", {}).get("success"), answer
+    wait(d).until(lambda d: set(history_rows(d)) - before)
+    new = [history_rows(d)[i] for i in set(history_rows(d)) - before]
+    assert new[0][1] == "plain-notes", new
+    assert d.execute_script("return window.__not_reloaded === true"), "the page was reloaded"
+    shot(d, "history-live")
 
 
 def open_skill(d, name):
@@ -373,12 +508,18 @@ def transcript_live(d):
     text = result_text(d)
     assert "Succeeded" in text, text
     check_repair_transcript(d, "#run-timeline")
+    check_repair_side_by_side(d, "#run-timeline")
+    check_waterfall(d, "#run-timeline", ["turn", "turn"])
+    assert not d.find_elements(By.CSS_SELECTOR, '#run-timeline [data-testid="not-kept"]'), "content is kept here"
+    d.execute_script("arguments[0].scrollIntoView()", d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="repair"]'))
     shot(d, "run-transcript")
     # The same transcript from the history.
     run = next(r for r in history_runs() if r["skill"] == "code-review")
     d.get(f"{BASE}/#/run/{run['id']}")
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "code-review"))
     check_repair_transcript(d, "#run-replay")
+    check_repair_side_by_side(d, "#run-replay")
+    check_waterfall(d, "#run-replay", ["turn", "turn"])
 
 
 def no_overflow(d, width):
@@ -444,25 +585,65 @@ def phase_restarted(d):
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "code-review"))
     check_repair_transcript(d, "#run-replay")
     shot(d, "run-record-transcript")
-    # The saved eval report: one column per model, one row per case.
+    # The saved eval report: one column per model, one row per case, each pass rate with its
+    # 95 % Wilson interval (1 of 1: 21–100 %, as `skillet eval` prints it).
     open_skill(d, "ticket-triage")
     table = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#skill-evals table.evals")))
     header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
     assert header == ["Case", "openai-compatible/small", "openai-compatible/large"], header
-    rows = {tr.find_element(By.TAG_NAME, "th").text: [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+    rows = {tr.find_element(By.TAG_NAME, "th").text: [td.text.split("\n") for td in tr.find_elements(By.TAG_NAME, "td")]
             for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
     for case in ["routes-a-high-ticket", "refuses-13-copies"]:
-        assert rows[case] == ["1/1 (100 %)", "1/1 (100 %)"], rows
-    assert rows["All runs"] == ["2/2 (100 %)", "2/2 (100 %)"], rows
-    assert "every run passed" in table.find_element(By.TAG_NAME, "caption").text
+        assert rows[case] == [["1/1 (100 %)", "95 % CI 21–100 %"]] * 2, rows
+    assert rows["routes-to-the-low-queue"] == [["0/1 (0 %)", "95 % CI 0–79 %"]] * 2, rows
+    assert rows["All runs"] == [["2/3 (67 %)", "95 % CI 21–94 %"]] * 2, rows
+    assert "not every run passed" in table.find_element(By.TAG_NAME, "caption").text
     shot(d, "skill-evals")
+    # The failing cell opens its run: the check that failed, what the run returned.
+    cell = table.find_element(By.XPATH, ".//tr[th='routes-to-the-low-queue']/td[1]//button")
+    cell.click()
+    runs = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, '#skill-evals [data-testid="eval-runs"]')))
+    assert "routes-to-the-low-queue on openai-compatible/small" in runs.text, runs.text
+    run = runs.find_element(By.CSS_SELECTOR, '[data-testid="eval-run"]')
+    assert "failed" in run.find_element(By.TAG_NAME, "h4").text, run.text
+    failed = run.find_element(By.CSS_SELECTOR, '[data-testid="failed-checks"]').text
+    assert "/queue" in failed and "^low$" in failed, failed
+    assert '"queue": "urgent"' in run.text, run.text
+    d.execute_script("arguments[0].scrollIntoView()", runs)
+    shot(d, "eval-failure")
+
+
+def phase_nocapture(d):
+    # No content capture: the transcript is shown once, and the page says it is not kept.
+    open_skill(d, "plain-notes")
+    d.find_element(By.CSS_SELECTOR, 'textarea[name="/prompt"]').send_keys("Summarize: ship on Friday.")
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Succeeded" in text, text
+    transcript_of(d, "#run-timeline")
+    note = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="not-kept"]').text
+    assert "not kept" in note.lower() and "transcript" in note and "capture_content = true" in note, note
+    shot(d, "run-not-kept")
+    run = history_runs()[0]
+    d.get(f"{BASE}/#/run/{run['id']}")
+    wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "plain-notes"))
+    replayed = d.find_element(By.ID, "run-replay").text
+    assert "capture_content" in replayed, replayed
+
+
+def phase_empty(d):
+    d.get(f"{BASE}/")
+    empty = wait(d).until(EC.visibility_of_element_located((By.ID, "skills-empty")))
+    assert "skillet init NAME" in empty.text and "--skills-dir" in empty.text, empty.text
+    shot(d, "skills-empty")
 
 
 def main():
     d = driver()
     try:
         try:
-            {"run": phase_run, "restarted": phase_restarted}[PHASE](d)
+            {"run": phase_run, "restarted": phase_restarted, "nocapture": phase_nocapture,
+             "empty": phase_empty}[PHASE](d)
         except Exception:
             # What the page showed, for the failure report.
             print("URL:", d.current_url, file=sys.stderr)

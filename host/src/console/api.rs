@@ -27,9 +27,6 @@ use super::query::RunFilter;
 use crate::auth::http::caller_of;
 use crate::core::HostCore;
 
-/// The largest `SKILL.md` the skill view shows.
-const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
-
 /// The largest decision body.
 const MAX_DECISION_BYTES: usize = 16 * 1024;
 
@@ -133,18 +130,38 @@ async fn skill(
     };
     let service = Arc::clone(state.core.service());
     let lookup = name.clone();
-    // Reading the file is blocking work: off the runtime.
-    let skill_md = tokio::task::spawn_blocking(move || {
+    let declared: Vec<String> = definition
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("a2e-requirements"))
+        .and_then(Value::as_array)
+        .map(|lines| {
+            lines
+                .iter()
+                .filter_map(|l| l.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    // Reading the folder is blocking work: off the runtime.
+    let detail = tokio::task::spawn_blocking(move || {
         service
             .skill_folder(&lookup)
-            .and_then(|folder| folder.read("SKILL.md", MAX_SKILL_MD_BYTES).ok())
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map(|folder| super::skill_detail::read(&lookup, &folder, declared))
     })
     .await
     .unwrap_or(None);
+    let (skill_md, examples, environment) = match detail {
+        Some(d) => (d.skill_md, d.examples, Some(d.environment)),
+        None => (None, Vec::new(), None),
+    };
     json_answer(
         StatusCode::OK,
-        &json!({ "skill": definition, "skill_md": skill_md }),
+        &json!({
+            "skill": definition,
+            "skill_md": skill_md,
+            "examples": examples,
+            "environment": environment,
+        }),
     )
 }
 

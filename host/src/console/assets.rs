@@ -39,6 +39,9 @@ const FILES: &[(&str, &str, &str)] = &[
     ("history.js", JS, include_str!("assets/history.js")),
     ("evals.js", JS, include_str!("assets/evals.js")),
     ("dom.js", JS, include_str!("assets/dom.js")),
+    ("format.js", JS, include_str!("assets/format.js")),
+    ("markdown.js", JS, include_str!("assets/markdown.js")),
+    ("waterfall.js", JS, include_str!("assets/waterfall.js")),
     (
         "favicon.svg",
         "image/svg+xml",

@@ -10,7 +10,9 @@
 //! - the file is in WAL mode with a busy timeout, so another process or another table's writer
 //!   (durable A2A tasks share the default file) waits instead of failing;
 //! - input and answer are kept only when content capture is on; otherwise a row holds the
-//!   skill, caller, outcome, error code, model, duration, usage and cost — no text of the run.
+//!   skill, caller, outcome, error code, model, duration, usage, cost, turns and repairs (the
+//!   answers rejected as final) — no text of the run;
+//! - a file made before the `repairs` column existed gets it when opened (its old rows: unknown).
 //!
 //! Not here: parsing the list's query string (`super::query`), the HTTP routes (`super::api`).
 
@@ -53,7 +55,8 @@ CREATE TABLE IF NOT EXISTS console_runs (
     currency TEXT,
     turns INTEGER,
     arguments TEXT,
-    response TEXT
+    response TEXT,
+    repairs INTEGER
 );
 CREATE INDEX IF NOT EXISTS console_runs_started ON console_runs (started_at);
 CREATE INDEX IF NOT EXISTS console_runs_skill ON console_runs (skill, id);
@@ -119,6 +122,7 @@ struct Row {
     cost: Option<f64>,
     currency: Option<String>,
     turns: Option<i64>,
+    repairs: Option<i64>,
     arguments: Option<String>,
     response: Option<String>,
 }
@@ -161,6 +165,9 @@ pub struct RunSummary {
     pub currency: Option<String>,
     /// Turns used.
     pub turns: Option<i64>,
+    /// Answers rejected as the final answer (each one a repair turn); unknown for runs recorded
+    /// before the history counted them.
+    pub repairs: Option<i64>,
     /// Whether the input and answer were kept.
     pub content_kept: bool,
 }
@@ -201,6 +208,7 @@ impl History {
         let writer = connect(path).map_err(open_error)?;
         writer
             .execute_batch(SCHEMA)
+            .and_then(|()| add_repairs_column(&writer))
             .map_err(|e| open_error(e.to_string()))?;
         let reader = connect(path).map_err(open_error)?;
         let (jobs, queue) = mpsc::sync_channel(QUEUE);
@@ -328,6 +336,19 @@ fn write_batch(
     batch.commit()
 }
 
+/// Adds `repairs` to a `console_runs` made before it existed.
+fn add_repairs_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info('console_runs') WHERE name = 'repairs'",
+        [],
+        |row| row.get::<_, i64>(0).map(|n| n > 0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE console_runs ADD COLUMN repairs INTEGER")?;
+    }
+    Ok(())
+}
+
 fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
     let Row {
         req_id,
@@ -345,14 +366,15 @@ fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
         cost,
         currency,
         turns,
+        repairs,
         arguments,
         response,
     } = row;
     conn.execute(
         "INSERT INTO console_runs (req_id, skill, caller, started_at, finished_at, duration_ms,
             outcome, error_code, error, model, input_tokens, output_tokens, cost, currency, turns,
-            arguments, response)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            arguments, response, repairs)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             req_id,
             skill,
@@ -370,7 +392,8 @@ fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
             currency,
             turns,
             arguments,
-            response
+            response,
+            repairs
         ],
     )?;
     Ok(())
@@ -391,7 +414,7 @@ fn prune(conn: &Connection, limits: HistoryLimits, now: f64) -> rusqlite::Result
 
 const SUMMARY_COLUMNS: &str = "id, req_id, skill, caller, started_at, finished_at, duration_ms,
     outcome, error_code, model, input_tokens, output_tokens, cost, currency, turns,
-    arguments IS NOT NULL OR response IS NOT NULL";
+    arguments IS NOT NULL OR response IS NOT NULL, repairs";
 
 fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
     Ok(RunSummary {
@@ -411,6 +434,7 @@ fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         currency: row.get(13)?,
         turns: row.get(14)?,
         content_kept: row.get(15)?,
+        repairs: row.get(16)?,
     })
 }
 
@@ -476,9 +500,9 @@ fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRecord>> {
             let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
             Ok(RunRecord {
                 summary: summary(row)?,
-                error: row.get(16)?,
-                arguments: json(row.get(17)?),
-                response: json(row.get(18)?),
+                error: row.get(17)?,
+                arguments: json(row.get(18)?),
+                response: json(row.get(19)?),
             })
         },
     )
@@ -530,6 +554,11 @@ fn row_of(call: &FinishedCall<'_>, capture_content: bool) -> Row {
             row.duration_ms = int(result.duration_ms);
             row.error_code = result.error_code.map(|c| c.as_str().to_owned());
             row.error = result.error.clone();
+            row.repairs = int(result
+                .events
+                .iter()
+                .filter(|event| is_repair(event))
+                .count() as u64);
             if let Some(usage) = &result.usage {
                 row.input_tokens = usage.input_tokens.and_then(int);
                 row.output_tokens = usage.output_tokens.and_then(int);
@@ -558,6 +587,16 @@ fn row_of(call: &FinishedCall<'_>, capture_content: bool) -> Row {
         row.error = None;
     }
     row
+}
+
+/// Whether `event` is the engine's `log` line for an answer rejected as the final answer (the
+/// turn after it repairs it).
+fn is_repair(event: &skillet_protocol::SkillEvent) -> bool {
+    matches!(
+        &event.payload,
+        skillet_protocol::EventPayload::Log { message, .. }
+            if message.starts_with("final answer rejected")
+    )
 }
 
 /// A count as SQLite stores it (a value past `i64::MAX` is not a count anyone reported).

@@ -7,7 +7,7 @@
 //! | `GET /console/assets/NAME` | its stylesheet and scripts |
 //! | `GET /console/api/info` | what this console offers: history on/off, content capture, the model override hints |
 //! | `GET /console/api/skills` | the skills the caller may see (discover, with status, blocked reasons, schemas) |
-//! | `GET /console/api/skills/NAME` | one skill's definition and its `SKILL.md` |
+//! | `GET /console/api/skills/NAME` | one skill's definition, its `SKILL.md`, examples and declared environment (`skill_detail`) |
 //! | `GET /console/api/skills/NAME/evals` | its newest saved eval reports (`skillet eval --save`, `evals`), newest first |
 //! | `GET /console/api/runs?skill=&outcome=&error_code=&model=&since=&until=&before=&limit=` | recorded runs, newest first |
 //! | `GET /console/api/runs/ID` | one recorded run, with its input and answer when content was kept |
@@ -40,6 +40,7 @@ pub mod assets;
 pub mod evals;
 pub mod history;
 pub mod query;
+pub mod skill_detail;
 pub mod token;
 
 use std::sync::Arc;

@@ -1,12 +1,12 @@
 // The console's entry point: hash routing between the views (#/skills, #/skill/NAME,
-// #/history, #/run/ID), the API key dialog, keyboard shortcuts, notices. A skill or run that
+// #/history?FILTERS, #/run/ID), the API key dialog, keyboard shortcuts, notices. A skill or run that
 // cannot be shown leaves only the notice and a link back (no form to run, no empty record).
 
 import { getJson, ApiError, apiKey, setApiKey } from "./api.js";
-import { loadSkills, renderSkills, showSkill, skillNames } from "./skills.js";
+import { loadSkills, renderSkills, showSkill, skillNames, wireSkill } from "./skills.js";
 import { showEvals } from "./evals.js";
 import { prepareRun, setInfo, wireRun } from "./run.js";
-import { loadHistory, showRun, fillSkillFilter } from "./history.js";
+import { loadHistory, showRun, fillSkillFilter, filterHash, setFilters } from "./history.js";
 import { $ } from "./dom.js";
 
 const VIEWS = ["view-skills", "view-skill", "view-history", "view-run"];
@@ -59,22 +59,23 @@ async function ensureInfo() {
 
 async function route() {
   const hash = location.hash || "#/skills";
-  const [, view, arg] = /^#\/([a-z]+)(?:\/(.*))?$/.exec(hash) || [null, "skills", null];
+  const [, view, arg, search] = /^#\/([a-z]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(hash) || [null, "skills", null, null];
   notice("");
   try {
     await ensureInfo();
     if (view === "skill" && arg) {
-      const { skill, skill_md } = await showSkill(decodeURIComponent(arg));
+      const { skill, skill_md, examples } = await showSkill(decodeURIComponent(arg));
       show("view-skill");
-      await showEvals(skill.name);
       const carried = rerun && rerun.skill === skill.name ? rerun.arguments : undefined;
       rerun = null;
-      prepareRun(skill, carried, !skill_md);
+      prepareRun(skill, carried, !skill_md, examples);
       document.title = `${skill.name} — Skillet console`;
+      await showEvals(skill.name);
     } else if (view === "history") {
       show("view-history");
       if (!skillNames().length) await loadSkills().catch(() => {});
       fillSkillFilter(skillNames());
+      setFilters(new URLSearchParams(search || ""));
       await loadHistory(false);
       document.title = "History — Skillet console";
     } else if (view === "run" && arg) {
@@ -112,7 +113,10 @@ function wire() {
   $("skill-filters").addEventListener("submit", (e) => e.preventDefault());
   $("history-filters").addEventListener("submit", (e) => {
     e.preventDefault();
-    loadHistory(false).catch((err) => notice(err.message));
+    // The filters go into the URL; the route loads the list (at once when the URL is unchanged).
+    const target = filterHash();
+    if (location.hash === target) loadHistory(false).catch((err) => notice(err.message));
+    else location.hash = target;
   });
   $("history-more").addEventListener("click", () => loadHistory(true).catch((err) => notice(err.message)));
   $("key-button").addEventListener("click", () => askKey(""));
@@ -135,6 +139,7 @@ function wire() {
     }
   });
   wireRun();
+  wireSkill();
   window.addEventListener("hashchange", () => {
     route();
     $("main").focus({ preventScroll: true });

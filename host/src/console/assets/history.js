@@ -1,13 +1,46 @@
 // The history view: recorded runs of this server (every door), filtered by skill, outcome,
-// error code, model and time, newest first with paging; one run re-opened with its timeline
-// replayed from its recorded answer, and re-run with the same input.
+// error code, model and time (the filters live in the URL: `#/history?skill=…&outcome=…`, so
+// a filtered view can be reloaded and shared), newest first with paging, with each run's turns
+// and repairs. The view is live: while it is shown (and the tab visible) it asks for the
+// newest runs every few seconds and puts new ones on top — polling the list route, not a
+// stream, so it needs no open connection a server shutdown would wait for, and works under
+// `[auth]` as every other read does. One run re-opened with its timeline replayed from its
+// recorded answer, and re-run with the same input.
 
 import { getJson, ApiError } from "./api.js";
 import { replay, fmtCost } from "./timeline.js";
+import { fmtMs } from "./format.js";
 import { $, el } from "./dom.js";
+
+// How often the shown history asks for new runs.
+const POLL_MS = 2000;
+
+// The filter fields, as named in the URL and in the list route's query.
+const FILTERS = { skill: "h-skill", outcome: "h-outcome", error_code: "h-error-code", model: "h-model", since: "h-since" };
 
 function when(ts) {
   return new Date(ts * 1000).toLocaleString();
+}
+
+// The filters as the URL's query (`since` as the page's local date-time input writes it).
+export function filterHash() {
+  const p = new URLSearchParams();
+  for (const [name, id] of Object.entries(FILTERS)) {
+    const v = $(id).value.trim();
+    if (v) p.set(name, v);
+  }
+  const q = p.toString();
+  return q ? `#/history?${q}` : "#/history";
+}
+
+// Sets the filter fields from the URL's query `params` (a URLSearchParams).
+export function setFilters(params) {
+  for (const [name, id] of Object.entries(FILTERS)) {
+    const v = params.get(name) || "";
+    const input = $(id);
+    if (input.tagName === "SELECT" && v && ![...input.options].some((o) => o.value === v)) input.append(new Option(v, v));
+    input.value = v;
+  }
 }
 
 function query(before) {
@@ -31,6 +64,67 @@ export function fillSkillFilter(names) {
 }
 
 let oldest = null;
+let newest = null;
+let poller = null;
+
+function rowOf(r) {
+  const tr = el("tr");
+  tr.dataset.run = r.id;
+  const link = el("a", null, when(r.started_at));
+  link.href = `#/run/${r.id}`;
+  const td = el("td");
+  td.append(link);
+  const outcome = el("td");
+  outcome.append(el("span", `badge ${r.outcome === "success" ? "ok" : "bad"}`, r.outcome));
+  const tokens = r.input_tokens === null && r.output_tokens === null ? "—" : `${r.input_tokens ?? "?"} / ${r.output_tokens ?? "?"}`;
+  const count = (n) => (n === null || n === undefined ? "—" : String(n));
+  const repairs = el("td", r.repairs ? "repairs" : null, count(r.repairs));
+  tr.append(td, el("td", null, r.skill), outcome, el("td", null, r.error_code || ""), el("td", null, r.model || ""), el("td", null, r.duration_ms === null ? "—" : fmtMs(r.duration_ms)), el("td", null, count(r.turns)), repairs, el("td", null, tokens), el("td", null, r.cost === null ? "—" : fmtCost({ amount: r.cost, currency: r.currency })), el("td", null, r.caller));
+  tr.addEventListener("click", (e) => {
+    if (e.target.tagName !== "A") location.hash = `#/run/${r.id}`;
+  });
+  return tr;
+}
+
+function countNote() {
+  const body = $("history-table").querySelector("tbody");
+  const n = body.children.length;
+  $("history-note").textContent = n ? `${n} run${n > 1 ? "s" : ""} · new runs appear here as they finish` : "No runs recorded yet: new runs appear here as they finish.";
+}
+
+// Puts the runs newer than the newest shown on top (while the history view is shown).
+async function poll() {
+  if ($("view-history").hidden) {
+    stopLive();
+    return;
+  }
+  if (document.hidden || newest === undefined) return;
+  let runs;
+  try {
+    runs = (await getJson(`/console/api/runs?${query(null)}`)).runs;
+  } catch (_) {
+    return; // the next tick tries again; the filters' own errors show on submit
+  }
+  const body = $("history-table").querySelector("tbody");
+  const fresh = runs.filter((r) => newest === null || r.id > newest);
+  for (const r of fresh.reverse()) {
+    const tr = rowOf(r);
+    tr.classList.add("new-run");
+    body.prepend(tr);
+    newest = r.id;
+    if (oldest === null) oldest = r.id;
+  }
+  if (fresh.length) countNote();
+}
+
+function startLive() {
+  if (!poller) poller = setInterval(poll, POLL_MS);
+}
+
+function stopLive() {
+  if (poller) clearInterval(poller);
+  poller = null;
+}
 
 export async function loadHistory(more) {
   const note = $("history-note");
@@ -38,6 +132,7 @@ export async function loadHistory(more) {
   if (!more) {
     body.replaceChildren();
     oldest = null;
+    newest = undefined; // no poll merges rows while the first page loads
   }
   let runs;
   try {
@@ -49,25 +144,15 @@ export async function loadHistory(more) {
     }
     throw e;
   }
+  if (!more) newest = null;
   for (const r of runs) {
-    const tr = el("tr");
-    tr.dataset.run = r.id;
-    const link = el("a", null, when(r.started_at));
-    link.href = `#/run/${r.id}`;
-    const td = el("td");
-    td.append(link);
-    const outcome = el("td");
-    outcome.append(el("span", `badge ${r.outcome === "success" ? "ok" : "bad"}`, r.outcome));
-    const tokens = r.input_tokens === null && r.output_tokens === null ? "—" : `${r.input_tokens ?? "?"} / ${r.output_tokens ?? "?"}`;
-    tr.append(td, el("td", null, r.skill), outcome, el("td", null, r.error_code || ""), el("td", null, r.model || ""), el("td", null, r.duration_ms === null ? "—" : `${r.duration_ms} ms`), el("td", null, tokens), el("td", null, r.cost === null ? "—" : fmtCost({ amount: r.cost, currency: r.currency })), el("td", null, r.caller));
-    tr.addEventListener("click", (e) => {
-      if (e.target.tagName !== "A") location.hash = `#/run/${r.id}`;
-    });
-    body.append(tr);
+    body.append(rowOf(r));
     oldest = r.id;
+    if (!more && (newest === null || r.id > newest)) newest = r.id;
   }
-  note.textContent = body.children.length ? `${body.children.length} run${body.children.length > 1 ? "s" : ""}` : "No runs recorded yet.";
+  countNote();
   $("history-more").hidden = runs.length < 50;
+  startLive();
 }
 
 // Fills the run view; resolves to the record.
@@ -82,8 +167,9 @@ export async function showRun(id) {
   row("Outcome", run.outcome + (run.error_code ? ` (${run.error_code})` : ""));
   row("Error", run.error);
   row("Model", run.model);
-  row("Duration", run.duration_ms === null ? null : `${run.duration_ms} ms`);
+  row("Duration", run.duration_ms === null ? null : fmtMs(run.duration_ms));
   row("Turns", run.turns && String(run.turns));
+  row("Repairs", run.repairs === null || run.repairs === undefined ? null : String(run.repairs));
   row("Cost", run.cost === null ? null : fmtCost({ amount: run.cost, currency: run.currency }));
   row("Content", run.content_kept ? "input and answer kept" : "not kept (content capture is off)");
   $("run-meta").replaceChildren(dl);

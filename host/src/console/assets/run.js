@@ -3,13 +3,14 @@
 // the server (its violations shown at their fields), the run over POST /a2e with SSE into the
 // live timeline (whose tool calls waiting for approval are decided here), cancel (closing the
 // stream cancels the call), input files (`files.js`), copy as curl / JSON / MCP / A2A. Every
-// run asks for its transcript (`metadata.transcript: true`), shown under the result.
+// run asks for its transcript (`metadata.transcript: true`), shown under the result. "Load
+// example" fills the form from the skill's `examples/*.json` and its `a2a-examples`.
 
 import { streamCall, newId, asCurl, asMcp, asA2a, approvals, ApiError } from "./api.js";
-import { buildForm, validate, serverViolations } from "./form.js";
+import { buildForm, validate, serverViolations, isPlain } from "./form.js";
 import { Timeline } from "./timeline.js";
 import { setFileLimits, inputFiles, clearFiles, wireFiles } from "./files.js";
-import { $ } from "./dom.js";
+import { $, el } from "./dom.js";
 
 let current = null; // { skill, form }
 let running = null; // AbortController
@@ -36,8 +37,63 @@ function mode() {
   return document.querySelector('input[name="mode"]:checked').value;
 }
 
+// The examples offered for `skill`: its `examples/*.json` ({name, arguments}) and, for a plain
+// skill or when they are JSON objects, its `a2a-examples` (request texts).
+function examplesOf(skill, files) {
+  const offered = (files || []).map((e) => ({ label: e.name, arguments: e.arguments }));
+  const a2a = (skill.metadata && skill.metadata.a2a && skill.metadata.a2a.examples) || [];
+  (Array.isArray(a2a) ? a2a : []).forEach((text, i) => {
+    if (typeof text !== "string") return;
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch (_) {
+      parsed = undefined;
+    }
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) offered.push({ label: `a2a-examples ${i + 1}`, arguments: parsed });
+    else if (isPlain(skill.input_schema)) offered.push({ label: text.length > 60 ? `${text.slice(0, 59)}…` : text, arguments: { prompt: text } });
+  });
+  return offered;
+}
+
+// Fills the form (or, for arguments the form cannot hold, the raw JSON) with `args`.
+function loadExample(example) {
+  const args = example.arguments;
+  const files = Array.isArray(args._files) ? args._files : [];
+  const plain = isPlain(current.skill.input_schema);
+  current.form.clearErrors();
+  $("form-error").textContent = "";
+  $("raw-json").value = JSON.stringify(args, null, 2);
+  if (files.length && !plain) {
+    setMode("json"); // the form has no place for `_files`: the raw JSON carries them
+  } else {
+    current.form.set(args);
+    setMode("form");
+  }
+  const names = files.map((f) => f && f.name).filter(Boolean);
+  $("example-note").textContent = `Loaded ${example.label}${names.length ? ` (with its file${names.length > 1 ? "s" : ""} ${names.join(", ")})` : ""}.`;
+}
+
+function showExamples(skill, files) {
+  const offered = examplesOf(skill, files);
+  const box = $("examples");
+  box.hidden = !offered.length;
+  const list = $("example-list");
+  list.replaceChildren();
+  $("example-note").textContent = "";
+  for (const example of offered) {
+    const b = el("button", "quiet example", example.label);
+    b.type = "button";
+    b.dataset.example = example.label;
+    b.title = JSON.stringify(example.arguments);
+    b.addEventListener("click", () => loadExample(example));
+    list.append(b);
+  }
+}
+
 // `native`: the skill has no SKILL.md (code answers it, with no workspace for input files).
-export function prepareRun(skill, args, native) {
+// `examples`: the skill's `examples/*.json` as the server read them.
+export function prepareRun(skill, args, native, examples) {
   const schema = skill.input_schema || {};
   const form = buildForm(schema, $("form-fields"));
   current = { skill, form };
@@ -52,6 +108,7 @@ export function prepareRun(skill, args, native) {
   // to read them (docs/SKILL_FORMAT.md), whatever its input schema says. A native skill has no
   // workspace, so it gets no picker.
   $("files-field").hidden = Boolean(native);
+  showExamples(skill, examples);
   const published = skill.status === "Published";
   $("run-button").disabled = !published;
   $("run-button").title = published ? "" : `a ${skill.status} skill does not run`;
@@ -149,7 +206,7 @@ async function run(event) {
   const sent = withFiles(args);
   if (sent === undefined) return;
   const req = request(sent);
-  const timeline = new Timeline($("run-timeline"), { reqId: req.id, approvals });
+  const timeline = new Timeline($("run-timeline"), { reqId: req.id, approvals, captureContent: Boolean(info.capture_content), history: Boolean(info.history) });
   $("run-timeline").scrollIntoView({ block: "start" });
   running = new AbortController();
   $("run-button").disabled = true;

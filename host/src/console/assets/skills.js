@@ -1,8 +1,10 @@
-// The skills view (every skill the caller may see, filtered by tag, category, status and text)
-// and one skill's details (status, blocked reason, tags, tools, provider, environment, SKILL.md
-// and schemas).
+// The skills view (every skill the caller may see, filtered by tag, category, status and text;
+// when there is none, where the server looks and how to add one) and one skill's details
+// (status, blocked reason, tags, tools, provider, the environment its folder declares, SKILL.md
+// rendered as Markdown with the raw file on a toggle, and schemas).
 
 import { getJson } from "./api.js";
+import { renderMarkdown } from "./markdown.js";
 import { $, el } from "./dom.js";
 
 let skills = [];
@@ -38,12 +40,18 @@ function providerOf(skill) {
   return [c.provider_name, model].filter(Boolean).join(" / ") || "the host's default";
 }
 
-function environmentOf(skill) {
+// The environment line: what the host would build (the requirements the folder declares) or
+// "none declared"; a build that failed says so first.
+function environmentOf(skill, declared) {
   const m = skill.metadata || {};
-  if (m.environment_failed) return `failed: ${m.environment_failed}`;
-  if (m.environment) return typeof m.environment === "string" ? m.environment : JSON.stringify(m.environment);
-  if (m["a2e-requirements"] || m.requirements) return "ready";
-  return "none needed";
+  const parts = [];
+  if (m.environment_failed) parts.push(`failed: ${m.environment_failed}`);
+  const d = declared || {};
+  if (d.error) parts.push(`unreadable: ${d.error}`);
+  if (d.python && d.python.length) parts.push(`Python: ${d.python.join(", ")} (from ${d.sources.join(", ")})`);
+  if (d.node && d.node.length) parts.push(`Node: ${d.node.join(", ")}`);
+  if (!parts.length) return declared ? "none declared" : "none (a native skill)";
+  return parts.join(" · ");
 }
 
 function names(list) {
@@ -88,11 +96,44 @@ export function renderSkills() {
     list.append(li);
   }
   $("skill-count").textContent = `${shown.length} of ${skills.length} skills`;
+  const empty = $("skills-empty");
+  empty.hidden = skills.length > 0;
+  if (!skills.length) {
+    empty.replaceChildren(
+      el("strong", null, "No skills on this server. "),
+      "It loads every skill folder (a folder with a SKILL.md) of its skills directories: the ones given with ",
+      el("code", null, "--skills-dir DIR"),
+      " or the config's ",
+      el("code", null, "skills_dirs"),
+      ", else ",
+      el("code", null, "./skills"),
+      " in the folder it was started from, else ",
+      el("code", null, "$XDG_DATA_HOME/skillet/skills"),
+      ". Make one with ",
+      el("code", null, "skillet init NAME"),
+      " (it writes ./skills/NAME), check it with ",
+      el("code", null, "skillet validate"),
+      ", then restart the server or point it there with ",
+      el("code", null, "--skills-dir"),
+      ".",
+    );
+  }
 }
 
-// Fills the skill view; resolves to {skill, skill_md}.
+// Shows SKILL.md rendered, or raw when the toggle says so.
+function showMarkdownMode() {
+  const raw = $("skill-md-raw").checked;
+  $("skill-md").hidden = !raw;
+  $("skill-md-rendered").hidden = raw;
+}
+
+export function wireSkill() {
+  $("skill-md-raw").addEventListener("change", showMarkdownMode);
+}
+
+// Fills the skill view; resolves to {skill, skill_md, examples}.
 export async function showSkill(name) {
-  const { skill, skill_md } = await getJson(`/console/api/skills/${encodeURIComponent(name)}`);
+  const { skill, skill_md, examples, environment } = await getJson(`/console/api/skills/${encodeURIComponent(name)}`);
   $("skill-title").textContent = skill.name;
   const dl = el("dl", "meta");
   const row = (k, v) => {
@@ -107,12 +148,15 @@ export async function showSkill(name) {
   row("Tools", names(skill.tools));
   row("Toolkits", names(skill.toolkits));
   row("Provider / model", providerOf(skill));
-  row("Environment", environmentOf(skill));
+  row("Environment", environmentOf(skill, environment));
   row("Max turns", skill.max_turns && String(skill.max_turns));
   row("Timeout", skill.timeout_seconds && `${skill.timeout_seconds} s`);
   $("skill-meta").replaceChildren(dl);
   $("skill-md").textContent = skill_md || "(no SKILL.md: a native skill)";
+  $("skill-md-rendered").replaceChildren(skill_md ? renderMarkdown(skill_md) : el("p", "muted", "(no SKILL.md: a native skill)"));
+  $("skill-md-raw").checked = false;
+  showMarkdownMode();
   $("skill-input-schema").textContent = JSON.stringify(skill.input_schema, null, 2);
   $("skill-output-schema").textContent = JSON.stringify(skill.output_schema, null, 2);
-  return { skill, skill_md };
+  return { skill, skill_md, examples: examples || [] };
 }

@@ -5,11 +5,16 @@
 // `skill/call/resp`: outcome, validation, summary, error code, duration, usage and cost.
 // Tool calls waiting for approval (`status` with `detail.approval`) are `ApprovalRow`s.
 // While a tool call waits for approval, the tab's title starts with "(approval needed)".
-// Below the result, the run's transcript when its answer carries one (`transcript.js`).
+// Below the result: the files the run produced as download links, a waterfall of the run's
+// time (a bar per model turn and per tool call, `waterfall.js`) and the run's transcript when
+// its answer carries one (`transcript.js`). A failed run's box names the turn it failed at and
+// why, with a link to that turn.
 // The same renderer replays a recorded run from the events kept in its answer.
 
 import { ApprovalRow } from "./approval.js";
 import { renderTranscript } from "./transcript.js";
+import { renderWaterfall } from "./waterfall.js";
+import { fmtMs } from "./format.js";
 import { el } from "./dom.js";
 
 const APPROVAL_TITLE = "(approval needed) ";
@@ -47,9 +52,12 @@ export function fmtCost(cost) {
 }
 
 export class Timeline {
-  // `live`: { reqId, approvals } for a run of this page (approvals can be decided), else none.
+  // `live`: { reqId, approvals, captureContent } for a run of this page (approvals can be
+  // decided), else none.
   constructor(container, live) {
     this.live = live;
+    this.spans = []; // the waterfall's: {label, kind, start, end}
+    this.files = new Map(); // produced files: name -> {mime, chunks, done}
     this.approvalRows = new Map();
     this.container = container;
     container.hidden = false;
@@ -95,7 +103,10 @@ export class Timeline {
     if (this.current && ts && this.current.ts) {
       this.current.duration = ts - this.current.ts;
       this.showStats(this.current);
+      this.endModel(this.current, ts);
     }
+    row.span = { label: `turn ${number}`, kind: "turn", start: ts, turn: number };
+    this.spans.push(row.span);
     this.byTurn.set(number, row);
     this.current = row;
     return row;
@@ -103,13 +114,18 @@ export class Timeline {
 
   showStats(row) {
     const parts = [];
-    if (row.duration !== undefined) parts.push(`${Math.round(row.duration * 1000)} ms`);
+    if (row.duration !== undefined) parts.push(fmtMs(row.duration * 1000));
     if (row.usage) parts.push(fmtTokens(row.usage));
     row.stats.textContent = parts.join(" · ");
   }
 
   row() {
     return this.current || this.preRow;
+  }
+
+  // The model's part of turn `row` ended at `ts` (it answered: tools run, or the next turn).
+  endModel(row, ts) {
+    if (row && row.span && row.span.end === undefined && ts !== undefined) row.span.end = ts;
   }
 
   // One A2E message of the call.
@@ -139,6 +155,14 @@ export class Timeline {
     }
     if (ev.kind === "artifact") {
       const m = /^turn-(\d+)$/.exec(data.name);
+      if (!m && data.name) {
+        // A file the run produced: kept whole, offered for download when the run ends.
+        const file = this.files.get(data.name) || { mime: data.mime || "", chunks: [], done: false };
+        file.chunks.push(data.chunk || "");
+        if (data.final) file.done = true;
+        this.files.set(data.name, file);
+        return;
+      }
       const row = (m && this.byTurn.get(Number(m[1]))) || this.row();
       if (data.chunk) row.stream.textContent += data.chunk;
       return;
@@ -173,6 +197,9 @@ export class Timeline {
       const args = el("pre", null, pretty(m[2]));
       details.append(summary, el("div", "muted", "arguments"), args);
       row.body.append(details);
+      this.endModel(this.current, this.lastTs);
+      details.span = { label: `tool ${m[1]}`, kind: "tool", start: this.lastTs };
+      this.spans.push(details.span);
       const queue = this.pendingTools.get(m[1]) || [];
       queue.push(details);
       this.pendingTools.set(m[1], queue);
@@ -190,11 +217,13 @@ export class Timeline {
         row.body.append(details);
       }
       if (error) details.classList.add("error");
+      if (details.span && details.span.end === undefined) details.span.end = this.lastTs;
       details.querySelector("summary").textContent += error ? " → error" : " → result";
       details.append(el("div", "muted", error ? "error" : "result"), el("pre", null, pretty(text)));
       return;
     }
     if (/^final answer rejected/.test(message)) {
+      this.endModel(this.current, this.lastTs);
       row.li.classList.add("repaired");
       row.body.append(el("p", "repair", `repair: ${message}`));
       return;
@@ -232,11 +261,13 @@ export class Timeline {
     box.classList.add(r.success ? "ok" : "bad");
     const validity = r.success ? "valid: the output matches the output schema" : r.error_code === "schema_violation" ? "invalid: the output never matched the output schema" : "no valid output";
     box.append(el("h3", null, r.success ? "Succeeded" : `Failed: ${r.error_code || "error"}`));
+    const transcript = r.transcript;
+    if (!r.success) box.append(this.whereItFailed(r, transcript));
     const dl = el("dl", "meta");
     const row = (k, v) => dl.append(el("dt", null, k), el("dd", null, v));
     row("Validation", validity);
     if (r.error) row("Error", r.error);
-    row("Duration", `${r.duration_ms} ms`);
+    row("Duration", fmtMs(r.duration_ms));
     row("Tokens", fmtTokens(usage));
     row("Cost", fmtCost(usage && usage.cost));
     if (usage && usage.turns) row("Turns", String(usage.turns.length));
@@ -245,7 +276,90 @@ export class Timeline {
     if (r.data !== undefined) box.append(el("h3", null, "Data"), el("pre", "data", JSON.stringify(r.data, null, 2)));
     this.setState(r.success ? "done" : `failed (${r.error_code})`);
     this.result.replaceChildren(box);
-    if (r.transcript) renderTranscript(this.result, r.transcript);
+    const files = this.producedFiles();
+    if (files) this.result.append(files);
+    // The turns' model time as the transcript measured it, where it has it.
+    for (const t of (transcript && transcript.turns) || []) {
+      const span = this.spans.find((sp) => sp.kind === "turn" && sp.turn === t.turn);
+      if (span && span.start !== undefined && t.duration_ms !== undefined) span.end = span.start + t.duration_ms / 1000;
+    }
+    for (const span of this.spans) if (span.end === undefined) span.end = this.lastTs;
+    const waterfall = renderWaterfall(this.spans);
+    if (waterfall) this.result.append(waterfall);
+    if (transcript) renderTranscript(this.result, transcript, this.container.id);
+    if (this.live && this.live.captureContent === false) {
+      const note = el("p", "muted note");
+      note.setAttribute("data-testid", "not-kept");
+      note.textContent = this.live.history
+        ? "Not kept: this server records runs without their content ([console] capture_content = false), so the history keeps this run's outcome, model, time and tokens, but not its input, answer or transcript. Set capture_content = true under [console] in skillet.toml to keep them."
+        : "Not kept: the run history is off on this server, so this run and its transcript are shown only here. Set history_db under [console] in skillet.toml (and capture_content = true) to keep them.";
+      this.result.append(note);
+    }
+  }
+
+  // The failed run's turn and cause, with a link to that turn.
+  whereItFailed(r, transcript) {
+    const turns = (transcript && transcript.turns) || [];
+    const last = turns.length ? turns[turns.length - 1] : null;
+    const number = last ? last.turn : this.current ? Number(this.current.li.dataset.turn) : null;
+    const p = el("p", "failed-at");
+    p.setAttribute("data-testid", "failed-at");
+    if (!number) {
+      p.textContent = `It failed before its first turn: ${r.error || r.error_code || "no reason given"}.`;
+      return p;
+    }
+    p.append(`It failed at turn ${number}: ${r.error || r.error_code || "no reason given"}`);
+    if (last && last.violations && last.violations.length) {
+      p.append(` — that turn's answer was rejected for ${last.violations.join("; ")}`);
+    } else if (last && !last.answer) {
+      p.append(" — the model gave no answer in that turn");
+    }
+    p.append(". ");
+    const link = el("a", "turn-link", `Go to turn ${number}`);
+    link.href = `#${this.container.id || "run"}-turn-${number}`;
+    link.addEventListener("click", (e) => {
+      e.preventDefault(); // the hash is the router's: this link only scrolls
+      const target = this.container.querySelector(`details.tx-turn[data-turn="${number}"]`) || (this.byTurn.get(number) || {}).li;
+      if (!target) return;
+      if (target.tagName === "DETAILS") target.open = true;
+      target.scrollIntoView({ block: "start" });
+      target.setAttribute("tabindex", "-1");
+      target.focus({ preventScroll: true });
+    });
+    p.append(link);
+    return p;
+  }
+
+  // The files the run produced, as download links (null when it produced none).
+  producedFiles() {
+    const done = [...this.files.entries()].filter(([, f]) => f.done);
+    if (!done.length) return null;
+    const section = el("section", "produced-files");
+    section.setAttribute("data-testid", "files");
+    section.append(el("h3", null, "Files"));
+    const list = el("ul");
+    for (const [name, file] of done) {
+      const base64 = /;base64$/.test(file.mime);
+      const mime = file.mime.replace(/;base64$/, "") || "application/octet-stream";
+      let blob;
+      try {
+        if (base64) {
+          const bytes = Uint8Array.from(atob(file.chunks.join("")), (c) => c.charCodeAt(0));
+          blob = new Blob([bytes], { type: mime });
+        } else blob = new Blob([file.chunks.join("")], { type: mime });
+      } catch (_) {
+        list.append(el("li", "muted", `${name} (could not be decoded)`));
+        continue;
+      }
+      const li = el("li");
+      const a = el("a", null, name);
+      a.href = URL.createObjectURL(blob);
+      a.download = name.split("/").pop();
+      li.append(a, el("span", "muted", ` ${mime}, ${blob.size} bytes`));
+      list.append(li);
+    }
+    section.append(list);
+    return section;
   }
 
   cancelled() {

@@ -2,11 +2,14 @@
 // `metadata.transcript: true`): the system prompt once, collapsed, then per turn a collapsible
 // section with what that turn sent, the model's answer (JSON pretty-printed when it parses),
 // its tool calls with their arguments, the violations that made the answer be rejected, and the
-// turn's time and tokens. Every text is run data — hostile input — so it is set as text only.
+// turn's time and tokens. After a rejected turn, its answer and the repaired one (the next
+// turn's) side by side with the violations between them. Every text is run data — hostile
+// input — so it is set as text only.
 //
 // Not here: the live timeline built from the call's events (`timeline.js`), which this follows.
 
 import { el } from "./dom.js";
+import { fmtMs } from "./format.js";
 
 // `text` pretty-printed when it is JSON, or a fenced ```json block holding JSON; else as is.
 function prettyText(text) {
@@ -20,11 +23,6 @@ function prettyText(text) {
     }
   }
   return text || "";
-}
-
-function fmtMs(ms) {
-  if (ms === undefined || ms === null) return "";
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
 function tokens(turn) {
@@ -63,8 +61,9 @@ function message(msg, label) {
   return box;
 }
 
-function turnSection(turn, last) {
+function turnSection(turn, last, idPrefix) {
   const details = el("details", "tx-turn");
+  details.id = `${idPrefix}-turn-${turn.turn}`;
   details.dataset.turn = String(turn.turn);
   const rejected = turn.violations && turn.violations.length;
   if (rejected) details.classList.add("rejected");
@@ -72,7 +71,7 @@ function turnSection(turn, last) {
   details.open = Boolean(rejected || last);
   const summary = el("summary");
   summary.append(el("strong", null, `turn ${turn.turn}`));
-  const facts = [fmtMs(turn.duration_ms), tokens(turn)].filter(Boolean).join(" · ");
+  const facts = [turn.duration_ms === undefined ? "" : fmtMs(turn.duration_ms), tokens(turn)].filter(Boolean).join(" · ");
   if (facts) summary.append(el("span", "muted", ` · ${facts}`));
   if (rejected) summary.append(el("span", "badge bad", `answer rejected (${turn.violations.length} violation${turn.violations.length > 1 ? "s" : ""})`));
   else if (!turn.answer) summary.append(el("span", "badge bad", "no answer"));
@@ -97,8 +96,38 @@ function turnSection(turn, last) {
   return details;
 }
 
-// Renders `transcript` into a new section appended to `container`; returns the section.
-export function renderTranscript(container, transcript) {
+// The text of a model answer as the comparison shows it.
+function answerText(msg) {
+  if (!msg) return "(no answer)";
+  const calls = (msg.tool_calls || []).map((c) => `tool call ${c.name} ${JSON.stringify(c.arguments)}`);
+  return [msg.text ? prettyText(msg.text) : "", ...calls].filter(Boolean).join("\n") || "(empty)";
+}
+
+// The rejected answer of `rejected`, its violations, and the answer of `repaired` (the next
+// turn), side by side.
+function repairComparison(rejected, repaired) {
+  const box = el("div", "repair-compare");
+  box.setAttribute("data-testid", "repair");
+  box.setAttribute("role", "group");
+  box.setAttribute("aria-label", `repair of turn ${rejected.turn}`);
+  const column = (cls, title, child) => {
+    const col = el("div", `rc-col ${cls}`);
+    col.append(el("h4", null, title), child);
+    return col;
+  };
+  const list = el("ul");
+  for (const v of rejected.violations) list.append(el("li", null, v));
+  box.append(
+    column("rc-rejected", `Rejected (turn ${rejected.turn})`, el("pre", null, answerText(rejected.answer))),
+    column("rc-violations", `Violation${rejected.violations.length > 1 ? "s" : ""}`, list),
+    column("rc-repaired", repaired ? `Repaired (turn ${repaired.turn})` : "Repaired", el("pre", null, repaired ? answerText(repaired.answer) : "(no further turn: the run ended)")),
+  );
+  return box;
+}
+
+// Renders `transcript` into a new section appended to `container`; returns the section. Turn
+// sections get the ids `ID_PREFIX-turn-N`.
+export function renderTranscript(container, transcript, idPrefix) {
   const section = el("section", "transcript");
   section.setAttribute("data-testid", "transcript");
   section.append(el("h3", null, "Transcript"));
@@ -107,7 +136,10 @@ export function renderTranscript(container, transcript) {
   system.append(el("summary", null, "System prompt"), el("pre", null, transcript.system || "(empty)"));
   section.append(system);
   const turns = transcript.turns || [];
-  turns.forEach((t, i) => section.append(turnSection(t, i === turns.length - 1)));
+  turns.forEach((t, i) => {
+    section.append(turnSection(t, i === turns.length - 1, idPrefix || "tx"));
+    if (t.violations && t.violations.length) section.append(repairComparison(t, turns[i + 1]));
+  });
   container.append(section);
   return section;
 }
