@@ -145,6 +145,7 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The skill's name, or the path of a skill folder.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::completions::skill_names))]
     pub skill: String,
     /// Runs of each case per model.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one())]
@@ -206,6 +207,7 @@ pub struct ToolkitsArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The skill's name, or the path of a skill folder.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::completions::skill_names))]
     pub skill: String,
     /// The request, for a skill that takes a prompt (a plain Agent Skill, or one whose input
     /// has a `prompt` property); `-` reads it from stdin.

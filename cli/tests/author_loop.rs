@@ -574,3 +574,77 @@ fn shell_completion_offers_the_provider_kinds_and_any_name_still_parses() {
         text(&out.stderr)
     );
 }
+
+/// What bash's registered function asks at a TAB (`COMPLETE=bash`, the word index, the
+/// separator): the candidates `skillet` prints, one per line.
+fn complete_bash(cwd: &Path, line: &[&str]) -> Vec<String> {
+    let out = Command::new(SKILLET)
+        .current_dir(cwd)
+        .arg("--")
+        .args(line)
+        .env("COMPLETE", "bash")
+        .env("_CLAP_IFS", "\n")
+        .env("_CLAP_COMPLETE_INDEX", (line.len() - 1).to_string())
+        .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+        .env("_CLAP_COMPLETE_SPACE", "true")
+        .env_remove("SKILLET_CONFIG")
+        .env("XDG_DATA_HOME", cwd.join("no-user-data"))
+        .env("XDG_CONFIG_HOME", cwd.join("no-user-config"))
+        .output()
+        .expect("run skillet");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn tab_after_run_completes_the_names_of_the_skills_run_would_find() {
+    let cwd = tempfile::tempdir().unwrap();
+    for (root, name) in [
+        ("skills", "meeting-notes"),
+        ("skills", "memo"),
+        ("skills", "summarize"),
+        ("elsewhere", "meta-review"),
+    ] {
+        let dir = cwd.path().join(root).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let md = format!("---\nname: {name}\ndescription: A skill.\n---\nDo it.\n");
+        std::fs::write(dir.join("SKILL.md"), md).unwrap();
+    }
+    // The default root, ./skills.
+    assert_eq!(
+        complete_bash(cwd.path(), &["skillet", "run", "me"]),
+        ["meeting-notes", "memo"]
+    );
+    assert_eq!(
+        complete_bash(cwd.path(), &["skillet", "eval", "su"]),
+        ["summarize"]
+    );
+    // --skills-dir on the line being completed replaces it, as it does for the run.
+    assert_eq!(
+        complete_bash(
+            cwd.path(),
+            &["skillet", "--skills-dir", "elsewhere", "run", "me"]
+        ),
+        ["meta-review"]
+    );
+    // And so does the config's skills_dirs.
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        "skills_dirs = [\"elsewhere\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        complete_bash(cwd.path(), &["skillet", "run", "m"]),
+        ["meta-review"]
+    );
+    // The registration a shell sources calls skillet back at each TAB.
+    let out = Command::new(SKILLET)
+        .env("COMPLETE", "bash")
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("complete -o nospace"),
+        "{}",
+        text(&out.stdout)
+    );
+}
