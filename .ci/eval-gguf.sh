@@ -53,4 +53,15 @@ for skill in "$@"; do
     0|1) ;;
     *) echo "skillet eval $skill on the GGUF model exited $rc"; exit 1 ;;
   esac
+  # The real model judged its own runs' expectations: print every grade (passed or not).
+  python3 - "$work/$skill.eval.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+for model in report["models"]:
+    for run in model["runs"]:
+        for grade in run.get("expectations", []):
+            verdict = "passed" if grade["passed"] else ("FAILED" if grade["graded"] else "ungraded")
+            print(f"  judge ({model.get('judge')}) · {run['case']} #{run['repeat']}: {verdict}: "
+                  f"{grade['text']} — {grade['evidence']}")
+PY
 done

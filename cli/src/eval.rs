@@ -48,6 +48,15 @@ pub async fn eval(
     let name = skill_name(&args.skill, extra.as_ref());
     let parts = setup::load_parts(global, console, extra).await?;
     let skill = suggest::loaded_skill(&parts, &name).await?;
+    if let Some(dir) = &skill.compiled.dir
+        && !dir.join(eval::EVALS_FILE).exists()
+    {
+        return Err(Failure::setup(format!(
+            "{name} has no evals: write {} (the cases, their checks and expectations: \
+             docs/EVALS.md; `skillet init NAME` scaffolds a skill with one)",
+            dir.join(eval::EVALS_FILE).display()
+        )));
+    }
     let suite = eval::load_suite(&skill.compiled).map_err(|problems| {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
         Failure::setup(format!(

@@ -461,6 +461,13 @@ fn an_initialised_skill_validates_strictly_runs_on_the_mock_and_passes_its_eval(
         "{}",
         stdout(&eval)
     );
+    // Its expectation was graded by the judge the scaffolded scenario scripts.
+    let all = stdout(&eval)
+        .lines()
+        .find(|l| l.starts_with("all "))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(all.contains(" 1/1 "), "{}", stdout(&eval));
 }
 
 #[test]

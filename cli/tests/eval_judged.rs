@@ -366,3 +366,22 @@ fn repeats_show_pass_at_k_and_the_judge_model_can_be_named() {
     assert_eq!(report["models"][0]["judge"], "openai-compatible/judge-llm");
     assert_eq!(report["models"][0]["repeats"]["pass_at_k"], 1.0);
 }
+
+#[test]
+fn a_skill_without_evals_is_told_where_to_write_them() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("plain");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: plain\ndescription: A plain skill.\n---\nDo it.\n",
+    )
+    .unwrap();
+    let out = skillet(root.path(), &["eval", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(5));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("plain has no evals: write ") && stderr.contains("evals/evals.json"),
+        "{stderr}"
+    );
+}
