@@ -80,7 +80,8 @@ fn browser_python() -> Option<PathBuf> {
 /// calculator call, then a valid answer), `slow-echo` (a turn that takes 30 s), `needs-a-tool`
 /// (Blocked), `gated-calc` (its calculator call needs approval; the answer says how it was
 /// decided), `file-reader` (reads its input file `notes.txt`), `never-valid` (its answer never
-/// matches its output schema: it fails at turn 2), `code-review` and `plain-notes`
+/// matches its output schema: it fails at turn 2), `note-writer` (a plain skill whose run writes
+/// `summary.md`, a produced file), `code-review` and `plain-notes`
 /// (`write_ecosystem_skills`).
 fn write_skills(root: &Path) {
     write_gated_and_file_skills(root);
@@ -137,6 +138,22 @@ fn write_skills(root: &Path) {
     )
     .unwrap();
     write_skill(root, "slow-echo", 30_000, "{json: {echo: \"late\"}}");
+    let writer = root.join("note-writer");
+    std::fs::create_dir_all(&writer).unwrap();
+    std::fs::write(
+        writer.join("SKILL.md"),
+        "---\nname: note-writer\ndescription: Writes the summary file.\nallowed-tools: Write\n---\n\
+         Write summary.md.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        writer.join("mock-scenario.yaml"),
+        "rules:\n  - name: done\n    when: {system_contains: \"Write summary.md.\", tool_results: true}\n    \
+         reply: {text: \"Wrote summary.md.\"}\n  \
+         - name: write\n    when: {system_contains: \"Write summary.md.\", tool_results: false}\n    \
+         reply: {tool_calls: [{name: write_file, arguments: {path: summary.md, content: \"# Summary\\nship Friday\\n\"}}]}\n",
+    )
+    .unwrap();
     let never = root.join("never-valid");
     std::fs::create_dir_all(never.join("assets")).unwrap();
     std::fs::write(

@@ -227,6 +227,7 @@ def phase_run(d):
     transcript_live(d)
     plain_skill(d)
     failed_run(d)
+    produced_file(d)
     examples(d)
     live_history(d)
     not_found(d)
@@ -279,6 +280,22 @@ def failed_run(d):
     assert 0 <= top < d.execute_script("return window.innerHeight"), top
     assert "#/skill/never-valid" in d.current_url, d.current_url
     shot(d, "run-failed")
+
+
+def produced_file(d):
+    # A file the run wrote: a download link under the result.
+    open_skill(d, "note-writer")
+    d.find_element(By.CSS_SELECTOR, 'textarea[name="/prompt"]').send_keys("write it")
+    d.find_element(By.ID, "run-button").click()
+    text = result_text(d)
+    assert "Succeeded" in text, text
+    link = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="files"] a')
+    assert link.text == "summary.md" and link.get_attribute("download") == "summary.md", link.text
+    assert link.get_attribute("href").startswith("blob:"), link.get_attribute("href")
+    size = d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="files"] li').text
+    assert "text/markdown" in size and "22 bytes" in size, size
+    # Not streamed into the turn as the model's text.
+    assert "ship Friday" not in d.find_element(By.CSS_SELECTOR, "#run-timeline .turns").text
 
 
 def examples(d):

@@ -239,3 +239,52 @@ async fn history_cost_per_call() {
         written.as_secs_f64() * 1e6 / f64::from(calls)
     );
 }
+
+#[tokio::test]
+async fn repairs_are_counted_without_content_and_an_older_file_gets_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    // A file written before the history counted repairs: no `repairs` column, one old row.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE console_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, req_id TEXT NOT NULL,
+             skill TEXT NOT NULL, caller TEXT NOT NULL, started_at REAL NOT NULL,
+             finished_at REAL NOT NULL, duration_ms INTEGER, outcome TEXT NOT NULL,
+             error_code TEXT, error TEXT, model TEXT, input_tokens INTEGER,
+             output_tokens INTEGER, cost REAL, currency TEXT, turns INTEGER, arguments TEXT,
+             response TEXT);
+             INSERT INTO console_runs (req_id, skill, caller, started_at, finished_at, outcome)
+             VALUES ('old', 'summarize', 'local', unixepoch() - 2, unixepoch() - 1, 'success');",
+        )
+        .unwrap();
+    }
+    let history = Arc::new(History::open(&path, HistoryLimits::default()).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), false);
+    let mut response = ok("new", "code-review");
+    let data = response.data.as_mut().unwrap();
+    for message in [
+        "final answer rejected (1 problem: /a: bad); asking the model to repair it",
+        "tool call calculator({})",
+    ] {
+        data.events.push(skillet_protocol::SkillEvent::new(
+            "new",
+            0,
+            skillet_protocol::EventPayload::Log {
+                level: skillet_protocol::LogLevel::Info,
+                message: message.to_owned(),
+            },
+        ));
+    }
+    recorder.record(finished("code-review", &args(), &response));
+    let runs = history.list(RunFilter::default()).await.unwrap();
+    let repairs: Vec<(&str, Option<i64>)> = runs
+        .iter()
+        .map(|r| (r.req_id.as_str(), r.repairs))
+        .collect();
+    assert_eq!(repairs, [("new", Some(1)), ("old", None)]);
+    assert!(
+        !runs[0].content_kept,
+        "the count is kept, the content is not"
+    );
+}
