@@ -7,6 +7,7 @@ mod telemetry_support;
 
 use std::process::Stdio;
 
+use opentelemetry_proto::tonic::common::v1::any_value;
 use serde_json::{Value, json};
 
 use telemetry_support::*;
@@ -157,4 +158,90 @@ async fn run_flushes_its_spans_to_the_collector_before_exiting() {
         "{names:?}"
     );
     assert!(names.iter().any(|n| n.starts_with("chat ")), "{names:?}");
+}
+
+/// The `invoke_agent` span's events of a tally call whose request carries the provider's key,
+/// as (name, content) in order; and every raw export body.
+async fn transcript_events(extra_toml: &str, trace: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let (otlp, received) = start_collector().await;
+    let server = serve_with_telemetry(&otlp, extra_toml).await;
+    let metadata = json!({"traceparent": format!("00-{trace}-00f067aa0ba902b7-01")});
+    let mut call = tally_call("k-events", metadata);
+    call["arguments"]["text"] = json!(format!("{CONTENT_CANARY} two and three, key {CANARY_KEY}"));
+    let response = post_call(&server.base, call, None).await;
+    assert_eq!(response["data"]["success"], true, "{response}");
+    let spans = wait_for_spans(&received, trace, 6).await;
+    let run = spans
+        .iter()
+        .find(|s| s.name.starts_with("invoke_agent"))
+        .expect("the call's span");
+    let events = run
+        .events
+        .iter()
+        .map(|event| {
+            let content = match attr(&event.attributes, "content") {
+                Some(any_value::Value::StringValue(s)) => s.clone(),
+                other => panic!("{}: content is not a string: {other:?}", event.name),
+            };
+            (event.name.clone(), content)
+        })
+        .collect();
+    let raw = received
+        .raw()
+        .iter()
+        .map(|body| String::from_utf8_lossy(body).into_owned())
+        .collect();
+    (events, raw)
+}
+
+#[tokio::test]
+async fn capture_content_puts_each_transcript_entry_on_the_call_span_redacted() {
+    let (events, raw) = transcript_events(
+        "[telemetry]\ncapture_content = true\n",
+        "6cf92f3577b34da6a3ce929d0e0e4738",
+    )
+    .await;
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    // Turn 1 sends the system prompt and the request; each turn's answer; each tool result.
+    assert_eq!(
+        names,
+        [
+            "gen_ai.system.message",
+            "gen_ai.user.message",
+            "gen_ai.assistant.message",
+            "gen_ai.tool.message",
+            "gen_ai.assistant.message",
+            "gen_ai.tool.message",
+            "gen_ai.assistant.message",
+        ],
+        "{events:#?}"
+    );
+    let (_, system) = &events[0];
+    assert!(system.contains("You tally numbers"), "{system}");
+    assert!(
+        system.contains("[REDACTED]"),
+        "the key in the request is redacted: {system}"
+    );
+    assert!(
+        events[6].1.contains(&format!("{CONTENT_CANARY} five")),
+        "{events:#?}"
+    );
+    for body in raw {
+        assert!(
+            !body.contains(CANARY_KEY),
+            "the credential is never exported"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_capture_content_the_call_span_has_no_transcript_events() {
+    let (events, raw) = transcript_events("", "7df92f3577b34da6a3ce929d0e0e4739").await;
+    assert!(events.is_empty(), "{events:#?}");
+    for body in raw {
+        assert!(
+            !body.contains(CONTENT_CANARY),
+            "no content without the opt-in"
+        );
+    }
 }

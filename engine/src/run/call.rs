@@ -237,7 +237,10 @@ impl ExecutorInner {
             Some(durable) => durable.load().await,
             None => Loaded::Fresh,
         };
-        let state = RunState::new(crate::protocol::transcript_requested(&request.metadata));
+        let state = RunState::new(
+            crate::protocol::transcript_requested(&request.metadata),
+            self.capture_content,
+        );
         let (events, timeout, loaded) = {
             let mut loaded = loaded;
             let events = durable::emitter(

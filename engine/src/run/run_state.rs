@@ -53,10 +53,11 @@ impl Phase {
 }
 
 impl RunState {
-    /// The state of a call that starts now; `transcript`: whether it records its transcript.
-    pub(crate) fn new(transcript: bool) -> Self {
+    /// The state of a call that starts now; `transcript`: whether it records its transcript;
+    /// `capture_content`: whether the host has its entries as span events too.
+    pub(crate) fn new(transcript: bool, capture_content: bool) -> Self {
         RunState {
-            transcript: transcript.then(TranscriptRecorder::default),
+            transcript: TranscriptRecorder::new(transcript, capture_content),
             ..RunState::default()
         }
     }
@@ -69,7 +70,7 @@ impl RunState {
     /// The transcript so far (with each turn's tokens), when the call asked for it. Read
     /// before [`take_turn_usage`](Self::take_turn_usage).
     pub(crate) fn take_transcript(&self) -> Option<Transcript> {
-        let recorder = self.transcript.as_ref()?;
+        let recorder = self.transcript.as_ref().filter(|r| r.kept())?;
         Some(self.with_turn_usage(|usage| recorder.take(usage)))
     }
 

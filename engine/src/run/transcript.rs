@@ -4,8 +4,15 @@
 //! transcript when the call ends — also when the loop was dropped at the deadline, because the
 //! recorder lives in the call's [`RunState`](super::run_state::RunState), not in the loop.
 //!
-//! A call that did not ask holds no recorder, and the loop's calls to it do nothing: nothing is
-//! copied for nobody. When it did, each text is cut to
+//! With `[telemetry] capture_content` on, each entry is also an event on the call's span (the
+//! `invoke_agent` span current when the recorder is made), as it is recorded: `gen_ai.system.message`,
+//! `gen_ai.user.message`, `gen_ai.tool.message`, `gen_ai.assistant.message` (the model's
+//! answer) and `skillet.answer.rejected` (its violations), each with `skillet.turn` and the
+//! entry's text as `content` — the recorded text, so cut and redacted the same way. Such a
+//! recorder keeps the transcript only for a call that asked for it.
+//!
+//! A call that did not ask, on a host that does not capture content, holds no recorder, and the
+//! loop's calls to it do nothing: nothing is copied for nobody. Otherwise each text is cut to
 //! [`MAX_TRANSCRIPT_TEXT_CHARS`](crate::protocol::MAX_TRANSCRIPT_TEXT_CHARS), the whole is kept
 //! under [`MAX_TRANSCRIPT_CHARS`](crate::protocol::MAX_TRANSCRIPT_CHARS), and every text passes
 //! through the process's redaction set (as logs and `log` events do) before it leaves.
@@ -15,7 +22,10 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use opentelemetry::KeyValue;
 use skillet_providers::{ChatMessage, ChatResponse, ToolCall};
+use tracing::Span;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::protocol::{
     MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_TEXT_CHARS, Transcript, TranscriptMessage, TranscriptRole,
@@ -28,6 +38,10 @@ use crate::secrets::REDACTOR;
 #[derive(Debug, Default)]
 pub(crate) struct TranscriptRecorder {
     inner: Mutex<Recording>,
+    /// The call asked for its transcript: the result takes it.
+    keep: bool,
+    /// `[telemetry] capture_content`: each entry is also an event on this span (the call's).
+    span: Option<Span>,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +54,35 @@ struct Recording {
 }
 
 impl TranscriptRecorder {
+    /// The recorder of a call: keeping the transcript when the call asked for it (`keep`),
+    /// emitting span events on the current span when the host captures content; `None` when
+    /// neither.
+    pub(crate) fn new(keep: bool, capture_content: bool) -> Option<Self> {
+        (keep || capture_content).then(|| TranscriptRecorder {
+            inner: Mutex::default(),
+            keep,
+            span: capture_content.then(Span::current),
+        })
+    }
+
+    /// Whether the call asked for its transcript (the result takes it).
+    pub(crate) fn kept(&self) -> bool {
+        self.keep
+    }
+
+    /// Emits `entries` (name, turn, content, more attributes) as events on the call's span,
+    /// when the host captures content.
+    fn emit(&self, turn: u32, entries: Vec<(&'static str, String, Vec<KeyValue>)>) {
+        let Some(span) = &self.span else {
+            return;
+        };
+        for (name, content, mut attributes) in entries {
+            attributes.push(KeyValue::new("skillet.turn", i64::from(turn)));
+            attributes.push(KeyValue::new("content", content));
+            span.add_event(name, attributes);
+        }
+    }
+
     fn with<R>(&self, record: impl FnOnce(&mut Recording) -> R) -> R {
         record(
             &mut self
@@ -52,49 +95,70 @@ impl TranscriptRecorder {
     /// A turn is about to send `system` and `messages`: records the messages it adds (every one
     /// since the last turn but the model's own answers, which their turn recorded).
     pub(crate) fn begin_turn(&self, turn: u32, system: Option<&str>, messages: &[ChatMessage]) {
-        self.with(|recording| {
+        let events = self.with(|recording| {
+            let mut events = Vec::new();
             if recording.transcript.turns.is_empty()
                 && let Some(system) = system
             {
                 recording.transcript.system = recording.keep(system).0;
+                events.push((
+                    "gen_ai.system.message",
+                    recording.transcript.system.clone(),
+                    Vec::new(),
+                ));
             }
             let start = recording.recorded.min(messages.len());
-            let sent = messages[start..]
+            let sent: Vec<TranscriptMessage> = messages[start..]
                 .iter()
                 .filter(|message| !matches!(message, ChatMessage::Assistant { .. }))
                 .map(|message| recording.message(message))
                 .collect();
+            if self.span.is_some() {
+                events.extend(sent.iter().map(event));
+            }
             recording.recorded = messages.len();
             recording.transcript.turns.push(TranscriptTurn {
                 turn,
                 sent,
                 ..TranscriptTurn::default()
             });
+            events
         });
+        self.emit(turn, events);
     }
 
     /// The model answered the turn in progress after `took`.
     pub(crate) fn answered(&self, response: &ChatResponse, took: Duration) {
-        self.with(|recording| {
+        let emitted = self.with(|recording| {
             let answer = recording.assistant(&response.text, &response.tool_calls);
-            if let Some(turn) = recording.transcript.turns.last_mut() {
-                turn.answer = Some(answer);
-                turn.duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-            }
+            let emitted = self.span.is_some().then(|| event(&answer));
+            let turn = recording.transcript.turns.last_mut()?;
+            turn.answer = Some(answer);
+            turn.duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+            Some((turn.turn, emitted?))
         });
+        if let Some((turn, event)) = emitted {
+            self.emit(turn, vec![event]);
+        }
     }
 
     /// The turn's answer was rejected as the final answer for `violations`.
     pub(crate) fn rejected(&self, violations: &[Violation]) {
-        self.with(|recording| {
+        let emitted = self.with(|recording| {
             let listed: Vec<String> = violations
                 .iter()
                 .map(|v| recording.keep(&v.to_string()).0)
                 .collect();
-            if let Some(turn) = recording.transcript.turns.last_mut() {
-                turn.violations = listed;
-            }
+            let turn = recording.transcript.turns.last_mut()?;
+            let content = listed.join("\n");
+            turn.violations = listed;
+            Some((turn.turn, content))
         });
+        if let Some((turn, content)) = emitted {
+            let count = i64::try_from(violations.len()).unwrap_or(i64::MAX);
+            let attributes = vec![KeyValue::new("skillet.violations", count)];
+            self.emit(turn, vec![("skillet.answer.rejected", content, attributes)]);
+        }
     }
 
     /// The transcript, with each turn's reported tokens (`usage`, in turn order).
@@ -108,6 +172,34 @@ impl TranscriptRecorder {
         }
         transcript
     }
+}
+
+/// A recorded message as a span event: its name by role, its text, and its tool's name and
+/// call id or the tool calls it made (as JSON text).
+fn event(message: &TranscriptMessage) -> (&'static str, String, Vec<KeyValue>) {
+    let name = match message.role {
+        TranscriptRole::User => "gen_ai.user.message",
+        TranscriptRole::Tool => "gen_ai.tool.message",
+        TranscriptRole::Assistant => "gen_ai.assistant.message",
+    };
+    let mut attributes = Vec::new();
+    if let Some(tool) = &message.tool {
+        attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+    }
+    if let Some(id) = &message.call_id {
+        attributes.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
+    }
+    if message.is_error {
+        attributes.push(KeyValue::new("error.type", "tool_error"));
+    }
+    if !message.tool_calls.is_empty() {
+        let calls = serde_json::to_string(&message.tool_calls).unwrap_or_default();
+        attributes.push(KeyValue::new("gen_ai.tool.calls", calls));
+    }
+    if message.truncated {
+        attributes.push(KeyValue::new("skillet.truncated", true));
+    }
+    (name, message.text.clone(), attributes)
 }
 
 impl Recording {
@@ -213,7 +305,7 @@ mod tests {
 
     #[test]
     fn each_turn_records_what_it_added_the_answer_and_why_it_was_rejected() {
-        let recorder = TranscriptRecorder::default();
+        let recorder = TranscriptRecorder::new(true, false).unwrap();
         let mut messages = vec![ChatMessage::user("total these")];
         recorder.begin_turn(1, Some("You total expenses."), &messages);
         recorder.answered(&response("{\"total\": \"ten\"}"), Duration::from_millis(7));
@@ -258,9 +350,19 @@ mod tests {
     }
 
     #[test]
+    fn a_recorder_exists_for_a_call_that_asked_or_a_host_that_captures_content_and_keeps_only_the_asked()
+     {
+        assert!(TranscriptRecorder::new(false, false).is_none());
+        let asked = TranscriptRecorder::new(true, false).unwrap();
+        assert!(asked.kept() && asked.span.is_none());
+        let captured = TranscriptRecorder::new(false, true).unwrap();
+        assert!(!captured.kept() && captured.span.is_some());
+    }
+
+    #[test]
     fn texts_are_cut_at_the_cap_and_known_secrets_redacted() {
         REDACTOR.add(SecretString::from("canary-transcript-secret-81f2"));
-        let recorder = TranscriptRecorder::default();
+        let recorder = TranscriptRecorder::new(true, false).unwrap();
         let long = "x".repeat(MAX_TRANSCRIPT_TEXT_CHARS + 10);
         let messages = vec![
             ChatMessage::user("my key is canary-transcript-secret-81f2"),
