@@ -527,6 +527,8 @@ def transcript_live(d):
     check_repair_transcript(d, "#run-timeline")
     check_repair_side_by_side(d, "#run-timeline")
     check_waterfall(d, "#run-timeline", ["turn", "turn"])
+    no_overflow(d, 1280)
+    no_overflow(d, 390)
     assert not d.find_elements(By.CSS_SELECTOR, '#run-timeline [data-testid="not-kept"]'), "content is kept here"
     d.execute_script("arguments[0].scrollIntoView()", d.find_element(By.CSS_SELECTOR, '#run-timeline [data-testid="repair"]'))
     shot(d, "run-transcript")

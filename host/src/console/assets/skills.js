@@ -142,7 +142,7 @@ export async function showSkill(name) {
   row("Status", skill.status + (blockedReason(skill) ? ` — ${blockedReason(skill)}` : ""));
   row("Version", skill.version);
   row("Description", skill.description);
-  row("When to use", skill.when_to_use);
+  if (skill.when_to_use !== skill.description) row("When to use", skill.when_to_use);
   row("Category", skill.category);
   row("Tags", (skill.tags || []).join(", "));
   row("Tools", names(skill.tools));

@@ -308,13 +308,14 @@ export class Timeline {
       p.textContent = `It failed before its first turn: ${r.error || r.error_code || "no reason given"}.`;
       return p;
     }
-    p.append(`It failed at turn ${number}: ${r.error || r.error_code || "no reason given"}`);
+    // The turn's own reason when the transcript has one (the error below says the rest).
     if (last && last.violations && last.violations.length) {
-      p.append(` — that turn's answer was rejected for ${last.violations.join("; ")}`);
+      p.append(`It failed at turn ${number}: that turn's answer was rejected for ${last.violations.join("; ")}. `);
     } else if (last && !last.answer) {
-      p.append(" — the model gave no answer in that turn");
+      p.append(`It failed at turn ${number}: the model gave no answer in that turn (${r.error || r.error_code || "no reason given"}). `);
+    } else {
+      p.append(`It failed at turn ${number}: ${r.error || r.error_code || "no reason given"}. `);
     }
-    p.append(". ");
     const link = el("a", "turn-link", `Go to turn ${number}`);
     link.href = `#${this.container.id || "run"}-turn-${number}`;
     link.addEventListener("click", (e) => {

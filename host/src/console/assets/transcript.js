@@ -120,7 +120,7 @@ function repairComparison(rejected, repaired) {
   box.append(
     column("rc-rejected", `Rejected (turn ${rejected.turn})`, el("pre", null, answerText(rejected.answer))),
     column("rc-violations", `Violation${rejected.violations.length > 1 ? "s" : ""}`, list),
-    column("rc-repaired", repaired ? `Repaired (turn ${repaired.turn})` : "Repaired", el("pre", null, repaired ? answerText(repaired.answer) : "(no further turn: the run ended)")),
+    column("rc-repaired", repaired ? `Repaired (turn ${repaired.turn})` : "Not repaired", el("pre", null, repaired ? answerText(repaired.answer) : "(no further turn: the run ended)")),
   );
   return box;
 }
