@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prints `skillet eval` of bundled skills on the real GGUF model, served by the C++ llama-server
+# Prints `skillet eval --trigger` of bundled skills on the real GGUF model (also the judge of
+# their expectations), served by the C++ llama-server
 # that .ci/llama.sh built. A 270M base model fails many cases: failures are printed, not fatal
 # (eval exits 1); anything else (a usage, setup or protocol error: exit >= 2) fails.
 #
@@ -45,7 +46,7 @@ skillet="${CARGO_TARGET_DIR:-target}/debug/skillet"
 [ -x "$skillet" ] || cargo build -q --bin skillet
 for skill in "$@"; do
   set +e
-  "$skillet" --config "$work/skillet.toml" --skills-dir skills eval "$skill" --concurrency 1 \
+  "$skillet" --config "$work/skillet.toml" --skills-dir skills eval "$skill" --concurrency 1 --trigger \
     --json-out "$work/$skill.eval.json"
   rc=$?
   set -e

@@ -188,6 +188,10 @@ pub struct EvalArgs {
     /// without_skill with --baseline), and benchmark.json with --baseline.
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+    /// Also run the skill's trigger set (evals/trigger.json): does a model offered the host's
+    /// skills as tools pick this one for each query?
+    #[arg(long)]
+    pub trigger: bool,
 }
 
 /// A count that must be 1 or more.

@@ -25,6 +25,7 @@ use super::eval_results::write_results;
 use super::eval_targets::{
     JudgeChoice, baseline_registry, build_targets, judge_choice, model_configs,
 };
+use super::eval_trigger::{TriggerRun, print_trigger, run_trigger_set, trigger_queries};
 use super::exit::{Failure, Outcome};
 use super::progress::DisplayMode;
 use super::run::{skill_folder, skill_name};
@@ -34,7 +35,8 @@ use super::suggest;
 use crate::config::Config;
 use crate::embedded;
 use skillet_engine::eval::{
-    self, Benchmark, EvalCase, EvalPlan, EvalReport, RunRecord, WITH_SKILL, WITHOUT_SKILL,
+    self, Benchmark, EvalCase, EvalPlan, EvalReport, RunRecord, TriggerReport, WITH_SKILL,
+    WITHOUT_SKILL,
 };
 use skillet_host::console::evals as web;
 
@@ -65,6 +67,11 @@ pub async fn eval(
         ))
     })?;
     let cases = chosen_cases(suite.cases, &args.cases)?;
+    let queries = if args.trigger {
+        Some(trigger_queries(&skill.compiled)?)
+    } else {
+        None
+    };
     let scenario = skill
         .compiled
         .dir
@@ -92,7 +99,11 @@ pub async fn eval(
         concurrency: args.concurrency as usize,
         timeout_seconds: timeout,
     };
-    let runs = plan.run_count(targets.len()) * if baseline.is_some() { 2 } else { 1 };
+    let trigger_runs = queries
+        .as_ref()
+        .map_or(0, |q| q.len() * configs.len() * args.repeat as usize);
+    let runs =
+        plan.run_count(targets.len()) * if baseline.is_some() { 2 } else { 1 } + trigger_runs;
     let progress = EvalProgress::start(console, runs);
     let cancel = CancellationToken::new();
     let watcher = {
@@ -109,6 +120,20 @@ pub async fn eval(
             Some(eval::run_plan(&plan, targets, &on_run, &cancel).await)
         }
         _ => None,
+    };
+    let trigger = match &queries {
+        Some(queries) if !cancel.is_cancelled() => {
+            let run = TriggerRun {
+                parts: &parts,
+                skill: &skill.compiled,
+                configs: &configs,
+                repeat: args.repeat,
+                concurrency: args.concurrency as usize,
+                timeout_seconds: timeout,
+            };
+            run_trigger_set(run, queries, &on_run, &cancel).await?
+        }
+        _ => Vec::new(),
     };
     watcher.abort();
     progress.finish();
@@ -143,6 +168,8 @@ pub async fn eval(
             .collect();
         report.baseline = Some(without);
     }
+    report.passed &= trigger.iter().all(TriggerReport::passed);
+    report.trigger = trigger;
     print_report(&report);
     let ungraded: usize = if matches!(judge, JudgeChoice::Off) {
         plan.cases.iter().map(|c| c.assertions.len()).sum()
@@ -245,6 +272,7 @@ fn print_report(report: &EvalReport) {
     }
     drop(stdout);
     print_baseline(report);
+    print_trigger(&report.trigger);
     let mut stdout = std::io::stdout().lock();
     let failed: Vec<&RunRecord> = report
         .models

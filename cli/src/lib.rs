@@ -42,6 +42,7 @@ pub mod embedded;
 mod eval;
 mod eval_results;
 mod eval_targets;
+mod eval_trigger;
 pub mod exit;
 mod help;
 mod init;

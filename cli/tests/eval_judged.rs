@@ -385,3 +385,104 @@ fn a_skill_without_evals_is_told_where_to_write_them() {
         "{stderr}"
     );
 }
+
+/// Copies the bundled skill `name` under `root`.
+fn bundled_copy(root: &Path, name: &str) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let dir = root.join(name);
+    copy(&bundled_skills().join(name), &dir);
+    dir
+}
+
+#[test]
+fn a_trigger_set_reports_precision_and_recall_and_fails_a_query_the_model_does_not_pick() {
+    let root = tempfile::tempdir().unwrap();
+    let skill = bundled_copy(root.path(), "summarize");
+    std::fs::write(
+        skill.join("evals/trigger.json"),
+        r###"[
+  {"query": "Summarize this memo in two lines.", "should_trigger": true},
+  {"query": "Condense this memo for my manager.", "should_trigger": true},
+  {"query": "What is the capital of France?", "should_trigger": false}
+]"###,
+    )
+    .unwrap();
+    let json_path = root.path().join("r.json");
+    let out = skillet(
+        root.path(),
+        &[
+            "eval",
+            skill.to_str().unwrap(),
+            "--trigger",
+            "--json-out",
+            json_path.to_str().unwrap(),
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains(
+            "trigger: summarize on openai-compatible/mock-llm: precision 100% · recall 50% · \
+             2 of 3 queries passed"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL   0% picked (should trigger)  Condense this memo for my manager."),
+        "{stdout}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let trigger = &report["trigger"][0];
+    assert_eq!(trigger["recall"], 0.5);
+    assert_eq!(trigger["queries"][0]["trigger_rate"], 1.0);
+    assert_eq!(report["passed"], false);
+}
+
+#[test]
+fn trigger_without_a_query_set_says_what_to_write() {
+    let root = tempfile::tempdir().unwrap();
+    let skill = bundled_copy(root.path(), "summarize");
+    std::fs::remove_file(skill.join("evals/trigger.json")).unwrap();
+    let out = skillet(root.path(), &["eval", skill.to_str().unwrap(), "--trigger"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--trigger: summarize has no evals/trigger.json"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn every_bundled_skill_is_picked_for_its_trigger_set_among_the_others_on_the_mock() {
+    let root = tempfile::tempdir().unwrap();
+    for skill in ["summarize", "code-review", "expense-report", "table-report"] {
+        let out = skillet(
+            root.path(),
+            &[
+                "--skills-dir",
+                bundled_skills().to_str().unwrap(),
+                "eval",
+                skill,
+                "--trigger",
+            ],
+        );
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{skill}: {stdout}");
+        assert!(
+            stdout.contains("precision 100% · recall 100% · 4 of 4 queries passed"),
+            "{skill}: {stdout}"
+        );
+    }
+}

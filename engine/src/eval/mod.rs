@@ -57,6 +57,7 @@ mod report;
 mod runner;
 mod stats;
 mod table;
+mod trigger;
 
 pub use baseline::without_instructions;
 pub use benchmark::{Benchmark, Grading, WITH_SKILL, WITHOUT_SKILL};
@@ -69,3 +70,7 @@ pub use report::{CaseReport, EvalReport, ModelReport, write_junit};
 pub use runner::{EvalPlan, ModelTarget, RunRecord, run_plan};
 pub use stats::{Aggregate, ExpectationScore, Repeats, Spread, percentile, wilson_interval};
 pub use table::render_table;
+pub use trigger::{
+    TRIGGER_FILE, TRIGGER_SKILL, TriggerQuery, TriggerReport, TriggerResult, catalog,
+    load_trigger_queries, trigger_cases,
+};

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::benchmark::Benchmark;
 use super::runner::{EvalPlan, RunRecord};
 use super::stats::{Aggregate, Repeats};
+use super::trigger::TriggerReport;
 
 /// An eval's report.
 #[derive(Debug, Clone, Serialize)]
@@ -30,6 +31,9 @@ pub struct EvalReport {
     /// With `--baseline`: per model, both configurations in skill-creator's `benchmark.json`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub benchmarks: Vec<Benchmark>,
+    /// With `--trigger`: per model, whether it picked the skill for each query of the set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trigger: Vec<TriggerReport>,
 }
 
 /// One model's results.
@@ -123,6 +127,7 @@ impl EvalReport {
             models,
             baseline: None,
             benchmarks: Vec::new(),
+            trigger: Vec::new(),
         }
     }
 
