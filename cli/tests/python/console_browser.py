@@ -603,6 +603,7 @@ def phase_restarted(d):
     d.get(f"{BASE}/#/run/{run['id']}")
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "run-title"), "code-review"))
     check_repair_transcript(d, "#run-replay")
+    check_repair_side_by_side(d, "#run-replay")
     shot(d, "run-record-transcript")
     # The saved eval report: one column per model, one row per case, each pass rate with its
     # 95 % Wilson interval (1 of 1: 21–100 %, as `skillet eval` prints it).
