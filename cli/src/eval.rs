@@ -66,6 +66,9 @@ pub async fn eval(
             lines.join("\n")
         ))
     })?;
+    for leak in eval::leaked_values(&skill.compiled, &suite) {
+        console.warn(format!("{name}: {leak}"));
+    }
     let cases = chosen_cases(suite.cases, &args.cases)?;
     let queries = if args.trigger {
         Some(trigger_queries(&skill.compiled)?)

@@ -96,8 +96,11 @@ pub async fn validate(
                 .dir
                 .as_deref()
                 .is_some_and(|dir| dir.join(skillet_engine::eval::EVALS_FILE).exists());
-            if has_evals && let Err(found) = skillet_engine::eval::load_suite(&compiled) {
-                problems.extend(found);
+            if has_evals {
+                match skillet_engine::eval::load_suite(&compiled) {
+                    Ok(suite) => problems.extend(leak_warnings(&compiled, &suite)),
+                    Err(found) => problems.extend(found),
+                }
             }
             if let Err(refused) = registry.register(compiled) {
                 duplicates.push(refused.to_string());
@@ -151,4 +154,22 @@ fn load(dir: &Path) -> (Vec<skill::CompiledSkill>, Vec<ManifestError>) {
         return (Vec::new(), vec![none]);
     }
     (report.skills, report.errors)
+}
+
+/// A warning per value the evals expect that the skill's instructions already show
+/// (`skillet_engine::eval::leaked_values`).
+fn leak_warnings(
+    skill: &skillet_engine::skill::CompiledSkill,
+    suite: &skillet_engine::eval::EvalSuite,
+) -> Vec<skillet_engine::skill::ManifestError> {
+    let Some(dir) = skill.dir.as_deref() else {
+        return Vec::new();
+    };
+    let file = dir.join(skillet_engine::eval::EVALS_FILE);
+    skillet_engine::eval::leaked_values(skill, suite)
+        .into_iter()
+        .map(|leak| {
+            skillet_engine::skill::ManifestError::warning(&file, "leaked answer", leak.to_string())
+        })
+        .collect()
 }

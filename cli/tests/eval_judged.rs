@@ -486,3 +486,41 @@ fn every_bundled_skill_is_picked_for_its_trigger_set_among_the_others_on_the_moc
         );
     }
 }
+
+#[test]
+fn validate_warns_when_skill_md_shows_a_value_the_evals_expect() {
+    let root = tempfile::tempdir().unwrap();
+    let skill = bundled_copy(root.path(), "expense-report");
+    let manifest = std::fs::read_to_string(skill.join("SKILL.md")).unwrap();
+    let leaked = manifest.replace(
+        r#"{"total": 147.4, "currency": "{{ currency }}", "largest_item": "Rent", "notes": "..."}"#,
+        r#"{"total": 234.8, "currency": "{{ currency }}", "largest_item": "Hotel", "notes": "..."}"#,
+    );
+    assert_ne!(
+        leaked, manifest,
+        "the bundled example line is where the test expects it"
+    );
+    let clean = skillet(
+        root.path(),
+        &["validate", skill.to_str().unwrap(), "--strict"],
+    );
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stdout));
+
+    std::fs::write(skill.join("SKILL.md"), leaked).unwrap();
+    let warned = skillet(root.path(), &["validate", skill.to_str().unwrap()]);
+    let stdout = text(&warned.stdout);
+    assert_eq!(warned.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "case \"sums-with-the-calculator\" expects 234.8 at /total and SKILL.md shows it"
+        ),
+        "{stdout}"
+    );
+    // "Hotel" is shown too, but the case's input holds it: naming an input item is the task.
+    assert!(!stdout.contains("\"Hotel\""), "{stdout}");
+    let strict = skillet(
+        root.path(),
+        &["validate", skill.to_str().unwrap(), "--strict"],
+    );
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stdout));
+}
