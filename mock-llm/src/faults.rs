@@ -73,6 +73,10 @@ pub struct StatusFault {
     pub retry_after_ms: Option<u64>,
 }
 
+/// The error type llama.cpp gives a 503 while its model loads; on the OpenAI wire a status
+/// fault with this code is written in llama.cpp's error shape (`code` the status number).
+pub const LOADING_CODE: &str = "unavailable_error";
+
 /// How an injected tool call is broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -129,6 +133,15 @@ impl Fault {
     /// OpenAI's non-retryable 429 `insufficient_quota`.
     pub fn insufficient_quota() -> Self {
         Fault::status(429).code("insufficient_quota")
+    }
+
+    /// A server still loading its model, as llama.cpp's `llama-server` answers until the model
+    /// is in memory: 503 `{"error": {"code": 503, "message": "Loading model", "type":
+    /// "unavailable_error"}}`. With [`Fault::times`] it answers so for the first N requests.
+    pub fn loading() -> Self {
+        Fault::status(503)
+            .code(LOADING_CODE)
+            .message("Loading model")
     }
 
     /// Anthropic-style 529 overloaded.
@@ -310,6 +323,10 @@ impl TryFrom<FaultSpec> for Fault {
                 FaultKind::Status(status_fault(429, Some("insufficient_quota".into())))
             }
             "overloaded" => FaultKind::Status(status_fault(529, s.code.clone())),
+            "loading" => FaultKind::Status(StatusFault {
+                message: Some(s.message.clone().unwrap_or_else(|| "Loading model".into())),
+                ..status_fault(503, Some(LOADING_CODE.into()))
+            }),
             "stream_error" => FaultKind::StreamError {
                 after_chunks: s.after_chunks.unwrap_or(1),
                 error: status_fault(s.status.unwrap_or(500), s.code.clone()),
@@ -339,7 +356,7 @@ impl TryFrom<FaultSpec> for Fault {
             other => {
                 return Err(invalid(format!(
                     "unknown fault kind `{other}` (expected status, rate_limit, \
-                     insufficient_quota, overloaded, stream_error, malformed_body, truncate, stall, \
+                     insufficient_quota, overloaded, loading, stream_error, malformed_body, truncate, stall, \
                      drop_connection, latency, invalid_tool_call)"
                 )));
             }
@@ -418,6 +435,12 @@ mod tests {
         assert!(e.to_string().contains("probability"), "{e}");
         let e = serde_json::from_str::<Fault>(r#"{"kind":"status"}"#).unwrap_err();
         assert!(e.to_string().contains("needs `status`"), "{e}");
+    }
+
+    #[test]
+    fn fault_file_form_loading_is_llama_servers_503_for_the_first_requests() {
+        let f: Fault = serde_json::from_str(r#"{"kind":"loading","times":4}"#).unwrap();
+        assert_eq!(f, Fault::loading().times(4));
     }
 
     #[test]

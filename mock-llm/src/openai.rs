@@ -299,6 +299,10 @@ impl Wire for OpenAi {
             s if s >= 500 => ("server_error", None),
             _ => ("invalid_request_error", None),
         };
+        if code == Some(crate::faults::LOADING_CODE) {
+            // llama.cpp's shape: the status as `code`, the kind as `type`.
+            return json!({ "error": { "code": status, "message": message, "type": code } });
+        }
         let code = code.or(default_code);
         // OpenAI reports quota exhaustion with type and code both `insufficient_quota`.
         let kind = if code == Some("insufficient_quota") {

@@ -309,6 +309,15 @@ impl ProviderError {
         self
     }
 
+    /// Whether this is a server that is up but still loading its model: HTTP 503 whose message
+    /// says so — llama.cpp's `llama-server` answers `{"error": {"code": 503, "message": "Loading
+    /// model", "type": "unavailable_error"}}` until the model is in memory; Hugging Face's TGI and
+    /// Inference API say `Model … is currently loading`. Waiting helps, for longer than a retry
+    /// budget allows (`retry.rs`).
+    pub fn server_loading(&self) -> bool {
+        self.status == Some(503) && self.message.to_ascii_lowercase().contains("loading")
+    }
+
     /// The server's requested wait, when this is a rate limit that named one.
     pub fn retry_after(&self) -> Option<Duration> {
         match self.kind {

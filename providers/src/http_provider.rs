@@ -284,25 +284,31 @@ impl<W: Wire> HttpProvider<W> {
         };
         let (body, state) = (&body, &state);
         let options_ref = options;
-        run_with_retries(self.spec.kind, &self.spec.retry, options, |_| {
-            // Encoded per attempt (the body borrows the request): no copy of the bytes is held
-            // while the call waits for its answer, only in case a retry needs them.
-            let bytes = skillet_json::to_vec(body).map(Bytes::from).map_err(|e| {
-                ProviderError::new(
-                    ProviderErrorKind::BadRequest,
-                    format!("the request cannot be encoded: {e}"),
-                )
-            });
-            async move {
-                let bytes = bytes?;
-                if let Some(limiter) = &self.rate_limiter {
-                    limiter.admit(bytes.len(), options_ref).await?;
+        run_with_retries(
+            self.spec.kind,
+            &self.spec.base_url,
+            &self.spec.retry,
+            options,
+            |_| {
+                // Encoded per attempt (the body borrows the request): no copy of the bytes is held
+                // while the call waits for its answer, only in case a retry needs them.
+                let bytes = skillet_json::to_vec(body).map(Bytes::from).map_err(|e| {
+                    ProviderError::new(
+                        ProviderErrorKind::BadRequest,
+                        format!("the request cannot be encoded: {e}"),
+                    )
+                });
+                async move {
+                    let bytes = bytes?;
+                    if let Some(limiter) = &self.rate_limiter {
+                        limiter.admit(bytes.len(), options_ref).await?;
+                    }
+                    self.attempt(bytes, state, sent, options_ref)
+                        .await
+                        .map_err(|e| e.redact(self.spec.secrets()))
                 }
-                self.attempt(bytes, state, sent, options_ref)
-                    .await
-                    .map_err(|e| e.redact(self.spec.secrets()))
-            }
-        })
+            },
+        )
         .await
     }
 

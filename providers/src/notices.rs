@@ -29,11 +29,23 @@ pub struct RetryNotice {
     pub error_kind: ProviderErrorKind,
     /// Its HTTP status, if the server answered.
     pub status: Option<u16>,
+    /// Set when the server at this base URL answered that it is still loading its model (HTTP
+    /// 503 `Loading model`): the policy then waits with backoff, without spending attempts, up
+    /// to the call's deadline, and `wait` is that whole wait. Told once per call.
+    pub loading_server: Option<String>,
 }
 
 impl fmt::Display for RetryNotice {
-    /// E.g. `retrying after HTTP 429 (rate_limited), waiting 1.2s (attempt 2 of 3)`.
+    /// E.g. `retrying after HTTP 429 (rate_limited), waiting 1.2s (attempt 2 of 3)`, or `the
+    /// server at http://127.0.0.1:8080/v1 is still loading its model; waiting up to 28 s`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(server) = &self.loading_server {
+            return write!(
+                f,
+                "the server at {server} is still loading its model; waiting up to {:.0} s",
+                self.wait.as_secs_f64().ceil()
+            );
+        }
         let cause = match self.status {
             Some(status) => format!("HTTP {status} ({})", self.error_kind.as_str()),
             None => self.error_kind.as_str().to_owned(),

@@ -11,6 +11,13 @@
 //! cancellation token, so a hung server cannot outlive the call. Each retry is logged at debug
 //! level with provider, status and wait (never a credential) and reported to the observer.
 //!
+//! A server that is up but still loading its model (HTTP 503 `Loading model`,
+//! [`ProviderError::server_loading`]) is not an outage: the call waits for it with its own
+//! backoff (250 ms doubling to 2 s), spending no attempts, until the deadline (or, for a call
+//! without one, `max_retry_after`), and says so once — an info line and one [`RetryNotice`]
+//! naming the server's base URL. Still loading when that time is up, the call fails with an
+//! error naming the URL.
+//!
 //! What is not here: classifying errors (`error.rs`) and anything about a wire format.
 
 use std::future::Future;
@@ -19,7 +26,7 @@ use std::time::Duration;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use tokio::time::Instant;
 
-use crate::error::ProviderError;
+use crate::error::{ProviderError, ProviderErrorKind};
 use crate::kind::ProviderKind;
 use crate::notices::RetryNotice;
 use crate::provider::{CallOptions, bounded};
@@ -29,10 +36,22 @@ use crate::spec::RetrySettings;
 /// turned them away unread ([`ProviderError::resend_at_once`]).
 const RESENDS_AT_ONCE: u32 = 2;
 
+/// The first wait for a server still loading its model; doubles up to [`LOADING_MAX_WAIT`].
+const LOADING_FIRST_WAIT: Duration = Duration::from_millis(250);
+
+/// The longest single wait for a server still loading its model.
+const LOADING_MAX_WAIT: Duration = Duration::from_secs(2);
+
+/// Time left for the last try after waiting for a loading server: a wait that would leave
+/// less before the deadline is cut short, and with less than this left the call fails.
+const LOADING_LAST_TRY: Duration = Duration::from_millis(250);
+
 /// Runs `attempt` (given the 1-based attempt number) until it succeeds, fails with a
-/// non-retryable error, runs out of attempts, hits the deadline or is cancelled.
+/// non-retryable error, runs out of attempts, hits the deadline or is cancelled. `server` is
+/// the base URL (never with credentials), named when the server is still loading its model.
 pub(crate) async fn run_with_retries<T, F, Fut>(
     provider: ProviderKind,
+    server: &str,
     settings: &RetrySettings,
     options: &CallOptions<'_>,
     mut attempt: F,
@@ -51,6 +70,7 @@ where
 
     let mut number = 1;
     let mut resent = 0;
+    let mut loading = LoadingWait::default();
     loop {
         if options.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(ProviderError::deadline_exceeded(""));
@@ -73,6 +93,11 @@ where
                 attempt = number,
                 "the server turned the request away unread; sending it again at once"
             );
+            continue;
+        }
+        if error.server_loading() {
+            let wait = loading.next(provider, server, settings, options, number, &error)?;
+            Box::pin(sleep_cancellable(options, wait)).await?;
             continue;
         }
         if !error.retryable || number >= max_attempts {
@@ -129,6 +154,7 @@ where
             wait,
             error_kind: error.kind.clone(),
             status: error.status,
+            loading_server: None,
         };
         tracing::debug!(
             provider = provider.as_str(),
@@ -149,6 +175,105 @@ where
     }
 }
 
+/// The waits of one call for a server still loading its model.
+#[derive(Default)]
+struct LoadingWait {
+    /// When the call first heard the server was loading.
+    since: Option<Instant>,
+    /// Waits so far.
+    waits: u32,
+}
+
+impl LoadingWait {
+    /// The next wait after `error` (a loading answer), told once; or the error to fail with
+    /// when no time is left.
+    fn next(
+        &mut self,
+        provider: ProviderKind,
+        server: &str,
+        settings: &RetrySettings,
+        options: &CallOptions<'_>,
+        attempt: u32,
+        error: &ProviderError,
+    ) -> Result<Duration, ProviderError> {
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        let until = options.deadline.unwrap_or(since + settings.max_retry_after);
+        let left = until.saturating_duration_since(now);
+        if left <= LOADING_LAST_TRY {
+            return Err(still_loading(
+                server,
+                error,
+                now - since,
+                options.deadline.is_some(),
+            ));
+        }
+        let backoff = LOADING_FIRST_WAIT
+            .saturating_mul(1 << self.waits.min(8))
+            .min(LOADING_MAX_WAIT);
+        let wait = backoff.min(left - LOADING_LAST_TRY);
+        if self.waits == 0 {
+            let up_to = left - LOADING_LAST_TRY;
+            tracing::info!(
+                provider = provider.as_str(),
+                server,
+                wait_up_to_ms = up_to.as_millis() as u64,
+                "the server at {server} is still loading its model; waiting up to {:.0} s",
+                up_to.as_secs_f64().ceil()
+            );
+            if let Some(observer) = options.retry_observer {
+                observer.retrying(&RetryNotice {
+                    provider,
+                    attempt,
+                    max_attempts: settings.max_attempts.max(1),
+                    wait: up_to,
+                    error_kind: error.kind.clone(),
+                    status: error.status,
+                    loading_server: Some(server.to_owned()),
+                });
+            }
+        } else {
+            tracing::debug!(
+                provider = provider.as_str(),
+                server,
+                wait_ms = wait.as_millis() as u64,
+                "the server is still loading its model; waiting again"
+            );
+        }
+        self.waits += 1;
+        Ok(wait)
+    }
+}
+
+/// The error of a call whose server was still loading its model when its time ran out.
+fn still_loading(
+    server: &str,
+    error: &ProviderError,
+    waited: Duration,
+    deadline: bool,
+) -> ProviderError {
+    let (kind, until) = if deadline {
+        (ProviderErrorKind::Timeout, "the call's deadline")
+    } else {
+        (ProviderErrorKind::Unavailable, "max_retry_after")
+    };
+    let mut failed = ProviderError::new(
+        kind,
+        format!(
+            "the server at {server} was still loading its model after {:.1}s of waiting \
+             (HTTP 503: {}), and {until} leaves no time to wait longer; start the call once the \
+             server has loaded its model (llama-server: GET /health answers 200), or give the \
+             call more time",
+            waited.as_secs_f64(),
+            error.message
+        ),
+    )
+    .with_request_id(error.request_id.clone())
+    .with_retryable(false);
+    failed.status = error.status;
+    failed
+}
+
 async fn sleep_cancellable(options: &CallOptions<'_>, wait: Duration) -> Result<(), ProviderError> {
     bounded(options, async {
         tokio::time::sleep(wait).await;
@@ -163,7 +288,6 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
-    use crate::error::ProviderErrorKind;
 
     fn fast() -> RetrySettings {
         RetrySettings {
@@ -183,6 +307,7 @@ mod tests {
         let calls = AtomicU32::new(0);
         let result: Result<(), _> = run_with_retries(
             ProviderKind::Ollama,
+            "http://server",
             &fast(),
             &CallOptions::default(),
             |_| {
@@ -200,6 +325,7 @@ mod tests {
         let calls = AtomicU32::new(0);
         let result: Result<(), _> = run_with_retries(
             ProviderKind::Ollama,
+            "http://server",
             &fast(),
             &CallOptions::default(),
             |_| {
@@ -216,8 +342,12 @@ mod tests {
     async fn retry_after_past_the_deadline_fails_at_once_with_timeout() {
         let calls = AtomicU32::new(0);
         let options = CallOptions::default().with_deadline(Instant::now() + Duration::from_secs(5));
-        let result: Result<(), _> =
-            run_with_retries(ProviderKind::Openai, &fast(), &options, |_| {
+        let result: Result<(), _> = run_with_retries(
+            ProviderKind::Openai,
+            "http://server",
+            &fast(),
+            &options,
+            |_| {
                 calls.fetch_add(1, Ordering::SeqCst);
                 async {
                     Err(ProviderError::new(
@@ -228,8 +358,9 @@ mod tests {
                     )
                     .with_status(429))
                 }
-            })
-            .await;
+            },
+        )
+        .await;
         let error = result.unwrap_err();
         assert_eq!(error.kind, ProviderErrorKind::Timeout);
         assert_eq!(error.status, Some(429));
@@ -242,8 +373,12 @@ mod tests {
         let notices = Mutex::new(Vec::new());
         let observer = |n: &RetryNotice| notices.lock().unwrap().push(n.clone());
         let options = CallOptions::default().with_retry_observer(&observer);
-        let result: Result<u32, _> =
-            run_with_retries(ProviderKind::Anthropic, &fast(), &options, |n| async move {
+        let result: Result<u32, _> = run_with_retries(
+            ProviderKind::Anthropic,
+            "http://server",
+            &fast(),
+            &options,
+            |n| async move {
                 if n < 3 {
                     Err(ProviderError::new(
                         ProviderErrorKind::RateLimited {
@@ -255,8 +390,9 @@ mod tests {
                 } else {
                     Ok(n)
                 }
-            })
-            .await;
+            },
+        )
+        .await;
         assert_eq!(result.unwrap(), 3);
         let notices = notices.lock().unwrap();
         assert_eq!(notices.len(), 2);
@@ -269,6 +405,69 @@ mod tests {
         );
     }
 
+    fn loading() -> ProviderError {
+        ProviderError::new(ProviderErrorKind::Unavailable, "Loading model").with_status(503)
+    }
+
+    #[tokio::test]
+    async fn a_server_loading_its_model_is_waited_for_past_the_attempts_and_told_once() {
+        let notices = Mutex::new(Vec::new());
+        let observer = |n: &RetryNotice| notices.lock().unwrap().push(n.clone());
+        let options = CallOptions::default()
+            .with_deadline(Instant::now() + Duration::from_secs(10))
+            .with_retry_observer(&observer);
+        let calls = AtomicU32::new(0);
+        let result: Result<u32, _> = run_with_retries(
+            ProviderKind::Openai,
+            "http://server/v1",
+            &fast(),
+            &options,
+            |_| {
+                let call = calls.fetch_add(1, Ordering::SeqCst);
+                async move { if call < 5 { Err(loading()) } else { Ok(call) } }
+            },
+        )
+        .await;
+        assert_eq!(result.unwrap(), 5, "five loading answers, then the answer");
+        let notices = notices.lock().unwrap();
+        assert_eq!(notices.len(), 1, "told once: {notices:?}");
+        let told = notices[0].to_string();
+        assert!(
+            told.starts_with(
+                "the server at http://server/v1 is still loading its model; waiting up to"
+            ),
+            "{told}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_finishes_loading_fails_at_the_deadline_naming_its_url() {
+        let start = Instant::now();
+        let options = CallOptions::default().with_deadline(start + Duration::from_millis(1500));
+        let result: Result<(), _> = run_with_retries(
+            ProviderKind::Openai,
+            "http://server/v1",
+            &fast(),
+            &options,
+            |_| async { Err(loading()) },
+        )
+        .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.kind, ProviderErrorKind::Timeout);
+        assert_eq!(error.status, Some(503));
+        assert!(
+            error
+                .message
+                .contains("the server at http://server/v1 was still loading its model"),
+            "{error}"
+        );
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(1000) && took <= Duration::from_millis(1500),
+            "waited until shortly before the deadline, not past it: {took:?}"
+        );
+    }
+
     #[tokio::test]
     async fn cancellation_interrupts_a_retry_wait() {
         let token = tokio_util::sync::CancellationToken::new();
@@ -278,12 +477,17 @@ mod tests {
             max_backoff: Duration::from_secs(3600),
             ..fast()
         };
-        let result: Result<(), _> =
-            run_with_retries(ProviderKind::Ollama, &settings, &options, |_| {
+        let result: Result<(), _> = run_with_retries(
+            ProviderKind::Ollama,
+            "http://server",
+            &settings,
+            &options,
+            |_| {
                 token.cancel();
                 async { Err(unavailable()) }
-            })
-            .await;
+            },
+        )
+        .await;
         assert_eq!(result.unwrap_err().kind, ProviderErrorKind::Cancelled);
     }
 }

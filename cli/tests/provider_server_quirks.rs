@@ -1,0 +1,139 @@
+//! How `skillet run` copes with local model servers as they really behave, driven through the real
+//! `skillet` binary against a real mock-llm on an ephemeral port (issue 54):
+//! - a server still loading its model (llama.cpp's `503 Loading model`) is waited for up to the
+//!   call's deadline, said once, and still failing at the deadline names the server;
+//! - a structured-output mode the server refused (llama-cpp-python's `json_schema`) is
+//!   remembered across processes in the cache under `$XDG_CACHE_HOME/skillet/`.
+//!
+//! Not here: the retry policy's own cases (`skillet-providers`' `retry` tests) and the mode
+//! ladder (`modes` tests).
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mock_llm::{MockConfig, MockServer, Scenario};
+
+const SKILLET: &str = env!("CARGO_BIN_EXE_skillet");
+
+/// Variables that could decide a case from the machine's own environment.
+const CLEARED_VARS: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SKILLET_PROVIDER",
+    "SKILLET_MODEL",
+    "SKILLET_BASE_URL",
+    "SKILLET_CONFIG",
+    "SKILLET_MODE_CACHE",
+    "XDG_CACHE_HOME",
+    "RUST_LOG",
+];
+
+async fn mock(scenario: &str) -> MockServer {
+    let scenario = Scenario::from_json_str(scenario).expect("scenario parses");
+    MockServer::start(MockConfig::default().with_scenario(scenario))
+        .await
+        .expect("mock-llm starts")
+}
+
+/// A skill `say-hi` answering in one turn within `timeout_s`, with an output schema when
+/// `schema` is set.
+fn write_skill(root: &Path, timeout_s: u32, schema: bool) -> PathBuf {
+    let dir = root.join("say-hi");
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    let output = if schema {
+        std::fs::write(
+            dir.join("assets/output.schema.json"),
+            r#"{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]}"#,
+        )
+        .unwrap();
+        "  a2a-output-schema: assets/output.schema.json\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: say-hi\ndescription: Says hi.\nmetadata:\n  a2e-max-turns: '1'\n  \
+             a2e-timeout-seconds: '{timeout_s}'\n{output}---\nSay hi.\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// `skillet run SKILL` against `server` as an OpenAI-compatible server, from `root`, with `env`.
+async fn run(root: &Path, skill: &Path, server: &MockServer, env: &[(&str, &Path)]) -> Output {
+    let mut command = tokio::process::Command::new(SKILLET);
+    command
+        .current_dir(root)
+        .arg("run")
+        .arg(skill)
+        .args(["--args", r#"{"prompt": "hi"}"#])
+        .args(["--provider", "openai-compatible", "--model", "llama3.2"])
+        .args(["--base-url", &format!("{}/v1", server.base_url())])
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    for var in CLEARED_VARS {
+        command.env_remove(var);
+    }
+    // Never the machine's own cache, whatever the case sets.
+    command.env("HOME", root);
+    for (var, value) in env {
+        command.env(var, value);
+    }
+    tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("run ends within 60 s")
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn a_run_started_while_the_server_loads_its_model_waits_and_succeeds_saying_so_once() {
+    // Four loading answers: more than the three attempts a run's retry budget has.
+    let server = mock(r#"{"rules": [{"fault": {"kind": "loading", "times": 4}}]}"#).await;
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 30, false);
+    let output = run(root.path(), &skill, &server, &[]).await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    let url = format!("{}/v1", server.base_url());
+    let said = format!("the server at {url} is still loading its model; waiting up to");
+    assert_eq!(err.matches(&said).count(), 1, "said once: {err}");
+    let journal = server.journal();
+    assert_eq!(journal.len(), 5, "four loading answers, then the answer");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_finishes_loading_fails_at_the_deadline_naming_its_url() {
+    let server = mock(r#"{"rules": [{"fault": {"kind": "loading"}}]}"#).await;
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 3, false);
+    let start = Instant::now();
+    let output = run(root.path(), &skill, &server, &[]).await;
+    let took = start.elapsed();
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    let url = format!("{}/v1", server.base_url());
+    assert!(
+        err.contains(&format!(
+            "the server at {url} was still loading its model after"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("timeout"), "the run ends as a timeout: {err}");
+    assert!(
+        took < Duration::from_secs(10),
+        "ends at the 3 s deadline, not later: {took:?}"
+    );
+    assert!(
+        server.journal().len() > 3,
+        "waited past the retry budget: {err}"
+    );
+    server.shutdown().await;
+}
