@@ -11,7 +11,7 @@
 //! turn 2 — live and from the history; a plain Agent Skill with a 1,000-character description
 //! (one "Request" textarea, no horizontal overflow, a run); unknown skill and run routes showing
 //! only their notice; the repair side by side (rejected answer, violations, repaired answer), the
-//! run's waterfall, a failed run's box linking to the turn it failed at, "Load example" from
+//! run's waterfall (live while the slow run goes, then under the result), a failed run's box linking to the turn it failed at, "Load example" from
 //! `examples/*.json` and `a2a-examples`, SKILL.md rendered as Markdown (its HTML shown as text)
 //! with the raw file on a toggle, the environment line, a history that shows a run made
 //! elsewhere without a reload, with turns and repairs columns and its filters in the URL —

@@ -183,7 +183,12 @@ def phase_run(d):
     d.find_element(By.CSS_SELECTOR, '[name="/text"]').send_keys("take your time")
     d.find_element(By.ID, "run-button").click()
     wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#run-timeline .turn"), "Turn 1"))
+    # Its waterfall while it runs: the turn's bar grows with the time it takes.
+    live = '#run-timeline [data-testid="waterfall-live"] li.wf-row .wf-ms'
+    wait(d).until(lambda d: d.find_elements(By.CSS_SELECTOR, live)
+                  and d.find_element(By.CSS_SELECTOR, live).text.endswith(" s"))
     d.find_element(By.ID, "cancel-button").click()
+    wait(d).until(lambda d: not d.find_elements(By.CSS_SELECTOR, live))
     wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, '#run-timeline [data-testid="result"]'), "Cancelled"))
 
     # The history, after a reload: both runs; one re-opened.

@@ -6,7 +6,8 @@
 // Tool calls waiting for approval (`status` with `detail.approval`) are `ApprovalRow`s.
 // While a tool call waits for approval, the tab's title starts with "(approval needed)".
 // Below the result: the files the run produced as download links, a waterfall of the run's
-// time (a bar per model turn and per tool call, `waterfall.js`) and the run's transcript when
+// time (a bar per model turn and per tool call, `waterfall.js`; drawn live above the result
+// while a run of this page goes) and the run's transcript when
 // its answer carries one (`transcript.js`). A failed run's box names the turn it failed at and
 // why, with a link to that turn.
 // The same renderer replays a recorded run from the events kept in its answer.
@@ -77,7 +78,11 @@ export class Timeline {
     // What happens before the first turn (and native skills' notes) goes above the turns.
     this.pre = el("div", "pre-turn");
     this.preRow = { body: this.pre, stream: this.pre, li: this.pre };
-    container.append(title, this.state, bar, this.pre, this.turns, this.result);
+    // While a run of this page goes, its waterfall so far (the finished one goes under the
+    // result); redrawn every half second, its open bars growing to "now".
+    this.liveWaterfall = el("div", "live-waterfall");
+    container.append(title, this.state, bar, this.pre, this.turns, this.liveWaterfall, this.result);
+    this.ticker = live ? setInterval(() => this.drawLive(), 500) : null;
     this.byTurn = new Map();
     this.current = null;
     this.pendingTools = new Map();
@@ -136,6 +141,7 @@ export class Timeline {
 
   event(ev) {
     this.lastTs = ev.ts;
+    this.lastLocal = performance.now();
     const data = ev.data || {};
     if (ev.kind === "progress") {
       this.fill.style.width = `${data.pct}%`;
@@ -181,6 +187,24 @@ export class Timeline {
     if (row) row.decided(detail);
     else this.row().body.append(el("p", "log", `approval ${detail.approval}: tool ${detail.tool}`));
     if (this.live) markTitle([...this.approvalRows.values()].some((r) => !r.done));
+  }
+
+  // The waterfall so far, open spans ending at the server's "now" (its last event's time plus
+  // what this page's clock says has passed since).
+  drawLive() {
+    if (this.lastTs === undefined) return;
+    const now = this.lastTs + (performance.now() - this.lastLocal) / 1000;
+    const spans = this.spans.map((sp) => Object.assign({}, sp, { end: sp.end === undefined ? now : sp.end }));
+    const drawn = renderWaterfall(spans);
+    if (drawn) drawn.setAttribute("data-testid", "waterfall-live");
+    this.liveWaterfall.replaceChildren(...(drawn ? [drawn] : []));
+  }
+
+  // The run ended: no more live waterfall.
+  stopLive() {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    this.liveWaterfall.replaceChildren();
   }
 
   endApprovals() {
@@ -233,6 +257,7 @@ export class Timeline {
 
   // The final answer.
   finish(resp) {
+    this.stopLive();
     this.endApprovals();
     this.fill.style.width = "100%";
     this.bar.setAttribute("aria-valuenow", "100");
@@ -364,6 +389,7 @@ export class Timeline {
   }
 
   cancelled() {
+    this.stopLive();
     this.endApprovals();
     this.setState("cancelled — the server stops the call and records it");
     const box = el("section", "result bad");
@@ -373,6 +399,7 @@ export class Timeline {
   }
 
   failed(text) {
+    this.stopLive();
     this.endApprovals();
     this.setState("failed");
     const box = el("section", "result bad");
