@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 /// Everything a backend needs to know about how to confine one child.
@@ -115,6 +115,23 @@ pub struct EnvPolicy {
     /// Point `HOME` and `TMPDIR` at the working directory unless set explicitly, so well-behaved
     /// programs write inside their confinement.
     pub home_is_workdir: bool,
+}
+
+impl EnvPolicy {
+    /// `text` with every value this policy sets in the child's environment replaced by
+    /// `[REDACTED]`, for quoting what a child printed. Values under four bytes are left (they
+    /// would shred ordinary text), and so is `PATH`, which is no secret and would shred every
+    /// path a program prints.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (name, value) in &self.set {
+            let value = value.expose_secret();
+            if value.len() >= 4 && name != "PATH" {
+                text = text.replace(value, "[REDACTED]");
+            }
+        }
+        text
+    }
 }
 
 impl Default for EnvPolicy {
@@ -231,5 +248,18 @@ mod tests {
     fn policy_with_unknown_field_is_rejected() {
         let err = toml::from_str::<SandboxPolicy>("[limits]\nprocesess = 8\n").unwrap_err();
         assert!(err.to_string().contains("processes"), "{err}");
+    }
+
+    #[test]
+    fn redact_hides_each_value_set_for_the_child_but_path_and_tiny_values() {
+        let mut env = EnvPolicy::default();
+        env.set.insert("API_KEY".into(), "sk-canary-123".into());
+        env.set.insert("PATH".into(), "/usr/local/bin".into());
+        env.set.insert("N".into(), "1".into());
+        let printed = "key=sk-canary-123 path=/usr/local/bin/python n=1";
+        assert_eq!(
+            env.redact(printed),
+            "key=[REDACTED] path=/usr/local/bin/python n=1"
+        );
     }
 }

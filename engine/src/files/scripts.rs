@@ -31,7 +31,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy};
 
@@ -304,7 +303,7 @@ impl RunSkillScript {
     ) -> Result<ToolOutput, String> {
         let max = self.config.max_output_bytes;
         let stream = |bytes: &skillet_sandbox::CapturedOutput| {
-            let (text, cut) = cut_text(redact(&bytes.to_text_lossy(), policy), max);
+            let (text, cut) = cut_text(policy.env.redact(&bytes.to_text_lossy()), max);
             (text, cut || bytes.truncated)
         };
         let (stdout, stdout_cut) = stream(&result.stdout);
@@ -361,19 +360,6 @@ fn cut_text(mut text: String, max: usize) -> (String, bool) {
     }
     text.truncate(end);
     (text, true)
-}
-
-/// `text` with every secret the policy hands the child replaced.
-fn redact(text: &str, policy: &SandboxPolicy) -> String {
-    let mut text = text.to_owned();
-    for (name, secret) in &policy.env.set {
-        let secret = secret.expose_secret();
-        // PATH is no secret (and would shred every path a script prints).
-        if secret.len() >= 4 && name != "PATH" {
-            text = text.replace(secret, "[REDACTED]");
-        }
-    }
-    text
 }
 
 #[async_trait]

@@ -32,7 +32,6 @@ pub mod config;
 mod plugin;
 mod scratch;
 
-use secrecy::ExposeSecret;
 use skillet_sandbox::{Failure, Outcome, SandboxPolicy};
 
 pub use command::{CommandFailure, CommandTool};
@@ -65,7 +64,7 @@ const QUOTE_LIMIT: usize = 400;
 /// the policy hands the child replaced — a child may print its environment, and error details
 /// reach models and logs.
 pub(crate) fn quote_tail(text: &str, policy: &SandboxPolicy) -> String {
-    let text = redact(text.trim(), policy);
+    let text = policy.env.redact(text.trim());
     let skip = text.chars().count().saturating_sub(QUOTE_LIMIT);
     if skip == 0 {
         text
@@ -77,23 +76,12 @@ pub(crate) fn quote_tail(text: &str, policy: &SandboxPolicy) -> String {
 /// The first [`QUOTE_LIMIT`] characters of `text` (a child's stdout), redacted like
 /// [`quote_tail`].
 pub(crate) fn quote_head(text: &str, policy: &SandboxPolicy) -> String {
-    let text = redact(text.trim(), policy);
+    let text = policy.env.redact(text.trim());
     if text.chars().count() <= QUOTE_LIMIT {
         text
     } else {
         format!("{}…", text.chars().take(QUOTE_LIMIT).collect::<String>())
     }
-}
-
-fn redact(text: &str, policy: &SandboxPolicy) -> String {
-    let mut text = text.to_owned();
-    for secret in policy.env.set.values() {
-        let secret = secret.expose_secret();
-        if secret.len() >= 4 {
-            text = text.replace(secret, "[REDACTED]");
-        }
-    }
-    text
 }
 
 #[cfg(test)]
