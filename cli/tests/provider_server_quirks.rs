@@ -137,3 +137,81 @@ async fn a_server_that_never_finishes_loading_fails_at_the_deadline_naming_its_u
     );
     server.shutdown().await;
 }
+
+/// The `response_format.type` of each chat request the server saw from `from` on.
+fn output_modes(server: &MockServer, from: usize) -> Vec<String> {
+    server
+        .journal()
+        .into_iter()
+        .skip(from)
+        .filter(|e| e.endpoint == "openai.chat")
+        .map(|e| {
+            e.body
+                .pointer("/response_format/type")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("none")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// llama-cpp-python's server: `json_schema` refused with its HTTP 500.
+const REFUSES_JSON_SCHEMA: &str = r#"{"dialect": {"refuse_output": ["json_schema"]}}"#;
+
+#[tokio::test]
+async fn a_mode_the_server_refused_is_remembered_so_the_next_run_sends_no_refused_request() {
+    let server = mock(REFUSES_JSON_SCHEMA).await;
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("XDG_CACHE_HOME", cache.path())];
+
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 30, true);
+    let first = run(root.path(), &skill, &server, &env).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(output_modes(&server, 0), ["json_schema", "json_object"]);
+    assert!(stderr(&first).contains("refused structured output mode json_schema"));
+    let file = cache.path().join("skillet/modes.json");
+    let written = std::fs::read_to_string(&file).expect("the cache file is written");
+    assert!(
+        written.contains("json_object") && written.contains("llama3.2"),
+        "{written}"
+    );
+
+    let seen = server.journal().len();
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 30, true);
+    let second = run(root.path(), &skill, &server, &env).await;
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(
+        output_modes(&server, seen),
+        ["json_object"],
+        "the second run starts from the remembered mode"
+    );
+    assert!(!stderr(&second).contains("refused"), "{}", stderr(&second));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_the_mode_cache_off_every_run_learns_the_refusal_again() {
+    let server = mock(REFUSES_JSON_SCHEMA).await;
+    let cache = tempfile::tempdir().unwrap();
+    let off = Path::new("off");
+    let env = [
+        ("XDG_CACHE_HOME", cache.path()),
+        ("SKILLET_MODE_CACHE", off),
+    ];
+    for run_number in 0..2 {
+        let seen = server.journal().len();
+        let root = tempfile::tempdir().unwrap();
+        let skill = write_skill(root.path(), 30, true);
+        let output = run(root.path(), &skill, &server, &env).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(
+            output_modes(&server, seen),
+            ["json_schema", "json_object"],
+            "run {run_number}"
+        );
+    }
+    assert!(!cache.path().join("skillet").exists(), "nothing written");
+    server.shutdown().await;
+}

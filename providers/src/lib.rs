@@ -90,6 +90,7 @@ mod images;
 #[cfg(test)]
 mod json_writer_tests;
 mod kind;
+mod mode_cache;
 mod mode_names;
 mod modes;
 mod notices;
@@ -129,6 +130,7 @@ pub use error::{ProviderError, ProviderErrorKind};
 pub use fallback::{FallbackChain, FallbackLink};
 pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
 pub use kind::ProviderKind;
+pub use mode_cache::MODE_CACHE_VAR;
 pub use mode_names::{Feature, OutputMode, ToolMode};
 pub use modes::Modes;
 pub use notices::{

@@ -23,15 +23,18 @@
 //!
 //! **Negotiation.** `auto` starts from the first mode of the kind's ladder. A server that
 //! refuses a mode (`refusal.rs` reads its error) gets the turn again once in the next mode; the
-//! choice is remembered for that kind + base URL + model for the life of the process, and the
+//! choice is remembered for that kind + base URL + model for the life of the process and, for a
+//! week, in the mode cache file (`mode_cache.rs`) that the next process starts from, and the
 //! caller's [`RetryObserver`](crate::RetryObserver) is told. A mode set by hand is never
 //! changed.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+use crate::mode_cache::CacheKey;
 pub use crate::mode_names::{ANSWER_TOOL, Feature, OutputMode, ToolMode};
 use crate::types::{ChatRequest, ResponseSchema, TurnPhase};
 
@@ -72,6 +75,8 @@ pub(crate) struct ModeCell {
     caps: &'static Capabilities,
     configured: (OutputMode, ToolMode),
     current: Mutex<Modes>,
+    /// The mode cache file and this cell's key in it, when the cache is on.
+    persist: Option<(PathBuf, CacheKey)>,
 }
 
 type MemoryKey = (&'static str, String, String, OutputMode, ToolMode);
@@ -106,8 +111,48 @@ impl ModeCell {
         }
         memory
             .entry(key)
-            .or_insert_with(|| Arc::new(ModeCell::new(caps, output, tools)))
+            .or_insert_with(|| Arc::new(ModeCell::remembered(caps, base_url, model, output, tools)))
             .clone()
+    }
+
+    /// A new cell for this server+model, starting from the modes the mode cache remembers for
+    /// it (features on `auto` only), and writing what it learns there.
+    fn remembered(
+        caps: &'static Capabilities,
+        base_url: &str,
+        model: &str,
+        output: OutputMode,
+        tools: ToolMode,
+    ) -> Self {
+        let mut cell = ModeCell::new(caps, output, tools);
+        let negotiated = output == OutputMode::Auto || tools == ToolMode::Auto;
+        // Unit tests never touch the user's cache.
+        let Some(path) = negotiated
+            .then(crate::mode_cache::location)
+            .flatten()
+            .filter(|_| !cfg!(test))
+        else {
+            return cell;
+        };
+        let key = CacheKey {
+            kind: caps.name,
+            base_url: base_url.to_owned(),
+            model: model.to_owned(),
+        };
+        if let Some(learned) = crate::mode_cache::load(&path, &key) {
+            let current = cell
+                .current
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            if output == OutputMode::Auto && caps.output_ladder.contains(&learned.output) {
+                current.output = learned.output;
+            }
+            if tools == ToolMode::Auto {
+                current.tools = learned.tools;
+            }
+        }
+        cell.persist = Some((path, key));
+        cell
     }
 
     pub(crate) fn new(caps: &'static Capabilities, output: OutputMode, tools: ToolMode) -> Self {
@@ -125,6 +170,7 @@ impl ModeCell {
             caps,
             configured: (output, tools),
             current: Mutex::new(start),
+            persist: None,
         }
     }
 
@@ -171,6 +217,9 @@ impl ModeCell {
             _ => return None,
         };
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = next;
+        if let Some((path, key)) = &self.persist {
+            crate::mode_cache::store(path, key, next);
+        }
         Some(next)
     }
 }
