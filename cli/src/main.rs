@@ -1,7 +1,9 @@
 //! The `skillet` command-line interface; everything lives in the `skillet_cli` library.
 //! This file only picks the global allocator, mimalloc, and turns transparent huge pages off,
 //! both chosen by measurement (BENCHMARKS.md,
-//! "2026-12-01: allocator, borrowed request bodies, batched stdio writes").
+//! "2026-12-01: allocator, borrowed request bodies, batched stdio writes"), and turns on the
+//! providers' mode cache, which only the binary uses (a library embedding the engine, and its
+//! tests, never touch the user's cache).
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -13,5 +15,6 @@ fn main() -> std::process::ExitCode {
     // kernel without the flag just keeps THP. Linux only: elsewhere there is no such switch.
     #[cfg(target_os = "linux")]
     let _ = rustix::thread::disable_transparent_huge_pages(true);
+    skillet_providers::enable_mode_cache();
     skillet_cli::main()
 }

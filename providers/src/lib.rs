@@ -29,6 +29,9 @@
 //! - [`RateLimits`] — a spec's `requests_per_minute` / `tokens_per_minute`, enforced before
 //!   every attempt by the provider itself and shared by every call to it (`rate_limit.rs`);
 //!   waits are told to the observer as a [`RateLimitNotice`] and never cross the deadline.
+//! - [`enable_mode_cache`] — a process that calls it (the `skillet` binary) keeps the modes a
+//!   server + model refused in a cache file across processes (`mode_cache.rs`,
+//!   [`MODE_CACHE_VAR`] relocates or turns it off).
 //!
 //! Contract details the engine relies on:
 //! - A tool call whose arguments are not a JSON object comes back with
@@ -130,7 +133,7 @@ pub use error::{ProviderError, ProviderErrorKind};
 pub use fallback::{FallbackChain, FallbackLink};
 pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
 pub use kind::ProviderKind;
-pub use mode_cache::MODE_CACHE_VAR;
+pub use mode_cache::{MODE_CACHE_VAR, enable_mode_cache};
 pub use mode_names::{Feature, OutputMode, ToolMode};
 pub use modes::Modes;
 pub use notices::{

@@ -2,6 +2,8 @@
 //! under the user's cache directory, so a second `skillet run` against a server that refused a
 //! mode does not send the refused request again.
 //!
+//! Off until the process calls [`enable_mode_cache`] (the `skillet` binary does; a library
+//! embedding the providers, and every test in process, never touch the user's cache).
 //! Where: `$SKILLET_MODE_CACHE` (a file path; `off` turns the cache off), else
 //! `$XDG_CACHE_HOME/skillet/modes.json`, else `$HOME/.cache/skillet/modes.json`; no such
 //! variable, no cache. Keyed by the provider kind, base URL (normalized at construction: never
@@ -19,7 +21,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -79,8 +81,20 @@ impl Entry {
     }
 }
 
+/// Whether this process keeps learned modes in the cache file.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns the mode cache on for this process: providers built from now on start from the modes
+/// the cache file remembers and write what they learn to it (unless `SKILLET_MODE_CACHE=off`).
+pub fn enable_mode_cache() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
 /// The cache file this process uses, from the environment; `None` when it is off.
 pub(crate) fn location() -> Option<PathBuf> {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return None;
+    }
     location_from(&|name| std::env::var_os(name).filter(|v| !v.is_empty()))
 }
 

@@ -126,12 +126,7 @@ impl ModeCell {
     ) -> Self {
         let mut cell = ModeCell::new(caps, output, tools);
         let negotiated = output == OutputMode::Auto || tools == ToolMode::Auto;
-        // Unit tests never touch the user's cache.
-        let Some(path) = negotiated
-            .then(crate::mode_cache::location)
-            .flatten()
-            .filter(|_| !cfg!(test))
-        else {
+        let Some(path) = negotiated.then(crate::mode_cache::location).flatten() else {
             return cell;
         };
         let key = CacheKey {
