@@ -132,6 +132,8 @@ pub async fn serve(
                 ));
             }
             let core = HostCore::with_access(service, server.max_concurrent_calls, access);
+            // The console's empty skills list names them.
+            let skill_roots = roots.clone();
             _watch = watch::start(watch, roots, &parts, core.skill_changes().clone(), console);
             let endpoint = Endpoint::from_core(core.clone());
             let mut task_store = None;
@@ -180,6 +182,7 @@ pub async fn serve(
                 &core,
                 &format!("{scheme}://{local}"),
                 local,
+                skill_roots,
                 console,
             )
             .await?;
@@ -298,6 +301,7 @@ async fn web_console(
     core: &HostCore,
     origin: &str,
     local: SocketAddr,
+    skill_roots: Vec<std::path::PathBuf>,
     console: Console,
 ) -> Result<axum::Router, Failure> {
     let settings = &config.console;
@@ -350,6 +354,7 @@ async fn web_console(
             history,
             capture_content,
             model_override,
+            skill_roots,
             input_files: web::InputFileLimits {
                 max_files: config.skills.workspace.max_input_files,
                 max_file_bytes: config.skills.workspace.max_input_file_bytes,

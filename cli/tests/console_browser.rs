@@ -86,6 +86,11 @@ fn browser_python() -> Option<PathBuf> {
 fn write_skills(root: &Path) {
     write_gated_and_file_skills(root);
     write_ecosystem_skills(root);
+    // The bundled summarize, whose evals `skillet eval --baseline --repeat 2 --save` runs.
+    copy_dir(
+        &repo_root().join("skills/summarize"),
+        &root.join("summarize"),
+    );
     let dir = root.join("ticket-triage");
     std::fs::create_dir_all(dir.join("assets")).unwrap();
     std::fs::write(
@@ -278,7 +283,8 @@ async fn serve(cwd: &Path, skills: &Path) -> HttpServer {
         .await
 }
 
-async fn drive(python: &Path, base: &str, phase: &str) {
+/// Runs the script's `phase` against `base`; `skills` is the folder the server loads from.
+async fn drive(python: &Path, base: &str, phase: &str, skills: &Path) {
     let script = repo_root().join("cli/tests/python/console_browser.py");
     let mut command = tokio::process::Command::new(python);
     command.arg(&script).arg(base).arg(phase);
@@ -286,7 +292,7 @@ async fn drive(python: &Path, base: &str, phase: &str) {
         || repo_root().join("target/console-screenshots"),
         PathBuf::from,
     );
-    command.arg(shots);
+    command.arg(shots).arg(skills);
     let output = tokio::time::timeout(std::time::Duration::from_secs(240), command.output())
         .await
         .expect("the browser script finishes within 240 s")
@@ -315,7 +321,7 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
     )
     .unwrap();
     let server = serve(cwd.path(), skills.path()).await;
-    drive(&python, &server.base, "run").await;
+    drive(&python, &server.base, "run", skills.path()).await;
     drop(server);
     // The evals of ticket-triage on two models, saved where the console reads them.
     // A server that keeps no content, and one with no skills.
@@ -328,11 +334,11 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
     )
     .unwrap();
     let server = serve(bare.path(), plain.path()).await;
-    drive(&python, &server.base, "nocapture").await;
+    drive(&python, &server.base, "nocapture", plain.path()).await;
     drop(server);
     let nothing = tempfile::tempdir().unwrap();
     let server = serve(bare.path(), nothing.path()).await;
-    drive(&python, &server.base, "empty").await;
+    drive(&python, &server.base, "empty", nothing.path()).await;
     drop(server);
     let eval = tokio::process::Command::new(SKILLET)
         .current_dir(cwd.path())
@@ -354,6 +360,25 @@ async fn the_console_runs_a_skill_from_its_form_cancels_one_and_keeps_the_histor
         String::from_utf8_lossy(&eval.stdout),
         String::from_utf8_lossy(&eval.stderr)
     );
+    // summarize with and without its instructions, twice each: the pair the page shows.
+    let baseline = tokio::process::Command::new(SKILLET)
+        .current_dir(cwd.path())
+        .arg("--skills-dir")
+        .arg(skills.path())
+        .args(["--provider", "mock"])
+        .args(["eval", "summarize", "--baseline", "--repeat", "2", "--save"])
+        .env_remove("SKILLET_CONFIG")
+        .env_remove("SKILLET_PROVIDER")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        baseline.status.success()
+            && String::from_utf8_lossy(&baseline.stdout).contains("delta +0.21"),
+        "skillet eval --baseline --save: {}{}",
+        String::from_utf8_lossy(&baseline.stdout),
+        String::from_utf8_lossy(&baseline.stderr)
+    );
     let server = serve(cwd.path(), skills.path()).await;
-    drive(&python, &server.base, "restarted").await;
+    drive(&python, &server.base, "restarted", skills.path()).await;
 }

@@ -38,7 +38,7 @@ use crate::approval_desk::ApprovalDesk;
 use crate::auth::audit::AuditRecord;
 use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
-use crate::record::{CallRecorder, PendingRecord};
+use crate::record::{CallRecorder, Door, PendingRecord};
 use crate::skill_changes::SkillChanges;
 use skillet_engine::events::EventSink;
 use skillet_engine::run::Approver;
@@ -161,6 +161,8 @@ pub struct Admitted {
     caller: Option<AdmittedCaller>,
     /// Who the door said the caller is (for a recorder; `None`: a trusted local caller).
     caller_id: Option<String>,
+    /// The door it came through (for a recorder), when the door said.
+    door: Option<Door>,
 }
 
 /// The caller of an admitted call under access rules: its room under its own limits and what
@@ -177,6 +179,12 @@ impl Admitted {
     /// The call's cancellation token (a child of the host's shutdown token).
     pub(crate) fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
+    }
+
+    /// The same call, recorded as come through `door` (a recorder's history shows it).
+    pub fn through(mut self, door: Door) -> Admitted {
+        self.door = Some(door);
+        self
     }
 }
 
@@ -336,6 +344,7 @@ impl HostCore {
         CallScope {
             core: self.clone(),
             ids: Arc::new(Mutex::new(HashMap::new())),
+            door: None,
         }
     }
 
@@ -348,6 +357,7 @@ impl HostCore {
             registration: None,
             caller: None,
             caller_id: None,
+            door: None,
         })
     }
 
@@ -424,7 +434,7 @@ impl HostCore {
         // What a recorder needs of the request, kept only when one listens.
         let recorded = self.inner.recorder.get().map(|recorder| {
             let caller = admitted.caller_id.as_deref().unwrap_or("local");
-            PendingRecord::new(recorder, &request, caller)
+            PendingRecord::new(recorder, &request, caller, admitted.door)
         });
         let Admitted {
             permit,
@@ -432,6 +442,7 @@ impl HostCore {
             registration,
             caller,
             caller_id: _,
+            door: _,
         } = admitted;
         tracing::debug!(req_id = %request.id, skill = %request.name, "call admitted");
         // The lock is held across the spawn so the task cannot deregister before it registered.

@@ -236,6 +236,8 @@ impl Endpoint {
             Request::Call(call) => *call,
         };
         let admitted = match scope.admit_as(caller, &call) {
+            // The console's page is the caller that asks its desk.
+            Ok(admitted) if ask_desk => admitted.through(crate::record::Door::Console),
             Ok(admitted) => admitted,
             Err(refusal) => {
                 let _ = out.send(Message::CallResponse(SkillCallResponse::rejected(

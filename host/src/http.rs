@@ -87,7 +87,7 @@ struct AppState {
 /// Card's `supportedInterfaces` when the service's card names none.
 pub fn router(endpoint: Endpoint, options: HttpOptions, a2e_url: Option<String>) -> Router {
     let state = AppState {
-        scope: endpoint.core().scope(),
+        scope: endpoint.core().scope().through(crate::record::Door::A2e),
         endpoint,
         options,
         a2e_url,

@@ -12,6 +12,42 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use skillet_protocol::{SkillCallRequest, SkillCallResponse};
 
+/// The door a call came through, as a history shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Door {
+    /// The web console's page (an A2E call over HTTP carrying `X-Skillet-Console`).
+    Console,
+    /// A2E, over HTTP (`POST /a2e`) or stdio.
+    A2e,
+    /// MCP, over HTTP or stdio.
+    Mcp,
+    /// A2A.
+    A2a,
+    /// NATS.
+    Nats,
+}
+
+impl Door {
+    /// Every door, in the order a history lists them.
+    pub const ALL: [Door; 5] = [Door::Console, Door::A2e, Door::Mcp, Door::A2a, Door::Nats];
+
+    /// Its name as stored and filtered on: `console`, `a2e`, `mcp`, `a2a` or `nats`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Console => "console",
+            Door::A2e => "a2e",
+            Door::Mcp => "mcp",
+            Door::A2a => "a2a",
+            Door::Nats => "nats",
+        }
+    }
+
+    /// The door named `name` ([`Door::as_str`]); `None` for any other text.
+    pub fn parse(name: &str) -> Option<Door> {
+        Door::ALL.into_iter().find(|door| door.as_str() == name)
+    }
+}
+
 /// One finished call: who asked, what, and the one answer it got.
 #[derive(Debug)]
 pub struct FinishedCall<'a> {
@@ -21,6 +57,8 @@ pub struct FinishedCall<'a> {
     pub skill: &'a str,
     /// The caller's id (`local`, `anonymous` or an identity id; never a secret).
     pub caller: &'a str,
+    /// The door it came through; `None` when the door that admitted it did not say.
+    pub door: Option<Door>,
     /// The arguments it was called with.
     pub arguments: &'a Map<String, Value>,
     /// The model an `llm_override` asked for, if any.
@@ -43,15 +81,18 @@ pub(crate) struct PendingRecord {
     arguments: Map<String, Value>,
     model_override: Option<String>,
     caller: String,
+    door: Option<Door>,
     started_at: f64,
 }
 
 impl PendingRecord {
-    /// Keeps what `recorder` will need of `request` (admitted now, from `caller`).
+    /// Keeps what `recorder` will need of `request` (admitted now, from `caller` through
+    /// `door`).
     pub(crate) fn new(
         recorder: &Arc<dyn CallRecorder>,
         request: &SkillCallRequest,
         caller: &str,
+        door: Option<Door>,
     ) -> PendingRecord {
         PendingRecord {
             recorder: Arc::clone(recorder),
@@ -64,6 +105,7 @@ impl PendingRecord {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             caller: caller.to_owned(),
+            door,
             started_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
@@ -76,6 +118,7 @@ impl PendingRecord {
             req_id: &response.req_id,
             skill: &response.name,
             caller: &self.caller,
+            door: self.door,
             arguments: &self.arguments,
             model_override: self.model_override.as_deref(),
             started_at: self.started_at,

@@ -68,7 +68,7 @@ where
     let writer = tokio::spawn(write_lines(outbound, output));
     let mut reader = BufReader::new(input);
     // One connection: call ids are unique among this connection's calls in flight.
-    let scope = endpoint.core().scope();
+    let scope = endpoint.core().scope().through(crate::record::Door::A2e);
     tokio::pin!(shutdown);
 
     let end = loop {

@@ -364,7 +364,21 @@ def live_history(d):
     new = [history_rows(d)[i] for i in set(history_rows(d)) - before]
     assert new[0][1] == "plain-notes", new
     assert d.execute_script("return window.__not_reloaded === true"), "the page was reloaded"
+    # Each run names the door it came through: the page's own, the A2E post, the copies sent
+    # to /mcp and /a2a.
+    assert header[11] == "Door", header
+    assert new[0][11] == "A2E", new
+    doors = {cells[11] for cells in history_rows(d).values()}
+    assert {"console", "A2E", "MCP", "A2A"} <= doors, doors
     shot(d, "history-live")
+    # Filtered by door, kept in the URL.
+    Select(d.find_element(By.ID, "h-door")).select_by_value("mcp")
+    d.find_element(By.CSS_SELECTOR, "#history-filters button").click()
+    wait(d).until(lambda d: "door=mcp" in d.current_url)
+    wait(d).until(lambda d: history_rows(d) and all(c[11] == "MCP" for c in history_rows(d).values()))
+    d.refresh()
+    wait(d).until(lambda d: history_rows(d) and all(c[11] == "MCP" for c in history_rows(d).values()))
+    assert Select(d.find_element(By.ID, "h-door")).first_selected_option.text == "MCP"
 
 
 def open_skill(d, name):
@@ -636,6 +650,40 @@ def phase_restarted(d):
     assert '"queue": "urgent"' in run.text, run.text
     d.execute_script("arguments[0].scrollIntoView()", runs)
     shot(d, "eval-failure")
+    eval_baseline(d)
+
+
+def eval_baseline(d):
+    # summarize saved with --baseline --repeat 2: each model beside itself without the skill,
+    # the delta, pass@2, and each run's graded expectations when a cell is opened.
+    open_skill(d, "summarize")
+    table = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#skill-evals table.evals")))
+    header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    model = "openai-compatible/mock-llm"
+    assert header == ["Case", model, f"{model} without the skill"], header
+    pair = d.find_element(By.CSS_SELECTOR, '#skill-evals [data-testid="eval-pairs"]').text
+    assert f"{model}: with the skill 100 %" in pair and "without it 79 %" in pair and "delta +0.21" in pair, pair
+    rows = {tr.find_element(By.TAG_NAME, "th").text: [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    with_skill, without = rows["summarizes-in-one-turn"]
+    assert with_skill.startswith("2/2") and "expectations 4/4" in with_skill, with_skill
+    assert without.startswith("0/2") and "expectations 0/4" in without, without
+    assert rows["Repeats"] == ["pass@2 100 % · pass^2 100 %", "pass@2 50 % · pass^2 50 %"], rows["Repeats"]
+    assert rows["Expectations"] == ["4/4 (100 %)", "0/4 (0 %)"], rows["Expectations"]
+    # The baseline's cell opens its runs: each expectation failed, with the judge's evidence.
+    table.find_element(By.XPATH, ".//tr[th='summarizes-in-one-turn']/td[2]//button").click()
+    runs = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, '#skill-evals [data-testid="eval-runs"]')))
+    assert f"summarizes-in-one-turn on {model} without the skill: 2 runs" in runs.text, runs.text
+    graded = runs.find_element(By.CSS_SELECTOR, '[data-testid="expectations"]').text
+    assert "failed The summary says that Skillet runs skills for agent hosts." in graded, graded
+    assert "No key point mentions validation." in graded, graded
+    d.execute_script("arguments[0].scrollIntoView()", runs)
+    shot(d, "eval-baseline")
+    # The skill's own cell: both expectations passed, with their evidence.
+    table.find_element(By.XPATH, ".//tr[th='summarizes-in-one-turn']/td[1]//button").click()
+    wait(d).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, '#skill-evals [data-testid="eval-runs"] h3'), f"on {model}: 2 runs"))
+    graded = d.find_element(By.CSS_SELECTOR, '#skill-evals [data-testid="expectations"]').text
+    assert graded.count("passed") == 2 and "Key point 2" in graded, graded
 
 
 def phase_nocapture(d):
@@ -660,6 +708,9 @@ def phase_empty(d):
     d.get(f"{BASE}/")
     empty = wait(d).until(EC.visibility_of_element_located((By.ID, "skills-empty")))
     assert "skillet init NAME" in empty.text and "--skills-dir" in empty.text, empty.text
+    # It names the folder this server was given (the test passes it as the 4th argument).
+    looked = [c.text for c in empty.find_elements(By.CSS_SELECTOR, "code.skill-root")]
+    assert looked == [sys.argv[4]], (looked, sys.argv[4:])
     shot(d, "skills-empty")
 
 

@@ -333,7 +333,8 @@ impl A2aAdapter {
             .inner
             .core
             .admit_anonymous_as(caller, &invocation.name, false)
-            .map_err(refusal_error)?;
+            .map_err(refusal_error)?
+            .through(crate::record::Door::A2a);
         let task_id = new_id();
         let context_id = if message.context_id.is_empty() {
             new_id()

@@ -82,7 +82,8 @@ impl A2aAdapter {
         }
         let admitted = core
             .admit_anonymous_as(&Caller::Local, &skill, false)
-            .map_err(|refusal| (skill.clone(), refusal.to_protocol_error().message))?;
+            .map_err(|refusal| (skill.clone(), refusal.to_protocol_error().message))?
+            .through(crate::record::Door::A2a);
         self.store()
             .rebind_cancel(&task.task_id, admitted.cancel_token());
         let mut request = SkillCallRequest::new(skill, arguments);

@@ -83,6 +83,11 @@ async fn info(State(state): State<ApiState>) -> Response {
             "auth": state.core.access().is_some(),
             "max_concurrent_calls": state.core.max_concurrent_calls(),
             "input_files": options.input_files,
+            "skill_roots": options
+                .skill_roots
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect::<Vec<_>>(),
         }),
     )
 }

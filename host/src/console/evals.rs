@@ -17,7 +17,8 @@ use serde::Serialize;
 use serde_json::Value;
 use skillet_engine::eval::EvalReport;
 
-use super::history::{History, HistoryError, SCHEMA, connect};
+use super::history::{History, HistoryError};
+use super::history_schema::{SCHEMA, connect};
 
 /// The reports of one skill kept in the database.
 pub const MAX_SAVED_PER_SKILL: i64 = 20;

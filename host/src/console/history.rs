@@ -12,9 +12,12 @@
 //! - input and answer are kept only when content capture is on; otherwise a row holds the
 //!   skill, caller, outcome, error code, model, duration, usage, cost, turns and repairs (the
 //!   answers rejected as final) — no text of the run;
-//! - a file made before the `repairs` column existed gets it when opened (its old rows: unknown).
+//! - each row says the door its call came through (console, A2E, MCP, A2A, NATS), and a list
+//!   filters on it.
 //!
-//! Not here: parsing the list's query string (`super::query`), the HTTP routes (`super::api`).
+//! Not here: parsing the list's query string (`super::query`), the HTTP routes (`super::api`),
+//! the tables and their migration (`super::history_schema`), what of a call a row keeps
+//! (`super::history_row`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -25,8 +28,9 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::V
 use serde::Serialize;
 use serde_json::Value;
 
-use super::query::{Outcome, RunFilter};
-use crate::record::{CallRecorder, FinishedCall};
+use super::history_row::Row;
+use super::history_schema::{connect, migrate};
+use super::query::RunFilter;
 
 /// Default most runs kept.
 pub const DEFAULT_MAX_RUNS: u32 = 1000;
@@ -34,41 +38,6 @@ pub const DEFAULT_MAX_RUNS: u32 = 1000;
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Rows waiting for the writer before new ones are dropped.
 const QUEUE: usize = 1024;
-
-/// The file's tables: the runs, and the eval reports `evals` saves and reads.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS console_runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    req_id TEXT NOT NULL,
-    skill TEXT NOT NULL,
-    caller TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    finished_at REAL NOT NULL,
-    duration_ms INTEGER,
-    outcome TEXT NOT NULL,
-    error_code TEXT,
-    error TEXT,
-    model TEXT,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    cost REAL,
-    currency TEXT,
-    turns INTEGER,
-    arguments TEXT,
-    response TEXT,
-    repairs INTEGER
-);
-CREATE INDEX IF NOT EXISTS console_runs_started ON console_runs (started_at);
-CREATE INDEX IF NOT EXISTS console_runs_skill ON console_runs (skill, id);
-CREATE TABLE IF NOT EXISTS console_evals (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    skill TEXT NOT NULL,
-    saved_at REAL NOT NULL,
-    passed INTEGER NOT NULL,
-    report TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS console_evals_skill ON console_evals (skill, id);
-";
 
 /// How much history is kept.
 #[derive(Debug, Clone, Copy)]
@@ -104,29 +73,6 @@ pub enum HistoryError {
     Query(String),
 }
 
-/// One finished call as stored.
-#[derive(Debug, Clone, Default)]
-struct Row {
-    req_id: String,
-    skill: String,
-    caller: String,
-    started_at: f64,
-    finished_at: f64,
-    duration_ms: Option<i64>,
-    outcome: &'static str,
-    error_code: Option<String>,
-    error: Option<String>,
-    model: Option<String>,
-    input_tokens: Option<i64>,
-    output_tokens: Option<i64>,
-    cost: Option<f64>,
-    currency: Option<String>,
-    turns: Option<i64>,
-    repairs: Option<i64>,
-    arguments: Option<String>,
-    response: Option<String>,
-}
-
 enum Job {
     Insert(Box<Row>),
     Flush(tokio::sync::oneshot::Sender<()>),
@@ -155,6 +101,9 @@ pub struct RunSummary {
     pub error_code: Option<String>,
     /// The model of its first turn (or the override's).
     pub model: Option<String>,
+    /// The door it came through (`console`, `a2e`, `mcp`, `a2a`, `nats`); unknown for runs
+    /// recorded before the history kept it.
+    pub door: Option<String>,
     /// Input tokens over all turns, when reported.
     pub input_tokens: Option<i64>,
     /// Output tokens over all turns, when reported.
@@ -206,10 +155,7 @@ impl History {
             std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
         }
         let writer = connect(path).map_err(open_error)?;
-        writer
-            .execute_batch(SCHEMA)
-            .and_then(|()| add_repairs_column(&writer))
-            .map_err(|e| open_error(e.to_string()))?;
+        migrate(&writer).map_err(|e| open_error(e.to_string()))?;
         let reader = connect(path).map_err(open_error)?;
         let (jobs, queue) = mpsc::sync_channel(QUEUE);
         std::thread::Builder::new()
@@ -228,7 +174,7 @@ impl History {
         &self.path
     }
 
-    fn push(&self, row: Row) {
+    pub(super) fn push(&self, row: Row) {
         match self.jobs.try_send(Job::Insert(Box::new(row))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -278,19 +224,6 @@ impl History {
     }
 }
 
-/// A connection to the file as the history uses it: WAL, `synchronous = NORMAL`, a 5 s busy
-/// timeout.
-pub(super) fn connect(path: &Path) -> Result<Connection, String> {
-    let conn = Connection::open(path).map_err(|e| e.to_string())?;
-    conn.busy_timeout(Duration::from_secs(5))
-        .map_err(|e| e.to_string())?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(|e| e.to_string())?;
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(|e| e.to_string())?;
-    Ok(conn)
-}
-
 /// The most rows written in one transaction.
 const MAX_BATCH: usize = 256;
 
@@ -336,19 +269,6 @@ fn write_batch(
     batch.commit()
 }
 
-/// Adds `repairs` to a `console_runs` made before it existed.
-fn add_repairs_column(conn: &Connection) -> rusqlite::Result<()> {
-    let has: bool = conn.query_row(
-        "SELECT COUNT(*) FROM pragma_table_info('console_runs') WHERE name = 'repairs'",
-        [],
-        |row| row.get::<_, i64>(0).map(|n| n > 0),
-    )?;
-    if !has {
-        conn.execute_batch("ALTER TABLE console_runs ADD COLUMN repairs INTEGER")?;
-    }
-    Ok(())
-}
-
 fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
     let Row {
         req_id,
@@ -367,14 +287,16 @@ fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
         currency,
         turns,
         repairs,
+        door,
         arguments,
         response,
     } = row;
     conn.execute(
         "INSERT INTO console_runs (req_id, skill, caller, started_at, finished_at, duration_ms,
             outcome, error_code, error, model, input_tokens, output_tokens, cost, currency, turns,
-            arguments, response, repairs)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            arguments, response, repairs, door)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19)",
         params![
             req_id,
             skill,
@@ -393,7 +315,8 @@ fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
             turns,
             arguments,
             response,
-            repairs
+            repairs,
+            door
         ],
     )?;
     Ok(())
@@ -414,7 +337,7 @@ fn prune(conn: &Connection, limits: HistoryLimits, now: f64) -> rusqlite::Result
 
 const SUMMARY_COLUMNS: &str = "id, req_id, skill, caller, started_at, finished_at, duration_ms,
     outcome, error_code, model, input_tokens, output_tokens, cost, currency, turns,
-    arguments IS NOT NULL OR response IS NOT NULL, repairs";
+    arguments IS NOT NULL OR response IS NOT NULL, repairs, door";
 
 fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
     Ok(RunSummary {
@@ -435,6 +358,7 @@ fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         turns: row.get(14)?,
         content_kept: row.get(15)?,
         repairs: row.get(16)?,
+        door: row.get(17)?,
     })
 }
 
@@ -451,6 +375,7 @@ fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummar
         outcome,
         error_code,
         model,
+        door,
         since,
         until,
         before,
@@ -468,6 +393,9 @@ fn list(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummar
     }
     if let Some(model) = model {
         condition("model = ?", SqlValue::Text(model.clone()));
+    }
+    if let Some(door) = door {
+        condition("door = ?", SqlValue::Text(door.as_str().to_owned()));
     }
     if let Some(since) = since {
         condition("started_at >= ?", SqlValue::Real(*since));
@@ -500,108 +428,13 @@ fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRecord>> {
             let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
             Ok(RunRecord {
                 summary: summary(row)?,
-                error: row.get(17)?,
-                arguments: json(row.get(18)?),
-                response: json(row.get(19)?),
+                error: row.get(18)?,
+                arguments: json(row.get(19)?),
+                response: json(row.get(20)?),
             })
         },
     )
     .optional()
-}
-
-/// Records every call the core answers into a [`History`]; input, answer and error text only
-/// when `capture_content`.
-#[derive(Debug)]
-pub struct HistoryRecorder {
-    history: Arc<History>,
-    capture_content: bool,
-}
-
-impl HistoryRecorder {
-    /// A recorder into `history`.
-    pub fn new(history: Arc<History>, capture_content: bool) -> HistoryRecorder {
-        HistoryRecorder {
-            history,
-            capture_content,
-        }
-    }
-}
-
-impl CallRecorder for HistoryRecorder {
-    fn record(&self, call: FinishedCall<'_>) {
-        self.history.push(row_of(&call, self.capture_content));
-    }
-}
-
-fn row_of(call: &FinishedCall<'_>, capture_content: bool) -> Row {
-    let response = call.response;
-    let mut row = Row {
-        req_id: call.req_id.to_owned(),
-        skill: call.skill.to_owned(),
-        caller: call.caller.to_owned(),
-        started_at: call.started_at,
-        finished_at: response.created_at,
-        model: call.model_override.map(str::to_owned),
-        ..Row::default()
-    };
-    match (&response.data, &response.error) {
-        (Some(result), _) => {
-            row.outcome = if result.success {
-                Outcome::Success.as_str()
-            } else {
-                Outcome::Failure.as_str()
-            };
-            row.duration_ms = int(result.duration_ms);
-            row.error_code = result.error_code.map(|c| c.as_str().to_owned());
-            row.error = result.error.clone();
-            row.repairs = int(result
-                .events
-                .iter()
-                .filter(|event| is_repair(event))
-                .count() as u64);
-            if let Some(usage) = &result.usage {
-                row.input_tokens = usage.input_tokens.and_then(int);
-                row.output_tokens = usage.output_tokens.and_then(int);
-                row.turns = int(usage.turns.len() as u64).filter(|n| *n > 0);
-                if let Some(turn) = usage.turns.first() {
-                    row.model = Some(turn.model.clone());
-                }
-                if let Some(cost) = &usage.cost {
-                    row.cost = Some(cost.amount);
-                    row.currency = Some(cost.currency.clone());
-                }
-            }
-        }
-        (None, error) => {
-            row.outcome = Outcome::Rejected.as_str();
-            row.error_code = error.as_ref().map(|e| e.code.as_str().to_owned());
-            row.error = error.as_ref().map(|e| e.message.clone());
-        }
-    }
-    if capture_content {
-        row.arguments = serde_json::to_string(call.arguments).ok();
-        row.response = Some(skillet_protocol::encode(
-            &skillet_protocol::Message::CallResponse(response.clone()),
-        ));
-    } else {
-        row.error = None;
-    }
-    row
-}
-
-/// Whether `event` is the engine's `log` line for an answer rejected as the final answer (the
-/// turn after it repairs it).
-fn is_repair(event: &skillet_protocol::SkillEvent) -> bool {
-    matches!(
-        &event.payload,
-        skillet_protocol::EventPayload::Log { message, .. }
-            if message.starts_with("final answer rejected")
-    )
-}
-
-/// A count as SQLite stores it (a value past `i64::MAX` is not a count anyone reported).
-fn int(value: u64) -> Option<i64> {
-    i64::try_from(value).ok()
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! only with capture, reopened after a restart.
 
 use super::*;
+use crate::console::HistoryRecorder;
+use crate::console::query::Outcome;
+use crate::record::{CallRecorder, Door, FinishedCall};
 use serde_json::{Map, json};
 use skillet_protocol::{ErrorCode, ProtocolError, SkillCallResponse, SkillResult};
 
@@ -14,6 +17,7 @@ fn finished<'a>(
         req_id: &response.req_id,
         skill,
         caller: "local",
+        door: Some(Door::A2e),
         arguments,
         model_override: None,
         started_at: response.created_at - 0.5,
@@ -241,7 +245,7 @@ async fn history_cost_per_call() {
 }
 
 #[tokio::test]
-async fn repairs_are_counted_without_content_and_an_older_file_gets_the_column() {
+async fn repairs_are_counted_without_content_and_an_older_file_gets_the_columns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     // A file written before the history counted repairs: no `repairs` column, one old row.
@@ -283,8 +287,43 @@ async fn repairs_are_counted_without_content_and_an_older_file_gets_the_column()
         .map(|r| (r.req_id.as_str(), r.repairs))
         .collect();
     assert_eq!(repairs, [("new", Some(1)), ("old", None)]);
+    let doors: Vec<Option<&str>> = runs.iter().map(|r| r.door.as_deref()).collect();
+    assert_eq!(doors, [Some("a2e"), None], "the old row's door is unknown");
     assert!(
         !runs[0].content_kept,
         "the count is kept, the content is not"
     );
+}
+
+#[tokio::test]
+async fn each_run_says_the_door_it_came_through_and_a_list_filters_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let history =
+        Arc::new(History::open(&dir.path().join("state.db"), HistoryLimits::default()).unwrap());
+    let recorder = HistoryRecorder::new(Arc::clone(&history), false);
+    let arguments = args();
+    let responses: Vec<(Option<Door>, SkillCallResponse)> =
+        [Some(Door::Console), Some(Door::Mcp), Some(Door::Nats), None]
+            .into_iter()
+            .enumerate()
+            .map(|(i, door)| (door, ok(&format!("r{i}"), "summarize")))
+            .collect();
+    for (door, response) in &responses {
+        recorder.record(FinishedCall {
+            door: *door,
+            ..finished("summarize", &arguments, response)
+        });
+    }
+    let runs = history.list(RunFilter::default()).await.unwrap();
+    let doors: Vec<Option<&str>> = runs.iter().map(|r| r.door.as_deref()).collect();
+    assert_eq!(doors, [None, Some("nats"), Some("mcp"), Some("console")]);
+    let mcp = history
+        .list(RunFilter {
+            door: Some(Door::Mcp),
+            ..RunFilter::default()
+        })
+        .await
+        .unwrap();
+    let ids: Vec<&str> = mcp.iter().map(|r| r.req_id.as_str()).collect();
+    assert_eq!(ids, ["r1"]);
 }

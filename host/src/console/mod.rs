@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `GET /` | the page (`assets`: plain HTML, CSS and JS embedded in the binary; no CDN, works offline) |
 //! | `GET /console/assets/NAME` | its stylesheet and scripts |
-//! | `GET /console/api/info` | what this console offers: history on/off, content capture, the model override hints |
+//! | `GET /console/api/info` | what this console offers: history on/off, content capture, the model override hints, the skill folders it loads from |
 //! | `GET /console/api/skills` | the skills the caller may see (discover, with status, blocked reasons, schemas) |
 //! | `GET /console/api/skills/NAME` | one skill's definition, its `SKILL.md`, examples and declared environment (`skill_detail`) |
 //! | `GET /console/api/skills/NAME/evals` | its newest saved eval reports (`skillet eval --save`, `evals`), newest first |
@@ -21,7 +21,7 @@
 //! Runs do not go through here: the page posts them to `POST /a2e` with
 //! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
 //! that stream, so the console adds no second run path. Every call the core answers, from every
-//! door, reaches the history through [`crate::record::CallRecorder`] ([`history::HistoryRecorder`]).
+//! door, reaches the history through [`crate::record::CallRecorder`] ([`HistoryRecorder`]).
 //! The page's runs carry the `X-Skillet-Console` header, so their tool calls that need approval
 //! wait for the page ([`approvals::Approvals`], the core's `approval_desk`) instead of following
 //! the host's `[approvals] default`.
@@ -39,6 +39,8 @@ pub mod approvals;
 pub mod assets;
 pub mod evals;
 pub mod history;
+mod history_row;
+mod history_schema;
 pub mod query;
 pub mod skill_detail;
 pub mod token;
@@ -50,7 +52,8 @@ use axum::Router;
 use crate::core::HostCore;
 
 pub use approvals::Approvals;
-pub use history::{History, HistoryLimits, HistoryRecorder};
+pub use history::{History, HistoryLimits};
+pub use history_row::HistoryRecorder;
 
 /// Where the console's JSON routes live (the auth layer's scoped path).
 pub use crate::auth::http::CONSOLE_API_PREFIX as API_PREFIX;
@@ -81,6 +84,8 @@ pub struct ConsoleOptions {
     pub model_override: Option<ModelOverrideHints>,
     /// What the run form's file picker may send.
     pub input_files: InputFileLimits,
+    /// The folders the server loads its skills from, named by the empty skills list.
+    pub skill_roots: Vec<std::path::PathBuf>,
 }
 
 /// The input files (`_files`) one call may carry on this host, so the page refuses a file the

@@ -1,4 +1,4 @@
-//! [`RunFilter`]: the history's query string (`?skill=&outcome=&error_code=&model=&since=
+//! [`RunFilter`]: the history's query string (`?skill=&outcome=&error_code=&model=&door=&since=
 //! &until=&before=&limit=`) parsed once, at the edge, into typed values; anything else (an
 //! unknown key, a repeated key, a bad number or outcome) is a [`FilterError`] the route answers
 //! with 400 and the reason.
@@ -6,6 +6,8 @@
 //! Not here: running the query (`super::history`).
 
 use std::collections::BTreeMap;
+
+use crate::record::Door;
 
 /// How a recorded call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,11 +38,12 @@ impl Outcome {
 }
 
 /// The filters a list takes.
-const KNOWN: [&str; 8] = [
+const KNOWN: [&str; 9] = [
     "skill",
     "outcome",
     "error_code",
     "model",
+    "door",
     "since",
     "until",
     "before",
@@ -63,6 +66,8 @@ pub struct RunFilter {
     pub error_code: Option<String>,
     /// This model.
     pub model: Option<String>,
+    /// Through this door.
+    pub door: Option<Door>,
     /// Started at or after (seconds since the Unix epoch).
     pub since: Option<f64>,
     /// Started before.
@@ -83,6 +88,7 @@ impl Default for RunFilter {
             outcome: None,
             error_code: None,
             model: None,
+            door: None,
             since: None,
             until: None,
             before: None,
@@ -122,6 +128,12 @@ impl RunFilter {
             match key.as_str() {
                 "skill" => filter.skill = Some(value.clone()),
                 "model" => filter.model = Some(value.clone()),
+                "door" => {
+                    filter.door = Some(
+                        Door::parse(&value)
+                            .ok_or_else(|| bad("a door: console, a2e, mcp, a2a or nats"))?,
+                    );
+                }
                 "error_code" => {
                     if !value.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
                         return Err(bad("an error code such as `timeout`"));
@@ -190,6 +202,7 @@ mod tests {
             ("outcome", "failure"),
             ("error_code", "timeout"),
             ("model", "m"),
+            ("door", "mcp"),
             ("since", "10"),
             ("until", "20.5"),
             ("before", "7"),
@@ -199,6 +212,7 @@ mod tests {
         assert_eq!(filter.skill.as_deref(), Some("summarize"));
         assert_eq!(filter.outcome, Some(Outcome::Failure));
         assert_eq!(filter.error_code.as_deref(), Some("timeout"));
+        assert_eq!(filter.door, Some(Door::Mcp));
         assert_eq!(filter.since, Some(10.0));
         assert_eq!(filter.until, Some(20.5));
         assert_eq!(filter.before, Some(7));
@@ -223,6 +237,7 @@ mod tests {
             (vec![("since", "NaN")], "seconds since"),
             (vec![("before", "-1")], "a run id"),
             (vec![("error_code", "DROP TABLE")], "error code"),
+            (vec![("door", "smtp")], "a door: console"),
             (vec![("colour", "red")], "unknown filter `colour`"),
             (vec![("colour", "")], "unknown filter `colour`"),
             (vec![("skill", "a"), ("skill", "b")], "more than once"),

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Admitted, HostCore, Refusal};
 use crate::auth::Caller;
+use crate::record::Door;
 use skillet_protocol::SkillCallRequest;
 
 /// The ids in flight on one connection or session, with their cancellation tokens.
@@ -18,12 +19,20 @@ use skillet_protocol::SkillCallRequest;
 pub struct CallScope {
     pub(super) core: HostCore,
     pub(super) ids: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// The door its calls come through, for a recorder (`None`: not said).
+    pub(super) door: Option<Door>,
 }
 
 impl CallScope {
     /// The core this scope admits into.
     pub fn core(&self) -> &HostCore {
         &self.core
+    }
+
+    /// This scope, its calls recorded as come through `door` (a recorder's history shows it).
+    pub fn through(mut self, door: Door) -> CallScope {
+        self.door = Some(door);
+        self
     }
 
     /// Admits `call` from `caller`: refused when the access rules do not let the caller run it
@@ -59,6 +68,7 @@ impl CallScope {
             }),
             caller: None,
             caller_id: None,
+            door: self.door,
         })
     }
 

@@ -66,7 +66,7 @@ impl McpHandler {
     pub(crate) fn new_session(core: &HostCore, peers: &SessionPeers) -> Self {
         McpHandler {
             core: core.clone(),
-            scope: core.scope(),
+            scope: core.scope().through(crate::record::Door::Mcp),
             log_level: SessionLogLevel::default(),
             peers: peers.clone(),
             subscriptions: Subscriptions::default(),

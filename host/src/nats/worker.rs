@@ -162,7 +162,7 @@ impl NatsWorker {
             shared: Arc::new(Shared {
                 name: name.into(),
                 client,
-                scope: core.scope(),
+                scope: core.scope().through(crate::record::Door::Nats),
                 store,
                 checkpoints,
                 subjects,

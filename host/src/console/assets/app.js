@@ -3,7 +3,7 @@
 // cannot be shown leaves only the notice and a link back (no form to run, no empty record).
 
 import { getJson, ApiError, apiKey, setApiKey } from "./api.js";
-import { loadSkills, renderSkills, showSkill, skillNames, wireSkill } from "./skills.js";
+import { loadSkills, renderSkills, showSkill, skillNames, wireSkill, setSkillRoots } from "./skills.js";
 import { showEvals } from "./evals.js";
 import { prepareRun, setInfo, wireRun } from "./run.js";
 import { loadHistory, showRun, fillSkillFilter, filterHash, setFilters } from "./history.js";
@@ -52,6 +52,7 @@ async function ensureInfo() {
   if (!info) {
     info = await getJson("/console/api/info");
     setInfo(info);
+    setSkillRoots(info.skill_roots);
     $("key-button").hidden = !info.auth;
   }
   return info;

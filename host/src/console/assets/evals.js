@@ -3,7 +3,11 @@
 // the pass rate's 95 % Wilson interval as the CLI prints it), then the totals, latency, tokens
 // and cost over all of a model's runs. Each case cell opens its runs below the table: per run
 // the outcome, the checks that failed, turns, repairs, time, tokens and the data; fields a
-// newer report adds (judge grades, …) are shown as JSON. Earlier saves are listed under it.
+// newer report adds are shown as JSON. Earlier saves are listed under it.
+// A report saved with `--baseline` shows each model's pair: its column with the skill beside one
+// without the skill's instructions (`baseline`), and a line per model with both pass rates and
+// the delta (`benchmarks[].run_summary`). A run's graded expectations show with their verdict
+// and evidence (an ungraded one says so); pass@k and pass^k per model, flaky cases marked.
 // The section stays hidden when nothing was saved or the history is off.
 
 import { getJson } from "./api.js";
@@ -41,7 +45,24 @@ function rateCell(summary, open) {
   return td;
 }
 
-const KNOWN_RUN_FIELDS = new Set(["model", "case", "repeat", "passed", "failures", "observation"]);
+const KNOWN_RUN_FIELDS = new Set(["model", "case", "repeat", "passed", "failures", "observation", "expectations"]);
+
+// The judge's verdict on each expectation of a run, with its evidence.
+function expectationsBox(expectations) {
+  const box = el("div", "expectations");
+  box.setAttribute("data-testid", "expectations");
+  box.append(el("strong", null, "Expectations:"));
+  const list = el("ul");
+  for (const x of expectations) {
+    const verdict = !x.graded ? "not graded" : x.passed ? "passed" : "failed";
+    const li = el("li", `expectation ${x.graded ? (x.passed ? "passed" : "failed") : "ungraded"}`);
+    li.append(el("span", `badge ${x.graded && x.passed ? "ok" : "bad"}`, verdict), " ", x.text || "");
+    if (x.evidence) li.append(el("div", "muted evidence", x.evidence));
+    list.append(li);
+  }
+  box.append(list);
+  return box;
+}
 
 function outcomeText(o) {
   if (!o || !o.status) return "unknown";
@@ -74,6 +95,7 @@ function runBox(run) {
     failed.append(list);
     box.append(failed);
   }
+  if (Array.isArray(run.expectations) && run.expectations.length) box.append(expectationsBox(run.expectations));
   if (o.data !== undefined && o.data !== null) box.append(el("div", "muted", "data"), el("pre", "doc", JSON.stringify(o.data, null, 2)));
   for (const [key, value] of Object.entries(run)) {
     if (KNOWN_RUN_FIELDS.has(key)) continue;
@@ -84,12 +106,12 @@ function runBox(run) {
   return box;
 }
 
-// Shows the runs of `caseName` on `model` under the table.
-function openRuns(target, model, caseName) {
+// Shows the runs of `caseName` on `model` (`label` names its column) under the table.
+function openRuns(target, model, caseName, label) {
   const runs = (model.runs || []).filter((r) => r.case === caseName);
   const box = el("div", "eval-runs");
   box.setAttribute("data-testid", "eval-runs");
-  box.append(el("h3", null, `${caseName} on ${model.model}: ${runs.length} run${runs.length === 1 ? "" : "s"}`));
+  box.append(el("h3", null, `${caseName} on ${label}: ${runs.length} run${runs.length === 1 ? "" : "s"}`));
   if (!runs.length) box.append(el("p", "muted", "This report kept no run of that case."));
   for (const run of runs) box.append(runBox(run));
   target.replaceChildren(box);
@@ -102,15 +124,51 @@ function savedAt(saved) {
   return new Date(saved.saved_at * 1000).toLocaleString();
 }
 
+const pct = (x) => (typeof x === "number" ? `${Math.round(x * 100)} %` : "—");
+
+// The report's columns: each model, and after it the same model without the skill when the
+// report has a baseline for it.
+function columnsOf(report) {
+  const baseline = report.baseline || [];
+  const columns = [];
+  for (const model of report.models || []) {
+    columns.push({ model, label: model.model, baseline: false });
+    const without = baseline.find((b) => b.model === model.model);
+    if (without) columns.push({ model: without, label: `${model.model} without the skill`, baseline: true });
+  }
+  return columns;
+}
+
+// One line per model of a `--baseline` report: both pass rates and the delta, as
+// `benchmark.json`'s `run_summary` has them.
+function pairLines(report) {
+  const list = el("ul", "eval-pairs");
+  list.setAttribute("data-testid", "eval-pairs");
+  (report.benchmarks || []).forEach((bench, i) => {
+    const s = bench.run_summary || {};
+    const rate = (config) => s[config] && s[config].pass_rate && s[config].pass_rate.mean;
+    const model = (bench.metadata && bench.metadata.executor_model) || ((report.models || [])[i] || {}).model || "";
+    const delta = (s.delta && s.delta.pass_rate) || "—";
+    const li = el("li", "eval-pair");
+    li.append(
+      el("strong", null, model), ": with the skill ", el("span", "with", pct(rate("with_skill"))),
+      " of checks and expectations held, without it ", el("span", "without", pct(rate("without_skill"))),
+      " — delta ", el("span", `delta ${delta.startsWith("-") ? "bad" : "ok"}`, delta),
+    );
+    list.append(li);
+  });
+  return list;
+}
+
 // The side-by-side table of one saved report; a case cell opens its runs in `runsBox`.
 function reportTable(saved, runsBox) {
-  const models = saved.report.models || [];
+  const columns = columnsOf(saved.report);
   const table = el("table", "evals");
   table.append(el("caption", null, `Saved ${savedAt(saved)} — ${saved.passed ? "every run passed" : "not every run passed"}`));
   const head = el("tr");
   head.append(el("th", null, "Case"));
-  for (const model of models) {
-    const th = el("th", null, model.model);
+  for (const column of columns) {
+    const th = el("th", column.baseline ? "baseline" : null, column.label);
     th.scope = "col";
     head.append(th);
   }
@@ -122,20 +180,43 @@ function reportTable(saved, runsBox) {
     const tr = el("tr", className);
     const th = el("th", null, label);
     th.scope = "row";
-    tr.append(th, ...models.map((model) => {
-      const c = cell(model);
-      return typeof c === "string" ? el("td", null, c) : c;
+    tr.append(th, ...columns.map((column) => {
+      const c = cell(column.model, column);
+      const td = typeof c === "string" ? el("td", null, c) : c;
+      if (column.baseline) td.classList.add("baseline");
+      return td;
     }));
     body.append(tr);
   };
-  const cases = models.length ? (models[0].cases || []).map((c) => c.case) : [];
+  const cases = columns.length ? (columns[0].model.cases || []).map((c) => c.case) : [];
   cases.forEach((name) =>
-    row(name, (model) => {
+    row(name, (model, column) => {
       const found = (model.cases || []).find((c) => c.case === name);
-      return rateCell(found && found.summary, () => openRuns(runsBox, model, name));
+      const td = rateCell(found && found.summary, () => openRuns(runsBox, model, name, column.label));
+      const x = found && found.summary && found.summary.expectations;
+      if (x && x.total) td.append(el("div", "muted", `expectations ${x.passed}/${x.total}`));
+      if (found && found.flaky) {
+        const mark = el("span", "badge bad flaky", "flaky");
+        mark.title = "passed in some runs and failed in others";
+        td.append(" ", mark);
+      }
+      return td;
     }),
   );
   row("All runs", (model) => rateCell(model.summary), "total");
+  const anyExpectations = columns.some((c) => c.model.summary && c.model.summary.expectations && c.model.summary.expectations.total);
+  if (anyExpectations)
+    row("Expectations", (model) => {
+      const x = model.summary && model.summary.expectations;
+      return x && x.total ? `${x.passed}/${x.total} (${pct(x.pass_rate)})` : "—";
+    });
+  if (columns.some((c) => c.model.repeats && c.model.repeats.k > 1))
+    row("Repeats", (model) => {
+      const r = model.repeats;
+      if (!r || !(r.k > 1)) return "—";
+      const flaky = (r.flaky || []).length ? ` · flaky: ${r.flaky.join(", ")}` : "";
+      return `pass@${r.k} ${pct(r.pass_at_k)} · pass^${r.k} ${pct(r.pass_all_k)}${flaky}`;
+    });
   row("Latency (median)", (model) => (model.summary.latency_ms ? fmtMs(model.summary.latency_ms.median) : "—"));
   row("Tokens (median)", (model) => number(model.summary.tokens && model.summary.tokens.median, ""));
   row("Cost (mean)", (model) => (model.summary.cost ? `${model.summary.cost.amount.toFixed(4)} ${model.summary.cost.currency}` : "—"));
@@ -159,6 +240,7 @@ export async function showEvals(name) {
   const wrap = el("div", "table-wrap");
   const runsBox = el("div");
   wrap.append(reportTable(newest, runsBox));
+  if ((newest.report.benchmarks || []).length) box.append(pairLines(newest.report));
   box.append(wrap, runsBox);
   if (earlier.length) {
     const list = el("ul", "earlier-evals");

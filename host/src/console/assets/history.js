@@ -1,5 +1,5 @@
-// The history view: recorded runs of this server (every door), filtered by skill, outcome,
-// error code, model and time (the filters live in the URL: `#/history?skill=…&outcome=…`, so
+// The history view: recorded runs of this server (every door, each row naming its own),
+// filtered by skill, door, outcome, error code, model and time (the filters live in the URL: `#/history?skill=…&outcome=…`, so
 // a filtered view can be reloaded and shared), newest first with paging, with each run's turns
 // and repairs. The view is live: while it is shown (and the tab visible) it asks for the
 // newest runs every few seconds and puts new ones on top — polling the list route, not a
@@ -16,7 +16,11 @@ import { $, el } from "./dom.js";
 const POLL_MS = 2000;
 
 // The filter fields, as named in the URL and in the list route's query.
-const FILTERS = { skill: "h-skill", outcome: "h-outcome", error_code: "h-error-code", model: "h-model", since: "h-since" };
+const FILTERS = { skill: "h-skill", outcome: "h-outcome", error_code: "h-error-code", model: "h-model", door: "h-door", since: "h-since" };
+
+// How a door is named on the page (as stored: console, a2e, mcp, a2a, nats).
+const DOOR_NAMES = { console: "console", a2e: "A2E", mcp: "MCP", a2a: "A2A", nats: "NATS" };
+const doorName = (door) => (door ? DOOR_NAMES[door] || door : "—");
 
 function when(ts) {
   return new Date(ts * 1000).toLocaleString();
@@ -50,6 +54,7 @@ function query(before) {
   put("outcome", $("h-outcome").value);
   put("error_code", $("h-error-code").value.trim());
   put("model", $("h-model").value.trim());
+  put("door", $("h-door").value);
   if ($("h-since").value) put("since", String(new Date($("h-since").value).getTime() / 1000));
   if (before) put("before", String(before));
   return p.toString();
@@ -79,7 +84,9 @@ function rowOf(r) {
   const tokens = r.input_tokens === null && r.output_tokens === null ? "—" : `${r.input_tokens ?? "?"} / ${r.output_tokens ?? "?"}`;
   const count = (n) => (n === null || n === undefined ? "—" : String(n));
   const repairs = el("td", r.repairs ? "repairs" : null, count(r.repairs));
-  tr.append(td, el("td", null, r.skill), outcome, el("td", null, r.error_code || ""), el("td", null, r.model || ""), el("td", null, r.duration_ms === null ? "—" : fmtMs(r.duration_ms)), el("td", null, count(r.turns)), repairs, el("td", null, tokens), el("td", null, r.cost === null ? "—" : fmtCost({ amount: r.cost, currency: r.currency })), el("td", null, r.caller));
+  const door = el("td", "door", doorName(r.door));
+  door.dataset.door = r.door || "";
+  tr.append(td, el("td", null, r.skill), outcome, el("td", null, r.error_code || ""), el("td", null, r.model || ""), el("td", null, r.duration_ms === null ? "—" : fmtMs(r.duration_ms)), el("td", null, count(r.turns)), repairs, el("td", null, tokens), el("td", null, r.cost === null ? "—" : fmtCost({ amount: r.cost, currency: r.currency })), el("td", null, r.caller), door);
   tr.addEventListener("click", (e) => {
     if (e.target.tagName !== "A") location.hash = `#/run/${r.id}`;
   });
@@ -164,6 +171,7 @@ export async function showRun(id) {
   row("Run", `#${run.id} (call ${run.req_id})`);
   row("Started", when(run.started_at));
   row("Caller", run.caller);
+  row("Door", doorName(run.door));
   row("Outcome", run.outcome + (run.error_code ? ` (${run.error_code})` : ""));
   row("Error", run.error);
   row("Model", run.model);

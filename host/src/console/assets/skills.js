@@ -8,6 +8,12 @@ import { renderMarkdown } from "./markdown.js";
 import { $, el } from "./dom.js";
 
 let skills = [];
+// The folders the server loads skills from (GET /console/api/info `skill_roots`).
+let roots = [];
+
+export function setSkillRoots(list) {
+  roots = Array.isArray(list) ? list : [];
+}
 
 export async function loadSkills() {
   skills = (await getJson("/console/api/skills")).skills;
@@ -58,6 +64,15 @@ function names(list) {
   return (list || []).map((t) => (typeof t === "string" ? t : t.name || JSON.stringify(t))).join(", ");
 }
 
+// "It looked in DIR, DIR. " naming the folders this server loads from, when it said.
+function lookedIn() {
+  if (!roots.length) return [];
+  const parts = ["It looked in "];
+  roots.forEach((root, i) => parts.push(...(i ? [", "] : []), el("code", "skill-root", root)));
+  parts.push(" and found no skill folder there. ");
+  return parts;
+}
+
 export function renderSkills() {
   const text = $("skill-search").value.trim().toLowerCase();
   const tag = $("skill-tag").value;
@@ -101,6 +116,7 @@ export function renderSkills() {
   if (!skills.length) {
     empty.replaceChildren(
       el("strong", null, "No skills on this server. "),
+      ...lookedIn(),
       "It loads every skill folder (a folder with a SKILL.md) of its skills directories: the ones given with ",
       el("code", null, "--skills-dir DIR"),
       " or the config's ",
