@@ -4,7 +4,11 @@
 //! Ollama does for models without them (400 "does not support tools"), ignoring `tools` as
 //! llama.cpp chat formats without function calling do (the model writes its call as text),
 //! omitting usage, wrapping answers in prose or `<think>` blocks, and omitting or repeating
-//! tool-call ids.
+//! tool-call ids. The local-server quirks of issue 54 too: llama.cpp's `400 Failed to parse
+//! grammar` on a schema it cannot compile (`refuse_output: ["grammar"]`), a thinking model's
+//! JSON left in `reasoning_content` with `content` empty and LM Studio's synthetic reasoning
+//! marker in `content` (`wrap`), and parallel calls streamed all at index 0
+//! (`tool_call_index`).
 //!
 //! What is here: the description and the two steps it takes — [`Dialect::refusal`] before a
 //! rule is chosen, [`Dialect::shape`] on the reply after. Wire shapes stay in the wire modules.
@@ -22,7 +26,10 @@ pub struct Dialect {
     /// Structured-output parameters answered with an error: `json_schema` (OpenAI
     /// `response_format.type` or an Ollama `format` schema), `json_object` (or Ollama
     /// `format: "json"`), `tool` (a forced `tool_choice`). `json_schema` is refused with
-    /// llama-cpp-python's HTTP 500, the others with a 400 naming the parameter.
+    /// llama-cpp-python's HTTP 500, the others with a 400 naming the parameter. `grammar`
+    /// refuses every request the server would compile into a grammar — a schema in
+    /// `response_format` (either type) or a forced `tool_choice` — with llama.cpp's
+    /// `400 Failed to parse grammar`.
     #[serde(default)]
     pub refuse_output: Vec<String>,
     /// What the server does with offered tools.
@@ -37,6 +44,17 @@ pub struct Dialect {
     /// Tool-call ids as some servers send them.
     #[serde(default)]
     pub tool_call_ids: Option<IdQuirk>,
+    /// Streamed tool-call indices as some servers send them.
+    #[serde(default)]
+    pub tool_call_index: Option<IndexQuirk>,
+}
+
+/// Streamed tool-call index quirks (OpenAI wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexQuirk {
+    /// Every call of a turn streamed at `index` 0, each opened by its own id and name.
+    Zero,
 }
 
 /// What a server does with `tools`.
@@ -61,6 +79,12 @@ pub enum Wrap {
     Prose,
     /// `<think>…</think>\n…`
     Think,
+    /// The answer in `reasoning_content` (the reply's thinking), `content` empty: LM Studio
+    /// and llama.cpp with a thinking model under `response_format`.
+    ReasoningContent,
+    /// LM Studio's structured output from a reasoning model: the reasoning, then
+    /// `__LM_STUDIO_INTERNAL_LSEP_SYNTHETIC_REASONING_END_<hex>__`, then the answer.
+    LmStudioMarker,
 }
 
 /// Tool-call id quirks.
@@ -95,6 +119,13 @@ impl Dialect {
             });
         }
         let asked = output_parameter(request.endpoint, body)?;
+        if self.refuse_output.iter().any(|r| r == "grammar") && compiles_to_grammar(asked, body) {
+            return Some(Refusal {
+                status: 400,
+                code: None,
+                message: "Failed to parse grammar".to_owned(),
+            });
+        }
         if !self.refuse_output.iter().any(|r| r == asked) {
             return None;
         }
@@ -144,9 +175,19 @@ impl Dialect {
                     "<think>The user wants an answer; I will give it.</think>\n{}",
                     reply.text
                 ),
+                Some(Wrap::ReasoningContent) => {
+                    reply.thinking = Some(std::mem::take(&mut reply.text));
+                    String::new()
+                }
+                Some(Wrap::LmStudioMarker) => format!(
+                    "Okay, the user wants an answer. I will give it.\n\
+                     __LM_STUDIO_INTERNAL_LSEP_SYNTHETIC_REASONING_END_f4e9a8d2c6b14d0c__{}",
+                    reply.text
+                ),
                 None => reply.text,
             };
         }
+        reply.tool_calls_at_index_zero = self.tool_call_index == Some(IndexQuirk::Zero);
         for call in &mut reply.tool_calls {
             match self.tool_call_ids {
                 Some(IdQuirk::Omit) => call.id.clear(),
@@ -162,6 +203,12 @@ impl Dialect {
 /// A tool call written as text, the way a model told the prompted format writes it.
 fn call_text(call: &ToolCall) -> String {
     json!({"tool": call.name, "arguments": call.arguments.to_wire_value()}).to_string()
+}
+
+/// Whether llama.cpp compiles the `asked` parameter of `body` into a grammar: a forced tool
+/// choice, a schema, or `json_object` carrying one (`json_object` with none is free JSON).
+fn compiles_to_grammar(asked: &str, body: &Value) -> bool {
+    matches!(asked, "tool" | "json_schema") || body.pointer("/response_format/schema").is_some()
 }
 
 /// Which structured-output parameter a request carries: `json_schema`, `json_object`, `tool`.
@@ -227,6 +274,7 @@ mod tests {
             created: 0,
             report_usage: true,
             thinking: None,
+            tool_calls_at_index_zero: false,
         }
     }
 

@@ -199,6 +199,7 @@ impl Script {
             },
             created,
             report_usage: true,
+            tool_calls_at_index_zero: false,
             thinking: spec.thinking.clone(),
         };
         if spec.is_default() {

@@ -256,6 +256,11 @@ impl Wire for OpenAi {
             )));
         }
         for (index, call) in reply.tool_calls.iter().enumerate() {
+            let index = if reply.tool_calls_at_index_zero {
+                0
+            } else {
+                index
+            };
             let opening = json!({ "tool_calls": [{
                 "index": index,
                 "id": call.id,

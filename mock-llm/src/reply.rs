@@ -104,6 +104,9 @@ pub struct Reply {
     pub report_usage: bool,
     /// Reasoning shown ahead of the answer (Anthropic `thinking` blocks), when scripted.
     pub thinking: Option<String>,
+    /// Stream every tool call at `index` 0 (OpenAI wire), as some llama.cpp builds and
+    /// routers stream parallel calls; each call is still opened by its own id and name.
+    pub tool_calls_at_index_zero: bool,
 }
 
 /// Cuts text into stream pieces: each word with the whitespace that follows it. Concatenating

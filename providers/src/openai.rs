@@ -253,11 +253,33 @@ struct PartialCall {
     arguments: String,
 }
 
+impl PartialCall {
+    /// Whether a fragment carrying `id` and `name` starts another call rather than continuing
+    /// this one: some servers (llama.cpp builds, vLLM-style routers) stream parallel calls all
+    /// at `index` 0, each opened by its own id, or by its name once this one's arguments are
+    /// whole.
+    fn is_followed_by(&self, id: Option<&str>, name: Option<&str>) -> bool {
+        if self.name.is_empty() {
+            return false;
+        }
+        match id {
+            Some(id) if !id.is_empty() && !self.id.is_empty() => id != self.id,
+            _ => {
+                name.is_some_and(|n| !n.is_empty())
+                    && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+            }
+        }
+    }
+}
+
 /// Assembles a streamed completion from its chunks.
 #[derive(Default)]
 pub(crate) struct ChunkDecoder {
     text: String,
-    calls: BTreeMap<u32, PartialCall>,
+    /// The calls in the order they were opened.
+    calls: Vec<PartialCall>,
+    /// The call each wire `index` is adding to now.
+    open: BTreeMap<u32, usize>,
     finish: Option<WireFinish>,
     usage: Option<Usage>,
     response_id: Option<String>,
@@ -302,7 +324,16 @@ impl StreamDecoder for ChunkDecoder {
                 self.text.push_str(&delta);
             }
             for fragment in choice.delta.tool_calls.unwrap_or_default() {
-                let call = self.calls.entry(fragment.index).or_default();
+                let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
+                let at = match self.open.get(&fragment.index) {
+                    Some(&at) if !self.calls[at].is_followed_by(fragment.id.as_deref(), name) => at,
+                    _ => {
+                        self.calls.push(PartialCall::default());
+                        self.open.insert(fragment.index, self.calls.len() - 1);
+                        self.calls.len() - 1
+                    }
+                };
+                let call = &mut self.calls[at];
                 if let Some(id) = fragment.id {
                     call.id = id;
                 }
@@ -332,6 +363,7 @@ impl StreamDecoder for ChunkDecoder {
         let tool_calls: Vec<ToolCall> = self
             .calls
             .into_iter()
+            .enumerate()
             .map(|(index, c)| {
                 let id = if c.id.is_empty() {
                     format!("call_{index}")

@@ -53,7 +53,7 @@ pub(crate) struct ChatCompletionBody<'a> {
     tool_choice: Option<ToolChoice>,
 }
 
-/// `tool_choice`: `"required"`, or one named function.
+/// `tool_choice`: `"required"`, or one named function (OpenAI itself only).
 enum ToolChoice {
     Required,
     Answer,
@@ -101,8 +101,11 @@ impl<'a> ChatCompletionBody<'a> {
             offered,
             answer: answer_tool.map(|s| s.schema.json_text()),
         });
+        // Only OpenAI itself gets the answer tool by name: llama.cpp reads a named
+        // `tool_choice` as `auto` (the model may then answer in prose), while `required` with
+        // the answer tool alone forces the same call on every server.
         let tool_choice = answer_tool.map(|_| {
-            if offered.is_empty() {
+            if offered.is_empty() && official {
                 ToolChoice::Answer
             } else {
                 ToolChoice::Required

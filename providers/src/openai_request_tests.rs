@@ -314,3 +314,39 @@ fn invalid_arguments_go_back_as_the_models_own_text_and_errors_get_a_prefix() {
     .unwrap();
     assert_eq!(sent, json!({"op": "mul", "a": 6, "b": 7.5, "s": "q\"x"}));
 }
+
+/// The body's `tool_choice` when the answer tool is the only tool, for `kind`.
+fn answer_tool_choice(kind: ProviderKind) -> Value {
+    let request = ChatRequest {
+        messages: vec![ChatMessage::user("hi")],
+        response_schema: Some(ResponseSchema {
+            name: "answer".into(),
+            schema: json!({"type": "object", "properties": {"n": {"type": "integer"}}}).into(),
+        }),
+        ..Default::default()
+    };
+    let mut plan = crate::modes::TurnPlan::enforcing(&request);
+    plan.output = crate::modes::OutputMode::Tool;
+    let spec = spec(kind);
+    let body = serde_json::to_vec(&ChatCompletionBody::new(
+        spec.wire_settings(),
+        &request,
+        &plan,
+        false,
+    ))
+    .unwrap();
+    serde_json::from_slice::<Value>(&body).unwrap()["tool_choice"].clone()
+}
+
+#[test]
+fn an_openai_compatible_server_is_never_sent_a_named_tool_choice() {
+    // llama.cpp reads a named choice as `auto`; `required` with one tool forces the same call.
+    assert_eq!(
+        answer_tool_choice(ProviderKind::OpenaiCompatible),
+        json!("required")
+    );
+    assert_eq!(
+        answer_tool_choice(ProviderKind::Openai)["function"]["name"],
+        json!(crate::anthropic_response::ANSWER_TOOL)
+    );
+}

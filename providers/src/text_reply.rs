@@ -37,6 +37,12 @@ pub(crate) fn finish_response(
         });
         response.text = answer;
     }
+    if response.text.trim().is_empty()
+        && response.tool_calls.is_empty()
+        && request.response_schema.is_some()
+    {
+        answer_from_reasoning(&mut response);
+    }
     if plan.output == OutputMode::Tool {
         take_answer_tool_call(&mut response, plan.answer_wrapped);
     }
@@ -96,9 +102,30 @@ fn take_answer_tool_call(response: &mut ChatResponse, wrapped: bool) {
     }
 }
 
-/// Splits leading `<think>…</think>` blocks (DeepSeek R1, Qwen3, QwQ…) off the answer:
-/// `(reasoning, answer)`, or `None` when there are none. An unclosed block is all reasoning.
+/// LM Studio's structured output from a reasoning model: the reasoning, this marker and a hex
+/// id ending in `__`, then the answer, all in `content`.
+const LM_STUDIO_REASONING_END: &str = "__LM_STUDIO_INTERNAL_LSEP_SYNTHETIC_REASONING_END_";
+
+/// A server that put a schema-bound answer in the reasoning and left the text empty (LM Studio
+/// and llama.cpp with a thinking model under `response_format`: `content: ""`, the JSON in
+/// `reasoning_content`): the one JSON value found in the reasoning becomes the answer, which
+/// the engine validates like any other. The reasoning is kept as it was.
+fn answer_from_reasoning(response: &mut ChatResponse) {
+    let Some(value) = response.reasoning.as_deref().and_then(find_json_value) else {
+        return;
+    };
+    response.text = value.to_string();
+}
+
+/// Splits leading `<think>…</think>` blocks (DeepSeek R1, Qwen3, QwQ…), or reasoning ended by
+/// LM Studio's synthetic marker, off the answer: `(reasoning, answer)`, or `None` when there
+/// are none. An unclosed block is all reasoning.
 pub(crate) fn split_reasoning(text: &str) -> Option<(String, String)> {
+    if let Some(at) = text.find(LM_STUDIO_REASONING_END) {
+        let after = &text[at + LM_STUDIO_REASONING_END.len()..];
+        let answer = after.find("__").map_or("", |end| &after[end + 2..]);
+        return Some((text[..at].trim().to_owned(), answer.trim().to_owned()));
+    }
     let mut rest = text.trim_start();
     if !rest.starts_with("<think>") {
         return None;
