@@ -3,9 +3,13 @@
 //! - a server still loading its model (llama.cpp's `503 Loading model`) is waited for up to the
 //!   call's deadline, said once, and still failing at the deadline names the server;
 //! - a structured-output mode the server refused (llama-cpp-python's `json_schema`) is
-//!   remembered across processes in the cache under `$XDG_CACHE_HOME/skillet/`.
+//!   remembered across processes in the cache under `$XDG_CACHE_HOME/skillet/`;
+//! - a schema llama.cpp cannot compile (`400 Failed to parse grammar`) steps down to sending no
+//!   schema, never through a named `tool_choice`, and the answer is still checked against the
+//!   skill's schema.
 //!
-//! Not here: the retry policy's own cases (`skillet-providers`' `retry` tests) and the mode
+//! Not here: quirks read at the provider (`skillet-providers`' `server_quirks` tests), the retry
+//! policy's own cases (`skillet-providers`' `retry` tests) and the mode
 //! ladder (`modes` tests).
 
 use std::path::{Path, PathBuf};
@@ -213,5 +217,71 @@ async fn with_the_mode_cache_off_every_run_learns_the_refusal_again() {
         );
     }
     assert!(!cache.path().join("skillet").exists(), "nothing written");
+    server.shutdown().await;
+}
+
+/// llama.cpp failing to compile the schema into a grammar: every schema and forced tool choice
+/// answered `400 Failed to parse grammar`; `answer` is what the model writes.
+fn grammar_failing(answer: &str) -> String {
+    format!(
+        r#"{{"dialect": {{"refuse_output": ["grammar"]}}, "rules": [{{"reply": {{"json": {answer}}}}}]}}"#
+    )
+}
+
+/// Each chat request's structured-output mechanism: its `response_format.type`, `tool_choice`,
+/// or `none`.
+fn mechanisms(server: &MockServer) -> Vec<String> {
+    server
+        .journal()
+        .into_iter()
+        .filter(|e| e.endpoint == "openai.chat")
+        .map(|e| {
+            let format = e.body.pointer("/response_format/type");
+            match (format, e.body.get("tool_choice")) {
+                (Some(format), _) => format.as_str().unwrap_or("?").to_owned(),
+                (None, Some(choice)) => format!("tool_choice {choice}"),
+                (None, None) => "none".to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_grammar_the_server_cannot_parse_is_dropped_and_the_answer_is_still_checked() {
+    let server = mock(&grammar_failing(r#"{"greeting": "hi"}"#)).await;
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 30, true);
+    let output = run(root.path(), &skill, &server, &[]).await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert_eq!(
+        mechanisms(&server),
+        [
+            "json_schema",
+            "json_object",
+            r#"tool_choice "required""#,
+            "none"
+        ],
+        "down the ladder to no schema on the wire, never a named tool_choice"
+    );
+    let answer: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the answer is JSON");
+    assert_eq!(answer["greeting"], "hi", "{answer}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_sent_without_a_schema_after_a_grammar_refusal_that_breaks_it_fails_the_run() {
+    let server = mock(&grammar_failing(r#"{"greeting": 5}"#)).await;
+    let root = tempfile::tempdir().unwrap();
+    let skill = write_skill(root.path(), 30, true);
+    let output = run(root.path(), &skill, &server, &[]).await;
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("schema_violation") && err.contains("/greeting"),
+        "the engine checked the schema-less answer: {err}"
+    );
+    assert_eq!(mechanisms(&server).last().map(String::as_str), Some("none"));
     server.shutdown().await;
 }
