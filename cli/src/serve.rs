@@ -113,6 +113,8 @@ pub async fn serve(
             let url = format!("{scheme}://{local}/a2e");
             let identity = parts.config.card.identity(Some(&url));
             let state = open_state_db(&server).await?;
+            // The console's "Run evals" names the host's model as `skillet eval` does.
+            let model_label = crate::eval_targets::model_label(&default);
             let mut builder = setup::executor_builder(&parts, Some(default), identity);
             if let Some((_, checkpoints)) = &state {
                 builder = builder.checkpoints(Arc::clone(checkpoints) as _);
@@ -182,7 +184,10 @@ pub async fn serve(
                 &core,
                 &format!("{scheme}://{local}"),
                 local,
-                skill_roots,
+                ConsoleNames {
+                    skill_roots,
+                    model_label,
+                },
                 console,
             )
             .await?;
@@ -293,6 +298,13 @@ fn edge(server: &crate::config::ServerConfig) -> Result<http::Edge, Failure> {
     })
 }
 
+/// What the web console names: the folders the skills load from (its empty list says them) and
+/// the host's model (its "Run evals" reports it).
+struct ConsoleNames {
+    skill_roots: Vec<std::path::PathBuf>,
+    model_label: String,
+}
+
 /// The web console's routes (`[console]`; on by default on a loopback address), with its run
 /// history recording every call of `core`; an empty router when it is off.
 async fn web_console(
@@ -301,7 +313,7 @@ async fn web_console(
     core: &HostCore,
     origin: &str,
     local: SocketAddr,
-    skill_roots: Vec<std::path::PathBuf>,
+    names: ConsoleNames,
     console: Console,
 ) -> Result<axum::Router, Failure> {
     let settings = &config.console;
@@ -354,7 +366,8 @@ async fn web_console(
             history,
             capture_content,
             model_override,
-            skill_roots,
+            skill_roots: names.skill_roots,
+            model_label: Some(names.model_label),
             input_files: web::InputFileLimits {
                 max_files: config.skills.workspace.max_input_files,
                 max_file_bytes: config.skills.workspace.max_input_file_bytes,

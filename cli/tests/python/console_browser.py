@@ -651,6 +651,23 @@ def phase_restarted(d):
     d.execute_script("arguments[0].scrollIntoView()", runs)
     shot(d, "eval-failure")
     eval_baseline(d)
+    run_evals(d)
+
+
+def run_evals(d):
+    # "Run evals" runs ticket-triage's evals on the host's model and shows the new report: one
+    # model column instead of the two `skillet eval --model small --model large` saved.
+    open_skill(d, "ticket-triage")
+    table = wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#skill-evals table.evals")))
+    assert len(table.find_elements(By.CSS_SELECTOR, "thead th")) == 3
+    d.find_element(By.ID, "eval-run-button").click()
+    wait(d, 60).until(EC.text_to_be_present_in_element((By.ID, "eval-run-status"), "Saved"))
+    table = d.find_element(By.CSS_SELECTOR, "#skill-evals table.evals")
+    header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert header == ["Case", "openai-compatible/mock-llm"], header
+    earlier = d.find_element(By.CSS_SELECTOR, "#skill-evals .earlier-evals").text
+    assert "openai-compatible/small" in earlier, earlier
+    shot(d, "eval-run")
 
 
 def eval_baseline(d):

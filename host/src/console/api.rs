@@ -35,6 +35,8 @@ struct ApiState {
     core: HostCore,
     options: Arc<ConsoleOptions>,
     approvals: Approvals,
+    /// The one eval the page may run at a time.
+    eval_slot: super::eval_run::EvalSlot,
 }
 
 /// The JSON routes; decisions go to `approvals`.
@@ -43,12 +45,16 @@ pub fn router(core: HostCore, options: ConsoleOptions, approvals: Approvals) -> 
         core,
         options: Arc::new(options),
         approvals,
+        eval_slot: super::eval_run::EvalSlot::default(),
     };
     Router::new()
         .route("/console/api/info", get(info))
         .route("/console/api/skills", get(skills))
         .route("/console/api/skills/{name}", get(skill))
-        .route("/console/api/skills/{name}/evals", get(evals))
+        .route(
+            "/console/api/skills/{name}/evals",
+            get(evals).post(run_evals),
+        )
         .route("/console/api/runs", get(runs))
         .route("/console/api/runs/{id}", get(run))
         .route("/console/api/approvals", get(pending_approvals))
@@ -155,9 +161,9 @@ async fn skill(
     })
     .await
     .unwrap_or(None);
-    let (skill_md, examples, environment) = match detail {
-        Some(d) => (d.skill_md, d.examples, Some(d.environment)),
-        None => (None, Vec::new(), None),
+    let (skill_md, examples, environment, has_evals) = match detail {
+        Some(d) => (d.skill_md, d.examples, Some(d.environment), d.has_evals),
+        None => (None, Vec::new(), None, false),
     };
     json_answer(
         StatusCode::OK,
@@ -166,6 +172,7 @@ async fn skill(
             "skill_md": skill_md,
             "examples": examples,
             "environment": environment,
+            "has_evals": has_evals,
         }),
     )
 }
@@ -188,6 +195,54 @@ async fn evals(
     match history.evals(&name, EVALS_SHOWN).await {
         Ok(evals) => json_answer(StatusCode::OK, &json!({ "evals": evals })),
         Err(e) => failed(&e),
+    }
+}
+
+/// Runs the skill's evals on the host's model and saves the report (`super::eval_run`), for a
+/// caller that may see (so run) the skill; 409 while another eval runs on this server.
+async fn run_evals(
+    State(state): State<ApiState>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    use super::eval_run::{EvalRunError, run_and_save};
+    if visible_skill(&state, &request, &name).is_none() {
+        return unknown_skill(&name);
+    }
+    let Some(history) = state.options.history.as_ref() else {
+        return no_history();
+    };
+    let Some(_turn) = state.eval_slot.try_take() else {
+        return refusal(
+            StatusCode::CONFLICT,
+            "eval_running",
+            "an eval is already running on this server; try again when it ends",
+        );
+    };
+    let service = Arc::clone(state.core.service());
+    let lookup = name.clone();
+    let folder = {
+        let service = Arc::clone(&service);
+        tokio::task::spawn_blocking(move || service.skill_folder(&lookup))
+            .await
+            .unwrap_or(None)
+    };
+    let label = state.options.model_label.as_deref().unwrap_or("host");
+    let outcome = match folder {
+        Some(folder) => run_and_save(&name, folder.dir(), service, label, history.path()).await,
+        None => Err(EvalRunError::NoFolder(name.clone())),
+    };
+    match outcome {
+        Ok(id) => json_answer(StatusCode::OK, &json!({ "saved": id })),
+        Err(e @ (EvalRunError::NoFolder(_) | EvalRunError::NoEvals(_))) => {
+            refusal(StatusCode::NOT_FOUND, "no_evals", e.to_string())
+        }
+        Err(e @ EvalRunError::Invalid { .. }) => refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_evals",
+            e.to_string(),
+        ),
+        Err(EvalRunError::Save(e)) => failed(&e),
     }
 }
 

@@ -9,6 +9,7 @@
 //! | `GET /console/api/skills` | the skills the caller may see (discover, with status, blocked reasons, schemas) |
 //! | `GET /console/api/skills/NAME` | one skill's definition, its `SKILL.md`, examples and declared environment (`skill_detail`) |
 //! | `GET /console/api/skills/NAME/evals` | its newest saved eval reports (`skillet eval --save`, `evals`), newest first |
+//! | `POST /console/api/skills/NAME/evals` | runs its `evals/evals.json` on the host's model and saves the report (`eval_run`; 409 while another eval runs) |
 //! | `GET /console/api/runs?skill=&outcome=&error_code=&model=&since=&until=&before=&limit=` | recorded runs, newest first |
 //! | `GET /console/api/runs/ID` | one recorded run, with its input and answer when content was kept |
 //! | `GET /console/api/approvals` | the caller's tool calls waiting for its approval (`approvals`) |
@@ -37,6 +38,7 @@
 pub mod api;
 pub mod approvals;
 pub mod assets;
+pub mod eval_run;
 pub mod evals;
 pub mod history;
 mod history_row;
@@ -86,6 +88,8 @@ pub struct ConsoleOptions {
     pub input_files: InputFileLimits,
     /// The folders the server loads its skills from, named by the empty skills list.
     pub skill_roots: Vec<std::path::PathBuf>,
+    /// The host's model as eval reports name it (`provider/model`), for "Run evals".
+    pub model_label: Option<String>,
 }
 
 /// The input files (`_files`) one call may carry on this host, so the page refuses a file the

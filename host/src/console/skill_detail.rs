@@ -54,6 +54,8 @@ pub struct SkillDetail {
     pub examples: Vec<Example>,
     /// What the folder declares.
     pub environment: DeclaredEnvironment,
+    /// Whether it has `evals/evals.json` (the skill view offers "Run evals").
+    pub has_evals: bool,
 }
 
 /// Reads `folder` of skill `name`, whose definition declares `declared` requirements. Blocking.
@@ -108,10 +110,15 @@ pub fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> SkillDet
         Ok(None) => {}
         Err(why) => environment.error = Some(why),
     }
+    // The listing leaves `evals/` out (its answers are not served): asked of the folder itself,
+    // a plain file only (`eval_run` loads it confined).
+    let has_evals = std::fs::symlink_metadata(folder.dir().join(skillet_engine::eval::EVALS_FILE))
+        .is_ok_and(|meta| meta.is_file());
     SkillDetail {
         skill_md,
         examples,
         environment,
+        has_evals,
     }
 }
 

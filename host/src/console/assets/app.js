@@ -65,13 +65,13 @@ async function route() {
   try {
     await ensureInfo();
     if (view === "skill" && arg) {
-      const { skill, skill_md, examples } = await showSkill(decodeURIComponent(arg));
+      const { skill, skill_md, examples, has_evals } = await showSkill(decodeURIComponent(arg));
       show("view-skill");
       const carried = rerun && rerun.skill === skill.name ? rerun.arguments : undefined;
       rerun = null;
       prepareRun(skill, carried, !skill_md, examples);
       document.title = `${skill.name} — Skillet console`;
-      await showEvals(skill.name);
+      await showEvals(skill.name, has_evals && Boolean(info.history));
     } else if (view === "history") {
       show("view-history");
       if (!skillNames().length) await loadSkills().catch(() => {});

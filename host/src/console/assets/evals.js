@@ -8,9 +8,11 @@
 // without the skill's instructions (`baseline`), and a line per model with both pass rates and
 // the delta (`benchmarks[].run_summary`). A run's graded expectations show with their verdict
 // and evidence (an ungraded one says so); pass@k and pass^k per model, flaky cases marked.
-// The section stays hidden when nothing was saved or the history is off.
+// The section stays hidden when nothing was saved or the history is off. A skill with
+// `evals/evals.json` gets "Run evals": its evals on the host's model (POST
+// /console/api/skills/NAME/evals, one eval at a time per server), then the new report.
 
-import { getJson } from "./api.js";
+import { getJson, postJson } from "./api.js";
 import { fmtMs } from "./format.js";
 import { $, el } from "./dom.js";
 
@@ -223,8 +225,36 @@ function reportTable(saved, runsBox) {
   return table;
 }
 
-// Fills the evals section of skill `name` (hidden when there is nothing to show).
-export async function showEvals(name) {
+// "Run evals" for skill `name`: runs them on the server, then shows the new report.
+function runButton(name, canRun) {
+  const bar = el("p", "eval-run-bar");
+  const button = el("button", null, "Run evals");
+  button.type = "button";
+  button.id = "eval-run-button";
+  const status = el("span", "muted");
+  status.setAttribute("data-testid", "eval-run-status");
+  status.setAttribute("role", "status");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    status.textContent = " Running the evals on the host's model…";
+    try {
+      await postJson(`/console/api/skills/${encodeURIComponent(name)}/evals`, {});
+      await showEvals(name, canRun);
+      const again = $("eval-run-status");
+      if (again) again.textContent = " Saved: the newest report is shown.";
+    } catch (e) {
+      status.textContent = ` ${e.message}`;
+      button.disabled = false;
+    }
+  });
+  status.id = "eval-run-status";
+  bar.append(button, status, el("span", "muted", " — on the host's model, expectations not graded (skillet eval grades them)"));
+  return bar;
+}
+
+// Fills the evals section of skill `name` (hidden when there is nothing to show); with
+// `canRun`, it offers "Run evals".
+export async function showEvals(name, canRun) {
   const section = $("skill-evals-section");
   const box = $("skill-evals");
   let evals = [];
@@ -234,7 +264,8 @@ export async function showEvals(name) {
     evals = []; // the history is off: nothing saved can be shown
   }
   box.replaceChildren();
-  section.hidden = evals.length === 0;
+  section.hidden = evals.length === 0 && !canRun;
+  if (canRun) box.append(runButton(name, canRun));
   if (!evals.length) return;
   const [newest, ...earlier] = evals;
   const wrap = el("div", "table-wrap");

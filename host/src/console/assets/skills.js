@@ -147,9 +147,9 @@ export function wireSkill() {
   $("skill-md-raw").addEventListener("change", showMarkdownMode);
 }
 
-// Fills the skill view; resolves to {skill, skill_md, examples}.
+// Fills the skill view; resolves to {skill, skill_md, examples, has_evals}.
 export async function showSkill(name) {
-  const { skill, skill_md, examples, environment } = await getJson(`/console/api/skills/${encodeURIComponent(name)}`);
+  const { skill, skill_md, examples, environment, has_evals } = await getJson(`/console/api/skills/${encodeURIComponent(name)}`);
   $("skill-title").textContent = skill.name;
   const dl = el("dl", "meta");
   const row = (k, v) => {
@@ -174,5 +174,5 @@ export async function showSkill(name) {
   showMarkdownMode();
   $("skill-input-schema").textContent = JSON.stringify(skill.input_schema, null, 2);
   $("skill-output-schema").textContent = JSON.stringify(skill.output_schema, null, 2);
-  return { skill, skill_md, examples: examples || [] };
+  return { skill, skill_md, examples: examples || [], has_evals: Boolean(has_evals) };
 }
