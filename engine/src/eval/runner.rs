@@ -89,11 +89,19 @@ pub async fn run_plan(
     on_run: &(dyn Fn(&RunRecord) + Send + Sync),
     cancel: &CancellationToken,
 ) -> Vec<RunRecord> {
+    // Owned jobs (a target and a case are cheap clones: `Arc`s and small maps), so the stream's
+    // future borrows nothing but `plan`, and a caller may spawn it or hand it to a web handler.
     let mut jobs = Vec::with_capacity(plan.run_count(targets.len()));
     for (model_index, target) in targets.iter().enumerate() {
         for (case_index, case) in plan.cases.iter().enumerate() {
             for repeat in 1..=plan.repeat.max(1) {
-                jobs.push((model_index, case_index, repeat, target, case));
+                jobs.push((
+                    model_index,
+                    case_index,
+                    repeat,
+                    target.clone(),
+                    case.clone(),
+                ));
             }
         }
     }
@@ -109,8 +117,7 @@ pub async fn run_plan(
             }
             let service = Arc::clone(&target.service);
             let cancel = cancel.child_token();
-            let label = target.label.clone();
-            let case = case.clone();
+            let label = target.label;
             let skill = plan.skill.clone();
             async move {
                 // Spawned, so the runs of a plan use every runtime thread.
