@@ -254,7 +254,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
                     let Some(feature) = error.refused else {
                         return Err(error);
                     };
-                    let Some(next) = self.modes.step_down(modes, feature) else {
+                    // "Failed to parse grammar" refuses this schema, not the mode: another
+                    // skill's schema may well pass, so it is not kept across processes.
+                    let lasting = !error.message.to_ascii_lowercase().contains("grammar");
+                    let Some(next) = self.modes.step_down(modes, feature, lasting) else {
                         return Err(error);
                     };
                     self.tell_mode_change(&options, feature, modes, next, &error);

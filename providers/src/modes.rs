@@ -183,8 +183,11 @@ impl ModeCell {
     }
 
     /// After `feature` was refused under `tried`: the next modes, remembered, or `None` when
-    /// there is no mode left to try (or the mode was set by hand).
-    pub(crate) fn step_down(&self, tried: Modes, feature: Feature) -> Option<Modes> {
+    /// there is no mode left to try (or the mode was set by hand). `lasting` says whether the
+    /// refusal holds for any request to this server and model, so the mode cache may keep it
+    /// for the next process; a refusal of one schema (a grammar the server cannot build from
+    /// it) does not, and only this process steps down.
+    pub(crate) fn step_down(&self, tried: Modes, feature: Feature, lasting: bool) -> Option<Modes> {
         let next = match feature {
             Feature::Tools if self.configured.1 == ToolMode::Auto => {
                 (tried.tools == ToolMode::Native).then_some(Modes {
@@ -212,7 +215,7 @@ impl ModeCell {
             _ => return None,
         };
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = next;
-        if let Some((path, key)) = &self.persist {
+        if let Some((path, key)) = self.persist.as_ref().filter(|_| lasting) {
             crate::mode_cache::store(path, key, next);
         }
         Some(next)

@@ -59,20 +59,24 @@ fn a_refused_mode_steps_down_the_ladder_and_is_remembered() {
         ToolMode::Auto,
     );
     let first = cell.current(None);
-    let second = cell.step_down(first, Feature::StructuredOutput).unwrap();
+    let second = cell
+        .step_down(first, Feature::StructuredOutput, true)
+        .unwrap();
     assert_eq!(second.output, OutputMode::JsonObject);
     assert_eq!(cell.current(None), second, "remembered");
-    let third = cell.step_down(second, Feature::Tools).unwrap();
+    let third = cell.step_down(second, Feature::Tools, true).unwrap();
     assert_eq!(third, modes(OutputMode::JsonObject, ToolMode::Prompted));
     // With prompted tools the answer tool is skipped: json_object -> prompted.
-    let fourth = cell.step_down(third, Feature::StructuredOutput).unwrap();
+    let fourth = cell
+        .step_down(third, Feature::StructuredOutput, true)
+        .unwrap();
     assert_eq!(fourth.output, OutputMode::Prompted);
     assert_eq!(
-        cell.step_down(fourth, Feature::StructuredOutput),
+        cell.step_down(fourth, Feature::StructuredOutput, true),
         None,
         "nothing left"
     );
-    assert_eq!(cell.step_down(fourth, Feature::Tools), None);
+    assert_eq!(cell.step_down(fourth, Feature::Tools, true), None);
 }
 
 #[test]
@@ -84,8 +88,8 @@ fn a_mode_set_by_hand_is_never_changed_and_a_skill_hint_only_replaces_auto() {
     );
     let now = fixed.current(Some(OutputMode::Prompted));
     assert_eq!(now, modes(OutputMode::JsonSchema, ToolMode::Native));
-    assert_eq!(fixed.step_down(now, Feature::StructuredOutput), None);
-    assert_eq!(fixed.step_down(now, Feature::Tools), None);
+    assert_eq!(fixed.step_down(now, Feature::StructuredOutput, true), None);
+    assert_eq!(fixed.step_down(now, Feature::Tools, true), None);
     let auto = ModeCell::new(
         ProviderKind::OpenaiCompatible.capabilities(),
         OutputMode::Auto,
