@@ -18,8 +18,10 @@ use super::exit::Failure;
 use super::setup::{self, HostParts};
 use crate::config::{ProviderChoice, ProviderShortcuts};
 use skillet_engine::eval::{self, Judge, ModelTarget};
+use skillet_engine::run::Executor;
 use skillet_engine::service::SkillService;
 use skillet_engine::skill::{CompiledSkill, Registry};
+use skillet_engine::tools::ToolRegistry;
 use skillet_protocol::LLMConfig;
 
 /// Who grades expectations.
@@ -138,14 +140,7 @@ pub(super) fn build_targets(
     configs
         .iter()
         .map(|config| {
-            let executor = setup::executor_builder(
-                parts,
-                Some(config.clone()),
-                parts.config.card.identity(None),
-            )
-            .skills(Arc::clone(skills))
-            .build()
-            .map_err(Failure::setup)?;
+            let executor = executor_over(parts, config, skills, None)?;
             let judge = match judge {
                 JudgeChoice::Off => None,
                 JudgeChoice::OwnModel => Some(judge_on(parts, config, timeout_seconds)?),
@@ -161,16 +156,29 @@ pub(super) fn build_targets(
         .collect()
 }
 
-/// A judge on `config`: an executor over the judge skill alone.
-fn judge_on(parts: &HostParts, config: &LLMConfig, timeout_seconds: u64) -> Result<Judge, Failure> {
-    let executor = setup::executor_builder(
+/// An executor on `config` over `skills` (and `tools` instead of the host's, when given),
+/// otherwise as `run` builds one.
+pub(super) fn executor_over(
+    parts: &HostParts,
+    config: &LLMConfig,
+    skills: &Arc<Registry>,
+    tools: Option<&Arc<ToolRegistry>>,
+) -> Result<Executor, Failure> {
+    let mut builder = setup::executor_builder(
         parts,
         Some(config.clone()),
         parts.config.card.identity(None),
     )
-    .skills(eval::judge_registry())
-    .build()
-    .map_err(Failure::setup)?;
+    .skills(Arc::clone(skills));
+    if let Some(tools) = tools {
+        builder = builder.tools(Arc::clone(tools));
+    }
+    builder.build().map_err(Failure::setup)
+}
+
+/// A judge on `config`: an executor over the judge skill alone.
+fn judge_on(parts: &HostParts, config: &LLMConfig, timeout_seconds: u64) -> Result<Judge, Failure> {
+    let executor = executor_over(parts, config, &eval::judge_registry(), None)?;
     Ok(Judge {
         label: model_label(config),
         service: Arc::new(executor),

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::eval_targets::model_label;
+use super::eval_targets::{executor_over, model_label};
 use super::exit::Failure;
-use super::setup::{self, HostParts};
+use super::setup::HostParts;
 use skillet_engine::eval::{
     self, EvalPlan, ModelTarget, RunRecord, TRIGGER_FILE, TriggerQuery, TriggerReport,
 };
@@ -65,15 +65,7 @@ pub(super) async fn run_trigger_set(
     let targets = configs
         .iter()
         .map(|config| {
-            let executor = setup::executor_builder(
-                parts,
-                Some(config.clone()),
-                parts.config.card.identity(None),
-            )
-            .skills(Arc::clone(&registry))
-            .tools(Arc::clone(&tools))
-            .build()
-            .map_err(Failure::setup)?;
+            let executor = executor_over(parts, config, &registry, Some(&tools))?;
             let service: Arc<dyn SkillService> = Arc::new(executor);
             Ok(ModelTarget {
                 label: model_label(config),

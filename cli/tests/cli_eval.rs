@@ -7,26 +7,14 @@ mod cli_support;
 mod serve_support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 use cli_support::*;
 
 fn skillet(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SKILLET)
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_MODEL")
-        .env_remove("SKILLET_CONFIG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run skillet")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    skillet_in(cwd, args)
 }
 
 fn bundled() -> String {
@@ -35,20 +23,7 @@ fn bundled() -> String {
 
 /// Copies the bundled skill `name` under `root` and replaces its `evals/evals.json`.
 fn skill_copy_with_evals(root: &Path, name: &str, evals: &str) -> std::path::PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let dir = root.join(name);
-    copy(&bundled_skills().join(name), &dir);
+    let dir = bundled_copy(root, name);
     std::fs::write(dir.join("evals/evals.json"), evals).unwrap();
     dir
 }
@@ -77,7 +52,7 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.starts_with(
-            "expense-report on openai-compatible/mock-llm: 2 cases × 3 repeats = 6 runs, 6 passed\n"
+            "expense-report on openai-compatible/mock-llm: 3 cases × 3 repeats = 9 runs, 9 passed\n"
         ),
         "{stdout}"
     );
@@ -85,7 +60,7 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
         .lines()
         .find(|l| l.starts_with("all "))
         .expect("an all row");
-    assert!(all.contains("100% (61–100%)"), "{stdout}");
+    assert!(all.contains("100% (70–100%)"), "{stdout}");
     let sums = stdout
         .lines()
         .find(|l| l.starts_with("sums-with-the-calculator"))
@@ -94,7 +69,7 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
     assert!(!stdout.contains("failed runs"), "{stdout}");
     assert_eq!(
         stderr.matches("[eval] ").count(),
-        6,
+        9,
         "a progress line per run when stderr is not a terminal: {stderr}"
     );
 
@@ -103,11 +78,12 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
     assert_eq!(report["skill"], "expense-report");
     assert_eq!(report["passed"], true);
     let model = &report["models"][0];
-    assert_eq!(model["summary"]["runs"], 6);
-    assert_eq!(model["summary"]["passed"], 6);
+    assert_eq!(model["summary"]["runs"], 9);
+    assert_eq!(model["summary"]["passed"], 9);
     assert_eq!(model["cases"][0]["case"], "sums-with-the-calculator");
+    assert_eq!(model["cases"][1]["case"], "sums-another-item-set");
     assert_eq!(
-        model["cases"][1]["case"],
+        model["cases"][2]["case"],
         "refuses-an-item-without-an-amount"
     );
     let run = &model["runs"][0];
@@ -116,7 +92,8 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
         serde_json::json!(["calculator"])
     );
     assert_eq!(run["observation"]["data"]["total"], 234.8);
-    let refused = &model["runs"][3];
+    assert_eq!(model["runs"][3]["observation"]["data"]["total"], 99.4);
+    let refused = &model["runs"][6];
     assert_eq!(refused["observation"]["outcome"]["status"], "rejected");
     assert_eq!(
         refused["observation"]["outcome"]["code"],
@@ -125,8 +102,8 @@ fn eval_of_a_bundled_skill_passes_and_writes_the_table_the_json_and_the_junit_xm
 
     let junit = std::fs::read_to_string(&junit_path).unwrap();
     assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
-    assert!(junit.contains("tests=\"6\" failures=\"0\""), "{junit}");
-    assert_eq!(junit.matches("<testcase ").count(), 6, "{junit}");
+    assert!(junit.contains("tests=\"9\" failures=\"0\""), "{junit}");
+    assert_eq!(junit.matches("<testcase ").count(), 9, "{junit}");
     assert!(
         junit.contains("name=\"sums-with-the-calculator #3\""),
         "{junit}"

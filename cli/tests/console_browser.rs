@@ -35,7 +35,7 @@ mod serve_support;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use cli_support::{SKILLET, write_skill};
+use cli_support::{SKILLET, copy_dir, write_skill};
 use serve_support::{HttpServer, ServeHttp};
 
 fn repo_root() -> PathBuf {
@@ -220,19 +220,6 @@ fn write_ecosystem_skills(root: &Path) {
          reply: {text: \"The team agreed to ship on Friday.\"}\n",
     )
     .unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 fn write_gated_and_file_skills(root: &Path) {

@@ -6,26 +6,14 @@
 mod cli_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 use cli_support::*;
 
 fn skillet(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SKILLET)
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_MODEL")
-        .env_remove("SKILLET_CONFIG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run skillet")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    skillet_in(cwd, args)
 }
 
 /// A plain Agent Skill (a prompt, no schemas) that writes `report.md` from its input file and
@@ -384,25 +372,6 @@ fn a_skill_without_evals_is_told_where_to_write_them() {
         stderr.contains("plain has no evals: write ") && stderr.contains("evals/evals.json"),
         "{stderr}"
     );
-}
-
-/// Copies the bundled skill `name` under `root`.
-fn bundled_copy(root: &Path, name: &str) -> PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let dir = root.join(name);
-    copy(&bundled_skills().join(name), &dir);
-    dir
 }
 
 #[test]

@@ -396,9 +396,15 @@ async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode()
     );
     let body = &chat_bodies(&server)[0];
     assert!(body.get("response_format").is_none());
-    assert_eq!(
-        body["tool_choice"]["function"]["name"],
-        "skillet_final_answer"
-    );
+    // An OpenAI-compatible server (llama.cpp reads a named choice as `auto`) is told
+    // `required` with the answer tool as its only tool: the same choice, said as it reads it.
+    assert_eq!(body["tool_choice"], "required");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["skillet_final_answer"]);
     server.shutdown().await;
 }

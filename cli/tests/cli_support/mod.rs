@@ -20,6 +20,46 @@ pub fn bundled_skills() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills")
 }
 
+/// Copies the folder `from` to `to` (created), recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Copies the bundled skill `name` to `root/name` and returns that folder.
+pub fn bundled_copy(root: &Path, name: &str) -> PathBuf {
+    let dir = root.join(name);
+    copy_dir(&bundled_skills().join(name), &dir);
+    dir
+}
+
+/// Runs the binary in `cwd` with `args`, none of the variables that would pick a provider,
+/// model or config from the machine, and no `RUST_LOG`; waits for its output.
+pub fn skillet_in(cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(SKILLET)
+        .current_dir(cwd)
+        .args(args)
+        .env_remove("SKILLET_PROVIDER")
+        .env_remove("SKILLET_MODEL")
+        .env_remove("SKILLET_CONFIG")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run skillet")
+}
+
+/// Bytes as text, lossily.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// Writes a skill folder `name` under `root` whose scenario answers `reply` (YAML) after
 /// `latency_ms`.
 pub fn write_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {

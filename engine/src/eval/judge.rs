@@ -88,27 +88,42 @@ impl Grade {
 
 /// A registry holding only the judge skill, for the executor the judge runs on.
 pub fn judge_registry() -> Arc<Registry> {
+    builtin_registry(judge_definition())
+}
+
+/// A registry holding one of eval's own skills, built from its definition: a prompt in,
+/// literal instructions (the judge here, the trigger catalog's assistant).
+pub(super) fn builtin_registry(definition: Value) -> Arc<Registry> {
+    let definition: SkillDefinition =
+        serde_json::from_value(definition).expect("eval's own skill definitions are well-formed");
+    let name = definition.name.clone();
+    let compiled = CompiledSkill::from_definition(definition)
+        .unwrap_or_else(|e| panic!("eval's own skill {name} compiles: {e:?}"));
     let registry = Registry::new();
-    let compiled = CompiledSkill::from_definition(judge_definition())
-        .expect("the judge skill's own definition compiles");
     registry
         .register(compiled)
-        .expect("an empty registry takes the judge skill");
+        .expect("an empty registry takes any one skill");
     Arc::new(registry)
 }
 
-fn judge_definition() -> SkillDefinition {
-    let definition = json!({
+/// The input of eval's own skills: one `prompt`, sent to the model as the user message.
+pub(super) fn prompt_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"prompt": {"type": "string"}},
+        "required": ["prompt"]
+    })
+}
+
+/// The judge's definition: a prompt in, the grades out.
+fn judge_definition() -> Value {
+    json!({
         "name": JUDGE_SKILL,
         "version": "1.0.0",
         "description": "Grades a skill run's natural-language expectations with evidence.",
         "triggers": [],
         "status": "Published",
-        "input_schema": {
-            "type": "object",
-            "properties": {"prompt": {"type": "string"}},
-            "required": ["prompt"]
-        },
+        "input_schema": prompt_input(),
         "output_schema": {
             "type": "object",
             "properties": {
@@ -135,8 +150,7 @@ fn judge_definition() -> SkillDefinition {
         "argument_hint": "{prompt}",
         "source": "system",
         "max_turns": 3
-    });
-    serde_json::from_value(definition).expect("the judge definition is a SkillDefinition")
+    })
 }
 
 const JUDGE_INSTRUCTIONS: &str = "You grade one run of an AI skill against expectations.

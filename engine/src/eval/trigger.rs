@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::case::EvalCase;
+use super::judge::{builtin_registry, prompt_input};
 use super::runner::RunRecord;
 use crate::skill::{CompiledSkill, ManifestError, Registry, SkillDir, read_capped};
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
@@ -91,17 +92,13 @@ pub fn catalog(skills: &[Arc<CompiledSkill>]) -> (Arc<Registry>, Arc<ToolRegistr
         // Skill names are unique in a registry, so no stub is refused.
         let _ = tools.register_tool(Arc::new(stub));
     }
-    let definition = json!({
+    let registry = builtin_registry(json!({
         "name": TRIGGER_SKILL,
         "version": "1.0.0",
         "description": "A generic assistant offered the host's skills as tools.",
         "triggers": [],
         "status": "Published",
-        "input_schema": {
-            "type": "object",
-            "properties": {"prompt": {"type": "string"}},
-            "required": ["prompt"]
-        },
+        "input_schema": prompt_input(),
         "output_schema": {},
         "instructions": TRIGGER_INSTRUCTIONS,
         "when_to_use": "Trigger evals.",
@@ -109,16 +106,8 @@ pub fn catalog(skills: &[Arc<CompiledSkill>]) -> (Arc<Registry>, Arc<ToolRegistr
         "source": "system",
         "tools": names,
         "max_turns": 2
-    });
-    let registry = Registry::new();
-    let compiled = serde_json::from_value(definition)
-        .map_err(|e| e.to_string())
-        .and_then(|d| CompiledSkill::from_definition(d).map_err(|e| format!("{e:?}")))
-        .expect("the trigger skill's own definition compiles");
-    registry
-        .register(compiled)
-        .expect("an empty registry takes the trigger skill");
-    (Arc::new(registry), Arc::new(tools))
+    }));
+    (registry, Arc::new(tools))
 }
 
 const TRIGGER_INSTRUCTIONS: &str = "You are a helpful assistant in an agent host. The tools \
