@@ -16,6 +16,21 @@ fn skillet(cwd: &Path, args: &[&str]) -> Output {
     skillet_in(cwd, args)
 }
 
+/// `skillet ARGS... --json-out r.json` in `root`: its output and the report it wrote (`Null`
+/// when it wrote none).
+fn eval_with_report(root: &Path, args: &[&str]) -> (Output, Value) {
+    let json_path = root.join("r.json");
+    let mut all: Vec<&str> = args.to_vec();
+    let json_arg = json_path.to_str().unwrap().to_owned();
+    all.extend(["--json-out", &json_arg]);
+    let out = skillet(root, &all);
+    let report = std::fs::read_to_string(&json_path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (out, report)
+}
+
 /// A plain Agent Skill (a prompt, no schemas) that writes `report.md` from its input file and
 /// answers in text; `judge` is the YAML of the scenario's judge rules, `evals` the case file.
 fn notes_skill(root: &Path, judge: &str, evals: &str) -> PathBuf {
@@ -92,16 +107,7 @@ const READING_JUDGE: &str = r###"  - name: judge/report-shown
 fn a_judge_passes_the_true_expectation_and_fails_the_false_one_with_evidence() {
     let root = tempfile::tempdir().unwrap();
     let skill = notes_skill(root.path(), READING_JUDGE, TWO_EXPECTATIONS);
-    let json_path = root.path().join("r.json");
-    let out = skillet(
-        root.path(),
-        &[
-            "eval",
-            skill.to_str().unwrap(),
-            "--json-out",
-            json_path.to_str().unwrap(),
-        ],
-    );
+    let (out, report) = eval_with_report(root.path(), &["eval", skill.to_str().unwrap()]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     assert!(
@@ -111,8 +117,6 @@ fn a_judge_passes_the_true_expectation_and_fails_the_false_one_with_evidence() {
         ),
         "{stdout}"
     );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let model = &report["models"][0];
     assert_eq!(
         model["judge"], "openai-compatible/mock-llm",
@@ -145,20 +149,9 @@ fn a_judge_that_answers_off_schema_leaves_the_expectations_ungraded_never_passed
       text: "Looks great to me!"
 "###;
     let skill = notes_skill(root.path(), garbage, TWO_EXPECTATIONS);
-    let json_path = root.path().join("r.json");
-    let out = skillet(
-        root.path(),
-        &[
-            "eval",
-            skill.to_str().unwrap(),
-            "--json-out",
-            json_path.to_str().unwrap(),
-        ],
-    );
+    let (out, report) = eval_with_report(root.path(), &["eval", skill.to_str().unwrap()]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let grades = report["models"][0]["runs"][0]["expectations"]
         .as_array()
         .unwrap()
@@ -187,19 +180,8 @@ fn a_judge_that_answers_off_schema_leaves_the_expectations_ungraded_never_passed
 fn without_a_scripted_judge_the_mocks_made_up_answer_grades_nothing() {
     let root = tempfile::tempdir().unwrap();
     let skill = notes_skill(root.path(), "", TWO_EXPECTATIONS);
-    let json_path = root.path().join("r.json");
-    let out = skillet(
-        root.path(),
-        &[
-            "eval",
-            skill.to_str().unwrap(),
-            "--json-out",
-            json_path.to_str().unwrap(),
-        ],
-    );
+    let (out, report) = eval_with_report(root.path(), &["eval", skill.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let grade = &report["models"][0]["runs"][0]["expectations"][0];
     assert_eq!(grade["graded"], false, "{grade}");
     assert!(
@@ -247,9 +229,8 @@ fn a_produced_file_that_is_not_as_expected_fails_its_file_check_with_what_was_se
 #[test]
 fn baseline_writes_both_configurations_their_delta_and_skill_creators_files() {
     let root = tempfile::tempdir().unwrap();
-    let json_path = root.path().join("r.json");
     let results = root.path().join("results");
-    let out = skillet(
+    let (out, report) = eval_with_report(
         root.path(),
         &[
             "--skills-dir",
@@ -257,8 +238,6 @@ fn baseline_writes_both_configurations_their_delta_and_skill_creators_files() {
             "eval",
             "summarize",
             "--baseline",
-            "--json-out",
-            json_path.to_str().unwrap(),
             "--results",
             results.to_str().unwrap(),
         ],
@@ -275,8 +254,6 @@ fn baseline_writes_both_configurations_their_delta_and_skill_creators_files() {
         "{stdout}"
     );
 
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let benchmark = &report["benchmarks"][0];
     let configurations: Vec<&str> = benchmark["runs"]
         .as_array()
@@ -325,8 +302,7 @@ fn baseline_writes_both_configurations_their_delta_and_skill_creators_files() {
 #[test]
 fn repeats_show_pass_at_k_and_the_judge_model_can_be_named() {
     let root = tempfile::tempdir().unwrap();
-    let json_path = root.path().join("r.json");
-    let out = skillet(
+    let (out, report) = eval_with_report(
         root.path(),
         &[
             "--skills-dir",
@@ -337,8 +313,6 @@ fn repeats_show_pass_at_k_and_the_judge_model_can_be_named() {
             "3",
             "--judge-model",
             "judge-llm",
-            "--json-out",
-            json_path.to_str().unwrap(),
         ],
     );
     let stdout = text(&out.stdout);
@@ -349,8 +323,6 @@ fn repeats_show_pass_at_k_and_the_judge_model_can_be_named() {
         ),
         "{stdout}"
     );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(report["models"][0]["judge"], "openai-compatible/judge-llm");
     assert_eq!(report["models"][0]["repeats"]["pass_at_k"], 1.0);
 }
@@ -387,17 +359,8 @@ fn a_trigger_set_reports_precision_and_recall_and_fails_a_query_the_model_does_n
 ]"###,
     )
     .unwrap();
-    let json_path = root.path().join("r.json");
-    let out = skillet(
-        root.path(),
-        &[
-            "eval",
-            skill.to_str().unwrap(),
-            "--trigger",
-            "--json-out",
-            json_path.to_str().unwrap(),
-        ],
-    );
+    let (out, report) =
+        eval_with_report(root.path(), &["eval", skill.to_str().unwrap(), "--trigger"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     assert!(
@@ -411,8 +374,6 @@ fn a_trigger_set_reports_precision_and_recall_and_fails_a_query_the_model_does_n
         stdout.contains("FAIL   0% picked (should trigger)  Condense this memo for my manager."),
         "{stdout}"
     );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let trigger = &report["trigger"][0];
     assert_eq!(trigger["recall"], 0.5);
     assert_eq!(trigger["queries"][0]["trigger_rate"], 1.0);
