@@ -12,15 +12,7 @@ use serde_json::Value;
 use cli_support::*;
 
 fn skillet(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SKILLET)
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("SKILLET_PROVIDER")
-        .env_remove("SKILLET_MODEL")
-        .env_remove("SKILLET_CONFIG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run skillet")
+    skillet_in(cwd, args)
 }
 
 fn stdout(output: &Output) -> String {

@@ -96,3 +96,40 @@ fn queries_become_cases_whose_prompt_is_the_query() {
     assert_eq!(cases[1].arguments["prompt"], "b");
     assert!(cases[1].checks.is_empty());
 }
+
+#[test]
+fn a_query_set_that_is_not_skill_creators_shape_is_refused_saying_what_it_expects() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("summarize");
+    let bundled = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/summarize");
+    for file in [
+        "SKILL.md",
+        "assets/input.schema.json",
+        "assets/output.schema.json",
+    ] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::copy(bundled.join(file), dir.join(file)).unwrap();
+    }
+    let skill = crate::skill::load_skill_dir(&dir, crate::skill::SkillSource::Project).unwrap();
+    assert_eq!(
+        load_trigger_queries(&skill).unwrap(),
+        None,
+        "no file, no set"
+    );
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    let cases = [
+        (r#"{"queries": []}"#, "expected skill-creator's query set"),
+        ("[]", "no queries"),
+        (
+            r#"[{"query": " ", "should_trigger": true}]"#,
+            "query 0 is empty",
+        ),
+        (r#"[{"query": "a"}]"#, "should_trigger"),
+    ];
+    for (text, reason) in cases {
+        std::fs::write(dir.join(TRIGGER_FILE), text).unwrap();
+        let error = load_trigger_queries(&skill).unwrap_err().to_string();
+        assert!(error.contains(reason), "{text}: {error}");
+        assert!(error.contains("trigger.json"), "names the file: {error}");
+    }
+}
