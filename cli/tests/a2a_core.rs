@@ -1,6 +1,6 @@
 //! A2A 1.0's core operations on the real `skillet serve --http`, beyond `a2a_serve`:
-//! - raw requests: `ListTasks` refusals (page size, page token, historyLength, status), a
-//!   message without `messageId`, multi-part refusals (two data parts, a URL file part, text
+//! - raw requests: `ListTasks` refusals (page size 0 and out of range, page token, historyLength, status), a
+//!   message without `messageId` or `role` (or `ROLE_UNSPECIFIED`), multi-part refusals (two data parts, a URL file part, text
 //!   that collides with the data part, bad base64), a missing `A2A-Version` with 1.0 and 0.3
 //!   method names, and every error of a streaming method answered as one SSE event — each
 //!   request answered exactly once;
@@ -131,6 +131,27 @@ async fn every_refusal_of_the_a2a_core_is_answered_once_with_its_code_and_stream
             v1,
             "ListTasks",
             json!({"pageSize": -1}),
+            -32602,
+        ),
+        (
+            "page size 0",
+            v1,
+            "ListTasks",
+            json!({"pageSize": 0}),
+            -32602,
+        ),
+        (
+            "no role",
+            v1,
+            "SendMessage",
+            json!({"message": {"messageId": "m-no-role", "metadata": {"skillId": "file-note"}, "parts": [{"text": "x"}]}}),
+            -32602,
+        ),
+        (
+            "ROLE_UNSPECIFIED, streaming",
+            v1,
+            "SendStreamingMessage",
+            json!({"message": {"messageId": "m-unspecified", "role": "ROLE_UNSPECIFIED", "metadata": {"skillId": "file-note"}, "parts": [{"text": "x"}]}}),
             -32602,
         ),
         (
@@ -267,6 +288,13 @@ async fn every_refusal_of_the_a2a_core_is_answered_once_with_its_code_and_stream
         assert_eq!(answer["id"], json!(i), "{name}: {answer}");
         assert_eq!(answer["error"]["code"], code, "{name}: {answer}");
         assert!(answer.get("result").is_none(), "{name}: {answer}");
+        if name.contains("role") || name.contains("ROLE") {
+            let said = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                said.contains("message.role is required"),
+                "{name}: {answer}"
+            );
+        }
         let streaming = matches!(method, "SendStreamingMessage" | "SubscribeToTask");
         assert_eq!(
             content_type.starts_with("text/event-stream"),

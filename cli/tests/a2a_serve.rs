@@ -3,6 +3,8 @@
 //!   right code, and the server (A2E included) keeps serving afterwards;
 //! - a full task store refuses new tasks while all run and evicts the oldest finished one;
 //!   `[a2a] jsonrpc = false` serves and lists only A2E; SIGTERM lets a streamed task finish;
+//! - the Agent Card carries `Cache-Control` (a max-age) and an `ETag`, and a matching
+//!   `If-None-Match` is answered 304 with no body;
 //! - the official `a2a-sdk` Python client (`tests/python/a2a_client.py`) resolves the card,
 //!   sends, streams, gets, subscribes to and cancels tasks, sees unknown skills and bad input
 //!   refused, and runs 50 concurrent tasks that each finish once.
@@ -213,6 +215,53 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
     assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
     assert_eq!(card["capabilities"]["pushNotifications"], false);
     assert_eq!(card["provider"]["organization"], "Skillet Tests");
+}
+
+#[tokio::test]
+async fn the_agent_card_is_cacheable_and_a_matching_if_none_match_gets_304_without_a_body() {
+    let server = spawn_server("").await;
+    let client = reqwest::Client::new();
+    let url = format!("{}/.well-known/agent-card.json", server.base);
+    let first = client.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let header = |response: &reqwest::Response, name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let cache_control = header(&first, "cache-control").expect("a Cache-Control header");
+    assert!(
+        cache_control.contains("max-age="),
+        "Cache-Control names a max-age: {cache_control}"
+    );
+    let tag = header(&first, "etag").expect("an ETag header");
+    assert!(
+        tag.starts_with('"') && tag.ends_with('"'),
+        "a strong tag: {tag}"
+    );
+    let card: Value = first.json().await.unwrap();
+    assert_eq!(card["provider"]["organization"], "Skillet Tests");
+
+    let again = client
+        .get(&url)
+        .header("If-None-Match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(header(&again, "etag").as_deref(), Some(tag.as_str()));
+    assert!(again.bytes().await.unwrap().is_empty(), "304 has no body");
+
+    let stale = client
+        .get(&url)
+        .header("If-None-Match", "\"some-older-card\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 200, "another tag gets the card");
+    assert_eq!(header(&stale, "etag").as_deref(), Some(tag.as_str()));
 }
 
 fn send_slow_echo(id: i64) -> String {

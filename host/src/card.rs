@@ -3,9 +3,21 @@
 //! skill with non-empty `tags`, the default modes present — by the engine's `skill::a2a`),
 //! completed with where this host listens, and written as JSON only by the HTTP handler.
 //!
-//! Building and checking the card is not done here; this module only adds the transport's URL.
+//! The HTTP answer is cacheable ([`card_response`]): `Cache-Control: public, max-age=300` and an
+//! `ETag` (a hash of the exact body), so a client revalidates with `If-None-Match` and gets
+//! `304 Not Modified` with no body while the card is unchanged (a hot reload that changes the
+//! skills changes the tag). An answer without a valid card is `no-store` and has no tag.
+//!
+//! Building and checking the card is not done here; this module only adds the transport's URL
+//! and writes the answer.
 
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
 use skillet_engine::skill::a2a::{AgentCard, AgentInterface, CardError};
+
+/// How long a client may use a fetched card without asking again.
+pub(crate) const CARD_CACHE_CONTROL: &str = "public, max-age=300";
 
 /// The `protocolBinding` this host advertises for its `POST /a2e` endpoint. A2A v1.0 leaves the
 /// binding an open string; the core bindings (`JSONRPC`, `GRPC`, `HTTP+JSON`) are A2A itself,
@@ -41,6 +53,71 @@ pub(crate) fn card_json(card: Result<AgentCard, CardError>) -> serde_json::Value
         Ok(Err(e)) => serde_json::json!({"error": format!("agent card: {e}")}),
         Err(e) => serde_json::json!({"error": format!("agent card: {e}")}),
     }
+}
+
+/// The HTTP answer for `card` to a request with `request_headers`: the card's JSON with
+/// `Cache-Control` and `ETag`, or `304` with no body when `If-None-Match` names the current tag.
+pub(crate) fn card_response(
+    card: Result<AgentCard, CardError>,
+    request_headers: &HeaderMap,
+) -> Response {
+    let valid = card.is_ok();
+    let body = card_json(card).to_string();
+    if !valid {
+        let mut response = Response::new(Body::from(body));
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return response;
+    }
+    let tag = entity_tag(body.as_bytes());
+    let unchanged = request_headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| names_tag(v, &tag));
+    let mut response = if unchanged {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CARD_CACHE_CONTROL),
+    );
+    if let Ok(value) = HeaderValue::from_str(&tag) {
+        headers.insert(header::ETAG, value);
+    }
+    response
+}
+
+/// A strong entity tag for `body`: the first 128 bits of its SHA-256, quoted.
+fn entity_tag(body: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, body);
+    let hex: String = digest.as_ref()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("\"{hex}\"")
+}
+
+/// Whether an `If-None-Match` value (`*` or a list of tags, weak or strong) names `tag`; the
+/// comparison is weak (RFC 9110 §13.1.2).
+fn names_tag(if_none_match: &str, tag: &str) -> bool {
+    if_none_match.split(',').map(str::trim).any(|candidate| {
+        candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate) == tag
+    })
 }
 
 #[cfg(test)]
@@ -85,5 +162,15 @@ mod tests {
             "agent card: an Agent Card needs at least one skill"
         );
         assert_eq!(card_json(Ok(card("u")))["skills"][0]["id"], "s");
+    }
+
+    #[test]
+    fn if_none_match_names_the_tag_in_any_of_its_forms() {
+        let tag = entity_tag(b"{}");
+        assert!(names_tag(&tag, &tag));
+        assert!(names_tag(&format!("\"other\", W/{tag}"), &tag));
+        assert!(names_tag("*", &tag));
+        assert!(!names_tag("\"other\"", &tag));
+        assert_ne!(entity_tag(b"{}"), entity_tag(b"{ }"));
     }
 }

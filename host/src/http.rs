@@ -3,7 +3,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `POST /a2e` | one A2E message in the body → its answer (with an `X-Skillet-Console` header, a call's tool-call approvals wait for the web console's page: `approval_desk`). `Accept: text/event-stream` selects SSE: one SSE event per message, `event:` = the message `type`, `data:` = the message JSON; a streaming call sends its `skill/event`s, then the final `skill/call/resp`, then the stream ends. Otherwise the answer is one JSON message (`application/json`; a call's events are then only in `data.events`). |
-//! | `GET /.well-known/agent-card.json` | the A2A v1.0 Agent Card |
+//! | `GET /.well-known/agent-card.json` | the A2A v1.0 Agent Card, cacheable (`Cache-Control`, `ETag`; `304` on a matching `If-None-Match`: `card`) |
 //! | `GET /healthz` | `{"status":"ok","in_flight":N,"max_concurrent_calls":M}` |
 //! | `GET /metrics` | Prometheus/OpenMetrics text (`telemetry::metrics`) |
 //!
@@ -40,7 +40,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::card::{card_json, complete_card};
+use super::card::{card_response, complete_card};
 use super::core::{CANCEL_GRACE, CallScope, Refusal};
 use super::endpoint::{Dispatched, Endpoint, Request};
 use super::forwarded::{TrustedProxies, client_of};
@@ -229,7 +229,7 @@ async fn get_card(State(state): State<AppState>, request: HttpRequest) -> Respon
             }
             _ => card,
         });
-    axum::Json(card_json(card)).into_response()
+    card_response(card, request.headers())
 }
 
 /// `card` with every interface URL under `listening` (this server's own `scheme://ADDR`)

@@ -5,7 +5,7 @@
 //! | `contextId` | only the tasks of that context |
 //! | `status` | only tasks in that state (`TASK_STATE_UNSPECIFIED` or absent: any) |
 //! | `statusTimestampAfter` | only tasks whose status changed at or after this RFC 3339 time |
-//! | `pageSize` | 1–100, default 50 (out of range: `-32602`) |
+//! | `pageSize` | 1–100, default 50 when absent (0 or out of range: `-32602`) |
 //! | `pageToken` | the `nextPageToken` of the previous page (anything else: `-32602`) |
 //! | `historyLength` | at most this many newest history messages per task (negative: `-32602`) |
 //! | `includeArtifacts` | artifacts are left out unless true |
@@ -88,7 +88,7 @@ pub(crate) fn list_tasks(
     params: ListTasksParams,
 ) -> Result<Value, RpcError> {
     let page_size = match params.page_size {
-        None | Some(0) => DEFAULT_PAGE_SIZE,
+        None => DEFAULT_PAGE_SIZE,
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| (1..=MAX_PAGE_SIZE).contains(n))

@@ -1,5 +1,5 @@
-//! What an incoming A2A message carries, checked once at the edge: its required `messageId`
-//! ([`check_message`]) and its parts sorted by kind ([`MessageParts`]), for `input` to turn into
+//! What an incoming A2A message carries, checked once at the edge: its required `messageId` and
+//! `role` ([`check_message`]) and its parts sorted by kind ([`MessageParts`]), for `input` to turn into
 //! a skill's arguments.
 //!
 //! | part | becomes |
@@ -18,10 +18,21 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{RpcCode, RpcError};
-use super::wire::{Message, PartContent};
+use super::wire::{Message, PartContent, Role};
 
-/// Refuses a message without a `messageId` (required by A2A 1.0), before anything runs.
+/// Refuses a message without a `messageId` or a `role` (both required by A2A 1.0; a
+/// `ROLE_UNSPECIFIED` role says nothing either), before anything runs.
 pub(crate) fn check_message(message: &Message) -> Result<(), RpcError> {
+    if message.role == Role::Unspecified {
+        return Err(RpcError::new(
+            RpcCode::InvalidParams,
+            "message.role is required: send \"ROLE_USER\" for a message from the client",
+        )
+        .with_violations(vec![(
+            "message.role".into(),
+            "required, ROLE_USER or ROLE_AGENT (not ROLE_UNSPECIFIED)".into(),
+        )]));
+    }
     if message.message_id.trim().is_empty() {
         return Err(RpcError::new(
             RpcCode::InvalidParams,
@@ -159,5 +170,13 @@ mod tests {
         let mut m = message(json!([{"text": "hi"}]));
         m.message_id.clear();
         assert_eq!(check_message(&m).unwrap_err().code, RpcCode::InvalidParams);
+        let mut m = message(json!([{"text": "hi"}]));
+        m.role = Role::Unspecified;
+        assert!(
+            check_message(&m)
+                .unwrap_err()
+                .message
+                .contains("message.role")
+        );
     }
 }
