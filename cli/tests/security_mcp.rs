@@ -5,7 +5,7 @@
 //!   them, and `prompts/get`, `resources/read`, `skills/get`, `completion/complete` and
 //!   `resources/subscribe` of a hidden skill answer exactly as an unknown name does;
 //! - **H9** — a session belongs to the identity that opened it: another identity's request on
-//!   it is answered as an unknown session (HTTP 404; a `DELETE` 202, closing nothing), so its approval of the owner's pending
+//!   it is answered as an unknown session (HTTP 404; a `DELETE` 204, closing nothing), so its approval of the owner's pending
 //!   tool call goes nowhere and the gated tool does not run; the session id is not logged at
 //!   `-v`;
 //! - **H7** — 48 concurrent `resources/read` of a 15 MiB skill file keep the server's peak RSS
@@ -470,7 +470,7 @@ async fn another_identity_holding_a_session_id_is_refused_and_the_gated_tool_doe
         "alike an unknown session"
     );
     // Nor may it list, or close the session (a DELETE is answered as for an unknown one,
-    // 202, and closes nothing: the owner's answer below still arrives).
+    // 204, and closes nothing: the owner's answer below still arrives).
     let listed = owner
         .post_as(
             KEY_TWO,
@@ -486,7 +486,7 @@ async fn another_identity_holding_a_session_id_is_refused_and_the_gated_tool_doe
         .send()
         .await
         .unwrap();
-    assert_eq!(closed.status(), 202);
+    assert_eq!(closed.status(), 204);
 
     // The owner declines; the tool never ran.
     let decline = json!({"jsonrpc": "2.0", "id": question["id"],

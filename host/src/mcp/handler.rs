@@ -1,7 +1,9 @@
 //! [`McpHandler`]: the MCP adapter onto the [`HostCore`] — `tools/list`, `tools/call`,
 //! `logging/setLevel` and cancellation for one MCP session, and the dispatch of prompts
 //! (`prompts`), completion (`completion`), resources (`resources`) and the skills extension
-//! (`skills_ext`), and the session's resource subscriptions (`subscriptions`). Every method
+//! (`skills_ext`), the session's resource subscriptions (`subscriptions`) and, on 2026-07-28,
+//! `subscriptions/listen` streams (`listen`); the methods that revision removed are `-32601`
+//! on its requests (`revision`). Every method
 //! sees only the skills its caller may see (`McpHandler::visible_to`, the one rule), and
 //! `resources/read` answers within the session's read budget (`read_budget`).
 //!
@@ -23,12 +25,13 @@ use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
-    GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetSkillResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, RequestId,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::oneshot;
 
 use super::coalesce::LineSender;
@@ -37,7 +40,7 @@ use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
 use super::read_budget::{PermitSlot, ReadBudget};
 use super::resources::off_thread;
 use super::subscriptions::Subscriptions;
-use super::{answer, approval};
+use super::{answer, approval, listen, revision};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::auth::Caller;
 use crate::core::{Admitted, CallScope, HostCore, Refusal};
@@ -145,6 +148,16 @@ impl McpHandler {
         &self.core
     }
 
+    /// The level a call's log notifications are sent at: a 2026-07-28 request's own `_meta`
+    /// `logLevel` (none without one: logging is opt-in there), else the session's.
+    fn call_log_level(&self, context: &RequestContext<RoleServer>) -> SessionLogLevel {
+        if revision::is_2026(context.protocol_version().as_ref()) {
+            SessionLogLevel::per_request(context.meta.log_level())
+        } else {
+            self.log_level.clone()
+        }
+    }
+
     /// The session's logging level (for `direct_calls`).
     pub(crate) fn log_level(&self) -> &SessionLogLevel {
         &self.log_level
@@ -223,7 +236,7 @@ impl ServerHandler for McpHandler {
         };
         let (token, level, stop) = (
             context.meta.get_progress_token(),
-            self.log_level.clone(),
+            self.call_log_level(&context),
             context.ct.clone(),
         );
         let (forwarder, sink) = match &self.notifications {
@@ -324,6 +337,19 @@ impl ServerHandler for McpHandler {
         Ok(result.into())
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(listen::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = crate::auth::http::caller_of_mcp(&context.request_context().extensions);
+        listen::serve(&self.peers, caller, context).await;
+        Ok(())
+    }
+
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
@@ -364,10 +390,27 @@ impl ServerHandler for McpHandler {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if revision::is_2026(context.protocol_version().as_ref()) {
+            return Err(revision::removed("logging/setLevel"));
+        }
         self.log_level.set(request.level);
         Ok(())
+    }
+
+    /// The handshake of the `initialize` era; a request naming 2026-07-28 in its `_meta` is
+    /// `-32601` (that revision removed it: `revision`).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if revision::meta_is_2026(&context.meta) {
+            return Err(revision::removed("initialize"));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -379,8 +422,14 @@ impl ServerHandler for McpHandler {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        let speaks_2026 = revision::meta_is_2026(&context.meta)
+            || revision::is_2026(context.protocol_version().as_ref());
+        if speaks_2026 && revision::REMOVED_METHODS.contains(&method) {
+            return Err(revision::removed(method));
+        }
         if STANDARD_METHODS.contains(&request.method.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!(

@@ -10,7 +10,9 @@
 //! once, every session hears `resources/list_changed` (a skill's files may have come or gone
 //! without its tool changing), and each session hears `resources/updated` for every URI it
 //! subscribed to (`subscriptions`) of a touched skill. A feed that lagged counts as every
-//! skill touched. Closed sessions are dropped as they are found.
+//! skill touched. Closed sessions are dropped as they are found. A 2026-07-28 client hears the
+//! same changes on its `subscriptions/listen` streams (`listen`), each only the kinds and URIs
+//! its filter accepted, and `resources/updated` only for skills its caller may see.
 //!
 //! Not here: what a tool or a prompt looks like (`tools`, `prompts`), what a subscription
 //! accepts (`subscriptions`).
@@ -19,12 +21,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::resources::parse_uri;
 use super::subscriptions::Subscriptions;
 use super::{prompts, tools};
+use crate::auth::Caller;
 use crate::core::HostCore;
 
 /// How often the offered tools are compared.
@@ -37,25 +41,54 @@ struct Session {
     subscriptions: Subscriptions,
 }
 
-/// The initialized MCP sessions of one server.
+/// One open `subscriptions/listen` stream (2026-07-28): its filtering, tagging sink, whose it
+/// is, and whether it is still open.
+#[derive(Clone, Debug)]
+struct Listener {
+    sink: SubscriptionSink,
+    caller: Caller,
+    open: CancellationToken,
+}
+
+/// The initialized MCP sessions of one server, and its open `subscriptions/listen` streams.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SessionPeers(Arc<Mutex<Vec<Session>>>);
+pub(crate) struct SessionPeers(Arc<Mutex<Receivers>>);
+
+#[derive(Debug, Default)]
+struct Receivers {
+    sessions: Vec<Session>,
+    listeners: Vec<Listener>,
+}
+
+impl Receivers {
+    fn prune(&mut self) {
+        self.sessions.retain(|s| !s.peer.is_transport_closed());
+        self.listeners.retain(|l| !l.open.is_cancelled());
+    }
+}
 
 impl SessionPeers {
     /// Adds a session (on `notifications/initialized`) with its subscriptions.
     pub fn add(&self, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
-        let mut sessions = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| !s.peer.is_transport_closed());
-        sessions.push(Session {
+        let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        receivers.prune();
+        receivers.sessions.push(Session {
             peer,
             subscriptions,
         });
     }
 
-    fn open(&self) -> Vec<Session> {
-        let mut sessions = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| !s.peer.is_transport_closed());
-        sessions.clone()
+    /// Adds a `subscriptions/listen` stream of `caller`, kept until `open` is cancelled.
+    pub fn add_listener(&self, sink: SubscriptionSink, caller: Caller, open: CancellationToken) {
+        let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        receivers.prune();
+        receivers.listeners.push(Listener { sink, caller, open });
+    }
+
+    fn open(&self) -> (Vec<Session>, Vec<Listener>) {
+        let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        receivers.prune();
+        (receivers.sessions.clone(), receivers.listeners.clone())
     }
 }
 
@@ -113,7 +146,8 @@ pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: Cance
             reloaded = reloaded.is_some(),
             "offered lists changed; notifying MCP sessions"
         );
-        for session in peers.open() {
+        let (sessions, listeners) = peers.open();
+        for session in sessions {
             let peer = &session.peer;
             if tools {
                 let _ = peer.notify_tool_list_changed().await;
@@ -129,6 +163,47 @@ pub(crate) async fn watch_tools(core: HostCore, peers: SessionPeers, stop: Cance
                         .await;
                 }
             }
+        }
+        for listener in listeners {
+            notify_listener(&core, &listener, tools, prompts, reloaded).await;
+        }
+    }
+}
+
+/// Sends one `subscriptions/listen` stream the changes its filter accepted (the sink refuses
+/// the rest, which is no error here): `resources/updated` only for a subscribed file of a
+/// touched skill its caller may see.
+async fn notify_listener(
+    core: &HostCore,
+    listener: &Listener,
+    tools: bool,
+    prompts: bool,
+    reloaded: Option<Option<&[String]>>,
+) {
+    let sink = &listener.sink;
+    let accepted = sink.accepted();
+    if tools && accepted.tools_list_changed == Some(true) {
+        let _ = sink.notify_tool_list_changed().await;
+    }
+    if prompts && accepted.prompts_list_changed == Some(true) {
+        let _ = sink.notify_prompt_list_changed().await;
+    }
+    let Some(names) = reloaded else { return };
+    if accepted.resources_list_changed == Some(true) {
+        let _ = sink.notify_resource_list_changed().await;
+    }
+    let Some(uris) = accepted.resource_subscriptions.clone() else {
+        return;
+    };
+    let visible: Vec<String> = tools::published_skills(core.service().as_ref())
+        .into_iter()
+        .filter(|skill| names.is_none_or(|names| names.contains(&skill.name)))
+        .filter(|skill| core.may_see(&listener.caller, skill))
+        .map(|skill| skill.name)
+        .collect();
+    for uri in uris {
+        if parse_uri(&uri).is_ok_and(|target| visible.contains(&target.name)) {
+            let _ = sink.notify_resource_updated(uri).await;
         }
     }
 }

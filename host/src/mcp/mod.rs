@@ -14,6 +14,8 @@
 //! - [`list_changed`] — `notifications/{tools,prompts,resources}/list_changed` when the
 //!   offered tools, prompts or files change, and `resources/updated` for subscribed URIs of
 //!   reloaded skills;
+//! - `revision` — which MCP revision a request speaks; the methods 2026-07-28 removed;
+//! - `listen` — `subscriptions/listen` (2026-07-28): a request's stream of the changes it asked for;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
 //! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
@@ -43,6 +45,7 @@ pub mod handler;
 pub mod limits;
 pub(crate) mod line_transport;
 pub mod list_changed;
+pub(crate) mod listen;
 pub(crate) mod notice;
 pub mod notify;
 pub(crate) mod oversize;
@@ -50,6 +53,7 @@ pub(crate) mod pre_init;
 pub(crate) mod prompts;
 pub mod read_budget;
 pub(crate) mod resources;
+pub(crate) mod revision;
 pub mod serve;
 pub(crate) mod session_owner;
 pub(crate) mod skills_ext;

@@ -3,7 +3,7 @@
 //! | event | notification |
 //! |---|---|
 //! | `progress {pct, message}` | `notifications/progress` with the caller's `progressToken`, `progress` = `pct`, `total` = 100, `message` (only when the request carried a `progressToken`) |
-//! | `log {level, message}` | `notifications/message` (`logger: "skillet"`) when `level` is at or above the session's level (`logging/setLevel`; default `info`) |
+//! | `log {level, message}` | `notifications/message` (`logger: "skillet"`) when `level` is at or above the session's level (`logging/setLevel`; default `info`) — on a 2026-07-28 request the request's `_meta` `logLevel`, and none without one |
 //! | `status {message}` | `notifications/message` at `info`, under the same rule |
 //! | `artifact` | nothing (the result carries the output); so an MCP call never asks the model for a stream (`EventSink::forwards_text`) |
 //!
@@ -40,25 +40,36 @@ use super::notice::Notice;
 use skillet_engine::events::EventSink;
 use skillet_protocol::{EventPayload, SkillEvent};
 
-/// The session's logging level, shared by its calls.
+/// The least severe level a call's log notifications are sent at; `None` sends none. On the
+/// `initialize` era it is the session's, shared by its calls (`logging/setLevel`, default
+/// `info`); on a 2026-07-28 request it is the request's own `_meta` `logLevel`, and a request
+/// without one hears no `notifications/message` (that revision makes logging opt-in).
 #[derive(Clone, Debug)]
-pub(crate) struct SessionLogLevel(Arc<Mutex<LoggingLevel>>);
+pub(crate) struct SessionLogLevel(Arc<Mutex<Option<LoggingLevel>>>);
 
 impl Default for SessionLogLevel {
     fn default() -> Self {
-        SessionLogLevel(Arc::new(Mutex::new(LoggingLevel::Info)))
+        SessionLogLevel(Arc::new(Mutex::new(Some(LoggingLevel::Info))))
     }
 }
 
 impl SessionLogLevel {
+    /// One request's level (2026-07-28: `io.modelcontextprotocol/logLevel`), shared with no one.
+    pub fn per_request(level: Option<LoggingLevel>) -> Self {
+        SessionLogLevel(Arc::new(Mutex::new(level)))
+    }
+
     /// Sets the level (`logging/setLevel`).
     pub fn set(&self, level: LoggingLevel) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = level;
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
     }
 
     /// Whether a message at `level` is sent.
     pub fn allows(&self, level: LoggingLevel) -> bool {
-        rank(level) >= rank(*self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|least| rank(level) >= rank(least))
     }
 }
 

@@ -6,7 +6,9 @@
 //! (exit 5) when a client's `notifications/cancelled` raced its `initialize`. A notification
 //! has no answer, and one sent before `initialize` refers to nothing the server knows, so it
 //! is dropped (logged at debug). Once a request other than `ping` or the discover probe has
-//! passed, every message goes through untouched.
+//! passed, every message goes through untouched. An `initialize` or `ping` naming MCP
+//! 2026-07-28 in its `_meta` is answered `-32601` here (that revision removed both: `revision`)
+//! and the lifecycle stays unstarted.
 //!
 //! Not here: the handshake itself (rmcp), the session (`serve`).
 
@@ -14,9 +16,11 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ServerJsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+
+use super::revision;
 
 /// `inner` with the pre-`initialize` filter (see the module doc).
 pub(crate) struct PreInit<T> {
@@ -55,6 +59,21 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInit<T> {
                 return Some(message);
             }
             match &message {
+                ClientJsonRpcMessage::Request(request)
+                    if removed_before_start(&request.request) =>
+                {
+                    let method = match request.request {
+                        ClientRequest::PingRequest(_) => "ping",
+                        _ => "initialize",
+                    };
+                    let error = ServerJsonRpcMessage::error(
+                        revision::removed(method),
+                        Some(request.id.clone()),
+                    );
+                    if self.inner.send(error).await.is_err() {
+                        return None;
+                    }
+                }
                 ClientJsonRpcMessage::Request(request) => {
                     self.started = !matches!(
                         request.request,
@@ -70,4 +89,13 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInit<T> {
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
     }
+}
+
+/// An `initialize` or `ping` naming 2026-07-28 in its `_meta`: rmcp would run the handshake
+/// (or answer the ping) before any handler sees it, and that revision removed both.
+fn removed_before_start(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::InitializeRequest(_) | ClientRequest::PingRequest(_)
+    ) && revision::meta_is_2026(request.get_meta())
 }

@@ -105,7 +105,13 @@ pub(crate) fn folder_of(
         .any(|s| s.name == name)
         .then(|| service.skill_folder(name))
         .flatten()
-        .ok_or_else(|| ErrorData::resource_not_found(format!("no skill serves {uri}"), None))
+        .ok_or_else(|| not_found(format!("no skill serves {uri}"), uri))
+}
+
+/// "Resource not found" (`-32002`; rmcp makes it `-32602` on 2026-07-28) with the URI in
+/// `data.uri`, as the spec's example error has it.
+pub(crate) fn not_found(message: String, uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(message, Some(serde_json::json!({ "uri": uri })))
 }
 
 /// The bytes of the file `path` of `folder`, with the right JSON-RPC error when refused.
@@ -117,9 +123,7 @@ pub(crate) fn read_bytes(
     folder
         .read(path, MAX_RESOURCE_BYTES)
         .map_err(|error| match error {
-            FolderError::NotFound(_) => {
-                ErrorData::resource_not_found(format!("no file at {uri}"), None)
-            }
+            FolderError::NotFound(_) => not_found(format!("no file at {uri}"), uri),
             FolderError::Refused(_) | FolderError::TooLarge { .. } => {
                 ErrorData::invalid_params(format!("{uri}: {error}"), None)
             }

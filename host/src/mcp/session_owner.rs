@@ -2,7 +2,9 @@
 //! [`refuse_other_identities`] records who sent the `initialize` whose answer carried a new
 //! `Mcp-Session-Id`, and answers any later request naming that session from another identity
 //! (or naming a session it never saw) as rmcp answers an unknown session — HTTP 404 `Not Found:
-//! Session not found` (a `DELETE`: 202, closing nothing) — before rmcp or a handler sees it.
+//! Session not found` (a `DELETE`: 204, closing nothing) — before rmcp or a handler sees it. A
+//! `DELETE` of one's own session is answered 204 too (rmcp says 202, which the MCP SDKs log as
+//! "Session termination failed": they take 200 or 204).
 //!
 //! Why 404 and not 403: the MCP transport tells a client that gets 404 for its session to start
 //! a new one, which is what a client whose identity changed should do, and the answer is the
@@ -101,7 +103,16 @@ pub(crate) async fn refuse_other_identities(
     };
     let owned = named.and_then(|id| sessions.owners().is_owned_by(&id, caller.id()));
     match owned {
-        Some(true) => return next.run(request).await,
+        Some(true) => {
+            let closing = request.method() == http::Method::DELETE;
+            let mut response = next.run(request).await;
+            // rmcp answers a closed session 202; the MCP SDKs take 200/204 as "terminated" and
+            // log anything else as a failure.
+            if closing && response.status() == http::StatusCode::ACCEPTED {
+                *response.status_mut() = http::StatusCode::NO_CONTENT;
+            }
+            return response;
+        }
         Some(false) => {
             tracing::warn!(target: "skillet::audit", identity = %caller.id(), client = ?caller.client(), "MCP request on a session another identity opened: answered as an unknown session");
         }
@@ -113,10 +124,10 @@ pub(crate) async fn refuse_other_identities(
 }
 
 /// What rmcp answers for a session it does not have: 404 `Not Found: Session not found`;
-/// for a `DELETE`, 202 (closing an unknown session is no error).
+/// for a `DELETE`, 204 as for a session closed (closing an unknown session is no error).
 fn as_unknown_session(method: &http::Method) -> Response {
     let (status, body) = match *method {
-        http::Method::DELETE => (http::StatusCode::ACCEPTED, Body::empty()),
+        http::Method::DELETE => (http::StatusCode::NO_CONTENT, Body::empty()),
         _ => (
             http::StatusCode::NOT_FOUND,
             Body::from("Not Found: Session not found"),
@@ -155,6 +166,6 @@ mod tests {
         let refused = as_unknown_session(&http::Method::POST);
         assert_eq!(refused.status(), http::StatusCode::NOT_FOUND);
         let closed = as_unknown_session(&http::Method::DELETE);
-        assert_eq!(closed.status(), http::StatusCode::ACCEPTED);
+        assert_eq!(closed.status(), http::StatusCode::NO_CONTENT);
     }
 }

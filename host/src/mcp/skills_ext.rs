@@ -67,13 +67,11 @@ pub(crate) fn get(
             Some(why) => format!("No skill is served at {skill_uri}: {why}"),
             None => format!("No skill is served at {skill_uri}"),
         };
-        ErrorData::invalid_params(message, None)
+        ErrorData::invalid_params(message, Some(serde_json::json!({ "uri": skill_uri })))
     };
     let target = parse_uri(skill_uri).map_err(|e| not_served(Some(e.message.into_owned())))?;
     if target.path != SKILL_MD || uri(&target.name, SKILL_MD) != skill_uri {
-        return Err(not_served(Some(format!(
-            "a skill's URI ends in /{SKILL_MD}"
-        ))));
+        return Err(not_served(Some(misplaced(&target.name, &target.path))));
     }
     entry(service, skills, &target.name)
         .map(GetSkillResult::new)
@@ -82,6 +80,21 @@ pub(crate) fn get(
             (e.code != ErrorCode::RESOURCE_NOT_FOUND).then(|| e.message.into_owned())
         })
         .map_err(not_served)
+}
+
+/// Why `skill://NAME/PATH` is not a skill's URI although it got past rmcp's check (it ends in
+/// `/SKILL.md`): a `SKILL.md` further down the folder (skills here are not nested), or the
+/// right file under a URI spelled otherwise than the server spells it.
+fn misplaced(name: &str, path: &str) -> String {
+    let canonical = uri(name, SKILL_MD);
+    if path == SKILL_MD {
+        format!("the skill's URI is spelled {canonical}")
+    } else {
+        format!(
+            "skills are not nested here: this is a file of the skill {name}, whose URI is \
+             {canonical}"
+        )
+    }
 }
 
 /// The entry of the published skill `name`, or why it is not served over the extension.
