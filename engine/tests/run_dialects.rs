@@ -408,3 +408,61 @@ async fn openai_strict_only_for_schemas_in_its_subset_and_the_answer_tool_mode()
     assert_eq!(tools, ["skillet_final_answer"]);
     server.shutdown().await;
 }
+
+/// The system message of a chat body.
+fn system_of(body: &Value) -> &str {
+    body["messages"][0]["content"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn the_schema_is_said_once_per_request_and_the_prefix_is_the_same_bytes_on_every_turn() {
+    let scenario = "rules:\n  \
+        - when: { tool_results: false }\n    \
+          reply: { tool_calls: [ { name: calculator, arguments: { expression: \"1 + 2\" } } ] }\n  \
+        - reply: { json: { total: 3 } }\n";
+    let skill = total_skill(true);
+    let schema_text =
+        r#"{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}"#;
+
+    // OpenAI reads `json_schema` on every turn: the instructions do not repeat it.
+    let server = start_mock(scenario).await;
+    let h = harness_for(&skill, true, config_with(&server, "openai", json!({})));
+    for _ in 0..2 {
+        let called = h.call(request("total", json!({}))).await;
+        assert!(called.result().success, "{:?}", called.result());
+    }
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies.len(), 4, "two calls of two turns");
+    for body in &bodies {
+        assert!(
+            !system_of(body).contains("Output format"),
+            "{}",
+            system_of(body)
+        );
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"]["required"],
+            json!(["total"])
+        );
+    }
+    // Byte-stable across turns and calls: what a provider's prompt cache keys on.
+    let prefix = |body: &Value| (system_of(body).to_owned(), body["tools"].to_string());
+    assert!(bodies.iter().all(|b| prefix(b) == prefix(&bodies[0])));
+    server.shutdown().await;
+
+    // A grammar server with tools gets the schema on answer turns only, and its model never
+    // reads a grammar: the instructions state it, once, the same on every turn.
+    let server = start_mock(scenario).await;
+    let config = config_with(&server, "openai-compatible", json!({}));
+    let h = harness_for(&skill, true, config);
+    for _ in 0..2 {
+        assert!(h.call(request("total", json!({}))).await.result().success);
+    }
+    let bodies = chat_bodies(&server);
+    for body in &bodies {
+        let system = system_of(body);
+        assert_eq!(system.matches(schema_text).count(), 1, "{system}");
+        assert!(body.get("response_format").is_none(), "{body}");
+    }
+    assert!(bodies.iter().all(|b| prefix(b) == prefix(&bodies[0])));
+    server.shutdown().await;
+}

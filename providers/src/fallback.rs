@@ -20,6 +20,7 @@ use async_trait::async_trait;
 
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::kind::ProviderKind;
+use crate::mode_names::OutputMode;
 use crate::notices::FallbackNotice;
 use crate::provider::{CallOptions, Provider};
 use crate::types::{ChatRequest, ChatResponse};
@@ -76,6 +77,14 @@ impl Provider for FallbackChain {
     /// The primary's: a link that takes fewer images refuses a request with them by itself.
     fn image_bytes_limit(&self) -> Option<usize> {
         self.primary().image_bytes_limit()
+    }
+
+    /// Only when every link does: the run's instructions are written once, before it is known
+    /// which link answers.
+    fn states_schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> bool {
+        self.links
+            .iter()
+            .all(|link| link.provider.states_schema_every_turn(with_tools, hint))
     }
 
     async fn chat_borrowed(

@@ -274,12 +274,7 @@ impl TurnPlan {
     ) -> Self {
         let has_tools = !request.tools.is_empty();
         let prompted_tools = has_tools && modes.tools == ToolMode::Prompted;
-        // Which mechanisms this kind has (a hand-set mode it lacks falls back to the nearest).
-        let output = match modes.output {
-            OutputMode::JsonSchema | OutputMode::JsonObject if !caps.json_modes => OutputMode::Tool,
-            OutputMode::Tool if !caps.answer_tool || prompted_tools => OutputMode::Prompted,
-            mode => mode,
-        };
+        let output = mechanism(caps, modes, prompted_tools);
         let mut plan = TurnPlan {
             output: OutputMode::None,
             schema: None,
@@ -300,15 +295,7 @@ impl TurnPlan {
         let Some(schema) = &request.response_schema else {
             return plan;
         };
-        let enforce = match output {
-            OutputMode::Tool => true,
-            // OpenAI's models choose between tools and the schema; a grammar cannot.
-            OutputMode::JsonSchema | OutputMode::JsonObject => {
-                !caps.grammar || !has_tools || request.phase == TurnPhase::Answer
-            }
-            _ => false,
-        };
-        if enforce {
+        if enforced(caps, output, has_tools, request.phase) {
             plan.output = output;
             plan.strict = caps.strict_subset
                 && output == OutputMode::JsonSchema
@@ -337,9 +324,57 @@ impl TurnPlan {
         plan
     }
 
+    /// Whether every turn of a conversation (one that offers tools when `with_tools`) shows the
+    /// model the response schema through the wire under `modes`: `json_schema` on an API whose
+    /// model reads the schema (OpenAI's), or the answer tool, whose definition the model
+    /// reads as it reads any tool's. Then the instructions need not also state the schema.
+    /// A grammar server's `json_schema` does not count: the grammar holds the answer to the
+    /// schema's shape, but the model never reads the schema (its descriptions), and with tools
+    /// it is sent on answer turns only. Nor does `json_object` (most servers read no schema
+    /// in it).
+    pub(crate) fn states_schema_every_turn(
+        caps: &Capabilities,
+        modes: Modes,
+        with_tools: bool,
+    ) -> bool {
+        let prompted_tools = with_tools && modes.tools == ToolMode::Prompted;
+        if prompted_tools {
+            return false;
+        }
+        let output = mechanism(caps, modes, false);
+        let read_by_the_model = match output {
+            OutputMode::Tool => true,
+            OutputMode::JsonSchema => !caps.grammar,
+            _ => false,
+        };
+        read_by_the_model && enforced(caps, output, with_tools, TurnPhase::Open)
+    }
+
     /// Whether the request carries the structured-output parameter (for reading refusals).
     pub(crate) fn sends_structured_output(&self) -> bool {
         self.output != OutputMode::None
+    }
+}
+
+/// The structured-output mechanism `modes` come to on this kind: a hand-set mode it lacks falls
+/// back to the nearest it has.
+fn mechanism(caps: &Capabilities, modes: Modes, prompted_tools: bool) -> OutputMode {
+    match modes.output {
+        OutputMode::JsonSchema | OutputMode::JsonObject if !caps.json_modes => OutputMode::Tool,
+        OutputMode::Tool if !caps.answer_tool || prompted_tools => OutputMode::Prompted,
+        mode => mode,
+    }
+}
+
+/// Whether `output` carries the response schema on a turn in `phase`.
+fn enforced(caps: &Capabilities, output: OutputMode, has_tools: bool, phase: TurnPhase) -> bool {
+    match output {
+        OutputMode::Tool => true,
+        // OpenAI's models choose between tools and the schema; a grammar cannot.
+        OutputMode::JsonSchema | OutputMode::JsonObject => {
+            !caps.grammar || !has_tools || phase == TurnPhase::Answer
+        }
+        _ => false,
     }
 }
 

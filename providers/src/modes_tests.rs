@@ -166,3 +166,27 @@ fn kinds_without_a_mechanism_fall_back_to_the_nearest() {
     );
     assert_eq!(ollama.output, OutputMode::None);
 }
+
+#[test]
+fn the_schema_is_left_out_of_the_instructions_only_where_the_model_reads_it_on_every_turn() {
+    let says = |kind: ProviderKind, output: OutputMode, tools: ToolMode, with_tools: bool| {
+        TurnPlan::states_schema_every_turn(kind.capabilities(), modes(output, tools), with_tools)
+    };
+    use OutputMode::{JsonObject, JsonSchema, Prompted, Tool};
+    use ProviderKind::{Anthropic, Gemini, Ollama, Openai, OpenaiCompatible};
+    // The model reads `json_schema` on OpenAI, and an answer tool anywhere.
+    assert!(says(Openai, JsonSchema, ToolMode::Native, true));
+    assert!(says(Anthropic, Tool, ToolMode::Native, true));
+    assert!(says(OpenaiCompatible, Tool, ToolMode::Native, true));
+    // A grammar holds the shape but the model never reads the schema's words; json_object and
+    // prompted modes carry no schema the model reads.
+    assert!(!says(OpenaiCompatible, JsonSchema, ToolMode::Native, false));
+    assert!(!says(Ollama, JsonSchema, ToolMode::Native, true));
+    // Gemini is read as a grammar server (it refuses a JSON response beside tools before 3).
+    assert!(!says(Gemini, JsonSchema, ToolMode::Native, false));
+    assert!(!says(Openai, JsonObject, ToolMode::Native, false));
+    assert!(!says(Openai, Prompted, ToolMode::Native, false));
+    // Prompted tools describe the calls in the instructions: the answer's format goes there too.
+    assert!(!says(Openai, JsonSchema, ToolMode::Prompted, true));
+    assert!(says(Openai, JsonSchema, ToolMode::Prompted, false));
+}

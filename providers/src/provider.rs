@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ProviderError;
 use crate::kind::ProviderKind;
+use crate::mode_names::OutputMode;
 use crate::notices::RetryObserver;
 use crate::types::StreamSink;
 use crate::types::{ChatRequest, ChatResponse};
@@ -31,6 +32,17 @@ pub trait Provider: Send + Sync {
     /// [`DEFAULT_MAX_IMAGE_BYTES`](crate::DEFAULT_MAX_IMAGE_BYTES): the API decides the rest.
     fn image_bytes_limit(&self) -> Option<usize> {
         Some(crate::images::DEFAULT_MAX_IMAGE_BYTES as usize)
+    }
+
+    /// Whether every turn of a conversation — one that offers tools when `with_tools` — will
+    /// carry a request's response schema in a mechanism the server holds the answer to
+    /// (native JSON Schema output, a forced answer tool), in the modes this provider uses now
+    /// and with the skill's `hint`. A caller that gets `true` need not also state the schema in
+    /// the instructions, which saves its bytes on every turn. `false` by default: a provider
+    /// that cannot tell leaves the schema in the instructions.
+    fn states_schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> bool {
+        let _ = (with_tools, hint);
+        false
     }
 
     /// Runs one chat turn.

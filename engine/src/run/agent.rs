@@ -51,7 +51,12 @@ pub(crate) struct TurnLoop<'a> {
     pub limits: &'a Limits,
     /// The cost cap and per-tool call counts of this run.
     pub budget: RunBudget<'a>,
-    pub system: String,
+    /// The rendered instructions; the loop adds the output-format section where the provider's
+    /// wire does not carry the schema on every turn ([`messages::system_prompt`]).
+    pub instructions: String,
+    /// Whether the system prompt states the output schema (set by `run`); when it does not, a
+    /// repair quotes it, for a server that ignored the schema on the wire.
+    pub schema_in_instructions: bool,
     pub first_message: String,
     /// The input files that are images, shown beside the first message (`images`).
     pub first_images: Vec<ChatMessage>,
@@ -111,21 +116,36 @@ impl TurnLoop<'_> {
         // One request for the whole run: each turn appends to its messages and lends it to the
         // provider, so the conversation is never copied per turn, and the schemas are the
         // compiled ones' documents, shared by every call (no copy per call either).
+        let tools: Vec<ToolSpec> = self
+            .tools
+            .tools()
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.offered_name.clone(),
+                description: t.tool.description().to_owned(),
+                parameters: self.schemas.get(t).source().clone(),
+            })
+            .collect();
+        // The schema is said once per request: in the instructions only where the wire does not
+        // carry it on every turn. Decided once, so the prefix stays byte-stable for caches.
+        let hint = self.skill.hints.structured_output;
+        let stated = output_schema
+            .filter(|_| {
+                !self
+                    .provider
+                    .provider
+                    .states_schema_every_turn(!tools.is_empty(), hint)
+            })
+            .map(|schema| schema.text());
+        self.schema_in_instructions = stated.is_some();
+        let system = messages::system_prompt(&self.instructions, stated);
+        self.instructions = String::new();
         let mut request = ChatRequest {
-            system: Some(std::mem::take(&mut self.system)),
+            system: Some(system),
             messages: std::iter::once(ChatMessage::user(std::mem::take(&mut self.first_message)))
                 .chain(std::mem::take(&mut self.first_images))
                 .collect(),
-            tools: self
-                .tools
-                .tools()
-                .iter()
-                .map(|t| ToolSpec {
-                    name: t.offered_name.clone(),
-                    description: t.tool.description().to_owned(),
-                    parameters: self.schemas.get(t).source().clone(),
-                })
-                .collect(),
+            tools,
             response_schema: output_schema.map(|s| ResponseSchema {
                 name: names::sanitize(self.skill.name()),
                 schema: s.shared_source(),
@@ -138,7 +158,7 @@ impl TurnLoop<'_> {
                 reasoning: self.skill.hints.reasoning.clone(),
             },
             phase: TurnPhase::Open,
-            output_mode_hint: self.skill.hints.structured_output,
+            output_mode_hint: hint,
         };
         let mut repeats = RepeatTracker::default();
         let mut last_output = String::new();
@@ -305,13 +325,19 @@ impl TurnLoop<'_> {
                         if cut {
                             messages::repair_cut_off()
                         } else {
-                            messages::repair_unparseable(&error)
+                            let unstated = output_schema
+                                .filter(|_| !self.schema_in_instructions)
+                                .map(|schema| schema.text());
+                            messages::repair_unparseable(&error, unstated)
                         }
                     });
                 answer_due(request, step, cut && turn >= self.max_turns)
             }
             FinalOutput::Invalid(violations) => {
-                let repair = messages::repair_violations(&violations);
+                let unstated = output_schema
+                    .filter(|_| !self.schema_in_instructions)
+                    .map(|schema| schema.text());
+                let repair = messages::repair_violations(&violations, unstated);
                 let step =
                     self.repair_or_fail(turn, messages, response.text, violations, || repair);
                 answer_due(request, step, false)

@@ -39,7 +39,7 @@ use super::executor::ExecutorInner;
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
 use super::images;
 use super::native::run_native;
-use super::opening::{check_input, output_schema_text, render_instructions};
+use super::opening::{check_input, render_instructions};
 use super::provider::ResolvedProvider;
 use super::result::Outcome;
 use super::run_state::RunState;
@@ -71,8 +71,9 @@ enum PreparedRun {
     Manifest {
         /// Input files taken out of the arguments (`files::INPUT_FILES_KEY`).
         inputs: Vec<InputFile>,
-        /// The rendered system prompt; the run owns it from the first turn on.
-        system: String,
+        /// The rendered instructions (with the input files' section); the run adds the output
+        /// format and owns them from the first turn on.
+        instructions: String,
         provider: ResolvedProvider,
     },
     /// A Rust-native handler.
@@ -172,12 +173,10 @@ impl ExecutorInner {
             },
             Implementation::Manifest => {
                 let instructions = render_instructions(&skill.compiled, &arguments)?;
-                let output_schema = output_schema_text(&skill.compiled);
                 let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
                     Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
                     None => instructions,
                 };
-                let system = messages::system_prompt(&instructions, output_schema);
                 let provider = match override_provider {
                     Some(p) => p,
                     None => self
@@ -194,7 +193,7 @@ impl ExecutorInner {
                 .check_priced(provider.provider.model())?;
                 PreparedRun::Manifest {
                     inputs,
-                    system,
+                    instructions,
                     provider,
                 }
             }
@@ -285,7 +284,7 @@ impl ExecutorInner {
                 }
                 PreparedRun::Manifest {
                     inputs,
-                    system,
+                    instructions,
                     provider,
                 } => {
                     let span = tracing::Span::current();
@@ -357,7 +356,8 @@ impl ExecutorInner {
                         tools,
                         schemas: &self.tool_schemas,
                         limits: &self.limits,
-                        system,
+                        instructions,
+                        schema_in_instructions: false,
                         first_message,
                         first_images,
                         image_bytes_limit,

@@ -23,9 +23,8 @@ pub(crate) fn system_prompt(instructions: &str, output_schema: Option<&str>) -> 
     let Some(schema) = output_schema else {
         return instructions.to_owned();
     };
-    const SECTION: &str = "## Output format\n\nWhen you give your final answer, answer with a \
-         single JSON value that matches this JSON Schema, and nothing else (no prose, no code \
-         fence):\n\n";
+    const SECTION: &str = "## Output format\n\nGive your final answer as one JSON value \
+         matching this JSON Schema, and nothing else:\n\n";
     let instructions = instructions.trim_end();
     let gap = if instructions.is_empty() { "" } else { "\n\n" };
     let mut text =
@@ -50,12 +49,26 @@ pub(crate) fn first_user_message(arguments: &Map<String, Value>) -> String {
         .unwrap_or_else(|_| Value::Object(arguments.clone()).to_string())
 }
 
-/// The repair message after a final answer that is not JSON.
-pub(crate) fn repair_unparseable(error: &str) -> String {
-    format!(
+/// The repair message after a final answer that is not JSON. `schema` is quoted when the
+/// system prompt does not state it (the wire carried it, yet the answer missed it).
+pub(crate) fn repair_unparseable(error: &str, schema: Option<&str>) -> String {
+    let mut text = format!(
         "Your previous answer could not be used: it is not valid JSON ({error}). Answer again \
-         with only a single JSON value that matches the output schema."
-    )
+         with only a single JSON value that matches the output schema"
+    );
+    push_schema(&mut text, schema);
+    text
+}
+
+/// Ends a repair message: a full stop, or the schema the answer must match.
+fn push_schema(text: &mut String, schema: Option<&str>) {
+    match schema {
+        Some(schema) => {
+            text.push_str(": ");
+            text.push_str(schema);
+        }
+        None => text.push('.'),
+    }
 }
 
 /// The repair message after a final answer the token limit cut off mid-JSON.
@@ -100,8 +113,8 @@ pub(crate) fn repair_log(violations: &[Violation]) -> String {
 }
 
 /// The repair message after a final answer that failed the output schema; lists every
-/// violation.
-pub(crate) fn repair_violations(violations: &[Violation]) -> String {
+/// violation, and quotes `schema` when the system prompt does not state it.
+pub(crate) fn repair_violations(violations: &[Violation], schema: Option<&str>) -> String {
     let mut text = format!(
         "Your previous answer does not match the output schema ({} problem{}):\n",
         violations.len(),
@@ -112,7 +125,11 @@ pub(crate) fn repair_violations(violations: &[Violation]) -> String {
         text.push_str(&v.to_string());
         text.push('\n');
     }
-    text.push_str("Answer again with only the corrected JSON value.");
+    text.push_str("Answer again with only the corrected JSON value");
+    if schema.is_some() {
+        text.push_str(", matching the output schema");
+    }
+    push_schema(&mut text, schema);
     text
 }
 
@@ -152,9 +169,8 @@ mod tests {
         let with = system_prompt("Do it.", Some(&schema));
         assert!(with.starts_with("Do it.\n\n## Output format"));
         assert!(with.ends_with(r#"{"type":"object"}"#));
-        let exact = "Do it.\n\n## Output format\n\nWhen you give your final answer, answer with a \
-                     single JSON value that matches this JSON Schema, and nothing else (no prose, \
-                     no code fence):\n\n{\"type\":\"object\"}";
+        let exact = "Do it.\n\n## Output format\n\nGive your final answer as one JSON value \
+                     matching this JSON Schema, and nothing else:\n\n{\"type\":\"object\"}";
         assert_eq!(with, exact);
         // Trailing blank space of the instructions is trimmed; empty instructions add no gap.
         assert_eq!(system_prompt("Do it. \n\n", Some(&schema)), exact);
@@ -170,10 +186,32 @@ mod tests {
             schema_path: String::new(),
             message: msg.into(),
         };
-        let text = repair_violations(&[v("/a", "is not a number"), v("", "missing b")]);
+        let text = repair_violations(&[v("/a", "is not a number"), v("", "missing b")], None);
         assert!(text.contains("2 problems"));
         assert!(text.contains("- /a: is not a number\n"));
         assert!(text.contains("- (root): missing b\n"));
+        assert!(text.ends_with("corrected JSON value."), "{text}");
+    }
+
+    #[test]
+    fn a_repair_quotes_the_schema_the_system_prompt_does_not_state() {
+        let schema = r#"{"type":"object","required":["a"]}"#;
+        let v = Violation {
+            instance_path: String::new(),
+            schema_path: String::new(),
+            message: "missing a".into(),
+        };
+        let violations = repair_violations(std::slice::from_ref(&v), Some(schema));
+        assert!(
+            violations.ends_with(&format!("matching the output schema: {schema}")),
+            "{violations}"
+        );
+        let unparseable = repair_unparseable("expected value", Some(schema));
+        assert!(
+            unparseable.ends_with(&format!(": {schema}")),
+            "{unparseable}"
+        );
+        assert!(repair_unparseable("expected value", None).ends_with("output schema."));
     }
 
     #[test]
