@@ -66,3 +66,16 @@ for model in report["models"]:
                   f"{grade['text']} — {grade['evidence']}")
 PY
 done
+
+# Skillet vs its peers (bench/peers/): the same skills' eval cases by Skillet, PydanticAI and the
+# OpenAI Agents SDK on this server, each request counted by a logging proxy (valid and correct
+# answers, turns, request bytes and o200k tokens per turn). Printed, not fatal: a peer that
+# crashes counts as no valid answer with its error's first line, and a comparison that cannot run
+# at all is reported here, not failed.
+echo
+echo "Skillet vs peers on the GGUF model (bench/peers/compare.sh):"
+if ! bench/peers/compare.sh --upstream "$base" --model gemma-3-270m-q4_k_m --skillet "$skillet" \
+  --option max_tokens=256 --option temperature=0 --option seed=7 --option read_timeout_ms=300000 \
+  --option 'tool_calling="prompted"' "$@"; then
+  echo "  the peer comparison did not complete (printed, not fatal)"
+fi
