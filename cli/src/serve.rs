@@ -126,12 +126,14 @@ pub async fn serve(
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{local}{}", a2a::http::JSONRPC_PATH));
             let mut service: Arc<dyn SkillService> = Arc::new(executor);
+            let push = a2a_config
+                .push_options()
+                .map_err(|e| Failure::setup(e.to_string()))?;
             if a2a_config.jsonrpc {
-                service = Arc::new(a2a::A2aCardService::new(
-                    service,
-                    &a2a_url,
-                    a2a_config.provider.clone(),
-                ));
+                service = Arc::new(
+                    a2a::A2aCardService::new(service, &a2a_url, a2a_config.provider.clone())
+                        .with_push_notifications(push.is_some()),
+                );
             }
             let core = HostCore::with_access(service, server.max_concurrent_calls, access);
             // The console's empty skills list names them.
@@ -147,6 +149,11 @@ pub async fn serve(
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
                 let adapter = a2a_adapter(&core, limits, state.as_ref(), console).await?;
+                if let Some(push) = push {
+                    adapter
+                        .enable_push(push)
+                        .map_err(|e| Failure::setup(e.to_string()))?;
+                }
                 task_store = Some(Arc::clone(adapter.store()));
                 a2a::http::router(adapter, server.max_message_bytes)
             } else {

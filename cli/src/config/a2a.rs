@@ -1,5 +1,6 @@
 //! `[a2a]`: the A2A 1.0 JSON-RPC binding of `skillet serve --http` — whether it is on, the URL
-//! and provider the Agent Card advertises for it, and the bounds of its in-memory task store.
+//! and provider the Agent Card advertises for it, the bounds of its in-memory task store, and
+//! push notifications (`push`, `push_allow`: off unless turned on, only to allowed origins).
 //!
 //! Only configuration lives here; the binding itself is `host::a2a`.
 
@@ -33,9 +34,32 @@ pub struct A2aConfig {
     pub max_task_bytes: usize,
     /// How long a finished task stays readable, in seconds.
     pub task_ttl_seconds: f64,
+    /// Send push notifications to client webhooks (only under `push_allow`).
+    pub push: bool,
+    /// The origins webhooks may be under: `"https://hooks.example.com"`, or
+    /// `{ origin = "http://127.0.0.1:9000", private = true }` to allow a private, loopback or
+    /// link-local address.
+    pub push_allow: Vec<PushAllowEntry>,
+}
+
+/// One `push_allow` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PushAllowEntry {
+    /// An origin whose host must resolve to public addresses.
+    Origin(String),
+    /// An origin, and whether its host may resolve to private addresses.
+    Table {
+        /// `scheme://host[:port][/path]`.
+        origin: String,
+        /// Allow private, loopback and link-local addresses for this origin's host.
+        #[serde(default)]
+        private: bool,
+    },
 }
 
 pub use skillet_host::a2a::card::A2aProvider;
+use skillet_host::a2a::push::{PushAllow, PushAllowError, PushOptions};
 
 impl Default for A2aConfig {
     fn default() -> Self {
@@ -46,6 +70,8 @@ impl Default for A2aConfig {
             max_tasks: DEFAULT_MAX_TASKS,
             max_task_bytes: DEFAULT_MAX_TASK_BYTES,
             task_ttl_seconds: DEFAULT_TASK_TTL_SECONDS,
+            push: false,
+            push_allow: Vec::new(),
         }
     }
 }
@@ -55,6 +81,39 @@ impl A2aConfig {
     pub fn task_ttl(&self) -> Duration {
         Duration::try_from_secs_f64(self.task_ttl_seconds).unwrap_or(Duration::ZERO)
     }
+
+    /// The push notification options when `push` is on; a bad `push_allow` entry, or `push`
+    /// on without any entry, is an error saying what to write.
+    pub fn push_options(&self) -> Result<Option<PushOptions>, PushConfigError> {
+        if !self.push {
+            return Ok(None);
+        }
+        if self.push_allow.is_empty() {
+            return Err(PushConfigError::NoOrigins);
+        }
+        let allow = self
+            .push_allow
+            .iter()
+            .map(|entry| match entry {
+                PushAllowEntry::Origin(origin) => PushAllow::parse(origin, false),
+                PushAllowEntry::Table { origin, private } => PushAllow::parse(origin, *private),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(PushOptions { allow }))
+    }
+}
+
+/// `[a2a] push` cannot be turned on as written.
+#[derive(Debug, thiserror::Error)]
+pub enum PushConfigError {
+    /// `push = true` with an empty `push_allow`.
+    #[error(
+        "[a2a] push = true needs push_allow: the origins webhooks may be under, e.g. push_allow = [\"https://hooks.example.com\"]"
+    )]
+    NoOrigins,
+    /// A bad entry.
+    #[error(transparent)]
+    Entry(#[from] PushAllowError),
 }
 
 #[cfg(test)]
@@ -75,5 +134,24 @@ mod tests {
         let off: A2aConfig = toml::from_str("jsonrpc = false\ntask_ttl_seconds = -1").unwrap();
         assert!(!off.jsonrpc);
         assert_eq!(off.task_ttl(), Duration::ZERO);
+    }
+
+    #[test]
+    fn push_is_off_by_default_and_needs_valid_origins_when_on() {
+        assert!(A2aConfig::default().push_options().unwrap().is_none());
+        let on: A2aConfig = toml::from_str(
+            "push = true\npush_allow = [\"https://hooks.example.com\", {origin = \"http://127.0.0.1:9\", private = true}]",
+        )
+        .unwrap();
+        assert_eq!(on.push_options().unwrap().unwrap().allow.len(), 2);
+        let none: A2aConfig = toml::from_str("push = true").unwrap();
+        assert!(matches!(
+            none.push_options(),
+            Err(PushConfigError::NoOrigins)
+        ));
+        let bad: A2aConfig =
+            toml::from_str("push = true\npush_allow = [\"hooks.example.com\"]").unwrap();
+        let error = bad.push_options().unwrap_err().to_string();
+        assert!(error.contains("hooks.example.com"), "{error}");
     }
 }

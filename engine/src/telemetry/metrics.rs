@@ -12,6 +12,7 @@
 //! | `skillet_tool_calls_total` / `skillet_tool_errors_total` | counter | `tool` |
 //! | `skillet_admission_refusals_total` | counter | — |
 //! | `skillet_otel_spans_dropped_total` | counter | — |
+//! | `skillet_a2a_push_deliveries_total` | counter | `outcome` (`delivered`, `failed`, `dropped`) |
 //!
 //! Label values come from the host's own configuration (skill, tool and model names it
 //! serves), never raw caller input: a call of an unknown skill or a model's call of an unknown
@@ -62,6 +63,8 @@ pub struct Metrics {
     pub admission_refusals: Counter,
     /// Spans lost because their export failed.
     pub otel_spans_dropped: Counter,
+    /// A2A push notifications by outcome.
+    pub a2a_push_deliveries: Family<Labels<1>, Counter>,
     registry: Registry,
 }
 
@@ -85,6 +88,7 @@ impl Metrics {
             tool_errors: Family::default(),
             admission_refusals: Counter::default(),
             otel_spans_dropped: Counter::default(),
+            a2a_push_deliveries: Family::default(),
             registry: Registry::default(),
         };
         registry.register("calls", "Skill calls answered", metrics.calls.clone());
@@ -137,6 +141,11 @@ impl Metrics {
             "otel_spans_dropped",
             "Spans lost because their OTLP export failed",
             metrics.otel_spans_dropped.clone(),
+        );
+        registry.register(
+            "a2a_push_deliveries",
+            "A2A push notifications: delivered, failed after retries, or dropped from a full queue",
+            metrics.a2a_push_deliveries.clone(),
         );
         Metrics {
             registry,
@@ -224,6 +233,14 @@ impl Metrics {
 pub fn get() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(Metrics::new)
+}
+
+/// Counts an A2A push notification by `outcome` (`delivered`, `failed`, `dropped`).
+pub fn a2a_push(outcome: &'static str) {
+    get()
+        .a2a_push_deliveries
+        .get_or_create(&[("outcome", outcome.to_owned())])
+        .inc();
 }
 
 /// Counts a call refused at the concurrent-call limit (for the transports).

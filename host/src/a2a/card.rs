@@ -1,7 +1,7 @@
 //! The Agent Card with the A2A JSON-RPC binding on it: [`A2aCardService`] wraps the engine's
 //! service and completes its card — the JSON-RPC interface first (preferred), the A2E interface
 //! kept after it, `capabilities` saying what this binding does (streaming yes; push
-//! notifications and the extended card no) and the configured `provider`.
+//! notifications when `[a2a] push` is on; the extended card no) and the configured `provider`.
 //!
 //! Calls and discovery pass through unchanged; only the card differs. Building the skills part
 //! of the card is the `skill` module's.
@@ -41,6 +41,7 @@ pub struct A2aCardService {
     inner: Arc<dyn SkillService>,
     jsonrpc_url: String,
     provider: Option<A2aProvider>,
+    push_notifications: bool,
 }
 
 impl A2aCardService {
@@ -54,15 +55,24 @@ impl A2aCardService {
             inner,
             jsonrpc_url: jsonrpc_url.into(),
             provider,
+            push_notifications: false,
         }
+    }
+
+    /// The card says `capabilities.pushNotifications: on`.
+    pub fn with_push_notifications(mut self, on: bool) -> A2aCardService {
+        self.push_notifications = on;
+        self
     }
 }
 
-/// `card` with the JSON-RPC interface first, the capabilities of this binding and `provider`.
+/// `card` with the JSON-RPC interface first, the capabilities of this binding (push
+/// notifications as `push` says) and `provider`.
 pub(crate) fn with_jsonrpc(
     mut card: AgentCard,
     url: &str,
     provider: Option<&A2aProvider>,
+    push: bool,
 ) -> AgentCard {
     card.supported_interfaces
         .retain(|i| i.protocol_binding != JSONRPC_BINDING);
@@ -76,7 +86,7 @@ pub(crate) fn with_jsonrpc(
     );
     card.capabilities = AgentCapabilities {
         streaming: Some(true),
-        push_notifications: Some(false),
+        push_notifications: Some(push),
         extended_agent_card: Some(false),
     };
     if let Some(provider) = provider {
@@ -132,9 +142,14 @@ impl SkillService for A2aCardService {
     }
 
     fn agent_card(&self) -> Result<AgentCard, CardError> {
-        self.inner
-            .agent_card()
-            .map(|card| with_jsonrpc(card, &self.jsonrpc_url, self.provider.as_ref()))
+        self.inner.agent_card().map(|card| {
+            with_jsonrpc(
+                card,
+                &self.jsonrpc_url,
+                self.provider.as_ref(),
+                self.push_notifications,
+            )
+        })
     }
 }
 
@@ -163,7 +178,7 @@ mod tests {
             organization: "Org".into(),
             url: "https://org".into(),
         };
-        let card = with_jsonrpc(card, "http://h/a2a", Some(&provider));
+        let card = with_jsonrpc(card, "http://h/a2a", Some(&provider), false);
         let card = serde_json::to_value(card).unwrap();
         assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
         assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");

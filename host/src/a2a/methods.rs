@@ -9,7 +9,7 @@
 //! | `CancelTask` | cancels the run and answers the task once it ended (`TASK_STATE_CANCELED`); a finished task → `-32002` |
 //! | `SubscribeToTask` | a running task's stream: its current `Task`, then its later updates; a finished task → `-32004` |
 //! | `ListTasks` | the stored tasks, filtered and paged (see `list_tasks`) |
-//! | `*TaskPushNotificationConfig*` | `-32003` (push notifications are not supported) |
+//! | `*TaskPushNotificationConfig*` | push notification configs (`push`); `-32003` unless `[a2a] push` is on |
 //! | `GetExtendedAgentCard` | `-32007` (there is no extended card) |
 //!
 //! Live updates: a task started by `SendStreamingMessage` or by `SendMessage` with
@@ -38,6 +38,7 @@ use super::list_tasks::list_tasks;
 use super::parts::check_message;
 use super::persist::StoredCall;
 use super::projection::{Projection, TaskEventSink};
+use super::push::{self, PushNotifications, PushOptions, PushSetupError};
 use super::refusals::{gone, not_found, refusal_error, select_skill};
 use super::repeats::RecentMessages;
 use super::store::{CancelRefusal, StoreFull, Subscription, TaskStore};
@@ -81,6 +82,8 @@ struct AdapterInner {
     checkpoints: Option<Arc<SqliteCheckpoints>>,
     /// The tasks recent messages started, so a message sent again runs nothing.
     recent: RecentMessages,
+    /// Push notifications, once the operator turned them on.
+    push: std::sync::OnceLock<PushNotifications>,
 }
 
 /// A run to start for a task that is in the store.
@@ -116,6 +119,7 @@ impl A2aAdapter {
                 continuations: Arc::default(),
                 checkpoints,
                 recent: RecentMessages::default(),
+                push: std::sync::OnceLock::new(),
             }),
         };
         if adapter.inner.store.is_durable() {
@@ -225,6 +229,12 @@ impl A2aAdapter {
         );
     }
 
+    /// Turns push notifications on (`[a2a] push`), sending only to webhooks `options` allows.
+    pub fn enable_push(&self, options: PushOptions) -> Result<(), PushSetupError> {
+        let _ = self.inner.push.set(PushNotifications::new(options)?);
+        Ok(())
+    }
+
     /// The task store.
     pub fn store(&self) -> &Arc<TaskStore> {
         &self.inner.store
@@ -260,13 +270,13 @@ impl A2aAdapter {
             // task is not found, and a listing holds only the caller's own.
             "ListTasks" => list_tasks(&self.inner.store, caller.owner(), params(request.params)?)
                 .map(Answer::Result),
-            "CreateTaskPushNotificationConfig"
-            | "GetTaskPushNotificationConfig"
-            | "ListTaskPushNotificationConfigs"
-            | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
-                RpcCode::PushNotificationNotSupported,
-                "push notifications are not supported; use SendStreamingMessage or SubscribeToTask",
-            )),
+            method if push::METHODS.contains(&method) => match self.inner.push.get() {
+                Some(push) => push
+                    .answer(&self.inner.store, method, request.params, caller)
+                    .await
+                    .map(Answer::Result),
+                None => Err(push::not_supported()),
+            },
             "GetExtendedAgentCard" => Err(RpcError::new(
                 RpcCode::ExtendedAgentCardNotConfigured,
                 "this agent has no extended card",
@@ -300,7 +310,14 @@ impl A2aAdapter {
             metadata,
         } = params;
         check_message(&message)?;
-        let configuration = configuration.unwrap_or_default();
+        let mut configuration = configuration.unwrap_or_default();
+        let push = match configuration.task_push_notification_config.take() {
+            None => None,
+            Some(config) => {
+                let push = self.inner.push.get().ok_or_else(push::not_supported)?;
+                Some((push, push.check(config).await?))
+            }
+        };
         let history_length = history_length(configuration.history_length)?;
         let accepted = &configuration.accepted_output_modes;
         if !accepted.is_empty()
@@ -317,6 +334,14 @@ impl A2aAdapter {
         }
         let wait = !configuration.return_immediately;
         if !message.task_id.is_empty() {
+            if let Some((push, checked)) = push
+                && self
+                    .inner
+                    .store
+                    .visible_to(&message.task_id, caller.owner())
+            {
+                push.register(&self.inner.store, &message.task_id, checked)?;
+            }
             return self
                 .continue_task(message, history_length, streaming, wait, caller)
                 .await;
@@ -371,6 +396,9 @@ impl A2aAdapter {
             })?;
         if let Some(owner) = caller.owner() {
             self.inner.store.set_owner(&task.id, owner);
+        }
+        if let Some((push, checked)) = push {
+            push.register(&self.inner.store, &task_id, checked)?;
         }
         let sender = caller.owner().unwrap_or_default();
         self.inner.recent.remember(sender, &message_id, &task_id);

@@ -20,6 +20,7 @@
 //! - `repeats` — which task a recent message started, so a message sent again runs nothing;
 //! - `refusals` — refusals that never say whether a skill or task exists for someone else;
 //! - [`methods`] — the A2A methods on top of the core and the store;
+//! - [`push`] — push notifications: the config methods, the webhook allowlist, delivery;
 //! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
@@ -36,6 +37,7 @@ pub mod methods;
 pub(crate) mod parts;
 pub mod persist;
 pub mod projection;
+pub mod push;
 pub(crate) mod refusals;
 mod reopen;
 pub(crate) mod repeats;

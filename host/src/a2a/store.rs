@@ -577,6 +577,20 @@ impl TaskStore {
         }
     }
 
+    /// Changes task `id`'s metadata with `change` (finished tasks too: a push delivery can fail
+    /// after the end).
+    pub(crate) fn update_metadata(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut serde_json::Map<String, Value>),
+    ) {
+        let mut guard = self.lock();
+        if let Some(entry) = guard.tasks.get_mut(id) {
+            change(entry.task.metadata.get_or_insert_with(Default::default));
+            self.changed(&mut guard, Some(id));
+        }
+    }
+
     /// The metadata value `key` of a task (for tests and diagnostics).
     pub fn metadata(&self, id: &str, key: &str) -> Option<Value> {
         self.lock()

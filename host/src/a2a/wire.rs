@@ -1,7 +1,8 @@
 //! The A2A 1.0 data objects this binding reads and writes, in their ProtoJSON shape (camelCase
 //! field names, enums as `TASK_STATE_*` / `ROLE_*` strings, `oneof` payloads as a single-key
 //! object): `Message`, `Part`, `Task`, `TaskStatus`, `Artifact`, the two update events and the
-//! `StreamResponse` wrapper, plus the request parameters of the methods served.
+//! `StreamResponse` wrapper, the push notification config, plus the request parameters of the
+//! methods served.
 //!
 //! Plain serde data: no behaviour. Unknown fields are ignored on input (ProtoJSON readers are
 //! lenient the same way); empty optional fields are left out on output.
@@ -307,12 +308,47 @@ pub enum StreamResponse {
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
+/// `AuthenticationInfo`: how a push notification authenticates to its webhook
+/// (`Authorization: SCHEME CREDENTIALS`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AuthenticationInfo {
+    /// An HTTP authentication scheme (`Bearer`, `Basic`, …).
+    pub scheme: String,
+    /// The credentials for that scheme (never written back to a client).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub credentials: String,
+}
+
+/// `TaskPushNotificationConfig`: where a task's updates are POSTed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TaskPushNotificationConfig {
+    /// Accepted and ignored: one tenant per server.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tenant: String,
+    /// The config's id (the server makes one when it is empty).
+    pub id: String,
+    /// The task whose updates are sent.
+    pub task_id: String,
+    /// The webhook URL.
+    pub url: String,
+    /// Sent as `X-A2A-Notification-Token` with every notification, when not empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub token: String,
+    /// Sent as the `Authorization` header of every notification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<AuthenticationInfo>,
+}
+
 /// `SendMessageRequest.configuration`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct SendMessageConfiguration {
     /// Media types the client accepts for outputs (empty: any).
     pub accepted_output_modes: Vec<String>,
+    /// Push this task's updates to a webhook (only when push notifications are on).
+    pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// Most history messages in the returned task.
     pub history_length: Option<i64>,
     /// Answer with the task at once instead of when it ends.

@@ -1,0 +1,285 @@
+//! A2A push notifications (A2A 1.0 §3.1.7–3.1.10, §4.3, §13.2): a client registers a webhook
+//! for a task and the server POSTs the task's updates to it.
+//!
+//! Off unless the operator turns them on (`[a2a] push = true`, [`PushOptions`]); while off,
+//! every config method and a `SendMessage` carrying `taskPushNotificationConfig` is `-32003`.
+//!
+//! | method | answer |
+//! |---|---|
+//! | `CreateTaskPushNotificationConfig` | the stored config (`id` made when empty); the webhook then gets the task as it is, then every later update. A URL the allowlist refuses is `-32602` saying why |
+//! | `GetTaskPushNotificationConfig` | the config; unknown → `-32001` |
+//! | `ListTaskPushNotificationConfigs` | `{configs, nextPageToken: ""}` (one page: a task has at most [`MAX_PER_TASK`]) |
+//! | `DeleteTaskPushNotificationConfig` | `{}`, idempotent; sending stops |
+//!
+//! A config answered back never carries `authentication.credentials` (kept as a secret, sent
+//! only to the webhook). Configs live as long as their task is stored; an unknown task, or under
+//! `[auth]` another identity's, is `-32001`.
+//!
+//! - `allow` — which webhook URLs and addresses are allowed;
+//! - `deliver` — the queue, retries and the POSTs.
+
+mod allow;
+mod deliver;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use secrecy::SecretString;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use allow::{PushAllow, PushAllowError, WebhookRefusal};
+
+use super::jsonrpc::{RpcCode, RpcError, params};
+use super::refusals::not_found;
+use super::store::TaskStore;
+use super::wire::{AuthenticationInfo, TaskPushNotificationConfig};
+use crate::auth::Caller;
+use allow::AllowList;
+use deliver::{Delivery, Target};
+
+/// Most push configs one task may have.
+pub const MAX_PER_TASK: usize = 10;
+
+/// The methods of this module.
+pub(crate) const METHODS: [&str; 4] = [
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+];
+
+/// How push notifications are allowed to go out (`[a2a] push_allow`).
+#[derive(Debug, Clone, Default)]
+pub struct PushOptions {
+    /// Webhook URLs must lie under one of these.
+    pub allow: Vec<PushAllow>,
+}
+
+/// The delivery client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("push notifications: cannot build the HTTP client: {0}")]
+pub struct PushSetupError(#[from] reqwest::Error);
+
+/// The configs of every task and the delivery that sends their updates.
+#[derive(Debug)]
+pub(crate) struct PushNotifications {
+    allow: Arc<AllowList>,
+    delivery: Delivery,
+    /// Per task id: its configs and what stops each one's sending.
+    configs: Mutex<HashMap<String, Vec<(TaskPushNotificationConfig, CancellationToken)>>>,
+}
+
+/// A config whose webhook was checked, ready to be registered on a task.
+#[derive(Debug)]
+pub(crate) struct CheckedConfig {
+    config: TaskPushNotificationConfig,
+}
+
+impl PushNotifications {
+    pub(crate) fn new(options: PushOptions) -> Result<PushNotifications, PushSetupError> {
+        let allow = Arc::new(AllowList::new(options.allow));
+        Ok(PushNotifications {
+            delivery: Delivery::new(Arc::clone(&allow))?,
+            allow,
+            configs: Mutex::default(),
+        })
+    }
+
+    /// `config`'s webhook checked against the allowlist (`-32602` saying why not).
+    pub(crate) async fn check(
+        &self,
+        mut config: TaskPushNotificationConfig,
+    ) -> Result<CheckedConfig, RpcError> {
+        let url = self.allow.check(config.url.trim()).await.map_err(|why| {
+            RpcError::new(RpcCode::InvalidParams, why.to_string())
+                .with_violations(vec![("url".into(), why.to_string())])
+        })?;
+        config.url = url.to_string();
+        if config.id.is_empty() {
+            config.id = skillet_protocol::new_id();
+        }
+        Ok(CheckedConfig { config })
+    }
+
+    /// Registers `checked` on task `task_id` and starts sending its updates; replaces a config
+    /// with the same id.
+    pub(crate) fn register(
+        &self,
+        store: &Arc<TaskStore>,
+        task_id: &str,
+        checked: CheckedConfig,
+    ) -> Result<TaskPushNotificationConfig, RpcError> {
+        let mut config = checked.config;
+        config.task_id = task_id.to_owned();
+        let url = config
+            .url
+            .parse()
+            .map_err(|_| RpcError::new(RpcCode::InvalidParams, "webhook url is not a URL"))?;
+        let target = Target {
+            config_id: config.id.clone(),
+            url,
+            token: config.token.clone(),
+            authorization: config
+                .authentication
+                .as_ref()
+                .filter(|a| !a.scheme.is_empty() && !a.credentials.is_empty())
+                .map(|a| SecretString::from(format!("{} {}", a.scheme, a.credentials))),
+        };
+        // From here on the credentials live only in `target`, as a secret.
+        let config = answered(&config);
+        let stop = CancellationToken::new();
+        {
+            let mut configs = self.lock();
+            // Configs of tasks the store no longer holds are dropped here.
+            configs.retain(|task, list| {
+                let kept = store.get(task, Some(0)).is_some();
+                if !kept {
+                    list.iter().for_each(|(_, stop)| stop.cancel());
+                }
+                kept
+            });
+            let list = configs.entry(task_id.to_owned()).or_default();
+            if let Some(index) = list.iter().position(|(c, _)| c.id == config.id) {
+                list.remove(index).1.cancel();
+            }
+            if list.len() >= MAX_PER_TASK {
+                return Err(RpcError::new(
+                    RpcCode::InvalidParams,
+                    format!(
+                        "task {task_id:?} already has {MAX_PER_TASK} push notification configs; delete one first"
+                    ),
+                ));
+            }
+            list.push((config.clone(), stop.clone()));
+        }
+        self.delivery.start(store, task_id, target, stop);
+        Ok(config)
+    }
+
+    /// Answers one of [`METHODS`] for `caller`.
+    pub(crate) async fn answer(
+        &self,
+        store: &Arc<TaskStore>,
+        method: &str,
+        request: Value,
+        caller: &Caller,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "CreateTaskPushNotificationConfig" => {
+                let config: TaskPushNotificationConfig = params(request)?;
+                let task_id = config.task_id.clone();
+                visible(store, &task_id, caller)?;
+                let checked = self.check(config).await?;
+                let config = self.register(store, &task_id, checked)?;
+                Ok(to_json(&config))
+            }
+            "GetTaskPushNotificationConfig" => {
+                let ConfigRef { task_id, id } = params(request)?;
+                visible(store, &task_id, caller)?;
+                self.lock()
+                    .get(&task_id)
+                    .and_then(|list| list.iter().find(|(c, _)| c.id == id))
+                    .map(|(c, _)| to_json(c))
+                    .ok_or_else(|| config_not_found(&task_id, &id))
+            }
+            "ListTaskPushNotificationConfigs" => {
+                let ListParams {
+                    task_id,
+                    page_token,
+                } = params(request)?;
+                visible(store, &task_id, caller)?;
+                if !page_token.is_empty() {
+                    return Err(RpcError::new(
+                        RpcCode::InvalidParams,
+                        format!(
+                            "unknown pageToken {page_token:?}: every config is on the first page"
+                        ),
+                    ));
+                }
+                let configs: Vec<TaskPushNotificationConfig> = self
+                    .lock()
+                    .get(&task_id)
+                    .map(|list| list.iter().map(|(c, _)| c.clone()).collect())
+                    .unwrap_or_default();
+                Ok(json!({"configs": configs, "nextPageToken": ""}))
+            }
+            _ => {
+                let ConfigRef { task_id, id } = params(request)?;
+                visible(store, &task_id, caller)?;
+                if let Some(list) = self.lock().get_mut(&task_id)
+                    && let Some(index) = list.iter().position(|(c, _)| c.id == id)
+                {
+                    list.remove(index).1.cancel();
+                }
+                Ok(json!({}))
+            }
+        }
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        HashMap<String, Vec<(TaskPushNotificationConfig, CancellationToken)>>,
+    > {
+        self.configs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The refusal of every push method and push config while push notifications are off.
+pub(crate) fn not_supported() -> RpcError {
+    RpcError::new(
+        RpcCode::PushNotificationNotSupported,
+        "push notifications are not enabled on this server (its operator turns them on with [a2a] push); use SendStreamingMessage or SubscribeToTask",
+    )
+}
+
+/// `{taskId, id}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigRef {
+    task_id: String,
+    id: String,
+}
+
+/// `ListTaskPushNotificationConfigs` params (`pageSize` and `tenant` accepted and ignored).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    task_id: String,
+    #[serde(default)]
+    page_token: String,
+}
+
+fn visible(store: &TaskStore, task_id: &str, caller: &Caller) -> Result<(), RpcError> {
+    if store.visible_to(task_id, caller.owner()) {
+        Ok(())
+    } else {
+        Err(not_found(task_id))
+    }
+}
+
+fn config_not_found(task_id: &str, id: &str) -> RpcError {
+    RpcError::new(
+        RpcCode::TaskNotFound,
+        format!("task {task_id:?} has no push notification config {id:?}"),
+    )
+}
+
+/// `config` as a client reads it back: without the credentials.
+fn answered(config: &TaskPushNotificationConfig) -> TaskPushNotificationConfig {
+    let mut config = config.clone();
+    if let Some(authentication) = &mut config.authentication {
+        *authentication = AuthenticationInfo {
+            scheme: authentication.scheme.clone(),
+            credentials: String::new(),
+        };
+    }
+    config
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
