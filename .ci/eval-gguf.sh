@@ -73,6 +73,9 @@ done
 # crashes counts as no valid answer with its error's first line, and a comparison that cannot run
 # at all is reported here, not failed.
 echo
+echo "Skillet vs peers, the three-turn task on mock-llm (bench/peers/compare.sh --mock):"
+bench/peers/compare.sh --mock || echo "  the mock comparison did not complete (printed, not fatal)"
+echo
 echo "Skillet vs peers on the GGUF model (bench/peers/compare.sh):"
 if ! bench/peers/compare.sh --upstream "$base" --model gemma-3-270m-q4_k_m --skillet "$skillet" \
   --option max_tokens=256 --option temperature=0 --option seed=7 --option read_timeout_ms=300000 \

@@ -1,11 +1,12 @@
 """Skillet against its peers on the same server: every system's requests pass through one
 logging proxy (proxy.py), so what each sends per model turn is measured the same way.
 
-  compare.py --mock [--skillet BIN] [--mock-llm BIN] [--dump DIR]
+  compare.py --mock [--skillet BIN] [--mock-llm BIN] [--dump DIR] [--max-bytes N]
       The three-turn task (skills/length-check: word_count, calculator, then a checked
       {"verdict", "score"}) against mock-llm scripted by the skill's mock-scenario.yaml, so the
       conversation is identical for every system; prints each turn's request bytes and tokens.
-      Exits 1 if a system does not finish the scripted conversation.
+      Exits 1 if a system does not finish the scripted conversation, or if Skillet's mean request
+      per turn is over --max-bytes.
 
   compare.py --upstream URL --model NAME --skillet BIN [--option KEY=TOML]... SKILL...
       Each bundled skill's eval cases that reach the model (skills/NAME/evals/evals.json) by
@@ -119,7 +120,7 @@ def mock_comparison(args, encoding) -> int:
     skill = Skill(os.path.join(HERE, "skills", "length-check"))
     with open(os.path.join(skill.folder, "examples", "basic.json")) as f:
         arguments = json.load(f)
-    expected = {"verdict": "fits", "score": 0.65}
+    expected = {"verdict": "fits", "score": 0.5}
     mock = subprocess.Popen(
         [args.mock_llm, "--scenario", os.path.join(skill.folder, "mock-scenario.yaml")],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -152,6 +153,11 @@ def mock_comparison(args, encoding) -> int:
         mock.wait()
     for line in broken:
         print(f"did not finish the scripted conversation: {line}", file=sys.stderr)
+    skillet_bytes = means[0][1]
+    if args.max_bytes is not None and skillet_bytes > args.max_bytes:
+        print(f"Skillet's mean request is {skillet_bytes:,.0f} bytes per turn, over --max-bytes "
+              f"{args.max_bytes:,}: see each turn's body with --dump DIR", file=sys.stderr)
+        return 1
     return 1 if broken else 0
 
 
@@ -203,6 +209,8 @@ def main():
     parser.add_argument("--model", default="model")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=TOML",
                         help="a Skillet provider option (temperature, max_tokens and seed also go to the peers)")
+    parser.add_argument("--max-bytes", type=int, metavar="N",
+                        help="exit 1 if Skillet's mean request per turn is over N bytes (--mock)")
     parser.add_argument("--dump", metavar="DIR", help="write each turn's request body into DIR (--mock)")
     parser.add_argument("skills", nargs="*")
     args = parser.parse_args()
