@@ -322,7 +322,18 @@ rules:
 
 #[tokio::test]
 async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_result() {
-    let server = start_mock("rules:\n  - reply: { text: '{\"total\": 3', finish: length }\n").await;
+    // As llama.cpp says it (`length`), and as llama-cpp-python's chatml-function-calling format
+    // does (`stop`, with the JSON left open): both are an answer cut off.
+    for finish in ["length", "stop"] {
+        answer_cut_off_with_finish_reason(finish).await;
+    }
+}
+
+async fn answer_cut_off_with_finish_reason(finish: &str) {
+    let server = start_mock(&format!(
+        "rules:\n  - reply: {{ text: '{{\"summary\": \"Rust 1.0 shipped in', finish: {finish} }}\n"
+    ))
+    .await;
     let skill = SkillSpec::new("cut", "Give the total.")
         .max_turns(2)
         .output(json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}))
@@ -330,8 +341,8 @@ async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_re
     let h = harness_for(&skill, false, llm_config(&server));
     let called = h.call(request("cut", json!({}))).await;
     let result = called.result();
-    assert!(!result.success);
-    assert!(result.truncated, "{result:?}");
+    assert!(!result.success, "{finish}");
+    assert!(result.truncated, "{finish}: {result:?}");
     assert!(
         result
             .error
@@ -345,7 +356,10 @@ async fn an_answer_cut_off_by_the_token_limit_on_the_last_turn_is_a_truncated_re
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(repair.contains("cut off by the token limit"), "{repair}");
+    assert!(
+        repair.contains("cut off by the token limit"),
+        "{finish}: {repair}"
+    );
     server.shutdown().await;
 }
 

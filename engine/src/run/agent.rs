@@ -27,7 +27,7 @@ use super::approval::ApprovalGate;
 use super::budget::RunBudget;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
 use super::durable::Durable;
-use super::output::{FinalOutput, judge};
+use super::output::{FinalOutput, ends_early, judge};
 use super::provider::{ResolvedProvider, provider_failure};
 use super::result::Outcome;
 use super::run_state::{Answered, Phase, RunState};
@@ -319,7 +319,10 @@ impl TurnLoop<'_> {
                     schema_path: String::new(),
                     message: format!("not valid JSON: {error}"),
                 };
-                let cut = response.finish_reason == FinishReason::Length;
+                // Cut off by the token limit: said by the finish reason, or seen in JSON left
+                // open at the end (some servers report `stop` for it).
+                let cut =
+                    response.finish_reason == FinishReason::Length || ends_early(&response.text);
                 let step =
                     self.repair_or_fail(turn, messages, response.text, vec![violation], || {
                         if cut {

@@ -63,6 +63,20 @@ pub(crate) fn parse_json_answer(text: &str) -> Result<Value, String> {
     }
 }
 
+/// Whether `text` is a JSON object or array that ends before it is complete (a string, array
+/// or object left open at the end), alone or in one fenced block: an answer cut off mid-JSON,
+/// whatever finish reason the server gave (llama-cpp-python's function-calling chat formats
+/// report `stop` for an answer the token limit cut).
+pub(crate) fn ends_early(text: &str) -> bool {
+    let trimmed = text.trim();
+    let json = match fenced_blocks(trimmed).as_slice() {
+        [block] => block.trim(),
+        _ => trimmed,
+    };
+    json.starts_with(['{', '['])
+        && serde_json::from_str::<serde::de::IgnoredAny>(json).is_err_and(|e| e.is_eof())
+}
+
 /// The contents of the ```` ``` ```` fenced blocks of `text` whose info string is empty or
 /// `json` (case-insensitive). An unclosed fence ends at the end of the text.
 fn fenced_blocks(text: &str) -> Vec<&str> {
@@ -90,6 +104,18 @@ fn fenced_blocks(text: &str) -> Vec<&str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn json_left_open_at_the_end_is_an_answer_cut_off() {
+        assert!(ends_early(r#"{"summary": "Rust 1.0 shipped in May"#));
+        assert!(ends_early("```json\n{\"key_points\": [\"a\", \"b"));
+        assert!(ends_early("[1, 2,"));
+        // Complete, or broken in another way: not cut off.
+        assert!(!ends_early(r#"{"summary": "done"}"#));
+        assert!(!ends_early(r#"{"summary": "done"}}"#));
+        assert!(!ends_early("I think the summary is"));
+        assert!(!ends_early(""));
+    }
 
     fn schema() -> CompiledSchema {
         CompiledSchema::compile(&json!({
