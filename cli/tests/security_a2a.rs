@@ -3,7 +3,8 @@
 //! `carol` (runs `echo-b`):
 //! - H6: a refusal never says whether a skill exists — an unknown and a forbidden skill get
 //!   the same answer, and no error lists a skill the caller may not run;
-//! - another identity's task answers as an unknown one, a continuation (`taskId`) included;
+//! - another identity's task answers as an unknown one, a continuation (`taskId`) included,
+//!   and to the push notification config methods;
 //! - a repeated `messageId` from the same identity returns the first task and runs nothing;
 //! - the console's history shows a caller only the runs of skills its grants let it see.
 //!
@@ -230,6 +231,40 @@ async fn another_identitys_task_answers_as_an_unknown_task_to_every_method_and_t
     assert_eq!(own["result"]["id"], task.as_str(), "{own}");
     let own = server.rpc(ALICE, "SendMessage", continuation(&task)).await;
     assert_eq!(own["error"]["code"], -32004, "{own}");
+}
+
+#[tokio::test]
+async fn with_push_on_another_identitys_task_has_no_push_configs_to_create_read_or_delete() {
+    let server =
+        Server::start_with("[a2a]\npush = true\npush_allow = [\"https://hooks.example.com\"]\n")
+            .await;
+    let task = completed_task_id(&server.send(ALICE, "first", Some("echo-a")).await);
+    let unknown = "00000000-0000-0000-0000-000000000000";
+    let params =
+        |id: &str| json!({"taskId": id, "id": "c1", "url": "https://hooks.example.com/a2a"});
+    for method in [
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    ] {
+        let theirs = server.rpc(BOB, method, params(&task)).await["error"].to_string();
+        let nobodys = server.rpc(BOB, method, params(unknown)).await["error"].to_string();
+        assert!(theirs.contains("-32001"), "{method}: {theirs}");
+        assert_eq!(
+            theirs.replace(&task, "ID"),
+            nobodys.replace(unknown, "ID"),
+            "{method}: another identity's task is told apart"
+        );
+    }
+    let own = server
+        .rpc(
+            ALICE,
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": task}),
+        )
+        .await;
+    assert_eq!(own["result"]["configs"], json!([]), "{own}");
 }
 
 #[tokio::test]

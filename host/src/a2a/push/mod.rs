@@ -134,7 +134,7 @@ impl PushNotifications {
             let mut configs = self.lock();
             // Configs of tasks the store no longer holds are dropped here.
             configs.retain(|task, list| {
-                let kept = store.get(task, Some(0)).is_some();
+                let kept = store.visible_to(task, None);
                 if !kept {
                     list.iter().for_each(|(_, stop)| stop.cancel());
                 }
@@ -205,7 +205,7 @@ impl PushNotifications {
                     .unwrap_or_default();
                 Ok(json!({"configs": configs, "nextPageToken": ""}))
             }
-            _ => {
+            "DeleteTaskPushNotificationConfig" => {
                 let ConfigRef { task_id, id } = params(request)?;
                 visible(store, &task_id, caller)?;
                 if let Some(list) = self.lock().get_mut(&task_id)
@@ -215,6 +215,10 @@ impl PushNotifications {
                 }
                 Ok(json!({}))
             }
+            other => Err(RpcError::new(
+                RpcCode::MethodNotFound,
+                format!("method {other:?} not found"),
+            )),
         }
     }
 
