@@ -99,9 +99,10 @@ fn suites() -> Option<Suites> {
                 .parse::<u32>()
                 .ok()
         });
-    let missing: Vec<String> = RUNS
-        .iter()
-        .map(|run| suites.entry(run.suite))
+    let versions: BTreeSet<&str> = RUNS.iter().map(|run| run.suite).collect();
+    let missing: Vec<String> = versions
+        .into_iter()
+        .map(|version| suites.entry(version))
         .filter(|entry| !entry.is_file())
         .map(|entry| entry.display().to_string())
         .collect();
@@ -334,4 +335,76 @@ async fn the_official_mcp_conformance_suite_passes_except_the_listed_failures() 
         "the conformance suite disagrees with tests/conformance/expected-failures.toml:\n{}",
         problems.join("\n")
     );
+}
+
+/// The judging rules on made-up results (no Node needed).
+mod judging {
+    use super::*;
+
+    fn entry(scenario: &str, check: Option<&str>, run: &str) -> Expected {
+        Expected {
+            scenario: scenario.into(),
+            check: check.map(Into::into),
+            runs: vec![run.into()],
+            reason: "because".into(),
+        }
+    }
+
+    fn results(rows: &[(&str, &[&str])]) -> BTreeMap<String, Failing> {
+        rows.iter()
+            .map(|(scenario, failing)| {
+                let checks = failing
+                    .iter()
+                    .map(|id| ((*id).to_owned(), "it failed".to_owned()))
+                    .collect();
+                ((*scenario).to_owned(), checks)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_failure_nobody_listed_is_a_problem_naming_the_check_and_its_message() {
+        let (_, problems) = judge("s/r", &results(&[("tools-list", &["tools-list"])]), &[]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("check tools-list fails (it failed)"));
+    }
+
+    #[test]
+    fn a_listed_scenario_or_check_that_passes_is_a_problem() {
+        let expected = [
+            entry("ping", None, "s/r"),
+            entry("tools-list", Some("tools-list-schema"), "s/r"),
+        ];
+        let (_, problems) = judge(
+            "s/r",
+            &results(&[("ping", &[]), ("tools-list", &[])]),
+            &expected,
+        );
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().all(|p| p.contains("remove the entry")));
+    }
+
+    #[test]
+    fn a_listed_check_excuses_only_itself() {
+        let expected = [entry("server-stateless", Some("a"), "s/r")];
+        let run = results(&[("server-stateless", &["a", "b"])]);
+        let (_, problems) = judge("s/r", &run, &expected);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("check b fails"));
+    }
+
+    #[test]
+    fn a_whole_scenario_entry_excuses_every_check_but_only_in_its_runs() {
+        let expected = [entry("tasks-lifecycle", None, "s/r")];
+        let run = results(&[("tasks-lifecycle", &["a", "b"])]);
+        assert!(judge("s/r", &run, &expected).1.is_empty());
+        assert_eq!(judge("s/other", &run, &expected).1.len(), 2);
+    }
+
+    #[test]
+    fn an_entry_for_a_scenario_that_did_not_run_is_a_problem() {
+        let expected = [entry("gone", None, "s/r")];
+        let (_, problems) = judge("s/r", &results(&[("ping", &[])]), &expected);
+        assert!(problems[0].contains("did not run"), "{problems:?}");
+    }
 }
