@@ -1,9 +1,9 @@
 //! Answers what rmcp's streamable-HTTP service would refuse with a bare HTTP 415: a `POST /mcp`
 //! whose body is not JSON gets a JSON-RPC parse error (-32700), and a JSON-RPC batch (an array:
 //! MCP 2025-06-18 removed batching) an invalid-request error (-32600), each under HTTP 400 with
-//! `id: null` — a client always learns why in the protocol's own words. An `initialize` naming
-//! MCP 2026-07-28 in its `_meta` is `404` with `-32601` here (`revision`), before rmcp would
-//! open a session for it.
+//! `id: null` — a client always learns why in the protocol's own words. A method MCP 2026-07-28
+//! removed (`initialize`, …), on a request naming that revision in its `_meta`, is `404` with
+//! `-32601` here (`revision`), before rmcp would open a session for it or check its headers.
 //!
 //! The body is read once here (bounded by `max_message_bytes`, as rmcp bounds it) and handed on
 //! unchanged. Not here: the session and stream caps (`limits`).
@@ -33,8 +33,8 @@ pub(crate) async fn refuse_malformed_bodies(
     if let Some((code, message)) = problem(&bytes) {
         return json_rpc_error(http::StatusCode::BAD_REQUEST, code, message);
     }
-    // rmcp would open a session for any `initialize`; one of 2026-07-28 is a removed method.
-    if let Some(error) = super::revision::initialize_refusal(&bytes) {
+    // A method 2026-07-28 removed, on a request of that revision (`revision`).
+    if let Some(error) = super::revision::removed_refusal(&bytes) {
         return (
             http::StatusCode::NOT_FOUND,
             [(http::header::CONTENT_TYPE, "application/json")],

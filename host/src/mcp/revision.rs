@@ -7,8 +7,9 @@
 //! code with `404 Not Found`, as the revision's transport asks), whatever their params; on the
 //! `initialize` era they are served as before. `ping` and the two subscribe methods rmcp
 //! already refuses itself when their params decode; the rest are refused here
-//! (`McpHandler`), and over HTTP a well-formed `initialize` naming 2026-07-28 in its `_meta`
-//! is refused before rmcp would open a session for it ([`initialize_refusal`]).
+//! (`McpHandler`). Over HTTP a removed method naming 2026-07-28 in its `_meta` is refused
+//! before rmcp sees it ([`removed_refusal`]): rmcp would open a session for an `initialize`,
+//! and check the revision's headers (`Mcp-Name`) of a method that no longer exists.
 //!
 //! Not here: what replaces them (`subscriptions/listen`: `listen`; the per-request log level:
 //! `notify`).
@@ -53,9 +54,9 @@ pub(crate) fn removed(method: &str) -> ErrorData {
     )
 }
 
-/// Over HTTP: the JSON-RPC error answering `body` when it is an `initialize` request whose
+/// Over HTTP: the JSON-RPC error answering `body` when it is a removed method's request whose
 /// `_meta` names 2026-07-28 or later (its `id` echoed), else `None`.
-pub(crate) fn initialize_refusal(body: &[u8]) -> Option<Value> {
+pub(crate) fn removed_refusal(body: &[u8]) -> Option<Value> {
     #[derive(serde::Deserialize)]
     struct Probe {
         method: Option<String>,
@@ -65,7 +66,8 @@ pub(crate) fn initialize_refusal(body: &[u8]) -> Option<Value> {
         params: Value,
     }
     let probe: Probe = serde_json::from_slice(body).ok()?;
-    if probe.method.as_deref() != Some("initialize") {
+    let method = probe.method?;
+    if !REMOVED_METHODS.contains(&method.as_str()) {
         return None;
     }
     let version = probe
@@ -76,7 +78,7 @@ pub(crate) fn initialize_refusal(body: &[u8]) -> Option<Value> {
     if version < ProtocolVersion::V_2026_07_28.as_str() {
         return None;
     }
-    let error = removed("initialize");
+    let error = removed(&method);
     Some(serde_json::json!({
         "jsonrpc": "2.0",
         "id": probe.id,
@@ -89,20 +91,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_initialize_naming_2026_in_its_meta_is_refused_with_its_id() {
+    fn a_removed_method_naming_2026_in_its_meta_is_refused_with_its_id() {
         let body = br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        let error = initialize_refusal(body).expect("refused");
+        let error = removed_refusal(body).expect("refused");
         assert_eq!(error["id"], 7);
         assert_eq!(error["error"]["code"], -32601);
+        let subscribe = br#"{"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"skill://a/SKILL.md","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(removed_refusal(subscribe).expect("refused")["id"], "s");
     }
 
     #[test]
     fn an_initialize_of_the_handshake_era_passes() {
         let legacy = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
-        assert!(initialize_refusal(legacy).is_none());
+        assert!(removed_refusal(legacy).is_none());
         let older = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#;
-        assert!(initialize_refusal(older).is_none());
+        assert!(removed_refusal(older).is_none());
         let other = br#"{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        assert!(initialize_refusal(other).is_none());
+        assert!(removed_refusal(other).is_none());
     }
 }
