@@ -9,6 +9,10 @@ Arguments: --transport stdio|http, --skillet PATH (stdio), --url URL (http),
 --skills DIR (the bundled skills, for their schemas and examples), --mock URL
 (mock-llm, for its journal), --serve-arg ARG (repeatable: arguments of the
 stdio server command line).
+
+On the 2026-07-28 protocol it also checks that logging is opt-in (no log notification
+without a `logLevel` in `_meta`, some at `debug`) and that `subscriptions/listen` is
+acknowledged with the filter the server honors.
 """
 
 import argparse
@@ -23,6 +27,7 @@ import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 
 BUNDLED = ["summarize", "code-review", "expense-report"]
@@ -111,10 +116,15 @@ async def check_failing_skill(session):
 
 
 LOG_MESSAGES = []
+MODERN_LOGS = []
 
 
 async def on_log(params):
     LOG_MESSAGES.append(params)
+
+
+async def on_modern_log(params):
+    MODERN_LOGS.append(params)
 
 
 async def check_logging(session):
@@ -212,6 +222,33 @@ async def check_modern_protocol(session, args):
     assert progress, "no progress on the 2026-07-28 protocol"
     jsonschema.validate(result.structured_content, tools["summarize"].output_schema)
     ok("the 2026-07-28 protocol (discover, no initialize): list, call with progress")
+    await anyio.sleep(0.5)  # what the server would wrongly send may come just after the result
+    assert not MODERN_LOGS, f"log notifications without a logLevel in _meta: {MODERN_LOGS}"
+    ok("2026-07-28: no notifications/message for a request without a logLevel")
+    async with listen(
+        session,
+        tools_list_changed=True,
+        resource_subscriptions=["skill://summarize/SKILL.md", "file:///etc/passwd"],
+    ) as subscription:
+        honored = subscription.honored
+        assert honored.tools_list_changed, honored
+        assert not honored.prompts_list_changed, honored
+        assert honored.resource_subscriptions == ["skill://summarize/SKILL.md"], honored
+    ok("2026-07-28: subscriptions/listen is acknowledged with the filter the server honors")
+
+
+async def check_modern_log_level(session, args):
+    """A 2026-07-28 connection whose requests carry `logLevel` in `_meta`."""
+    await session.discover()
+    example = json.loads((Path(args.skills) / "summarize/examples/basic.json").read_text())
+    result = await session.call_tool("summarize", example)
+    assert not result.is_error, result.content
+    for _ in range(50):
+        if MODERN_LOGS:
+            break
+        await anyio.sleep(0.1)
+    assert MODERN_LOGS, "no notifications/message at the request's logLevel debug"
+    ok("2026-07-28: notifications/message at the logLevel the request's _meta names")
 
 
 async def run_checks(session, args):
@@ -247,16 +284,28 @@ async def main():
             async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, logging_callback=on_modern_log) as session:
                 await check_modern_protocol(session, args)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(
+                read, write, logging_callback=on_modern_log, log_level="debug"
+            ) as session:
+                await check_modern_log_level(session, args)
     else:
         async with streamable_http_client(args.url) as streams:
             read, write = streams[0], streams[1]
             async with ClientSession(read, write, logging_callback=on_log) as session:
                 await run_checks(session, args)
         async with streamable_http_client(args.url) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
+            async with ClientSession(
+                streams[0], streams[1], logging_callback=on_modern_log
+            ) as session:
                 await check_modern_protocol(session, args)
+        async with streamable_http_client(args.url) as streams:
+            async with ClientSession(
+                streams[0], streams[1], logging_callback=on_modern_log, log_level="debug"
+            ) as session:
+                await check_modern_log_level(session, args)
     print("all checks passed", flush=True)
 
 

@@ -3,7 +3,9 @@
 //! `serve --http`), against the `mock-llm` binary as an OpenAI-compatible provider (its journal
 //! proves cancellation stops provider work). The script checks initialize, tools/list schemas,
 //! progress per turn, structuredContent against outputSchema, a schema-breaking input, an
-//! unknown tool, a failing skill, logging levels, cancellation and 50 concurrent calls.
+//! unknown tool, a failing skill, logging levels, cancellation and 50 concurrent calls, and on
+//! the 2026-07-28 protocol opt-in logging (`logLevel` in `_meta`) and `subscriptions/listen`;
+//! the SDK ends each HTTP session without logging a failed termination.
 //!
 //! The interpreter is `$SKILLET_PYTHON` or `<workspace>/.venv/bin/python` with
 //! `mock-llm/tests/python/requirements.txt` installed. Without it (or without `mcp`) the test
@@ -133,6 +135,12 @@ async fn run_script(python: &Path, args: &[String]) {
     assert!(
         output.status.success() && stdout.contains("all checks passed"),
         "MCP client script failed\n--- stdout\n{stdout}\n--- stderr (tail)\n{}",
+        tail(&stderr, 60)
+    );
+    // The SDK logs any answer to its closing `DELETE /mcp` but 200/204 as a failure.
+    assert!(
+        !stderr.contains("Session termination failed"),
+        "the SDK could not end its session\n--- stderr (tail)\n{}",
         tail(&stderr, 60)
     );
     print!("{stdout}");
