@@ -34,6 +34,11 @@ from tokens import o200k
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SYSTEMS = ("skillet",) + peers.SYSTEMS
+# Skillet as each API kind it can use for the server: `openai-compatible` assumes a grammar
+# server, whose model never reads a JSON Schema sent on the wire, so the instructions state it;
+# `openai` is an API whose model reads `json_schema`, so they do not (docs/MODELS.md).
+SKILLET_KINDS = {"skillet": "openai-compatible", "skillet-openai": "openai"}
+MOCK_SYSTEMS = ("skillet", "skillet-openai") + peers.SYSTEMS
 
 
 class Runner:
@@ -54,21 +59,24 @@ class Runner:
         self.count += 1
         label = f"r{self.count}-{system}"
         base = self.proxy.base_url(label)
-        if system == "skillet":
-            result = self._skillet(skill, arguments, base)
+        if system in SKILLET_KINDS:
+            result = self._skillet(skill, arguments, base, SKILLET_KINDS[system])
         else:
             result = asyncio.run(peers.run(system, skill, arguments, base, self.model, self.settings()))
         return result, self.proxy.turns(label)
 
-    def _skillet(self, skill, arguments, base):
+    def _skillet(self, skill, arguments, base, kind):
         config = os.path.join(self.work, "skillet.toml")
         options = "".join(f"{k} = {v}\n" for k, v in self.options.items())
+        # The `openai` kind needs a key; the mock and the proxy read none.
+        key = 'api_key_env = "SKILLET_PEERS_KEY"\n' if kind == "openai" else ""
         with open(config, "w") as f:
             f.write(
-                'default_provider = "peers"\n\n[providers.peers]\nkind = "openai-compatible"\n'
+                f'default_provider = "peers"\n\n[providers.peers]\nkind = "{kind}"\n{key}'
                 f'model = "{self.model}"\nbase_url = "{base}"\n\n[providers.peers.options]\n{options}'
             )
-        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.work, "cache"))
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   SKILLET_PEERS_KEY="unused")
         done = subprocess.run(
             [self.skillet, "--config", config, "--skills-dir", self.skills_dir, "run", skill.name,
              "--args", compact(arguments), "--json", "-qq"],
@@ -133,20 +141,20 @@ def mock_comparison(args, encoding) -> int:
         proxy = LoggingProxy(line.split("listening on ")[1].strip()).start()
         runner = Runner(proxy, args.skillet, "mock", {}, os.path.join(HERE, "skills"))
         print("The three-turn task (bench/peers/skills/length-check) on mock-llm: request per turn")
-        print(f"{'system':<12} {'turn':>4} {'bytes':>7} {'tokens':>7}")
+        print(f"{'system':<14} {'turn':>4} {'bytes':>7} {'tokens':>7}")
         broken, means = [], []
-        for system in SYSTEMS:
+        for system in MOCK_SYSTEMS:
             result, turns = runner.run(system, skill, arguments)
             sizes, tokens = per_turn(turns, encoding)
             dump(args.dump, system, turns)
             for n, (b, t) in enumerate(zip(sizes, tokens), 1):
-                print(f"{system:<12} {n:>4} {b:>7,} {t:>7,}")
+                print(f"{system:<14} {n:>4} {b:>7,} {t:>7,}")
             means.append((system, mean(sizes), mean(tokens)))
             if not result.valid or result.output != expected or len(turns) != 3:
                 broken.append(f"{system}: {len(turns)} turns, {result.output or result.error}")
-        print(f"\n{'system':<12} {'mean bytes/turn':>16} {'mean tokens/turn':>17}")
+        print(f"\n{'system':<14} {'mean bytes/turn':>16} {'mean tokens/turn':>17}")
         for system, b, t in means:
-            print(f"{system:<12} {b:>16,.0f} {t:>17,.1f}")
+            print(f"{system:<14} {b:>16,.0f} {t:>17,.1f}")
         proxy.stop()
     finally:
         mock.terminate()

@@ -62,8 +62,8 @@ async fn bundled_summarize_succeeds_in_one_turn_with_validated_output() {
         "usage is the final log: {logs:?}"
     );
 
-    // What the model was sent: rendered instructions + output format, the structured-output
-    // schema, the sampling hints, and the arguments as the first user message.
+    // What the model was sent: rendered instructions, the structured-output schema, the
+    // sampling hints, and the arguments as the first user message.
     let bodies = chat_bodies(&server);
     assert_eq!(bodies.len(), 1);
     let body = &bodies[0];
@@ -72,7 +72,19 @@ async fn bundled_summarize_succeeds_in_one_turn_with_validated_output() {
         system.contains("Text to summarize:\n\nSkillet runs skills."),
         "{system}"
     );
-    assert!(system.contains("## Output format"), "{system}");
+    // A grammar server without tools holds every answer to the schema, which has no words a
+    // grammar cannot convey: the schema is said once, on the wire, not in the instructions.
+    assert!(!system.contains("## Output format"), "{system}");
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["required"],
+        json!(["summary", "key_points"])
+    );
+    assert!(
+        body["response_format"]["json_schema"]["schema"]
+            .get("$schema")
+            .is_none(),
+        "the dialect is for validators, not models"
+    );
     assert_eq!(body["messages"][1]["role"], "user");
     assert_eq!(
         body["messages"][1]["content"],

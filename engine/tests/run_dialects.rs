@@ -479,4 +479,28 @@ async fn the_schema_is_said_once_per_request_and_the_prefix_is_the_same_bytes_on
     }
     assert!(bodies.iter().all(|b| prefix(b) == prefix(&bodies[0])));
     server.shutdown().await;
+
+    // Without tools a grammar holds every answer: the schema is said only on the wire, unless
+    // it has words (descriptions) that a grammar never shows the model.
+    let server = start_mock("rules:\n  - reply: { json: { total: 3 } }\n").await;
+    let worded = SkillSpec::new("worded", "Give the total.")
+        .output(json!({"type": "object", "required": ["total"],
+            "properties": {"total": {"type": "number", "description": "in cents"}}}))
+        .write();
+    let bare = total_skill(false);
+    let h = harness(
+        registry([worded.skill.clone(), bare.skill.clone()]),
+        ToolRegistry::new(),
+        Some(config_with(&server, "openai-compatible", json!({}))),
+        Limits::default(),
+    );
+    assert!(h.call(request("worded", json!({}))).await.result().success);
+    assert!(h.call(request("total", json!({}))).await.result().success);
+    let bodies = chat_bodies(&server);
+    assert!(system_of(&bodies[0]).contains("\"description\":\"in cents\""));
+    assert!(!system_of(&bodies[1]).contains("Output format"));
+    for body in &bodies {
+        assert_eq!(body["response_format"]["type"], "json_schema", "{body}");
+    }
+    server.shutdown().await;
 }

@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::kind::ProviderKind;
 use crate::mode_names::OutputMode;
+use crate::modes::SchemaDelivery;
 use crate::notices::FallbackNotice;
 use crate::provider::{CallOptions, Provider};
 use crate::types::{ChatRequest, ChatResponse};
@@ -79,12 +80,19 @@ impl Provider for FallbackChain {
         self.primary().image_bytes_limit()
     }
 
-    /// Only when every link does: the run's instructions are written once, before it is known
-    /// which link answers.
-    fn states_schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> bool {
-        self.links
+    /// The primary's when every link carries the schema alike, else `NotEveryTurn`: the run's
+    /// instructions are written once, before it is known which link answers.
+    fn schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> SchemaDelivery {
+        let primary = self.primary().schema_every_turn(with_tools, hint);
+        let alike = self
+            .links
             .iter()
-            .all(|link| link.provider.states_schema_every_turn(with_tools, hint))
+            .all(|link| link.provider.schema_every_turn(with_tools, hint) == primary);
+        if alike {
+            primary
+        } else {
+            SchemaDelivery::NotEveryTurn
+        }
     }
 
     async fn chat_borrowed(

@@ -20,7 +20,7 @@ use crate::error::{ProviderError, ProviderErrorKind};
 use crate::frames::{BodyLimits, read_events, read_whole};
 use crate::hints;
 use crate::kind::{ProviderKind, with_provider_kinds};
-use crate::modes::{Feature, ModeCell, Modes, OutputMode, TurnPlan};
+use crate::modes::{Feature, ModeCell, Modes, OutputMode, SchemaDelivery, TurnPlan};
 use crate::notices::ModeNotice;
 use crate::provider::{CallOptions, Provider};
 use crate::rate_limit::ProviderRateLimiter;
@@ -227,8 +227,8 @@ impl<W: Wire> Provider for HttpProvider<W> {
         images.vision.then_some(images.max_image_bytes as usize)
     }
 
-    fn states_schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> bool {
-        TurnPlan::states_schema_every_turn(
+    fn schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> SchemaDelivery {
+        TurnPlan::schema_every_turn(
             self.spec.kind.capabilities(),
             self.modes.current(hint),
             with_tools,

@@ -135,7 +135,7 @@ pub use images::{DEFAULT_MAX_IMAGE_BYTES, ImageSettings};
 pub use kind::ProviderKind;
 pub use mode_cache::{MODE_CACHE_VAR, enable_mode_cache};
 pub use mode_names::{Feature, OutputMode, ToolMode};
-pub use modes::Modes;
+pub use modes::{Modes, SchemaDelivery};
 pub use notices::{
     FallbackNotice, ModeNotice, RateLimitKind, RateLimitNotice, RetryNotice, RetryObserver,
 };

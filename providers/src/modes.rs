@@ -38,6 +38,22 @@ use crate::mode_cache::CacheKey;
 pub use crate::mode_names::{ANSWER_TOOL, Feature, OutputMode, ToolMode};
 use crate::types::{ChatRequest, ResponseSchema, TurnPhase};
 
+/// How a provider's wire carries a request's response schema on every turn of a conversation,
+/// in the modes it uses now: what a caller needs to decide whether its instructions must also
+/// state the schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaDelivery {
+    /// Not on every turn: a grammar server beside native tools (the schema would lock the
+    /// model out of them), `json_object`, prompted modes. The instructions must state it.
+    NotEveryTurn,
+    /// A grammar holds every answer to the schema's shape (llama.cpp, vLLM, Ollama; Gemini is
+    /// treated alike), but the model never reads the schema: not its words (descriptions,
+    /// titles, examples).
+    Shape,
+    /// The model reads the schema on every turn: OpenAI's `json_schema`, an answer tool.
+    Read,
+}
+
 /// The modes in force for one server+model: concrete, never `Auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Modes {
@@ -324,30 +340,28 @@ impl TurnPlan {
         plan
     }
 
-    /// Whether every turn of a conversation (one that offers tools when `with_tools`) shows the
-    /// model the response schema through the wire under `modes`: `json_schema` on an API whose
-    /// model reads the schema (OpenAI's), or the answer tool, whose definition the model
-    /// reads as it reads any tool's. Then the instructions need not also state the schema.
-    /// A grammar server's `json_schema` does not count: the grammar holds the answer to the
-    /// schema's shape, but the model never reads the schema (its descriptions), and with tools
-    /// it is sent on answer turns only. Nor does `json_object` (most servers read no schema
-    /// in it).
-    pub(crate) fn states_schema_every_turn(
+    /// How every turn of a conversation (one that offers tools when `with_tools`) carries the
+    /// response schema under `modes` (see [`SchemaDelivery`]).
+    pub(crate) fn schema_every_turn(
         caps: &Capabilities,
         modes: Modes,
         with_tools: bool,
-    ) -> bool {
-        let prompted_tools = with_tools && modes.tools == ToolMode::Prompted;
-        if prompted_tools {
-            return false;
+    ) -> SchemaDelivery {
+        if with_tools && modes.tools == ToolMode::Prompted {
+            // The calls and the answer are described in the instructions.
+            return SchemaDelivery::NotEveryTurn;
         }
         let output = mechanism(caps, modes, false);
-        let read_by_the_model = match output {
-            OutputMode::Tool => true,
-            OutputMode::JsonSchema => !caps.grammar,
-            _ => false,
-        };
-        read_by_the_model && enforced(caps, output, with_tools, TurnPhase::Open)
+        if !enforced(caps, output, with_tools, TurnPhase::Open) {
+            return SchemaDelivery::NotEveryTurn;
+        }
+        match output {
+            OutputMode::Tool => SchemaDelivery::Read,
+            OutputMode::JsonSchema if !caps.grammar => SchemaDelivery::Read,
+            OutputMode::JsonSchema => SchemaDelivery::Shape,
+            // Most servers read no schema in `json_object`.
+            _ => SchemaDelivery::NotEveryTurn,
+        }
     }
 
     /// Whether the request carries the structured-output parameter (for reading refusals).

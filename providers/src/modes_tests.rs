@@ -168,25 +168,43 @@ fn kinds_without_a_mechanism_fall_back_to_the_nearest() {
 }
 
 #[test]
-fn the_schema_is_left_out_of_the_instructions_only_where_the_model_reads_it_on_every_turn() {
-    let says = |kind: ProviderKind, output: OutputMode, tools: ToolMode, with_tools: bool| {
-        TurnPlan::states_schema_every_turn(kind.capabilities(), modes(output, tools), with_tools)
+fn every_turn_carries_the_schema_read_by_the_model_or_held_by_a_grammar_or_not_at_all() {
+    let carried = |kind: ProviderKind, output: OutputMode, tools: ToolMode, with_tools: bool| {
+        TurnPlan::schema_every_turn(kind.capabilities(), modes(output, tools), with_tools)
     };
     use OutputMode::{JsonObject, JsonSchema, Prompted, Tool};
     use ProviderKind::{Anthropic, Gemini, Ollama, Openai, OpenaiCompatible};
+    use SchemaDelivery::{NotEveryTurn, Read, Shape};
     // The model reads `json_schema` on OpenAI, and an answer tool anywhere.
-    assert!(says(Openai, JsonSchema, ToolMode::Native, true));
-    assert!(says(Anthropic, Tool, ToolMode::Native, true));
-    assert!(says(OpenaiCompatible, Tool, ToolMode::Native, true));
-    // A grammar holds the shape but the model never reads the schema's words; json_object and
-    // prompted modes carry no schema the model reads.
-    assert!(!says(OpenaiCompatible, JsonSchema, ToolMode::Native, false));
-    assert!(!says(Ollama, JsonSchema, ToolMode::Native, true));
-    // Gemini is read as a grammar server (it refuses a JSON response beside tools before 3).
-    assert!(!says(Gemini, JsonSchema, ToolMode::Native, false));
-    assert!(!says(Openai, JsonObject, ToolMode::Native, false));
-    assert!(!says(Openai, Prompted, ToolMode::Native, false));
+    assert_eq!(carried(Openai, JsonSchema, ToolMode::Native, true), Read);
+    assert_eq!(carried(Anthropic, Tool, ToolMode::Native, true), Read);
+    assert_eq!(
+        carried(OpenaiCompatible, Tool, ToolMode::Native, true),
+        Read
+    );
+    // A grammar holds the shape on every turn only without native tools (Gemini alike).
+    assert_eq!(
+        carried(OpenaiCompatible, JsonSchema, ToolMode::Native, false),
+        Shape
+    );
+    assert_eq!(carried(Gemini, JsonSchema, ToolMode::Native, false), Shape);
+    assert_eq!(
+        carried(Ollama, JsonSchema, ToolMode::Native, true),
+        NotEveryTurn
+    );
+    // json_object and prompted modes carry no schema the model reads.
+    assert_eq!(
+        carried(Openai, JsonObject, ToolMode::Native, false),
+        NotEveryTurn
+    );
+    assert_eq!(
+        carried(Openai, Prompted, ToolMode::Native, false),
+        NotEveryTurn
+    );
     // Prompted tools describe the calls in the instructions: the answer's format goes there too.
-    assert!(!says(Openai, JsonSchema, ToolMode::Prompted, true));
-    assert!(says(Openai, JsonSchema, ToolMode::Prompted, false));
+    assert_eq!(
+        carried(Openai, JsonSchema, ToolMode::Prompted, true),
+        NotEveryTurn
+    );
+    assert_eq!(carried(Openai, JsonSchema, ToolMode::Prompted, false), Read);
 }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::ProviderError;
 use crate::kind::ProviderKind;
 use crate::mode_names::OutputMode;
+use crate::modes::SchemaDelivery;
 use crate::notices::RetryObserver;
 use crate::types::StreamSink;
 use crate::types::{ChatRequest, ChatResponse};
@@ -34,15 +35,14 @@ pub trait Provider: Send + Sync {
         Some(crate::images::DEFAULT_MAX_IMAGE_BYTES as usize)
     }
 
-    /// Whether every turn of a conversation — one that offers tools when `with_tools` — will
-    /// carry a request's response schema in a mechanism the server holds the answer to
-    /// (native JSON Schema output, a forced answer tool), in the modes this provider uses now
-    /// and with the skill's `hint`. A caller that gets `true` need not also state the schema in
-    /// the instructions, which saves its bytes on every turn. `false` by default: a provider
-    /// that cannot tell leaves the schema in the instructions.
-    fn states_schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> bool {
+    /// How every turn of a conversation — one that offers tools when `with_tools` — will carry
+    /// a request's response schema, in the modes this provider uses now and with the skill's
+    /// `hint`. A caller whose model reads the schema from the wire need not state it in the
+    /// instructions too. [`SchemaDelivery::NotEveryTurn`] by default: a provider that cannot
+    /// tell leaves the schema in the instructions.
+    fn schema_every_turn(&self, with_tools: bool, hint: Option<OutputMode>) -> SchemaDelivery {
         let _ = (with_tools, hint);
-        false
+        SchemaDelivery::NotEveryTurn
     }
 
     /// Runs one chat turn.

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use skillet_providers::{
     CallOptions, ChatMessage, ChatRequest, ChatResponse, FallbackNotice, FinishReason, Hints,
-    ModeNotice, RateLimitNotice, ResponseSchema, RetryNotice, RetryObserver, ToolCall, ToolSpec,
-    TurnPhase,
+    ModeNotice, RateLimitNotice, ResponseSchema, RetryNotice, RetryObserver, SchemaDelivery,
+    ToolCall, ToolSpec, TurnPhase,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -126,15 +126,19 @@ impl TurnLoop<'_> {
                 parameters: self.schemas.get(t).source().clone(),
             })
             .collect();
-        // The schema is said once per request: in the instructions only where the wire does not
-        // carry it on every turn. Decided once, so the prefix stays byte-stable for caches.
+        // The schema is said once per request: the instructions state it unless the model
+        // reads it from the wire on every turn, or a grammar holds every answer to it and it has
+        // no words a grammar cannot convey. Decided once, so the prefix stays byte-stable.
         let hint = self.skill.hints.structured_output;
+        let delivery = self
+            .provider
+            .provider
+            .schema_every_turn(!tools.is_empty(), hint);
         let stated = output_schema
-            .filter(|_| {
-                !self
-                    .provider
-                    .provider
-                    .states_schema_every_turn(!tools.is_empty(), hint)
+            .filter(|schema| match delivery {
+                SchemaDelivery::Read => false,
+                SchemaDelivery::Shape => schema.has_words(),
+                SchemaDelivery::NotEveryTurn => true,
             })
             .map(|schema| schema.text());
         self.schema_in_instructions = stated.is_some();

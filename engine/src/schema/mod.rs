@@ -54,6 +54,13 @@ pub struct CompiledSchema {
     /// The document, shared with every request offering it, with its compact JSON text written
     /// once (on first use) and shared by the clones.
     source: SharedJson,
+    /// What a model is shown: the document without its top-level `$schema` and `$comment`
+    /// (words for validators and people, not for a model), shared with `source` when it has
+    /// neither.
+    for_models: SharedJson,
+    /// Whether the schema has words a grammar cannot convey (`description`, `title`,
+    /// `examples` on any subschema).
+    has_words: bool,
     validator: std::sync::Arc<Validator>,
     unconstrained: bool,
 }
@@ -131,8 +138,20 @@ impl CompiledSchema {
             Value::Object(map) => map.keys().all(|k| k == "$schema" || k == "$comment"),
             _ => false,
         };
+        let source = SharedJson::new(schema.clone());
+        let for_models = match schema {
+            Value::Object(map) if map.contains_key("$schema") || map.contains_key("$comment") => {
+                let mut shown = map.clone();
+                // `retain` keeps the order the author wrote (`remove` would swap the last in).
+                shown.retain(|keyword, _| keyword != "$schema" && keyword != "$comment");
+                SharedJson::new(Value::Object(shown))
+            }
+            _ => source.clone(),
+        };
         Ok(CompiledSchema {
-            source: SharedJson::new(schema.clone()),
+            source,
+            for_models,
+            has_words: has_words(schema),
             validator: std::sync::Arc::new(validator),
             unconstrained,
         })
@@ -181,21 +200,47 @@ impl CompiledSchema {
         &self.source
     }
 
-    /// The document as compact JSON text (written once per compilation, then shared): what a
-    /// prompt showing the schema embeds.
+    /// The document a model is shown, as compact JSON text (written once per compilation, then
+    /// shared): what a prompt showing the schema embeds. Without the top-level `$schema` and
+    /// `$comment`.
     pub fn text(&self) -> &str {
-        self.source.json_text().get()
+        self.for_models.json_text().get()
     }
 
-    /// The schema document, shared (a reference count, no copy): what a request offering it to
-    /// a model holds.
+    /// The document a model is shown, shared (a reference count, no copy): what a request
+    /// offering it to a model holds.
     pub(crate) fn shared_source(&self) -> SharedJson {
-        self.source.clone()
+        self.for_models.clone()
+    }
+
+    /// Whether the schema has words a grammar cannot convey to a model: a `description`,
+    /// `title` or `examples` on any subschema.
+    pub(crate) fn has_words(&self) -> bool {
+        self.has_words
     }
 
     /// Whether `self` and `other` are one compilation shared (a [`SchemaCache`] hands out the
     /// same validator for identical documents), not merely equal documents.
     pub fn shares_compilation_with(&self, other: &CompiledSchema) -> bool {
         std::sync::Arc::ptr_eq(&self.validator, &other.validator)
+    }
+}
+
+/// Whether `schema` has a `description`, `title` or `examples` on any subschema. Property names
+/// and `enum`/`const`/`default` values are data, not words about the schema.
+fn has_words(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(keyword, value)| match keyword.as_str() {
+            "description" | "title" | "examples" => true,
+            "enum" | "const" | "default" => false,
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                value
+                    .as_object()
+                    .is_some_and(|named| named.values().any(has_words))
+            }
+            _ => has_words(value),
+        }),
+        Value::Array(items) => items.iter().any(has_words),
+        _ => false,
     }
 }

@@ -332,3 +332,30 @@ fn array_form_items_points_to_prefix_items() {
     assert_eq!(err.pointer, "/items");
     assert!(err.reason.contains("prefixItems"), "{}", err.reason);
 }
+
+#[test]
+fn a_model_is_shown_the_schema_without_its_dialect_and_words_are_found_on_any_subschema() {
+    let compiled = CompiledSchema::compile(&serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": "for people",
+        "type": "object",
+        "properties": {"description": {"type": "string", "enum": ["title"]}}
+    }))
+    .unwrap();
+    assert_eq!(
+        compiled.text(),
+        r#"{"type":"object","properties":{"description":{"type":"string","enum":["title"]}}}"#
+    );
+    assert!(
+        compiled.source().get("$schema").is_some(),
+        "the document as written"
+    );
+    // A property named `description` and an enum value `title` are data, not words.
+    assert!(!compiled.has_words());
+    let described = CompiledSchema::compile(&serde_json::json!({
+        "type": "object",
+        "properties": {"points": {"type": "array", "items": {"type": "string", "description": "one fact"}}}
+    }))
+    .unwrap();
+    assert!(described.has_words());
+}
