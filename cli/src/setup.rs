@@ -163,7 +163,7 @@ pub fn judge_environments(skills: &Registry, files: &FileSupport) {
             .states(&SkillFolder::of(skill))
             .into_iter()
             .find_map(|state| match state {
-                EnvironmentState::Failed(why) => Some(why),
+                EnvironmentState::Failed(why) => Some(why.to_string()),
                 _ => None,
             })
     });

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::error::{CacheStep, EnvironmentError};
 use super::requirements::Requirements;
 use super::supply::{Builds, PackageIndex};
 
@@ -99,7 +100,7 @@ pub(crate) fn finished(root: &Path, key: &str) -> Option<PathBuf> {
 
 /// Builds the environment of `plan` unless it exists. Blocking (file lock, uv): run it on the
 /// blocking pool.
-pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
+pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, EnvironmentError> {
     build_once(plan.root, plan.key, |staging| build_into(plan, staging))
 }
 
@@ -109,19 +110,19 @@ pub(crate) fn build(plan: &BuildPlan<'_>) -> Result<Built, String> {
 pub(crate) fn build_once(
     root: &Path,
     key: &str,
-    fill: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<Built, String> {
-    std::fs::create_dir_all(root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    fill: impl FnOnce(&Path) -> Result<(), EnvironmentError>,
+) -> Result<Built, EnvironmentError> {
+    std::fs::create_dir_all(root).map_err(cache(CacheStep::Create, root))?;
     let lock_path = root.join(format!("{key}.lock"));
     let lock = std::fs::File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+        .map_err(cache(CacheStep::Open, &lock_path))?;
     // `File::lock` is newer than our MSRV; this is the same `flock(2)`.
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        .map_err(|e| cache(CacheStep::Lock, &lock_path)(e.into()))?;
     if let Some(dir) = finished(root, key) {
         return Ok(Built::Existing(dir));
     }
@@ -137,16 +138,26 @@ pub(crate) fn build_once(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&staging, &dir).map_err(|e| {
         let _ = std::fs::remove_dir_all(&staging);
-        format!(
-            "cannot move the environment into place at {}: {e}",
-            dir.display()
-        )
+        cache(CacheStep::MoveIntoPlace, &dir)(e)
     })?;
     drop(lock);
     Ok(Built::Fresh(dir))
 }
 
-fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
+/// The error of a cache step on `path`, for `map_err`.
+pub(crate) fn cache(
+    step: CacheStep,
+    path: &Path,
+) -> impl FnOnce(std::io::Error) -> EnvironmentError {
+    let path = path.to_path_buf();
+    move |e| EnvironmentError::Cache {
+        step,
+        path,
+        source: e.into(),
+    }
+}
+
+fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), EnvironmentError> {
     let installed = match plan.installer {
         Installer::Uv(uv) => install_with_uv(plan, uv, staging),
         Installer::Pip => super::pip::build_into(plan, staging),
@@ -161,13 +172,18 @@ fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
         "builds": plan.builds.as_str(),
         "installer": plan.installer.name(),
     });
-    std::fs::write(staging.join(MARKER), format!("{marker:#}\n"))
-        .map_err(|e| format!("cannot write the environment's marker: {e}"))
+    let marker_path = staging.join(MARKER);
+    std::fs::write(&marker_path, format!("{marker:#}\n"))
+        .map_err(cache(CacheStep::Write, &marker_path))
 }
 
-/// An installer's failure, redacted, and when wheels-only refused a source build, what to change.
-fn explain_refusal(plan: &BuildPlan<'_>, why: String) -> String {
-    let why = crate::secrets::REDACTOR.redact_owned(why);
+/// An installer's failure and, when wheels-only refused a source build, what to change (the
+/// tool's output is already redacted by [`run`]).
+fn explain_refusal(plan: &BuildPlan<'_>, why: EnvironmentError) -> EnvironmentError {
+    let said = match why.root_cause() {
+        EnvironmentError::BuildFailed { output, .. } => output.as_str(),
+        _ => "",
+    };
     // uv's words, then pip's.
     let refused_build = [
         "no usable wheels",
@@ -175,25 +191,23 @@ fn explain_refusal(plan: &BuildPlan<'_>, why: String) -> String {
         "Could not find a version that satisfies",
     ]
     .iter()
-    .any(|said| why.contains(said));
+    .any(|words| said.contains(words));
     match plan.builds {
-        Builds::WheelsOnly if refused_build => format!(
-            "{why} (source distributions are not built for this skill: `[skills] builds` \
-             is \"wheels-only\"{}; set `[skills] builds = \"allow-sdist\"` to build them \
-             on the host, outside the sandbox, or pin versions that have wheels)",
-            if plan.requirements.sources.iter().any(|s| s.starts_with('[')) {
-                ""
-            } else {
-                ", the default for requirements a skill folder declares"
-            }
-        ),
+        Builds::WheelsOnly if refused_build => EnvironmentError::SourceBuildRefused {
+            failure: Box::new(why),
+            host_list: plan.requirements.sources.iter().any(|s| s.starts_with('[')),
+        },
         _ => why,
     }
 }
 
-fn install_with_uv(plan: &BuildPlan<'_>, uv_program: &Path, staging: &Path) -> Result<(), String> {
-    let cache = plan.root.join(".uv-cache");
-    let mut venv = uv(uv_program, plan.root, &cache)?;
+fn install_with_uv(
+    plan: &BuildPlan<'_>,
+    uv_program: &Path,
+    staging: &Path,
+) -> Result<(), EnvironmentError> {
+    let uv_cache = plan.root.join(".uv-cache");
+    let mut venv = uv(uv_program, plan.root, &uv_cache)?;
     venv.arg("venv")
         .arg("--python")
         .arg(plan.python)
@@ -202,8 +216,8 @@ fn install_with_uv(plan: &BuildPlan<'_>, uv_program: &Path, staging: &Path) -> R
     run(venv, "uv venv")?;
     let requirements = staging.join("skillet-requirements.txt");
     std::fs::write(&requirements, plan.requirements.file_text())
-        .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
-    let mut install = uv(uv_program, plan.root, &cache)?;
+        .map_err(cache(CacheStep::Write, &requirements))?;
+    let mut install = uv(uv_program, plan.root, &uv_cache)?;
     install
         .args(["pip", "install", "--python"])
         .arg(staging.join("bin/python"));
@@ -219,9 +233,9 @@ fn install_with_uv(plan: &BuildPlan<'_>, uv_program: &Path, staging: &Path) -> R
 
 /// `program` with a cleared environment but for [`PASSED_VARIABLES`], the private `HOME`
 /// `<root>/.home` (made here) and git told to read no configuration and reach nothing.
-pub(crate) fn isolated(program: &Path, root: &Path) -> Result<Command, String> {
+pub(crate) fn isolated(program: &Path, root: &Path) -> Result<Command, EnvironmentError> {
     let home = root.join(".home");
-    std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    std::fs::create_dir_all(&home).map_err(cache(CacheStep::Create, &home))?;
     let mut command = Command::new(program);
     command.env_clear();
     for name in PASSED_VARIABLES {
@@ -242,7 +256,7 @@ pub(crate) fn isolated(program: &Path, root: &Path) -> Result<Command, String> {
 }
 
 /// uv with a cleared environment, no user configuration and its cache under the root.
-fn uv(program: &Path, root: &Path, cache: &Path) -> Result<Command, String> {
+fn uv(program: &Path, root: &Path, cache: &Path) -> Result<Command, EnvironmentError> {
     let mut command = isolated(program, root)?;
     command
         .env("UV_PYTHON_DOWNLOADS", "never")
@@ -254,16 +268,17 @@ fn uv(program: &Path, root: &Path, cache: &Path) -> Result<Command, String> {
     Ok(command)
 }
 
-/// Runs `command` to its end (within [`BUILD_TIMEOUT`]); its stderr is the error.
-pub(crate) fn run(mut command: Command, what: &str) -> Result<(), String> {
+/// Runs `command` to its end (within [`BUILD_TIMEOUT`]); its stderr, redacted, is the error.
+pub(crate) fn run(mut command: Command, what: &'static str) -> Result<(), EnvironmentError> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| {
-            let program = command.get_program().to_string_lossy().into_owned();
-            format!("{what}: cannot start {program}: {e}")
+        .map_err(|e| EnvironmentError::BuildToolStart {
+            what,
+            program: PathBuf::from(command.get_program()),
+            source: e.into(),
         })?;
     let mut stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
@@ -280,22 +295,30 @@ pub(crate) fn run(mut command: Command, what: &str) -> Result<(), String> {
             Ok(None) if started.elapsed() > BUILD_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{what} ran over {} s and was stopped",
-                    BUILD_TIMEOUT.as_secs()
-                ));
+                return Err(EnvironmentError::BuildTimeout {
+                    what,
+                    after: BUILD_TIMEOUT,
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{what}: {e}")),
+            Err(e) => {
+                return Err(EnvironmentError::BuildToolWait {
+                    what,
+                    source: e.into(),
+                });
+            }
         }
     };
     let stderr = reader.join().unwrap_or_default();
     if status.success() {
         return Ok(());
     }
-    let message = stderr.trim();
-    let cut: String = message.chars().take(4000).collect();
-    Err(format!("{what} failed ({status}): {cut}"))
+    let cut: String = stderr.trim().chars().take(4000).collect();
+    Err(EnvironmentError::BuildFailed {
+        what,
+        status,
+        output: crate::secrets::REDACTOR.redact_owned(cut),
+    })
 }
 
 /// Removes staging directories of builds of `key` that never finished (the caller holds the

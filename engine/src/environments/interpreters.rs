@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::error::EnvironmentError;
+
 /// How long asking an interpreter where it lives may take (a cold pyenv shim takes ~100 ms).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -57,7 +59,7 @@ pub struct SandboxUser {
 /// Every configured interpreter, resolved or refused.
 #[derive(Debug, Clone, Default)]
 pub struct Interpreters {
-    by_extension: BTreeMap<String, Result<Interpreter, String>>,
+    by_extension: BTreeMap<String, Result<Interpreter, EnvironmentError>>,
 }
 
 impl Interpreters {
@@ -74,7 +76,7 @@ impl Interpreters {
 
     /// The interpreter for `extension`: `None` when none is configured, `Err` with the reason
     /// and the fix when it cannot run in the sandbox.
-    pub fn get(&self, extension: &str) -> Option<&Result<Interpreter, String>> {
+    pub fn get(&self, extension: &str) -> Option<&Result<Interpreter, EnvironmentError>> {
         self.by_extension.get(extension)
     }
 
@@ -84,7 +86,7 @@ impl Interpreters {
     }
 
     /// Every entry, in extension order (for `skillet validate --scripts`).
-    pub fn entries(&self) -> impl Iterator<Item = (&str, &Result<Interpreter, String>)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Result<Interpreter, EnvironmentError>)> {
         self.by_extension.iter().map(|(e, r)| (e.as_str(), r))
     }
 }
@@ -93,7 +95,7 @@ fn resolve_one(
     extension: &str,
     configured: &Path,
     user: Option<SandboxUser>,
-) -> Result<Interpreter, String> {
+) -> Result<Interpreter, EnvironmentError> {
     let bare = configured.components().count() == 1 && !configured.is_absolute();
     let candidates: Vec<PathBuf> = if bare {
         let path = std::env::var_os("PATH").unwrap_or_default();
@@ -104,21 +106,13 @@ fn resolve_one(
     } else {
         vec![configured.to_path_buf()]
     };
-    let setting = format!(
-        "set `[skills.scripts] interpreters = {{ {extension} = \"/usr/bin/{}\" }}` (or another \
-         absolute path outside a private home)",
-        configured
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
     if candidates.is_empty() {
-        return Err(format!(
-            "the `.{extension}` interpreter `{}` was not found on PATH; {setting}",
-            configured.display()
-        ));
+        return Err(EnvironmentError::InterpreterNotFound {
+            extension: extension.to_owned(),
+            configured: configured.to_path_buf(),
+        });
     }
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<(PathBuf, EnvironmentError)> = Vec::new();
     for candidate in candidates {
         match follow(&candidate, user) {
             Ok((program, read_only, python_version)) => {
@@ -128,24 +122,29 @@ fn resolve_one(
                     program,
                     read_only,
                     python_version,
-                    skipped,
+                    skipped: skipped
+                        .iter()
+                        .map(|(candidate, why)| format!("{}: {why}", candidate.display()))
+                        .collect(),
                 });
             }
-            Err(why) => skipped.push(format!("{}: {why}", candidate.display())),
+            Err(why) => skipped.push((candidate, why)),
         }
     }
-    Err(format!(
-        "the `.{extension}` interpreter `{}` cannot run in the sandbox ({}); {setting}",
-        configured.display(),
-        skipped.join("; ")
-    ))
+    Err(EnvironmentError::InterpreterUnusable {
+        extension: extension.to_owned(),
+        configured: configured.to_path_buf(),
+        skipped,
+    })
 }
 
 /// The real program behind `candidate`, the directories it needs, and Python's version.
 type Followed = (PathBuf, Vec<PathBuf>, Option<String>);
 
-fn follow(candidate: &Path, user: Option<SandboxUser>) -> Result<Followed, String> {
-    let target = candidate.canonicalize().map_err(|e| e.to_string())?;
+fn follow(candidate: &Path, user: Option<SandboxUser>) -> Result<Followed, EnvironmentError> {
+    let target = candidate
+        .canonicalize()
+        .map_err(|e| EnvironmentError::Os(e.into()))?;
     let name = target
         .file_name()
         .or_else(|| candidate.file_name())
@@ -181,25 +180,29 @@ fn follow(candidate: &Path, user: Option<SandboxUser>) -> Result<Followed, Strin
     check_executable(&program, user)?;
     if let Some(user) = user {
         for dir in &read_only {
-            reachable(dir, user)
-                .map_err(|why| format!("its standard library {}: {why}", dir.display()))?;
+            reachable(dir, user).map_err(|why| EnvironmentError::StandardLibrary {
+                dir: dir.clone(),
+                why: Box::new(why),
+            })?;
         }
     }
     Ok((program, read_only, version))
 }
 
 /// The canonical form of what an interpreter said its executable is.
-fn real_program(candidate: &Path, said: &str) -> Result<PathBuf, String> {
+fn real_program(candidate: &Path, said: &str) -> Result<PathBuf, EnvironmentError> {
     let said = said.trim();
     if said.is_empty() || !Path::new(said).is_absolute() {
-        return Err(format!(
-            "{} did not say where its executable is",
-            candidate.display()
-        ));
+        return Err(EnvironmentError::ExecutableNotSaid {
+            candidate: candidate.to_path_buf(),
+        });
     }
     Path::new(said)
         .canonicalize()
-        .map_err(|e| format!("{said}: {e}"))
+        .map_err(|e| EnvironmentError::Inaccessible {
+            path: said.into(),
+            source: e.into(),
+        })
 }
 
 /// Interpreters Skillet knows how to ask where they are.
@@ -243,14 +246,14 @@ impl Family {
 
 /// Runs `candidate` with its family's one-line probe (outside the sandbox, as the engine) and
 /// returns its stdout.
-fn probe(candidate: &Path, family: Family) -> Result<String, String> {
+fn probe(candidate: &Path, family: Family) -> Result<String, EnvironmentError> {
     let mut child = Command::new(candidate)
         .args(family.probe_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("could not run it to ask where it is: {e}"))?;
+        .map_err(|e| EnvironmentError::ProbeStart(e.into()))?;
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -258,13 +261,12 @@ fn probe(candidate: &Path, family: Family) -> Result<String, String> {
             Ok(None) if started.elapsed() > PROBE_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "asking it where it is took over {} s",
-                    PROBE_TIMEOUT.as_secs()
-                ));
+                return Err(EnvironmentError::ProbeTimeout {
+                    after: PROBE_TIMEOUT,
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(EnvironmentError::Os(e.into())),
         }
     };
     let mut stdout = String::new();
@@ -277,7 +279,10 @@ fn probe(candidate: &Path, family: Family) -> Result<String, String> {
     }
     if !status.success() {
         let tail: String = stderr.trim().chars().take(300).collect();
-        return Err(format!("asking it where it is failed ({status}): {tail}"));
+        return Err(EnvironmentError::ProbeFailed {
+            status,
+            stderr: tail,
+        });
     }
     Ok(stdout)
 }
@@ -292,34 +297,44 @@ fn is_script(path: &Path) -> bool {
 
 /// The program exists, is a regular executable file, and (when the sandbox drops to `user`)
 /// `user` can reach and run it.
-pub(super) fn check_executable(program: &Path, user: Option<SandboxUser>) -> Result<(), String> {
+pub(super) fn check_executable(
+    program: &Path,
+    user: Option<SandboxUser>,
+) -> Result<(), EnvironmentError> {
     let meta = program
         .metadata()
-        .map_err(|e| format!("{}: {e}", program.display()))?;
+        .map_err(|e| EnvironmentError::Inaccessible {
+            path: program.to_path_buf(),
+            source: e.into(),
+        })?;
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
-        return Err(format!("{} is not an executable file", program.display()));
+        return Err(EnvironmentError::NotExecutable {
+            program: program.to_path_buf(),
+        });
     }
     let Some(user) = user else {
         return Ok(());
     };
     if let Some(parent) = program.parent() {
-        reachable(parent, user).map_err(|why| format!("{}: {why}", program.display()))?;
+        reachable(parent, user).map_err(|why| EnvironmentError::At {
+            path: program.to_path_buf(),
+            why: Box::new(why),
+        })?;
     }
     let need = if is_script(program) { 0o5 } else { 0o1 };
     if allowed(&meta, user) & need != need {
-        return Err(format!(
-            "{} is not executable by the sandbox's uid {} (mode {:o})",
-            program.display(),
-            user.uid,
-            meta.permissions().mode() & 0o7777
-        ));
+        return Err(EnvironmentError::NotExecutableBy {
+            program: program.to_path_buf(),
+            uid: user.uid,
+            mode: meta.permissions().mode() & 0o7777,
+        });
     }
     Ok(())
 }
 
 /// `user` can search every directory from `/` down to `dir` (and `dir` itself): the check a
 /// child of the sandbox meets before Landlock's.
-pub fn reachable(dir: &Path, user: SandboxUser) -> Result<(), String> {
+pub fn reachable(dir: &Path, user: SandboxUser) -> Result<(), EnvironmentError> {
     let mut path = PathBuf::new();
     for component in dir.components() {
         path.push(component);
@@ -328,13 +343,11 @@ pub fn reachable(dir: &Path, user: SandboxUser) -> Result<(), String> {
             break;
         };
         if meta.is_dir() && allowed(&meta, user) & 0o1 == 0 {
-            return Err(format!(
-                "it is under {}, which the sandbox's uid {} cannot enter (mode {:o}: a private \
-                 home)",
-                path.display(),
-                user.uid,
-                meta.permissions().mode() & 0o7777
-            ));
+            return Err(EnvironmentError::Unreachable {
+                dir: path,
+                uid: user.uid,
+                mode: meta.permissions().mode() & 0o7777,
+            });
         }
     }
     Ok(())
@@ -379,7 +392,12 @@ mod tests {
     #[test]
     fn a_missing_interpreter_names_the_setting() {
         let resolved = Interpreters::resolve(&map("py", Path::new("no-such-python-xyz")), None);
-        let err = resolved.get("py").unwrap().as_ref().unwrap_err();
+        let err = resolved
+            .get("py")
+            .unwrap()
+            .as_ref()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("[skills.scripts] interpreters"), "{err}");
     }
 
@@ -396,7 +414,12 @@ mod tests {
             return; // the owner is the sandbox's uid: nothing to refuse
         }
         let resolved = Interpreters::resolve(&map("sh", &program), Some(NOBODY));
-        let err = resolved.get("sh").unwrap().as_ref().unwrap_err();
+        let err = resolved
+            .get("sh")
+            .unwrap()
+            .as_ref()
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("cannot enter") && err.contains("private"),
             "{err}"

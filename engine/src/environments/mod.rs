@@ -22,6 +22,7 @@
 //! (`skillet-sandbox`), running scripts (`files::scripts`).
 
 mod build;
+mod error;
 mod interpreters;
 mod node;
 mod node_manifest;
@@ -37,11 +38,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use build::MARKER;
+pub use error::{CacheStep, EnvironmentError, Shared};
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
 pub use node::{NODE_FILES, NODE_FLAGS, NPM_REGISTRY, NodePackage};
 pub use node_manifest::{ManifestError, registry_manifest};
 pub use pep508::{Requirement, RequirementError, parse as parse_requirement};
-pub use requirements::{REQUIREMENT_FILES, Requirements, SkillFolder, declared};
+pub use requirements::{
+    REQUIREMENT_FILES, Requirements, SkillFolder, declared as declared_requirements,
+    declared_text as declared,
+};
 pub use supply::{Builds, PackageIndex};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
 
@@ -154,7 +159,7 @@ pub enum EnvironmentState {
         dir: PathBuf,
     },
     /// It cannot be built: why (uv's message, a refused declaration, no uv, no interpreter).
-    Failed(String),
+    Failed(EnvironmentError),
 }
 
 /// The environments of every skill of a host. Share it in an `Arc`.
@@ -162,8 +167,8 @@ pub enum EnvironmentState {
 pub struct Environments {
     options: EnvironmentOptions,
     root: PathBuf,
-    python: Result<Interpreter, String>,
-    node: Result<Interpreter, String>,
+    python: Result<Interpreter, EnvironmentError>,
+    node: Result<Interpreter, EnvironmentError>,
     user: Option<SandboxUser>,
     /// One slot per key: builds of one key in this process wait on each other, and the
     /// outcome (a failure too) is kept.
@@ -176,7 +181,7 @@ type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, Failure>>>>;
 /// A failed build, remembered until it is due again.
 #[derive(Debug, Clone)]
 struct Failure {
-    why: String,
+    why: EnvironmentError,
     /// How long it is remembered.
     wait: Duration,
     retry_at: Instant,
@@ -185,7 +190,7 @@ struct Failure {
 }
 
 impl Failure {
-    fn after(previous: Option<&Failure>, why: String, now: Instant) -> Failure {
+    fn after(previous: Option<&Failure>, why: EnvironmentError, now: Instant) -> Failure {
         let failures = previous.map_or(1, |f| f.failures.saturating_add(1));
         let wait = RETRY_FIRST
             .saturating_mul(1u32 << (failures - 1).min(10))
@@ -203,12 +208,11 @@ impl Failure {
     }
 
     /// The reason, with when it is tried again (stable: the same text until it is).
-    fn reason(&self) -> String {
-        format!(
-            "{} (tried again {} s after this failure)",
-            self.why,
-            self.wait.as_secs()
-        )
+    fn reason(&self) -> EnvironmentError {
+        EnvironmentError::RetryLater {
+            why: Box::new(self.why.clone()),
+            wait: self.wait,
+        }
     }
 }
 
@@ -217,30 +221,28 @@ impl Environments {
     /// children running as `user` (`None`: the engine's uid).
     pub fn new(
         options: EnvironmentOptions,
-        python: Option<&Result<Interpreter, String>>,
+        python: Option<&Result<Interpreter, EnvironmentError>>,
         user: Option<SandboxUser>,
     ) -> Self {
         let root = options.dir.clone().unwrap_or_else(|| default_root(user));
         if let Some(credential) = options.package_index.as_ref().and_then(|i| i.credential()) {
             crate::secrets::REDACTOR.add(credential);
         }
-        let python = python.cloned().unwrap_or_else(|| {
-            Err("no interpreter is configured for `.py` (`[skills.scripts] interpreters`)".into())
-        });
+        let python = python
+            .cloned()
+            .unwrap_or(Err(EnvironmentError::NoInterpreter { extension: "py" }));
         Environments {
             options,
             root,
             python,
-            node: Err(
-                "no interpreter is configured for `.js` (`[skills.scripts] interpreters`)".into(),
-            ),
+            node: Err(EnvironmentError::NoInterpreter { extension: "js" }),
             user,
             slots: Mutex::new(HashMap::new()),
         }
     }
 
     /// The same, with `node` (the resolved `js` interpreter) for skills with Node dependencies.
-    pub fn with_node(mut self, node: Option<&Result<Interpreter, String>>) -> Self {
+    pub fn with_node(mut self, node: Option<&Result<Interpreter, EnvironmentError>>) -> Self {
         if let Some(node) = node {
             self.node = node.clone();
         }
@@ -255,7 +257,7 @@ impl Environments {
     /// What builds Python environments here: uv when `[skills] uv` names it or it is on
     /// `PATH`, else the interpreter's own venv and pip. A `[skills] uv` that does not exist is
     /// an error (the host asked for that uv).
-    pub(crate) fn installer(&self) -> Result<build::Installer, String> {
+    pub(crate) fn installer(&self) -> Result<build::Installer, EnvironmentError> {
         match (&self.options.uv, self.uv()) {
             (_, Ok(uv)) => Ok(build::Installer::Uv(uv)),
             (Some(_), Err(why)) => Err(why),
@@ -270,37 +272,30 @@ impl Environments {
             Ok(build::Installer::Pip) => {
                 "the interpreter's venv and pip (uv is not on PATH)".to_owned()
             }
-            Err(why) => why,
+            Err(why) => why.to_string(),
         }
     }
 
     /// The `uv` program, or why there is none.
-    pub fn uv(&self) -> Result<PathBuf, String> {
+    pub fn uv(&self) -> Result<PathBuf, EnvironmentError> {
         if let Some(uv) = &self.options.uv {
             return if uv.is_file() {
                 Ok(uv.clone())
             } else {
-                Err(format!(
-                    "`[skills] uv = \"{}\"` does not exist; install uv (`pip install \
-                     uv=={TESTED_UV_VERSION}`) and point the setting at it",
-                    uv.display()
-                ))
+                Err(EnvironmentError::UvMissing {
+                    configured: uv.clone(),
+                })
             };
         }
         let path = std::env::var_os("PATH").unwrap_or_default();
         std::env::split_paths(&path)
             .map(|dir| dir.join("uv"))
             .find(|p| p.is_file())
-            .ok_or_else(|| {
-                format!(
-                    "uv is not on PATH; install it (`pip install uv=={TESTED_UV_VERSION}`) or \
-                     set `[skills] uv = \"/path/to/uv\"`"
-                )
-            })
+            .ok_or(EnvironmentError::UvNotOnPath)
     }
 
     /// What `skill` needs, the key and the interpreter to build it with (reads its folder).
-    fn plan(&self, skill: &SkillFolder) -> Result<Option<Planned>, String> {
+    fn plan(&self, skill: &SkillFolder) -> Result<Option<Planned>, EnvironmentError> {
         let plan = plan_of(skill, &self.options, &self.python)?;
         if plan.is_some() {
             self.check_root()?;
@@ -309,15 +304,14 @@ impl Environments {
     }
 
     /// The sandbox's uid must be able to enter the cache directory to run an environment.
-    fn check_root(&self) -> Result<(), String> {
+    fn check_root(&self) -> Result<(), EnvironmentError> {
         match self.user {
-            Some(user) => reachable(&self.root, user).map_err(|why| {
-                format!(
-                    "the environments directory {}: {why}; set `[skills] environments_dir` to a \
-                     directory outside a private home (e.g. /var/cache/skillet/envs)",
-                    self.root.display()
-                )
-            }),
+            Some(user) => {
+                reachable(&self.root, user).map_err(|why| EnvironmentError::RootUnreachable {
+                    root: self.root.clone(),
+                    why: Box::new(why),
+                })
+            }
             None => Ok(()),
         }
     }
@@ -337,7 +331,7 @@ impl Environments {
         let (package, key) = match self.node_plan(skill) {
             Ok(Some(plan)) => plan,
             Ok(None) => return EnvironmentState::NotNeeded,
-            Err(why) => return EnvironmentState::Failed(format!("Node: {why}")),
+            Err(why) => return EnvironmentState::Failed(EnvironmentError::Node(Box::new(why))),
         };
         self.judged(EnvironmentKind::Node, package.requirements, &key)
     }
@@ -376,7 +370,10 @@ impl Environments {
         }
     }
 
-    fn node_plan(&self, skill: &SkillFolder) -> Result<Option<(NodePackage, String)>, String> {
+    fn node_plan(
+        &self,
+        skill: &SkillFolder,
+    ) -> Result<Option<(NodePackage, String)>, EnvironmentError> {
         let Some(package) = node::declared(skill)? else {
             return Ok(None);
         };
@@ -412,14 +409,17 @@ impl Environments {
         &self,
         skill: &SkillFolder,
         on_build: &(dyn Fn(&Requirements) + Send + Sync),
-    ) -> Result<Option<Environment>, String> {
+    ) -> Result<Option<Environment>, EnvironmentError> {
         // Reading the folder is file I/O: off the runtime's threads.
         let planned = {
             let (skill, options, python) =
                 (skill.clone(), self.options.clone(), self.python.clone());
             tokio::task::spawn_blocking(move || plan_of(&skill, &options, &python))
                 .await
-                .map_err(|e| format!("reading the requirements panicked: {e}"))??
+                .map_err(|e| EnvironmentError::Panicked {
+                    what: "reading the requirements",
+                    message: e.to_string(),
+                })??
         };
         let Some((requirements, key, builds)) = planned else {
             return Ok(None);
@@ -464,7 +464,7 @@ impl Environments {
         kind: EnvironmentKind,
         skill: &SkillFolder,
         on_build: &(dyn Fn(&Requirements) + Send + Sync),
-    ) -> Result<Option<Environment>, String> {
+    ) -> Result<Option<Environment>, EnvironmentError> {
         match kind {
             EnvironmentKind::Python => self.prepare(skill, on_build).await,
             EnvironmentKind::Node => self.prepare_node(skill, on_build).await,
@@ -476,18 +476,24 @@ impl Environments {
         &self,
         skill: &SkillFolder,
         on_build: &(dyn Fn(&Requirements) + Send + Sync),
-    ) -> Result<Option<Environment>, String> {
+    ) -> Result<Option<Environment>, EnvironmentError> {
         let planned = {
             let skill = skill.clone();
             tokio::task::spawn_blocking(move || node::declared(&skill))
                 .await
-                .map_err(|e| format!("reading package.json panicked: {e}"))?
-                .map_err(|why| format!("Node: {why}"))?
+                .map_err(|e| EnvironmentError::Panicked {
+                    what: "reading package.json",
+                    message: e.to_string(),
+                })?
+                .map_err(|why| EnvironmentError::Node(Box::new(why)))?
         };
         let Some(package) = planned else {
             return Ok(None);
         };
-        let node = self.node.as_ref().map_err(|why| format!("Node: {why}"))?;
+        let node = self
+            .node
+            .as_ref()
+            .map_err(|why| EnvironmentError::Node(Box::new(why.clone())))?;
         self.check_root()?;
         let key = package.key(&node.program);
         let npm = node::npm_for(&node.program)?;
@@ -514,7 +520,7 @@ impl Environments {
         &self,
         environment: &Environment,
         skill_dir: &Path,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, EnvironmentError> {
         node::link_skill(&self.root, &environment.dir, skill_dir)
     }
 
@@ -527,8 +533,8 @@ impl Environments {
         requirements: &Requirements,
         key: &str,
         on_build: &(dyn Fn() + Send + Sync),
-        build: impl FnOnce() -> Result<build::Built, String> + Send + 'static,
-    ) -> Result<Environment, String> {
+        build: impl FnOnce() -> Result<build::Built, EnvironmentError> + Send + 'static,
+    ) -> Result<Environment, EnvironmentError> {
         let ready = |dir: PathBuf| Environment {
             kind,
             dir,
@@ -554,7 +560,10 @@ impl Environments {
         on_build();
         let built = tokio::task::spawn_blocking(build)
             .await
-            .map_err(|e| format!("the environment build panicked: {e}"))
+            .map_err(|e| EnvironmentError::Panicked {
+                what: "the environment build",
+                message: e.to_string(),
+            })
             .and_then(|r| r);
         match built {
             Ok(build::Built::Existing(dir) | build::Built::Fresh(dir)) => {
@@ -577,8 +586,8 @@ type Planned = (Requirements, String, Builds);
 fn plan_of(
     skill: &SkillFolder,
     options: &EnvironmentOptions,
-    python: &Result<Interpreter, String>,
-) -> Result<Option<Planned>, String> {
+    python: &Result<Interpreter, EnvironmentError>,
+) -> Result<Option<Planned>, EnvironmentError> {
     let host = options.skills.get(&skill.name).map(Vec::as_slice);
     let Some(requirements) = requirements::declared(skill, host)? else {
         return Ok(None);

@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::build::{self, Built, MARKER};
+use super::build::{self, Built, MARKER, cache};
+use super::error::{CacheStep, EnvironmentError};
 use super::node_manifest::{check_lock, registry_manifest};
 use super::requirements::{Requirements, SkillFolder, read_declaration};
 
@@ -63,14 +64,17 @@ impl NodePackage {
 /// The Node dependencies `skill`'s folder declares. `Ok(None)`: none (no `package.json`, or
 /// one without `dependencies`). `Err`: unreadable, or a dependency that would be fetched from
 /// anywhere but the registry (the skill is then `Blocked` with the reason).
-pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
+pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, EnvironmentError> {
     let Some(dir) = skill.dir.as_deref() else {
         return Ok(None);
     };
     let Some(manifest) = read_declaration(dir, "package.json", 256 * 1024)? else {
         return Ok(None);
     };
-    let manifest = registry_manifest(&manifest).map_err(|why| format!("package.json: {why}"))?;
+    let manifest = registry_manifest(&manifest).map_err(|reason| EnvironmentError::Manifest {
+        file: "package.json",
+        reason,
+    })?;
     if manifest.dependencies.is_empty() {
         return Ok(None);
     }
@@ -83,8 +87,11 @@ pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
     let lock = read_declaration(dir, "package-lock.json", 16 * 1024 * 1024)?;
     if let Some(lock) = &lock {
         let doc: Value =
-            serde_json::from_str(lock).map_err(|e| format!("package-lock.json: {e}"))?;
-        check_lock(&doc).map_err(|why| format!("package-lock.json: {why}"))?;
+            serde_json::from_str(lock).map_err(|e| EnvironmentError::LockNotJson(e.into()))?;
+        check_lock(&doc).map_err(|reason| EnvironmentError::Manifest {
+            file: "package-lock.json",
+            reason,
+        })?;
         sources.push("package-lock.json".to_owned());
     }
     Ok(Some(NodePackage {
@@ -96,7 +103,7 @@ pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, String> {
 
 /// The `npm` beside `node` (Debian, nvm and the official tarballs keep them together), else
 /// the one on `PATH`.
-pub(crate) fn npm_for(node: &Path) -> Result<PathBuf, String> {
+pub(crate) fn npm_for(node: &Path) -> Result<PathBuf, EnvironmentError> {
     let beside = node.parent().map(|dir| dir.join("npm"));
     if let Some(npm) = beside.filter(|p| p.is_file()) {
         return Ok(npm);
@@ -105,9 +112,7 @@ pub(crate) fn npm_for(node: &Path) -> Result<PathBuf, String> {
     std::env::split_paths(&path)
         .map(|dir| dir.join("npm"))
         .find(|p| p.is_file())
-        .ok_or_else(|| {
-            "npm is not installed beside node nor on PATH (Debian: `apt-get install npm`)".into()
-        })
+        .ok_or(EnvironmentError::NpmMissing)
 }
 
 /// The flags `node` runs a skill's script with (see the module doc).
@@ -116,7 +121,11 @@ pub const NODE_FLAGS: [&str; 2] = ["--preserve-symlinks", "--preserve-symlinks-m
 /// The link directory through which `skill_dir`'s scripts find the environment `env_dir`'s
 /// packages, made under `root` if it is not there yet; returns the skill's path inside it
 /// (`<root>/links/<hash>/skill`). Blocking, small: two symlinks.
-pub(crate) fn link_skill(root: &Path, env_dir: &Path, skill_dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn link_skill(
+    root: &Path,
+    env_dir: &Path,
+    skill_dir: &Path,
+) -> Result<PathBuf, EnvironmentError> {
     let mut hash = Sha256::new();
     hash.update(skill_dir.as_os_str().as_encoded_bytes());
     hash.update(b"\n");
@@ -137,11 +146,9 @@ pub(crate) fn link_skill(root: &Path, env_dir: &Path, skill_dir: &Path) -> Resul
     {
         return Ok(skill);
     }
-    let fail = |e: std::io::Error| {
-        format!(
-            "cannot link the skill to its Node environment under {}: {e}",
-            links.display()
-        )
+    let fail = |e: std::io::Error| EnvironmentError::NodeLink {
+        links: links.clone(),
+        source: e.into(),
     };
     std::fs::create_dir_all(&links).map_err(fail)?;
     let staging = links.join(format!(".{hex}-{}", std::process::id()));
@@ -167,21 +174,18 @@ pub(crate) fn build(
     key: &str,
     package: &NodePackage,
     npm: &Path,
-) -> Result<Built, String> {
+) -> Result<Built, EnvironmentError> {
     build::build_once(root, key, |staging| {
-        std::fs::create_dir_all(staging)
-            .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
-        let write = |name: &str, text: &str| {
-            std::fs::write(staging.join(name), text)
-                .map_err(|e| format!("cannot write {name}: {e}"))
+        std::fs::create_dir_all(staging).map_err(cache(CacheStep::Create, staging))?;
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).map_err(cache(CacheStep::Write, path))
         };
         for empty in [".npmrc-user", ".npmrc-global"] {
-            std::fs::write(root.join(empty), "")
-                .map_err(|e| format!("cannot write {empty}: {e}"))?;
+            write(&root.join(empty), "")?;
         }
-        write("package.json", &package.manifest)?;
+        write(&staging.join("package.json"), &package.manifest)?;
         if let Some(lock) = &package.lock {
-            write("package-lock.json", lock)?;
+            write(&staging.join("package-lock.json"), lock)?;
         }
         let mut npm = build::isolated(npm, root)?;
         // Node trusts only its own roots: a machine that names its CA bundle the OpenSSL way
@@ -218,7 +222,7 @@ pub(crate) fn build(
             "sources": package.requirements.sources,
             "registry": NPM_REGISTRY,
         });
-        write(MARKER, &format!("{marker:#}\n"))
+        write(&staging.join(MARKER), &format!("{marker:#}\n"))
     })
 }
 
@@ -283,13 +287,14 @@ mod tests {
         ] {
             let manifest = format!(r#"{{"dependencies":{{"x":"{range}"}}}}"#);
             let (_dir, folder) = folder_with(&[("package.json", &manifest)]);
-            let why = declared(&folder).unwrap_err();
+            let why = declared(&folder).unwrap_err().to_string();
             assert!(why.contains("only registry versions"), "{range}: {why}");
         }
         let (_n, bad_name) = folder_with(&[("package.json", r#"{"dependencies":{"../x":"1"}}"#)]);
         assert!(
             declared(&bad_name)
                 .unwrap_err()
+                .to_string()
                 .contains("not a registry package name")
         );
         let lock = r#"{"packages":{"node_modules/x":{"resolved":"https://evil.example/x.tgz"}}}"#;
@@ -297,11 +302,17 @@ mod tests {
             ("package.json", r#"{"dependencies":{"x":"1"}}"#),
             ("package-lock.json", lock),
         ]);
-        assert!(declared(&bad_lock).unwrap_err().contains("evil.example"));
+        assert!(
+            declared(&bad_lock)
+                .unwrap_err()
+                .to_string()
+                .contains("evil.example")
+        );
         let (_j, bad_json) = folder_with(&[("package.json", "{")]);
         assert!(
             declared(&bad_json)
                 .unwrap_err()
+                .to_string()
                 .starts_with("package.json:")
         );
     }

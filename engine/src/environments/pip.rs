@@ -12,22 +12,18 @@
 
 use std::path::Path;
 
-use super::build::{BuildPlan, isolated, run};
+use super::build::{BuildPlan, cache, isolated, run};
+use super::error::{CacheStep, EnvironmentError};
 use super::supply::Builds;
 
 /// Fills `staging` with a venv of `plan.python` holding `plan.requirements`, installed by pip.
-pub(super) fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), String> {
+pub(super) fn build_into(plan: &BuildPlan<'_>, staging: &Path) -> Result<(), EnvironmentError> {
     let mut venv = isolated(plan.python, plan.root)?;
     venv.args(["-I", "-m", "venv"]).arg(staging);
-    run(venv, "python -m venv").map_err(|why| {
-        format!(
-            "{why} (uv is not on PATH, so Skillet builds with the interpreter's venv and pip; \
-             on Debian `apt-get install python3-venv`, or install uv: `pip install uv`)"
-        )
-    })?;
+    run(venv, "python -m venv").map_err(|why| EnvironmentError::VenvFailed(Box::new(why)))?;
     let requirements = staging.join("skillet-requirements.txt");
     std::fs::write(&requirements, plan.requirements.file_text())
-        .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
+        .map_err(cache(CacheStep::Write, &requirements))?;
     let mut install = isolated(&staging.join("bin/python"), plan.root)?;
     install
         .env("PIP_CONFIG_FILE", "/dev/null")

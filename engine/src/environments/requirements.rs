@@ -17,6 +17,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::error::EnvironmentError;
 use super::pep508;
 use super::supply::Builds;
 use crate::skill::CompiledSkill;
@@ -92,7 +93,7 @@ impl Requirements {
 pub fn declared(
     skill: &SkillFolder,
     host: Option<&[String]>,
-) -> Result<Option<Requirements>, String> {
+) -> Result<Option<Requirements>, EnvironmentError> {
     let mut entries: Vec<(String, String)> = Vec::new();
     if let Some(host) = host {
         let source = format!("[skills.environments.{}]", skill.name);
@@ -114,8 +115,11 @@ pub fn declared(
         if entry.trim_matches([' ', '\t']).is_empty() {
             continue;
         }
-        let requirement =
-            pep508::parse(entry).map_err(|why| format!("{source}: {entry:?}: {why}"))?;
+        let requirement = pep508::parse(entry).map_err(|reason| EnvironmentError::Requirement {
+            declared_in: source.clone(),
+            entry: entry.clone(),
+            reason,
+        })?;
         lines.push(requirement.to_string());
         if !sources.contains(source) {
             sources.push(source.clone());
@@ -129,8 +133,18 @@ pub fn declared(
     Ok(Some(Requirements { lines, sources }))
 }
 
-fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), String> {
-    let read = |name: &str| read_declaration(dir, name, 256 * 1024);
+/// [`declared`], its failure written as the text a person reads: for the console's skill page
+/// (`skillet-host`), which shows the reason as it is. Code that acts on a failure calls
+/// [`declared`] (exported as `declared_requirements`) and keeps the type.
+pub fn declared_text(
+    skill: &SkillFolder,
+    host: Option<&[String]>,
+) -> Result<Option<Requirements>, String> {
+    declared(skill, host).map_err(|why| why.to_string())
+}
+
+fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), EnvironmentError> {
+    let read = |name: &'static str| read_declaration(dir, name, 256 * 1024);
     if let Some(text) = read("requirements.txt")? {
         entries.extend(
             text.lines()
@@ -140,15 +154,15 @@ fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), St
         );
     }
     if let Some(text) = read("pyproject.toml")? {
-        let doc: toml::Table = text.parse().map_err(|e| format!("pyproject.toml: {e}"))?;
+        let doc: toml::Table = text.parse().map_err(EnvironmentError::Pyproject)?;
         if let Some(deps) = doc.get("project").and_then(|p| p.get("dependencies")) {
             let deps = deps
                 .as_array()
-                .ok_or("pyproject.toml: [project] dependencies must be an array of strings")?;
+                .ok_or(EnvironmentError::PyprojectDependencies)?;
             for dep in deps {
                 let dep = dep
                     .as_str()
-                    .ok_or("pyproject.toml: [project] dependencies must be an array of strings")?;
+                    .ok_or(EnvironmentError::PyprojectDependencies)?;
                 entries.push(("pyproject.toml".to_owned(), dep.to_owned()));
             }
         }
@@ -158,15 +172,24 @@ fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), St
 
 /// The text of the declaration file `name` in `dir`: `None` when there is none; refused when
 /// it is not a regular file (a symlink could point anywhere) or over `max` bytes.
-pub(crate) fn read_declaration(dir: &Path, name: &str, max: u64) -> Result<Option<String>, String> {
+pub(crate) fn read_declaration(
+    dir: &Path,
+    name: &'static str,
+    max: u64,
+) -> Result<Option<String>, EnvironmentError> {
     let path = dir.join(name);
     match std::fs::symlink_metadata(&path) {
         Err(_) => Ok(None),
-        Ok(meta) if !meta.is_file() => Err(format!("{name} is not a regular file")),
-        Ok(meta) if meta.len() > max => Err(format!("{name} is over {} KiB", max / 1024)),
-        Ok(_) => std::fs::read_to_string(&path)
-            .map(Some)
-            .map_err(|e| format!("{name}: {e}")),
+        Ok(meta) if !meta.is_file() => Err(EnvironmentError::NotRegularFile { file: name }),
+        Ok(meta) if meta.len() > max => Err(EnvironmentError::TooLarge { file: name, max }),
+        Ok(_) => {
+            std::fs::read_to_string(&path)
+                .map(Some)
+                .map_err(|e| EnvironmentError::Unreadable {
+                    file: name,
+                    source: e.into(),
+                })
+        }
     }
 }
 
@@ -267,7 +290,7 @@ mod tests {
         ] {
             let (_root, dir) = folder();
             std::fs::write(dir.join("requirements.txt"), format!("{bad}\n")).unwrap();
-            let err = declared(&skill_in(&dir, ""), None).unwrap_err();
+            let err = declared(&skill_in(&dir, ""), None).unwrap_err().to_string();
             assert!(err.starts_with("requirements.txt: "), "{bad}: {err}");
         }
     }
@@ -277,7 +300,7 @@ mod tests {
         let (_root, dir) = folder();
         let mut skill = skill_in(&dir, "");
         skill.declared = vec!["evilpkg\n--find-links /dir".to_owned()];
-        let err = declared(&skill, None).unwrap_err();
+        let err = declared(&skill, None).unwrap_err().to_string();
         assert!(err.starts_with("metadata.a2e-requirements: "), "{err}");
         assert!(err.contains("line break"), "{err}");
         skill.declared = vec!["pkg\r\n-e /tmp/evil".to_owned()];
@@ -292,7 +315,7 @@ mod tests {
             "[project]\nname = \"x\"\ndependencies = [\"ok\", \"evil\\n--index-url http://e/s\"]\n",
         )
         .unwrap();
-        let err = declared(&skill_in(&dir, ""), None).unwrap_err();
+        let err = declared(&skill_in(&dir, ""), None).unwrap_err().to_string();
         assert!(err.starts_with("pyproject.toml: "), "{err}");
         assert!(err.contains("line break"), "{err}");
     }
@@ -301,7 +324,9 @@ mod tests {
     fn a_refused_host_requirement_names_the_hosts_table() {
         let (_root, dir) = folder();
         let host = vec!["pkg @ file:x".to_owned()];
-        let err = declared(&skill_in(&dir, ""), Some(&host)).unwrap_err();
+        let err = declared(&skill_in(&dir, ""), Some(&host))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("[skills.environments.pdf]: "), "{err}");
     }
 

@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::error::EnvironmentError;
 use super::interpreters::{SandboxUser, check_executable, reachable};
 
 /// One offered tool, resolved.
@@ -47,7 +48,7 @@ pub struct SystemTool {
 /// Every offered tool, resolved or refused, and the directory scripts find them in.
 #[derive(Debug, Default)]
 pub struct SystemTools {
-    by_name: BTreeMap<String, Result<SystemTool, String>>,
+    by_name: BTreeMap<String, Result<SystemTool, EnvironmentError>>,
     bin_dir: Option<BinDir>,
 }
 
@@ -83,7 +84,7 @@ impl SystemTools {
                 Err(why) => {
                     for result in tools.by_name.values_mut() {
                         if result.is_ok() {
-                            *result = Err(format!("could not link it for scripts: {why}"));
+                            *result = Err(EnvironmentError::ToolNotLinked(Box::new(why.clone())));
                         }
                     }
                 }
@@ -93,7 +94,7 @@ impl SystemTools {
     }
 
     /// Every configured tool by name, in name order (for `skillet validate --scripts`).
-    pub fn entries(&self) -> impl Iterator<Item = (&str, &Result<SystemTool, String>)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Result<SystemTool, EnvironmentError>)> {
         self.by_name.iter().map(|(n, r)| (n.as_str(), r))
     }
 
@@ -132,29 +133,35 @@ impl SystemTools {
     }
 }
 
-fn resolve_one(configured: &Path, user: Option<SandboxUser>) -> Result<SystemTool, String> {
+fn resolve_one(
+    configured: &Path,
+    user: Option<SandboxUser>,
+) -> Result<SystemTool, EnvironmentError> {
     let bare = configured.components().count() == 1 && !configured.is_absolute();
     let candidate = if bare {
         let path = std::env::var_os("PATH").unwrap_or_default();
         std::env::split_paths(&path)
             .map(|dir| dir.join(configured))
             .find(|p| p.is_file())
-            .ok_or_else(|| {
-                format!(
-                    "`{}` was not found on PATH; install it or give its absolute path",
-                    configured.display()
-                )
+            .ok_or_else(|| EnvironmentError::ToolNotFound {
+                configured: configured.to_path_buf(),
             })?
     } else {
         configured.to_path_buf()
     };
     let program = candidate
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", candidate.display()))?;
+        .map_err(|e| EnvironmentError::Inaccessible {
+            path: candidate.clone(),
+            source: e.into(),
+        })?;
     check_executable(&program, user)?;
     let install_dir = install_dir(&program);
     if let Some(user) = user {
-        reachable(&install_dir, user).map_err(|why| format!("{}: {why}", install_dir.display()))?;
+        reachable(&install_dir, user).map_err(|why| EnvironmentError::At {
+            path: install_dir.clone(),
+            why: Box::new(why),
+        })?;
     }
     let linked = linked_outside(&install_dir);
     Ok(SystemTool {
@@ -218,16 +225,24 @@ fn install_dir(program: &Path) -> PathBuf {
 
 /// A fresh directory (mode 0755, so the sandbox's uid can search it) with one symlink per
 /// usable tool.
-fn link_all(tools: &BTreeMap<String, Result<SystemTool, String>>) -> Result<BinDir, String> {
+fn link_all(
+    tools: &BTreeMap<String, Result<SystemTool, EnvironmentError>>,
+) -> Result<BinDir, EnvironmentError> {
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: std::io::Error| EnvironmentError::Inaccessible {
+            path,
+            source: e.into(),
+        }
+    };
     let dir = std::env::temp_dir().join(format!("skillet-tools-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(at(&dir))?;
     let dir = BinDir(dir);
-    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| format!("{}: {e}", dir.0.display()))?;
+    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o755)).map_err(at(&dir.0))?;
     for (name, tool) in tools {
         if let Ok(tool) = tool {
-            std::os::unix::fs::symlink(&tool.program, dir.0.join(name))
-                .map_err(|e| format!("{name}: {e}"))?;
+            let link = dir.0.join(name);
+            std::os::unix::fs::symlink(&tool.program, &link).map_err(at(&link))?;
         }
     }
     Ok(dir)

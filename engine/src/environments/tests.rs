@@ -170,10 +170,21 @@ async fn a_bad_requirement_fails_with_the_resolvers_message_and_stays_failed() {
         EnvironmentState::NotBuilt { .. }
     ));
     let err = envs.prepare(&skill, &|_| {}).await.unwrap_err();
-    assert!(err.contains("uv pip install failed"), "{err}");
     assert!(
-        err.contains("no-such-package was not found in the package registry"),
-        "{err}"
+        matches!(
+            err.root_cause(),
+            EnvironmentError::BuildFailed {
+                what: "uv pip install",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("uv pip install failed"), "{text}");
+    assert!(
+        text.contains("no-such-package was not found in the package registry"),
+        "{text}"
     );
     assert_eq!(envs.state(&skill), EnvironmentState::Failed(err.clone()));
     // Remembered: a second use does not run uv again.
@@ -211,7 +222,8 @@ async fn a_missing_uv_names_the_setting() {
         None,
     );
     let err = envs.prepare(&skill, &|_| {}).await.unwrap_err();
-    assert!(err.contains("[skills] uv"), "{err}");
+    assert!(matches!(err, EnvironmentError::UvMissing { .. }), "{err:?}");
+    assert!(err.to_string().contains("[skills] uv"), "{err}");
 }
 
 #[tokio::test]
@@ -269,7 +281,14 @@ async fn a_cache_the_sandbox_uid_cannot_enter_is_refused_naming_the_setting() {
     let EnvironmentState::Failed(why) = envs.state(&skill) else {
         panic!("refused: {:?}", envs.state(&skill));
     };
-    assert!(why.contains("[skills] environments_dir"), "{why}");
+    assert!(
+        matches!(why, EnvironmentError::RootUnreachable { .. }),
+        "{why:?}"
+    );
+    assert!(
+        why.to_string().contains("[skills] environments_dir"),
+        "{why}"
+    );
     assert!(envs.prepare(&skill, &|_| {}).await.is_err());
     assert_eq!(f.builds(), 0, "nothing is built where it could not be used");
 }
@@ -282,10 +301,11 @@ async fn a_failed_build_is_remembered_until_due_then_built_again_and_the_wait_do
     let skill = f.skill("flaky", "pypdf==5.4.0\n");
     let envs = f.environments();
     let first = envs.prepare(&skill, &|_| {}).await.unwrap_err();
-    assert!(first.contains("connection refused"), "{first}");
+    let text = first.to_string();
+    assert!(text.contains("connection refused"), "{text}");
     assert!(
-        first.ends_with("(tried again 30 s after this failure)"),
-        "{first}"
+        text.ends_with("(tried again 30 s after this failure)"),
+        "{text}"
     );
     assert_eq!(envs.state(&skill), EnvironmentState::Failed(first.clone()));
     assert_eq!(f.builds(), 1);
@@ -297,7 +317,9 @@ async fn a_failed_build_is_remembered_until_due_then_built_again_and_the_wait_do
     ));
     let second = envs.prepare(&skill, &|_| {}).await.unwrap_err();
     assert!(
-        second.ends_with("(tried again 60 s after this failure)"),
+        second
+            .to_string()
+            .ends_with("(tried again 60 s after this failure)"),
         "{second}"
     );
     assert_eq!(f.builds(), 2);
@@ -379,7 +401,18 @@ async fn uv_gets_the_index_only_in_its_environment_and_a_folders_requirements_on
 async fn a_refused_source_build_is_blocked_with_a_reason_naming_the_builds_setting() {
     let f = fixture();
     let skill = f.skill("legacy", "sdist-only==1.0\n");
-    let why = f.environments().prepare(&skill, &|_| {}).await.unwrap_err();
+    let err = f.environments().prepare(&skill, &|_| {}).await.unwrap_err();
+    assert!(
+        matches!(
+            err.root_cause(),
+            EnvironmentError::SourceBuildRefused {
+                host_list: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let why = err.to_string();
     assert!(why.contains("has no usable wheels"), "{why}");
     assert!(
         why.contains("`[skills] builds` is \"wheels-only\", the default for requirements a skill folder declares; set `[skills] builds = \"allow-sdist\"`"),
@@ -390,10 +423,10 @@ async fn a_refused_source_build_is_blocked_with_a_reason_naming_the_builds_setti
 #[test]
 fn the_wait_after_a_failure_doubles_and_is_capped() {
     let now = Instant::now();
-    let mut failure = Failure::after(None, "x".into(), now);
+    let mut failure = Failure::after(None, EnvironmentError::UvNotOnPath, now);
     assert_eq!(failure.wait, RETRY_FIRST);
     for _ in 0..20 {
-        failure = Failure::after(Some(&failure), "x".into(), now);
+        failure = Failure::after(Some(&failure), EnvironmentError::UvNotOnPath, now);
     }
     assert_eq!(failure.wait, RETRY_MAX);
     assert!(!failure.due(now) && failure.due(now + RETRY_MAX));

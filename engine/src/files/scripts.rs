@@ -236,7 +236,7 @@ impl RunSkillScript {
         let entry = self
             .environments
             .node_entry(environment, &skill_dir)
-            .map_err(cannot)?;
+            .map_err(|why| cannot(why.to_string()))?;
         Ok(entry.join(relative))
     }
 
