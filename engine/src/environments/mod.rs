@@ -12,7 +12,8 @@
 //! `skillet validate --prepare`, at `serve` start, or on a script's first use, which reports
 //! progress); scripts then run the environment's interpreter inside the sandbox, with the
 //! environment read-only and no network. Builds of one key happen once, also across processes
-//! (see `build`); a failure is remembered (the skill is `Blocked` with it) for
+//! (see `build`); a failure, an [`EnvironmentError`] (`error`), is remembered (`retry`; the
+//! skill is `Blocked` with it) for
 //! [`RETRY_FIRST`], doubling per consecutive failure up to [`RETRY_MAX`]; after that the next
 //! use, or `serve`'s retry pass, builds again — a package index that was down heals itself, and
 //! a requirement fixed in the folder is a new key, built on its next use.
@@ -29,6 +30,7 @@ mod node_manifest;
 mod pep508;
 mod pip;
 mod requirements;
+mod retry;
 mod supply;
 mod system_tools;
 
@@ -49,6 +51,8 @@ pub use requirements::{
 };
 pub use supply::{Builds, PackageIndex};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
+
+use retry::Failure;
 
 /// How long the first failed build of an environment is remembered before it is tried again.
 pub const RETRY_FIRST: Duration = Duration::from_secs(30);
@@ -177,44 +181,6 @@ pub struct Environments {
 
 /// One key's build outcome (`None`: not attempted in this process yet).
 type Slot = Arc<tokio::sync::Mutex<Option<Result<PathBuf, Failure>>>>;
-
-/// A failed build, remembered until it is due again.
-#[derive(Debug, Clone)]
-struct Failure {
-    why: EnvironmentError,
-    /// How long it is remembered.
-    wait: Duration,
-    retry_at: Instant,
-    /// Consecutive failures of this key.
-    failures: u32,
-}
-
-impl Failure {
-    fn after(previous: Option<&Failure>, why: EnvironmentError, now: Instant) -> Failure {
-        let failures = previous.map_or(1, |f| f.failures.saturating_add(1));
-        let wait = RETRY_FIRST
-            .saturating_mul(1u32 << (failures - 1).min(10))
-            .min(RETRY_MAX);
-        Failure {
-            why,
-            wait,
-            retry_at: now + wait,
-            failures,
-        }
-    }
-
-    fn due(&self, now: Instant) -> bool {
-        now >= self.retry_at
-    }
-
-    /// The reason, with when it is tried again (stable: the same text until it is).
-    fn reason(&self) -> EnvironmentError {
-        EnvironmentError::RetryLater {
-            why: Box::new(self.why.clone()),
-            wait: self.wait,
-        }
-    }
-}
 
 impl Environments {
     /// Environments for `options`, built with `python` (the resolved `py` interpreter), for

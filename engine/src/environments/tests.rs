@@ -431,3 +431,30 @@ fn the_wait_after_a_failure_doubles_and_is_capped() {
     assert_eq!(failure.wait, RETRY_MAX);
     assert!(!failure.due(now) && failure.due(now + RETRY_MAX));
 }
+
+#[test]
+fn a_build_tools_failure_carries_its_stderr_tail_with_secrets_redacted() {
+    let canary = "build-stderr-canary-7f3a";
+    crate::secrets::REDACTOR.add(secrecy::SecretString::from(canary.to_owned()));
+    let mut command = std::process::Command::new("/bin/sh");
+    command.args([
+        "-c",
+        &format!("echo 'fetching https://u:{canary}@index/' >&2; exit 3"),
+    ]);
+    let err = build::run(command, "npm install").unwrap_err();
+    let EnvironmentError::BuildFailed {
+        what,
+        status,
+        output,
+    } = &err
+    else {
+        panic!("a build failure: {err:?}");
+    };
+    assert_eq!((*what, status.code()), ("npm install", Some(3)));
+    assert_eq!(output, "fetching https://u:[REDACTED]@index/");
+    assert!(
+        err.to_string()
+            .starts_with("npm install failed (exit status: 3): fetching"),
+        "{err}"
+    );
+}
