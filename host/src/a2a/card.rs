@@ -1,6 +1,6 @@
-//! The Agent Card with the A2A JSON-RPC binding on it: [`A2aCardService`] wraps the engine's
-//! service and completes its card — the JSON-RPC interface first (preferred), the A2E interface
-//! kept after it, `capabilities` saying what this binding does (streaming yes; push
+//! The Agent Card with the A2A bindings on it: [`A2aCardService`] wraps the engine's
+//! service and completes its card — the JSON-RPC interface first (preferred), the HTTP+JSON
+//! interface (`rest`, at the JSON-RPC URL + `/rest`) second, the A2E interface kept after them, `capabilities` saying what this binding does (streaming yes; push
 //! notifications when `[a2a] push` is on; the extended card no) and the configured `provider`.
 //!
 //! Calls and discovery pass through unchanged; only the card differs. Building the skills part
@@ -32,6 +32,9 @@ pub struct A2aProvider {
 
 /// The `protocolBinding` of the JSON-RPC interface.
 pub(crate) const JSONRPC_BINDING: &str = "JSONRPC";
+
+/// The `protocolBinding` of the HTTP+JSON (REST) interface.
+pub(crate) const REST_BINDING: &str = "HTTP+JSON";
 
 /// The A2A protocol version this binding speaks.
 pub(crate) const A2A_PROTOCOL_VERSION: &str = "1.0";
@@ -66,7 +69,8 @@ impl A2aCardService {
     }
 }
 
-/// `card` with the JSON-RPC interface first, the capabilities of this binding (push
+/// `card` with the JSON-RPC interface first, the HTTP+JSON one at `url` + `/rest` second
+/// (where `super::rest` serves it below the JSON-RPC path), the capabilities of this binding (push
 /// notifications as `push` says) and `provider`.
 pub(crate) fn with_jsonrpc(
     mut card: AgentCard,
@@ -75,15 +79,21 @@ pub(crate) fn with_jsonrpc(
     push: bool,
 ) -> AgentCard {
     card.supported_interfaces
-        .retain(|i| i.protocol_binding != JSONRPC_BINDING);
-    card.supported_interfaces.insert(
-        0,
-        AgentInterface {
-            url: url.to_owned(),
-            protocol_binding: JSONRPC_BINDING.to_owned(),
-            protocol_version: A2A_PROTOCOL_VERSION.to_owned(),
-        },
-    );
+        .retain(|i| i.protocol_binding != JSONRPC_BINDING && i.protocol_binding != REST_BINDING);
+    let rest_url = format!("{}/rest", url.trim_end_matches('/'));
+    for (index, (url, binding)) in [(url, JSONRPC_BINDING), (rest_url.as_str(), REST_BINDING)]
+        .into_iter()
+        .enumerate()
+    {
+        card.supported_interfaces.insert(
+            index,
+            AgentInterface {
+                url: url.to_owned(),
+                protocol_binding: binding.to_owned(),
+                protocol_version: A2A_PROTOCOL_VERSION.to_owned(),
+            },
+        );
+    }
     card.capabilities = AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(push),
@@ -159,7 +169,7 @@ mod tests {
     use skillet_engine::skill::a2a::AgentSkill;
 
     #[test]
-    fn the_jsonrpc_interface_comes_first_and_a2e_stays() {
+    fn the_jsonrpc_interface_comes_first_then_http_json_and_a2e_stays() {
         let card = AgentCard::builder("n", "d", "1")
             .interface("http://h/a2e", "A2E", "1.0")
             .skill(AgentSkill {
@@ -181,7 +191,12 @@ mod tests {
         let card = with_jsonrpc(card, "http://h/a2a", Some(&provider), false);
         let card = serde_json::to_value(card).unwrap();
         assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
-        assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "A2E");
+        assert_eq!(
+            card["supportedInterfaces"][1]["protocolBinding"],
+            "HTTP+JSON"
+        );
+        assert_eq!(card["supportedInterfaces"][1]["url"], "http://h/a2a/rest");
+        assert_eq!(card["supportedInterfaces"][2]["protocolBinding"], "A2E");
         assert_eq!(card["capabilities"]["pushNotifications"], false);
         assert_eq!(card["provider"]["organization"], "Org");
     }

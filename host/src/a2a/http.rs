@@ -24,7 +24,9 @@ use serde_json::Value;
 use super::continuation;
 use super::jsonrpc::{self, RpcCode, RpcError};
 use super::methods::{A2aAdapter, Answer};
+use super::store::Subscription;
 use super::version;
+use super::wire::StreamResponse;
 
 /// The path of the JSON-RPC endpoint.
 pub const JSONRPC_PATH: &str = "/a2a";
@@ -37,14 +39,17 @@ struct A2aState {
     max_body_bytes: usize,
 }
 
-/// The routes of the binding, to merge into the host's HTTP router.
+/// The routes of the binding, and those of the HTTP+JSON binding (`super::rest`) over the same
+/// adapter, to merge into the host's HTTP router.
 pub fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
+    let rest = super::rest::router(adapter.clone(), max_body_bytes);
     Router::new()
         .route(JSONRPC_PATH, post(post_jsonrpc))
         .with_state(A2aState {
             adapter,
             max_body_bytes,
         })
+        .merge(rest)
 }
 
 async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Response {
@@ -76,30 +81,35 @@ async fn post_jsonrpc(State(state): State<A2aState>, request: HttpRequest) -> Re
     match state.adapter.handle_as(request, &caller).await {
         Ok(Answer::Result(result)) => json_response(StatusCode::OK, &jsonrpc::result(&id, result)),
         Ok(Answer::Stream { first, rest }) => {
-            // A stream ends after its task's terminal status (the store closes it) or once the
-            // task waits for input: the reply is a new request (`continuation`).
-            // Ends right after that update, without waiting for another.
-            let rest = futures::stream::unfold((rest, false), |(mut rest, ended)| async move {
-                if ended {
-                    return None;
-                }
-                let item = rest.recv().await?;
-                let ended = continuation::waits_for_input(&item);
-                Some((item, (rest, ended)))
+            let items = stream_items(first, rest).map(move |item| {
+                let result = serde_json::to_value(&item).unwrap_or(Value::Null);
+                let data = jsonrpc::result(&id, result).to_string();
+                Ok::<_, std::convert::Infallible>(SseEvent::default().data(data))
             });
-            let items = futures::stream::once(async move { *first })
-                .chain(rest)
-                .map(move |item| {
-                    let result = serde_json::to_value(&item).unwrap_or(Value::Null);
-                    let data = jsonrpc::result(&id, result).to_string();
-                    Ok::<_, std::convert::Infallible>(SseEvent::default().data(data))
-                });
             Sse::new(items)
                 .keep_alive(KeepAlive::new().interval(crate::listener::SSE_KEEP_ALIVE))
                 .into_response()
         }
         Err(error) => error_response(streaming, &id, &error),
     }
+}
+
+/// The items of a stream answer, shared by both bindings: `first`, then the task's updates.
+/// A stream ends after its task's terminal status (the store closes it) or right after the
+/// update in which the task waits for input: the reply is a new request (`continuation`).
+pub(super) fn stream_items(
+    first: Box<StreamResponse>,
+    rest: Subscription,
+) -> impl futures::Stream<Item = StreamResponse> + Send + 'static {
+    let rest = futures::stream::unfold((rest, false), |(mut rest, ended)| async move {
+        if ended {
+            return None;
+        }
+        let item = rest.recv().await?;
+        let ended = continuation::waits_for_input(&item);
+        Some((item, (rest, ended)))
+    });
+    futures::stream::once(async move { *first }).chain(rest)
 }
 
 /// The answer to a request that failed: one SSE event holding the JSON-RPC error for a

@@ -1,5 +1,6 @@
-//! The A2A 1.0 JSON-RPC binding: A2A clients (the `a2a-sdk`, agent frameworks) run skills as
-//! A2A tasks over `POST /a2a` on `skillet serve --http`. One more adapter over the
+//! The A2A 1.0 JSON-RPC and HTTP+JSON bindings: A2A clients (the `a2a-sdk`, agent frameworks)
+//! run skills as A2A tasks over `POST /a2a` or the REST routes under `/a2a/rest` on
+//! `skillet serve --http`. One more adapter over the
 //! [`super::core::HostCore`], next to A2E and MCP: admission, cancellation, drain and one
 //! answer per call are the core's.
 //!
@@ -22,6 +23,7 @@
 //! - [`methods`] — the A2A methods on top of the core and the store;
 //! - [`push`] — push notifications: the config methods, the webhook allowlist, delivery;
 //! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
+//! - [`rest`] — the HTTP+JSON binding: its routes mapped onto the same methods;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
 pub mod card;
@@ -41,6 +43,7 @@ pub mod push;
 pub(crate) mod refusals;
 mod reopen;
 pub(crate) mod repeats;
+pub mod rest;
 pub mod resume;
 pub mod store;
 pub mod version;
