@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::message::Message;
+use super::message::{Message, MessageType};
 use super::{ErrorCode, PROTOCOL_VERSION, ProtocolError};
 use super::{one_pass, writer};
 
@@ -169,21 +169,14 @@ pub fn decode(text: &str) -> Result<Message, DecodeError> {
     let req_id = text_of(envelope.id);
     let name = text_of(envelope.name);
     let message_type = classify(envelope.message_type, envelope.version, &req_id, &name)?;
-    let typed = match message_type.as_str() {
-        "skill/discover/req" => serde_json::from_str(text).map(Message::DiscoverRequest),
-        "skill/discover/resp" => serde_json::from_str(text).map(Message::DiscoverResponse),
-        "skill/call/req" => serde_json::from_str(text).map(Message::CallRequest),
-        "skill/call/resp" => serde_json::from_str(text).map(Message::CallResponse),
-        "skill/event" => serde_json::from_str(text).map(Message::Event),
-        other => {
-            return Err(invalid(
-                req_id,
-                Some(other.to_owned()),
-                name,
-                format!("unknown message type {other:?}"),
-            ));
-        }
+    let Some(kind) = MessageType::parse(&message_type) else {
+        return Err(unknown_type(req_id, message_type, name));
     };
+    // What `serde_json::from_str` does, with the body type chosen by `kind`.
+    let mut body = serde_json::Deserializer::from_str(text);
+    let typed = kind
+        .deserialize_body(&mut body)
+        .and_then(|message| body.end().map(|()| message));
     typed.map_err(|e| {
         let message = format!("{message_type}: {e}");
         invalid(req_id, Some(message_type), name, message)
@@ -262,25 +255,20 @@ pub fn decode_value(value: Value) -> Result<Message, DecodeError> {
         &req_id,
         &name,
     )?;
-    let typed = match message_type.as_str() {
-        "skill/discover/req" => serde_json::from_value(value).map(Message::DiscoverRequest),
-        "skill/discover/resp" => serde_json::from_value(value).map(Message::DiscoverResponse),
-        "skill/call/req" => serde_json::from_value(value).map(Message::CallRequest),
-        "skill/call/resp" => serde_json::from_value(value).map(Message::CallResponse),
-        "skill/event" => serde_json::from_value(value).map(Message::Event),
-        other => {
-            return Err(invalid(
-                req_id,
-                Some(other.to_owned()),
-                name,
-                format!("unknown message type {other:?}"),
-            ));
-        }
+    let Some(kind) = MessageType::parse(&message_type) else {
+        return Err(unknown_type(req_id, message_type, name));
     };
+    // What `serde_json::from_value` does, with the body type chosen by `kind`.
+    let typed = kind.deserialize_body(value);
     typed.map_err(|e| {
         let message = format!("{message_type}: {e}");
         invalid(req_id, Some(message_type), name, message)
     })
+}
+
+fn unknown_type(req_id: Option<String>, message_type: String, name: Option<String>) -> DecodeError {
+    let message = format!("unknown message type {message_type:?}");
+    invalid(req_id, Some(message_type), name, message)
 }
 
 fn invalid(
@@ -333,8 +321,9 @@ pub fn encode_line_into(message: &Message, line: &mut Vec<u8>) {
 }
 
 fn encode_failed(error: &serde_json::Error) -> String {
+    let call_response = MessageType::CallResponse.as_str();
     format!(
-        r#"{{"type":"skill/call/resp","error":{{"code":"runtime_error","message":"encode failed: {error}","retryable":false}}}}"#
+        r#"{{"type":"{call_response}","error":{{"code":"runtime_error","message":"encode failed: {error}","retryable":false}}}}"#
     )
 }
 

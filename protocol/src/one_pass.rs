@@ -21,23 +21,13 @@ use serde::de::value::{CowStrDeserializer, MapAccessDeserializer};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::message::Message;
-use super::{
-    PROTOCOL_VERSION, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
-    SkillDiscoverResponse, SkillEvent,
-};
+use super::PROTOCOL_VERSION;
+use super::message::{Message, MessageType};
 
 /// The message, when `text` is one this path accepts; `None` sends it down the two-pass decode.
 pub(super) fn decode(text: &str) -> Option<Message> {
     let TypeFirst(message) = serde_json::from_str(text).ok()?;
-    let version = match &message {
-        Message::DiscoverRequest(m) => &m.version,
-        Message::DiscoverResponse(m) => &m.version,
-        Message::CallRequest(m) => &m.version,
-        Message::CallResponse(m) => &m.version,
-        Message::Event(m) => &m.version,
-    };
-    (version == PROTOCOL_VERSION).then_some(message)
+    (message.version() == PROTOCOL_VERSION).then_some(message)
 }
 
 struct TypeFirst(Message);
@@ -67,19 +57,9 @@ impl<'de> Visitor<'de> for TypeFirstVisitor {
             map,
             seen: Seen::TYPE,
         });
-        let message = match message_type.as_ref() {
-            "skill/call/resp" => Message::CallResponse(SkillCallResponse::deserialize(rest)?),
-            "skill/call/req" => Message::CallRequest(SkillCallRequest::deserialize(rest)?),
-            "skill/event" => Message::Event(SkillEvent::deserialize(rest)?),
-            "skill/discover/req" => {
-                Message::DiscoverRequest(SkillDiscoverRequest::deserialize(rest)?)
-            }
-            "skill/discover/resp" => {
-                Message::DiscoverResponse(SkillDiscoverResponse::deserialize(rest)?)
-            }
-            _ => return Err(de::Error::custom("unknown type")),
-        };
-        Ok(TypeFirst(message))
+        let kind =
+            MessageType::parse(&message_type).ok_or_else(|| de::Error::custom("unknown type"))?;
+        kind.deserialize_body(rest).map(TypeFirst)
     }
 }
 
@@ -136,7 +116,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for EnvelopeOnce<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EventPayload, SkillResult, encode};
+    use crate::{EventPayload, SkillCallResponse, SkillEvent, SkillResult, encode};
 
     fn answer() -> Message {
         let mut result = SkillResult::success(Some(serde_json::json!({"n": 1})), None, 5);

@@ -18,6 +18,7 @@ use serde::Serialize;
 use skillet_json::write_str as string;
 
 use super::event::{EventPayload, SkillEvent};
+use super::message::MessageType;
 use super::{SkillCallResponse, SkillResult};
 
 /// Writes `{"type":"skill/call/resp",...}`.
@@ -32,7 +33,8 @@ pub(super) fn call_response(out: &mut Vec<u8>, response: &SkillCallResponse) {
         error,
         created_at,
     } = response;
-    text_field(out, br#"{"type":"skill/call/resp","id":"#, id);
+    open_message(out, MessageType::CallResponse);
+    text_field(out, br#","id":"#, id);
     text_field(out, br#","version":"#, version);
     value_field(out, br#","ts":"#, ts);
     text_field(out, br#","req_id":"#, req_id);
@@ -50,8 +52,17 @@ pub(super) fn call_response(out: &mut Vec<u8>, response: &SkillCallResponse) {
 
 /// Writes `{"type":"skill/event",...}`.
 pub(super) fn event_message(out: &mut Vec<u8>, event: &SkillEvent) {
-    out.extend_from_slice(br#"{"type":"skill/event","#);
+    open_message(out, MessageType::Event);
+    out.push(b',');
     event_fields(out, event);
+}
+
+/// Opens the message's object with its `type`, spelt as the message-type table spells it
+/// (a wire type needs no escaping).
+fn open_message(out: &mut Vec<u8>, kind: MessageType) {
+    out.extend_from_slice(br#"{"type":""#);
+    out.extend_from_slice(kind.as_str().as_bytes());
+    out.push(b'"');
 }
 
 fn skill_result(out: &mut Vec<u8>, result: &SkillResult) {
