@@ -5,7 +5,8 @@
 //!   `resources/subscribe`, `resources/unsubscribe`) are `404` with `-32601` on a request of
 //!   that revision, whatever their params, and are served on an `initialize` session;
 //! - `subscriptions/listen` acknowledges the filter it accepted first, tags every notification
-//!   with the listen request's id, and sends only the kinds and URIs asked for;
+//!   with the listen request's id, and sends only the kinds and URIs asked for; one beyond
+//!   `[server] mcp_max_streams` open ones is ended at once, gracefully;
 //! - a 2026-07-28 call sends log notifications only when its `_meta` names a `logLevel`, and
 //!   only at that level or more severe;
 //! - `DELETE /mcp` answers 204, a missing resource's error carries `data.uri`, and `skills/get`
@@ -60,6 +61,11 @@ async fn serve(skills: &Path, cwd: &Path, watch: bool) -> HttpServer {
     } else {
         ""
     };
+    serve_with(skills, cwd, config).await
+}
+
+/// `serve --http` on `skills` with `config` as its `skillet.toml`.
+async fn serve_with(skills: &Path, cwd: &Path, config: &str) -> HttpServer {
     std::fs::write(cwd.join("skillet.toml"), config).unwrap();
     ServeHttp::new(SKILLET)
         .cwd(cwd)
@@ -439,6 +445,47 @@ async fn subscriptions_listen_acknowledges_first_and_sends_only_the_tagged_chang
             "a kind the filter did not ask for: {notice}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_listen_stream_beyond_the_stream_cap_is_acknowledged_and_ended_at_once() {
+    let skills = skills_root();
+    let cwd = tempfile::tempdir().unwrap();
+    let server = serve_with(skills.path(), cwd.path(), "[server]\nmcp_max_streams = 1\n").await;
+    let params = with_meta(
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    );
+    let mut held = modern_request(&server, 1, "subscriptions/listen", &params)
+        .send()
+        .await
+        .unwrap();
+    let mut held_text = String::new();
+    let acked = read_until(&mut held, &mut held_text, |read| !read.is_empty()).await;
+    assert_eq!(
+        acked[0]["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+
+    let mut over = modern_request(&server, 2, "subscriptions/listen", &params)
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    let read = read_until(&mut over, &mut text, |read| {
+        read.iter().any(|m| m["id"] == 2)
+    })
+    .await;
+    assert_eq!(
+        read[0]["method"], "notifications/subscriptions/acknowledged",
+        "{read:?}"
+    );
+    assert_eq!(
+        answer(&read, 2)["result"]["resultType"],
+        "complete",
+        "ended gracefully: {read:?}"
+    );
+    drop(held);
 }
 
 #[tokio::test]

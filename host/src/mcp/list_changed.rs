@@ -25,6 +25,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::limits::DEFAULT_MAX_STREAMS;
 use super::resources::parse_uri;
 use super::subscriptions::Subscriptions;
 use super::{prompts, tools};
@@ -50,14 +51,22 @@ struct Listener {
     open: CancellationToken,
 }
 
-/// The initialized MCP sessions of one server, and its open `subscriptions/listen` streams.
-#[derive(Clone, Debug, Default)]
+/// The initialized MCP sessions of one server, and its open `subscriptions/listen` streams
+/// (at most a cap of them: each holds a request open, as a standalone `GET` stream does).
+#[derive(Clone, Debug)]
 pub(crate) struct SessionPeers(Arc<Mutex<Receivers>>);
 
-#[derive(Debug, Default)]
+impl Default for SessionPeers {
+    fn default() -> Self {
+        SessionPeers::new(DEFAULT_MAX_STREAMS)
+    }
+}
+
+#[derive(Debug)]
 struct Receivers {
     sessions: Vec<Session>,
     listeners: Vec<Listener>,
+    max_listeners: usize,
 }
 
 impl Receivers {
@@ -68,6 +77,15 @@ impl Receivers {
 }
 
 impl SessionPeers {
+    /// No session yet; at most `max_listeners` `subscriptions/listen` streams at once.
+    pub fn new(max_listeners: usize) -> Self {
+        SessionPeers(Arc::new(Mutex::new(Receivers {
+            sessions: Vec::new(),
+            listeners: Vec::new(),
+            max_listeners,
+        })))
+    }
+
     /// Adds a session (on `notifications/initialized`) with its subscriptions.
     pub fn add(&self, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
         let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -78,11 +96,21 @@ impl SessionPeers {
         });
     }
 
-    /// Adds a `subscriptions/listen` stream of `caller`, kept until `open` is cancelled.
-    pub fn add_listener(&self, sink: SubscriptionSink, caller: Caller, open: CancellationToken) {
+    /// Adds a `subscriptions/listen` stream of `caller`, kept until `open` is cancelled;
+    /// `false` (nothing added) when the cap's worth are open already.
+    pub fn add_listener(
+        &self,
+        sink: SubscriptionSink,
+        caller: Caller,
+        open: CancellationToken,
+    ) -> bool {
         let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         receivers.prune();
+        if receivers.listeners.len() >= receivers.max_listeners {
+            return false;
+        }
         receivers.listeners.push(Listener { sink, caller, open });
+        true
     }
 
     fn open(&self) -> (Vec<Session>, Vec<Listener>) {

@@ -11,7 +11,10 @@
 //! names a file is not asked: a skill that does not exist, or that the caller may not see,
 //! simply never changes for it, so the acknowledgment tells nothing about hidden skills. The
 //! stream is registered with the server's [`SessionPeers`] for as long as the request lives
-//! (until the client cancels it or goes away); `list_changed` decides what to send.
+//! (until the client cancels it or goes away); `list_changed` decides what to send. Like a
+//! standalone `GET` stream, each holds a request open: beyond `[server] mcp_max_streams` of
+//! them (`McpLimits::max_streams`, over HTTP) a new one is acknowledged and at once ended
+//! gracefully (its request answered `complete`), so the client may retry later.
 //!
 //! Not here: when changes happen (`list_changed`), the `initialize` era's subscriptions
 //! (`subscriptions`).
@@ -46,7 +49,11 @@ pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 pub(crate) async fn serve(peers: &SessionPeers, caller: Caller, context: SubscriptionContext) {
     let open = CancellationToken::new();
     let _closed_on_return = open.clone().drop_guard();
-    peers.add_listener(context.sink().clone(), caller, open);
+    if !peers.add_listener(context.sink().clone(), caller, open) {
+        // Returning ends the stream gracefully (rmcp answers the request `complete`).
+        tracing::warn!("subscriptions/listen over the open-stream cap: ended at once");
+        return;
+    }
     context.cancelled().await;
 }
 

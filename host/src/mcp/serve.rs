@@ -46,7 +46,8 @@ pub struct McpHttpOptions {
 /// The `/mcp` route for the HTTP server, and the task that announces tool changes (it ends
 /// when `stop` is cancelled).
 pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: CancellationToken) -> Router {
-    let peers = SessionPeers::default();
+    // `subscriptions/listen` streams share the standalone streams' cap (`listen`).
+    let peers = SessionPeers::new(options.limits.max_streams);
     tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
