@@ -6,12 +6,15 @@
 //! - from Rust, following the spec: every error is an HTTP status with a `google.rpc.Status`
 //!   body carrying the A2A `ErrorInfo` reason — a streaming route's too, before any stream; an
 //!   unknown route is 404 and a wrong HTTP method 405; the routes sit behind the same
-//!   `Origin` rule as every other route.
+//!   `Origin` rule as every other route;
+//! - under `[auth]` the routes need a credential (401 without), a skill the key may not run is
+//!   403 `PERMISSION_DENIED`, and another identity's task is not found.
 //!
 //! The model is the embedded mock-llm. The Python interpreter is `$SKILLET_PYTHON` or
 //! `<workspace>/.venv/bin/python` with the packages of `mock-llm/tests/python/requirements.txt`;
 //! without `a2a-sdk` the SDK test fails when `CI` is set and is skipped loudly otherwise.
 
+mod auth_support;
 mod cli_support;
 mod serve_support;
 
@@ -20,6 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
 use cli_support::*;
 use serve_support::{HttpServer, ServeHttp};
 
@@ -250,4 +254,52 @@ async fn rest_errors_are_http_statuses_with_a_google_rpc_status_body_and_the_ori
     let (status, _, listing) = answer(client.get(format!("{rest}/tasks"))).await;
     assert_eq!(status, 200, "{listing}");
     assert!(listing["tasks"].is_array(), "{listing}");
+}
+
+#[tokio::test]
+async fn under_auth_the_rest_routes_need_a_credential_and_keep_tasks_to_their_owner() {
+    let jwks = Jwks::serve(vec![]).await;
+    let server = AuthServer::start(&jwks.url, 0).await;
+    let client = reqwest::Client::new();
+    let send = |skill: &str, key: Option<&str>| {
+        let body = json!({"message": {"messageId": format!("m-{skill}"), "role": "ROLE_USER",
+            "parts": [{"data": {"text": "hi"}}], "metadata": {"skillId": skill}}});
+        let request = client
+            .post(server.url("/a2a/rest/message:send"))
+            .json(&body);
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    };
+    let anonymous = send("echo-a", None).send().await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+    let refused = answer(send("echo-b", Some(KEY_A))).await;
+    assert_status(&refused, 403, "PERMISSION_DENIED", "INVALID_REQUEST");
+    assert_eq!(
+        refused.2["error"]["details"][0]["metadata"]["a2eCode"], "unauthorized",
+        "{}",
+        refused.2
+    );
+    let (status, _, sent) = answer(send("echo-a", Some(KEY_A))).await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(
+        sent["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent}"
+    );
+    let task = sent["task"]["id"].as_str().unwrap();
+    let (status, _, own) = answer(
+        client
+            .get(server.url(&format!("/a2a/rest/tasks/{task}")))
+            .bearer_auth(KEY_A),
+    )
+    .await;
+    assert_eq!((status, &own["id"]), (200, &json!(task)), "{own}");
+    let other = answer(
+        client
+            .get(server.url(&format!("/a2a/rest/tasks/{task}")))
+            .bearer_auth(KEY_ONE_AT_A_TIME),
+    )
+    .await;
+    assert_status(&other, 404, "NOT_FOUND", "TASK_NOT_FOUND");
 }
