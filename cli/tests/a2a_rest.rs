@@ -240,6 +240,16 @@ async fn rest_errors_are_http_statuses_with_a_google_rpc_status_body_and_the_ori
         .unwrap();
     assert_eq!(response.status().as_u16(), 405);
     assert_eq!(response.headers()["allow"], "POST");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 405, "{body}");
+    let large = answer(
+        client
+            .post(format!("{rest}/message:send"))
+            .body(vec![b' '; 1024 * 1024 + 1024]),
+    )
+    .await;
+    assert_eq!(large.0, 413, "{}", large.2);
+    assert_eq!(large.2["error"]["code"], 413, "{}", large.2);
 
     // Another site's page may not drive the REST routes.
     let foreign = client

@@ -291,8 +291,10 @@ async fn serve(State(state): State<RestState>, request: HttpRequest) -> Response
                     request.method()
                 ),
             );
-            let mut response = error_response(&error);
-            *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+            let mut response = error_response_as(
+                &error,
+                Some((StatusCode::METHOD_NOT_ALLOWED, "UNIMPLEMENTED")),
+            );
             if let Ok(allow) = HeaderValue::from_str(allowed) {
                 response.headers_mut().insert(header::ALLOW, allow);
             }
@@ -309,9 +311,10 @@ async fn serve(State(state): State<RestState>, request: HttpRequest) -> Response
             RpcCode::InvalidRequest,
             format!("request exceeds the {limit}-byte limit"),
         );
-        let mut response = error_response(&error);
-        *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-        return response;
+        return error_response_as(
+            &error,
+            Some((StatusCode::PAYLOAD_TOO_LARGE, "OUT_OF_RANGE")),
+        );
     };
     let params = match params_of(route, query.as_deref(), &body) {
         Ok(params) => params,
@@ -363,9 +366,14 @@ fn status_of(error: &RpcError, metadata: &Value) -> (StatusCode, &'static str) {
 
 /// `error` as an HTTP status with a `google.rpc.Status` body.
 fn error_response(error: &RpcError) -> Response {
+    error_response_as(error, None)
+}
+
+/// [`error_response`] with the status (and its `google.rpc.Code` name) given, not derived.
+fn error_response_as(error: &RpcError, status: Option<(StatusCode, &'static str)>) -> Response {
     let mut rpc = error.to_json();
     let details = rpc["data"].take();
-    let (status, name) = status_of(error, &details[0]["metadata"]);
+    let (status, name) = status.unwrap_or_else(|| status_of(error, &details[0]["metadata"]));
     let body = json!({"error": {
         "code": status.as_u16(),
         "status": name,
