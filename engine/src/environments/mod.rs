@@ -47,7 +47,6 @@ pub use node_manifest::{ManifestError, registry_manifest};
 pub use pep508::{Requirement, RequirementError, parse as parse_requirement};
 pub use requirements::{
     REQUIREMENT_FILES, Requirements, SkillFolder, declared as declared_requirements,
-    declared_text as declared,
 };
 pub use supply::{Builds, PackageIndex};
 pub use system_tools::{SystemTool, SystemTools, missing_program_hint};

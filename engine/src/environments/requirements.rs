@@ -133,16 +133,6 @@ pub fn declared(
     Ok(Some(Requirements { lines, sources }))
 }
 
-/// [`declared`], its failure written as the text a person reads: for the console's skill page
-/// (`skillet-host`), which shows the reason as it is. Code that acts on a failure calls
-/// [`declared`] (exported as `declared_requirements`) and keeps the type.
-pub fn declared_text(
-    skill: &SkillFolder,
-    host: Option<&[String]>,
-) -> Result<Option<Requirements>, String> {
-    declared(skill, host).map_err(|why| why.to_string())
-}
-
 fn from_folder(dir: &Path, entries: &mut Vec<(String, String)>) -> Result<(), EnvironmentError> {
     let read = |name: &'static str| read_declaration(dir, name, 256 * 1024);
     if let Some(text) = read("requirements.txt")? {

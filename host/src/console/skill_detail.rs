@@ -102,13 +102,13 @@ pub fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> SkillDet
         node,
         ..DeclaredEnvironment::default()
     };
-    match skillet_engine::environments::declared(&requirements, None) {
+    match skillet_engine::environments::declared_requirements(&requirements, None) {
         Ok(Some(found)) => {
             environment.python = found.lines;
             environment.sources = found.sources;
         }
         Ok(None) => {}
-        Err(why) => environment.error = Some(why),
+        Err(why) => environment.error = Some(why.to_string()),
     }
     // The listing leaves `evals/` out (its answers are not served): asked of the folder itself,
     // a plain file only (`eval_run` loads it confined).
