@@ -1,5 +1,5 @@
 //! The fuzzing entry (`fuzz/`): the real response decoders of the three wires, fed bytes that
-//! did not come from a socket. Hidden from the docs and not part of the crate's API; it exists
+//! did not come from a socket. Built only with the `fuzzing` feature (the fuzz crate's); it exists
 //! so the fuzz targets drive exactly the code a provider runs, without making the wires public.
 //!
 //! A streamed answer goes through the same framing (SSE or NDJSON lines, with the per-line/event

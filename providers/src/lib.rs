@@ -83,7 +83,7 @@ mod error;
 mod fallback;
 mod frames;
 mod from_env;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod gemini;
 mod gemini_response;

@@ -275,6 +275,7 @@ impl TurnPlan {
 
     /// The plan of a server that accepts the kind's best modes (the fuzzing entries decode as
     /// such a provider would).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn best_for(caps: &'static Capabilities, request: &ChatRequest) -> Self {
         let modes = ModeCell::new(caps, OutputMode::Auto, ToolMode::Auto).current(None);
         TurnPlan::new(caps, modes, request, || None)

@@ -2,8 +2,8 @@
 //! binding does before anything runs — the JSON-RPC envelope ([`jsonrpc::decode`]), the method's
 //! params (the methods' own `params` and `historyLength` checks), and for `SendMessage` /
 //! `SendStreamingMessage` the message's skill selection and part → argument mapping
-//! ([`SkillIndex::resolve`], which validates against the skill's input schema). Hidden from the
-//! docs; not an API.
+//! ([`SkillIndex::resolve`], which validates against the skill's input schema). Built only with
+//! the `fuzzing` feature (the fuzz crate's); not an API.
 //!
 //! Not here: running the call, the task store, HTTP (`methods`, `store`, `http`).
 

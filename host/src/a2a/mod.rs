@@ -29,7 +29,7 @@
 pub mod card;
 pub mod checkpoints;
 pub(crate) mod continuation;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod http;
 pub mod input;

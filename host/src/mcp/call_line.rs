@@ -75,6 +75,7 @@ pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
 /// The parts of a decoded `tools/call` the handler reads — the id, the parameters, the `_meta`
 /// in the extensions — for holding the two decodings equal (tests, the fuzz target); `None` for
 /// any other message. rmcp's `Request` has no equality of its own.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn call_parts(
     message: &ClientJsonRpcMessage,
 ) -> Option<(RequestId, CallToolRequestParams, Option<serde_json::Value>)> {

@@ -2,8 +2,8 @@
 //! decodes it — rmcp's client JSON-RPC message type, or stdio's one-pass `tools/call` read
 //! (`call_line`), held equal to rmcp's — then, for a `tools/call`, our own mapping
 //! onto an A2E call (`handler::skill_call`) and the `_meta` progress token the event
-//! forwarder reads; and stdio's line guard (`oversize`) over arbitrary input. Hidden from the
-//! docs; not an API.
+//! forwarder reads; and stdio's line guard (`oversize`) over arbitrary input. Built only with
+//! the `fuzzing` feature (the fuzz crate's); not an API.
 //!
 //! Not here: sessions, admission, running the call (`handler`, `serve`).
 

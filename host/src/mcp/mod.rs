@@ -39,7 +39,7 @@ pub(crate) mod coalesce;
 pub(crate) mod completion;
 pub(crate) mod direct_calls;
 pub(crate) mod eof_drain;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod handler;
 pub mod limits;

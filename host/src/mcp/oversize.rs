@@ -41,6 +41,7 @@ const HEAD_BYTES: usize = 4096;
 /// How much longer than `max_line_bytes` a line the guard passes can be: room for the cut's `#`
 /// and newline, and for a marker line when the limit is tiny. It bounds the transport's line
 /// buffer (`line_transport`).
+#[cfg(feature = "fuzzing")]
 pub const GUARD_SLACK: usize = 512;
 
 /// The longest `id` a marker repeats (longer ones are answered without an `id`), so that a
