@@ -1,6 +1,7 @@
 //! One call, start to finish: preflight (lookup, status, input, override, instructions,
-//! provider), execution under one deadline and the host's cancellation, then its ending
-//! (`ending`: gates, result assembly) and hooks.
+//! provider), then `execute`: the opening (`call_open`: checkpoint, events, timeout), the run
+//! made ready (`call_run`) and raced against one deadline and the host's cancellation, its
+//! ending (`ending`: gates, result assembly), and the hooks.
 //!
 //! # Rejections (`skill/call/resp.error`, nothing ran, no events)
 //! | check | code |
@@ -21,35 +22,33 @@
 //! same and reports `runtime_error` ("cancelled by the host"). Every executed call ends with a
 //! `progress` of 100 and, for manifest skills, a `log` with the token usage.
 
-use crate::protocol::LogLevel;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use futures::future::Either;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::agent::TurnLoop;
-use super::approval::{ApprovalGate, Approver};
+use super::approval::Approver;
 use super::budget::RunBudget;
-use super::durable::{self, Durable, Loaded};
+use super::call_open::Opened;
+use super::call_run::{ManifestInput, ManifestRun, RunContext, native_run};
+use super::durable;
 use super::ending::Ended;
 use super::executor::ExecutorInner;
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
-use super::images;
-use super::native::run_native;
 use super::opening::{check_input, render_instructions};
 use super::provider::ResolvedProvider;
 use super::result::Outcome;
-use super::run_state::RunState;
-use super::{messages, spans};
+use super::spans;
 use crate::deadline::Deadline;
 use crate::events::EventSink;
 use crate::files::InputFile;
-use crate::handler::{HandlerContext, SkillHandler};
+use crate::handler::SkillHandler;
 use crate::protocol::{
-    ErrorCode, LLMConfig, ProtocolError, Resumed, SkillCallRequest, SkillCallResponse, SkillResult,
+    ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillResult,
     SkillStatus,
 };
 use crate::skill::{Implementation, RegisteredSkill};
@@ -140,8 +139,9 @@ impl ExecutorInner {
         .await
     }
 
-    /// Boxed: the call's future holds the answer of preflight while the call runs, and a box is
-    /// one pointer in it instead of the whole preparation twice (its own and `execute`'s).
+    /// The checks before anything runs (the module docs' rejections), and what they established.
+    /// Boxed, once per call: an async fn keeps its arguments beside the locals they move into,
+    /// so a preparation passed by value would sit twice in every call in flight.
     fn preflight(&self, request: &SkillCallRequest) -> Result<Box<Prepared>, ProtocolError> {
         let skill = self.skills.get(&request.name).ok_or_else(|| {
             ProtocolError::new(
@@ -205,6 +205,8 @@ impl ExecutorInner {
         }))
     }
 
+    /// Runs a call that passed preflight: its opening (`call_open`), the run raced against the
+    /// deadline and the host's cancellation (`call_run` makes it ready), its ending (`ending`).
     async fn execute(
         &self,
         prepared: Box<Prepared>,
@@ -220,180 +222,62 @@ impl ExecutorInner {
             run,
         } = *prepared;
         let skill = &skill;
-        // What the call's state keeps while the run goes on matters (every call in flight holds
-        // it): a local that is borrowed stays in that state until its scope ends, even once
-        // moved out of, so what is only needed to start the run is borrowed in blocks below.
-        // The model streams when the call asked for it, unless its live sink drops the text.
-        let stream = request.streaming && sink.as_ref().is_none_or(|sink| sink.forwards_text());
-        let live = if request.streaming { sink } else { None };
-        // Boxed, like the call's files below: most calls have neither, and the call's state
-        // then holds a pointer for each instead of their room.
-        let durable = matches!(skill.implementation, Implementation::Manifest)
-            .then(|| Durable::for_call(self.checkpoints.as_ref(), skill, request))
-            .flatten()
-            .map(Box::new);
-        let loaded = match &durable {
-            Some(durable) => durable.load().await,
-            None => Loaded::Fresh,
-        };
-        let state = RunState::new(
-            crate::protocol::transcript_requested(&request.metadata),
-            self.capture_content,
-        );
-        let (events, timeout, loaded) = {
-            let mut loaded = loaded;
-            let events = durable::emitter(
-                &mut loaded,
-                &request.id,
-                live,
-                self.limits.event_collect_cap,
-            );
-            let timeout = durable::timeout(
-                &loaded,
-                self.limits
-                    .call_timeout(request.timeout, skill.compiled.spec.timeout_seconds),
-            );
-            if let Some(why) = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded) {
-                let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
-                return self.finish(skill, &events, &state, outcome, started);
-            }
-            (events, timeout, loaded)
-        };
+        let Opened {
+            durable,
+            loaded,
+            events,
+            state,
+            timeout,
+            stream,
+        } = self.open(skill, request, sink).await;
+        if let Some(why) = durable::not_resumed(self.checkpoints.as_ref(), request, &loaded) {
+            let outcome = Outcome::failure(ErrorCode::RuntimeError, why, 0);
+            return self.finish(skill, &events, &state, outcome, started);
+        }
         let deadline = Deadline::after(timeout);
-        let mut call_files = None;
-        let mut resumed_from = None;
-        // One future type for both ways, without a box: the run stays inline in the call's state.
-        // Built in a block that takes what it consumes (see above).
-        let body = {
-            let (run, arguments, loaded) = (run, arguments, loaded);
-            match run {
-                PreparedRun::Native {
-                    handler,
-                    llm_override,
-                } => {
-                    let ctx = HandlerContext {
-                        events: events.clone(),
-                        deadline,
-                        cancel: cancel.child_token(),
-                        correlation_id: request.correlation_id.clone(),
-                        metadata: request.metadata.clone(),
-                        llm_override,
-                    };
-                    state.set_turn(1);
-                    Either::Left(run_native(&skill.compiled, handler, arguments, ctx))
-                }
-                PreparedRun::Manifest {
+        let cx = RunContext {
+            skill,
+            request,
+            events: &events,
+            state: &state,
+            durable: durable.as_ref(),
+            deadline,
+            cancel,
+            approver,
+            stream,
+        };
+        let (outcome, call_files, resumed_from) = match run {
+            PreparedRun::Native {
+                handler,
+                llm_override,
+            } => {
+                let body = std::pin::pin!(native_run(&cx, handler, llm_override, arguments));
+                (race(body, &cx, timeout).await, None, None)
+            }
+            PreparedRun::Manifest {
+                inputs,
+                instructions,
+                provider,
+            } => {
+                let input = ManifestInput {
                     inputs,
                     instructions,
                     provider,
-                } => {
-                    let span = tracing::Span::current();
-                    span.record("gen_ai.provider.name", provider.provider.kind().as_str());
-                    span.record("gen_ai.request.model", provider.provider.model());
-                    if !skill.compiled.toolkits.is_empty() {
-                        // First-use toolkits connect now, so their tools are offered from the
-                        // first turn; a toolkit that cannot start leaves the skill without its
-                        // tools, said in a log.
-                        let starting = self.tools.ensure_started(&skill.compiled.toolkits);
-                        if let Ok(failures) =
-                            tokio::time::timeout_at(deadline.instant(), starting).await
-                        {
-                            for failure in failures {
-                                events.log(LogLevel::Warn, failure.to_string());
-                            }
-                        }
-                    }
-                    let mut tools = self
-                        .tools
-                        .resolve(&skill.compiled.tools, &skill.compiled.toolkits);
-                    // The skill's files, the call's workspace and scripts (see `files`).
-                    call_files = match self.files.open(&skill.compiled, &inputs) {
-                        Ok(files) => files.map(Box::new),
-                        Err(e) => {
-                            let outcome = Outcome::failure(ErrorCode::RuntimeError, e, 0);
-                            return self.finish(skill, &events, &state, outcome, started);
-                        }
-                    };
-                    for tool in call_files.iter().flat_map(|f| f.tools()) {
-                        tools.add_engine_tool(tool.clone());
-                    }
-                    let first_message = match &arguments {
-                        Value::Object(map) => messages::first_user_message(map),
-                        _ => messages::first_user_message(&request.arguments),
-                    };
-                    let image_bytes_limit = provider.provider.image_bytes_limit();
-                    let first_images = images::input_images(&inputs, image_bytes_limit, &events);
-                    let pricing = &self.pricing;
-                    let approvals = ApprovalGate::new(
-                        &self.approvals,
-                        skill.compiled.name(),
-                        &skill.compiled.approval,
-                        approver,
-                    );
-                    let (resume, resumed) = match loaded {
-                        Loaded::Resume(checkpoint) => {
-                            let turns_saved = checkpoint.turn();
-                            (Some(checkpoint), Some(Resumed { turns_saved }))
-                        }
-                        Loaded::Refused(why) => {
-                            events.log(LogLevel::Warn, why);
-                            (None, None)
-                        }
-                        Loaded::Fresh => (None, None),
-                    };
-                    resumed_from = resumed;
-                    // The loop owns what it alone uses and is built here, not in the block
-                    // below: a block's captures stay in its state for its whole life, so
-                    // building the loop inside it would keep what was moved into the loop twice.
-                    let mut turns = TurnLoop {
-                        budget: RunBudget::new(
-                            &self.limits,
-                            skill.compiled.hints.max_cost_usd,
-                            pricing,
-                        ),
-                        skill: &skill.compiled,
-                        provider,
-                        tools,
-                        schemas: &self.tool_schemas,
-                        limits: &self.limits,
-                        instructions,
-                        schema_in_instructions: false,
-                        first_message,
-                        first_images,
-                        image_bytes_limit,
-                        max_turns: self.limits.max_turns(skill.compiled.spec.max_turns),
-                        deadline,
-                        cancel,
-                        events: &events,
-                        stream,
-                        state: &state,
-                        capture_content: self.capture_content,
-                        reasoning_events: self.reasoning_events,
-                        approvals,
-                        durable: durable.as_deref(),
-                        resume,
-                    };
-                    Either::Right(async move { turns.run().await })
-                }
+                    arguments,
+                    loaded,
+                };
+                let ManifestRun {
+                    mut turns,
+                    call_files,
+                    resumed_from,
+                } = match self.manifest_run(&cx, input).await {
+                    Ok(run) => run,
+                    Err(outcome) => return self.finish(skill, &events, &state, outcome, started),
+                };
+                let body = std::pin::pin!(turns.run());
+                let outcome = race(body, &cx, timeout).await;
+                (outcome, call_files, resumed_from)
             }
-        };
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Outcome::failure(
-                ErrorCode::RuntimeError,
-                format!("cancelled by the host while {}", state.describe()),
-                state.turn(),
-            ),
-            () = tokio::time::sleep_until(deadline.instant()) => Outcome::failure(
-                ErrorCode::Timeout,
-                format!(
-                    "the call's deadline of {:.1}s passed while {}",
-                    timeout.as_secs_f64(),
-                    state.describe()
-                ),
-                state.turn(),
-            ),
-            outcome = body => outcome,
         };
         let ended = Ended {
             outcome,
@@ -402,8 +286,39 @@ impl ExecutorInner {
             deadline,
             started,
         };
-        self.conclude(skill, request, &events, &state, durable.as_deref(), ended)
+        self.conclude(skill, request, &events, &state, durable.as_ref(), ended)
             .await
+    }
+}
+
+/// Polls the run until it ends, the host cancels the call or its deadline passes; after either
+/// of the last two the caller drops the run where it is (its provider request and tools stop),
+/// and the outcome says what it was doing. The run is pinned by the caller and raced by
+/// reference: an async fn keeps its arguments beside the locals they move into, so a run
+/// passed by value would sit twice in every call in flight.
+async fn race(
+    body: Pin<&mut impl Future<Output = Outcome>>,
+    cx: &RunContext<'_>,
+    timeout: Duration,
+) -> Outcome {
+    let state = cx.state;
+    tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => Outcome::failure(
+            ErrorCode::RuntimeError,
+            format!("cancelled by the host while {}", state.describe()),
+            state.turn(),
+        ),
+        () = tokio::time::sleep_until(cx.deadline.instant()) => Outcome::failure(
+            ErrorCode::Timeout,
+            format!(
+                "the call's deadline of {:.1}s passed while {}",
+                timeout.as_secs_f64(),
+                state.describe()
+            ),
+            state.turn(),
+        ),
+        outcome = body => outcome,
     }
 }
 

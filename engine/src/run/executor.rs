@@ -9,8 +9,6 @@
 //!
 //! Not here: what a call does (`call`), the turn loop (`agent`).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -380,36 +378,24 @@ impl SkillService for Executor {
         SkillDiscoverResponse::new(request.id.clone(), skills)
     }
 
-    // Written out instead of `async fn`: `async_trait` rebinds every argument inside the
-    // future, which would keep the request twice in the state of every call in flight.
-    fn call<'life0, 'async_trait>(
-        &'life0 self,
+    async fn call(
+        &self,
         request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
-    ) -> Pin<Box<dyn Future<Output = SkillCallResponse> + Send + 'async_trait>>
-    where
-        'life0: 'async_trait,
-        Self: 'async_trait,
-    {
-        Box::pin(async move { self.call_borrowed(&request, events, cancel, None).await })
+    ) -> SkillCallResponse {
+        self.call_borrowed(&request, events, cancel, None).await
     }
 
-    fn call_with_approver<'life0, 'async_trait>(
-        &'life0 self,
+    async fn call_with_approver(
+        &self,
         request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
         approver: Arc<dyn Approver>,
-    ) -> Pin<Box<dyn Future<Output = SkillCallResponse> + Send + 'async_trait>>
-    where
-        'life0: 'async_trait,
-        Self: 'async_trait,
-    {
-        Box::pin(async move {
-            self.call_borrowed(&request, events, cancel, Some(approver))
-                .await
-        })
+    ) -> SkillCallResponse {
+        self.call_borrowed(&request, events, cancel, Some(approver))
+            .await
     }
 
     fn is_runnable(&self, name: &str) -> bool {

@@ -68,7 +68,8 @@
 //!
 //! # Module map
 //! `executor` (the shared state and builder) · `call` (one call end to end, every rejection and
-//! outcome code) · `ending` (gates, closing events, the result assembled) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
+//! outcome code) · `call_open` (a call's checkpoint, events, timeout) · `call_run` (the
+//! native handler or turn loop made ready) · `ending` (gates, closing events, the result assembled) · `agent` (the turn loop) · `messages` (what the engine says to the model) ·
 //! `dispatch` (a turn's tool calls) · `tool_schemas` (compiled tool schemas) · `output` (parse,
 //! validate, repair decision) · `provider` (resolution and provider-error mapping) · `provider_registry` (the host's
 //! providers by name) · `limits` · `budget` (the cost cap and per-tool call counts) ·
@@ -80,7 +81,9 @@ mod agent;
 pub mod approval;
 mod budget;
 mod call;
+mod call_open;
 pub(crate) mod call_report;
+mod call_run;
 mod checkpointing;
 mod dispatch;
 mod durable;
