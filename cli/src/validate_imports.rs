@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use skillet_engine::environments::{SkillFolder, declared, parse_requirement};
+use skillet_engine::environments::{SkillFolder, declared_requirements, parse_requirement};
 use skillet_engine::skill::{CompiledSkill, ManifestError};
 
 /// Scripts read per skill, and bytes per script; past them the rest is not judged.
@@ -70,7 +70,7 @@ pub(super) fn undeclared_imports(
     if scripts.is_empty() {
         return Vec::new();
     }
-    let declared_names: BTreeSet<String> = declared(&SkillFolder::of(compiled), host)
+    let declared_names: BTreeSet<String> = declared_requirements(&SkillFolder::of(compiled), host)
         .ok()
         .flatten()
         .map(|requirements| {
