@@ -2,7 +2,7 @@
 //! (`evals/evals.json`, see `skillet_engine::eval` and `docs/EVALS.md`) on each model, shows a progress
 //! bar (plain lines when stderr is not a terminal), prints one table per model and the failed
 //! runs on stdout, and writes the JSON report (`--json-out`), JUnit XML (`--junit`) and, with
-//! `--save`, the report into the console's history database (`skillet_host::console::evals`).
+//! `--save`, the report into the console's history database (`skillet_host::console::save_eval`).
 //!
 //! Each `--model` runs on the provider `run` would use (`--provider`, else the configured
 //! default) with that model; with none, on the default model. With no provider configured the
@@ -38,7 +38,7 @@ use skillet_engine::eval::{
     self, Benchmark, EvalCase, EvalPlan, EvalReport, RunRecord, TriggerReport, WITH_SKILL,
     WITHOUT_SKILL,
 };
-use skillet_host::console::evals as web;
+use skillet_host::console as web;
 
 /// Runs the command.
 pub async fn eval(

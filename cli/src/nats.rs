@@ -15,7 +15,7 @@ use super::run::{parse_arguments, print_response};
 use super::setup::{self, Console};
 use super::shutdown_signal;
 use crate::config::NatsOptions;
-use skillet_host::core::HostCore;
+use skillet_host::HostCore;
 use skillet_host::nats::{self, NatsCheckpoints, NatsClient, NatsWorker};
 use skillet_protocol::{Message, SkillCallRequest, SkillDiscoverRequest};
 
@@ -83,7 +83,7 @@ pub async fn serve(
         .map_err(Failure::setup)?;
     console.notice(format!(
         "worker {name} pulling calls from {} (stream {}, consumer {}, concurrency {})",
-        nats::connect::redacted_url(&config.url),
+        nats::redacted_url(&config.url),
         config.stream,
         config.consumer,
         config.concurrency

@@ -22,15 +22,11 @@ use skillet_engine::service::SkillService;
 use skillet_host::a2a;
 use skillet_host::auth::Access;
 use skillet_host::console as web;
-use skillet_host::core::HostCore;
-use skillet_host::endpoint::Endpoint;
-use skillet_host::forwarded::TrustedProxies;
 use skillet_host::http::{self, HttpOptions};
-use skillet_host::listener::ConnectionLimits;
 use skillet_host::mcp::{self, McpHttpOptions, McpLimits};
 use skillet_host::origin_guard::AllowedSites;
 use skillet_host::stdio::{self, StdioOptions};
-use skillet_host::tls::TlsServer;
+use skillet_host::{ConnectionLimits, Endpoint, HostCore, TlsServer, TrustedProxies};
 
 /// Runs the command.
 pub async fn serve(
@@ -124,7 +120,7 @@ pub async fn serve(
             let a2a_url = a2a_config
                 .url
                 .clone()
-                .unwrap_or_else(|| format!("{scheme}://{local}{}", a2a::http::JSONRPC_PATH));
+                .unwrap_or_else(|| format!("{scheme}://{local}{}", a2a::JSONRPC_PATH));
             let mut service: Arc<dyn SkillService> = Arc::new(executor);
             let push = a2a_config
                 .push_options()
@@ -155,7 +151,7 @@ pub async fn serve(
                         .map_err(|e| Failure::setup(e.to_string()))?;
                 }
                 task_store = Some(Arc::clone(adapter.store()));
-                a2a::http::router(adapter, server.max_message_bytes)
+                a2a::jsonrpc_router(adapter, server.max_message_bytes)
             } else {
                 axum::Router::new()
             };

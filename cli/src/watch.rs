@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
 use skillet_engine::skill::{self, ManifestError, Registry};
-use skillet_host::skill_changes::SkillChanges;
+use skillet_host::SkillChanges;
 use tokio::sync::Notify;
 
 use crate::config::{Config, ProviderChoice};

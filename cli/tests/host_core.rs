@@ -16,9 +16,8 @@ use serde_json::{Value, json};
 use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
 use skillet_host::http::{self, HttpOptions};
-use skillet_host::listener::ConnectionLimits;
 use skillet_host::stdio::{self, StdioOptions};
-use skillet_host::{Endpoint, HostCore, Refusal};
+use skillet_host::{ConnectionLimits, Endpoint, HostCore, Refusal};
 use skillet_protocol::{
     ErrorCode, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };

@@ -10,8 +10,7 @@ use std::sync::{Arc, LazyLock};
 use libfuzzer_sys::fuzz_target;
 use skillet_engine::run::Executor;
 use skillet_engine::skill::{Registry, load_skill_dir};
-use skillet_host::a2a::fuzzing::decode_request;
-use skillet_host::a2a::input::SkillIndex;
+use skillet_host::a2a::fuzzing::{SkillIndex, decode_request};
 
 static INDEX: LazyLock<SkillIndex> = LazyLock::new(|| {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");

@@ -20,7 +20,7 @@ use crate::auth::Caller;
 
 /// The request header with which an A2E HTTP caller asks for its tool-call approvals to wait
 /// at the desk (the console's page sends it on the runs it starts).
-pub const ASK_HEADER: &str = "x-skillet-console";
+pub(crate) const ASK_HEADER: &str = "x-skillet-console";
 
 /// Gives a call an approver that asks a person somewhere else in the host.
 pub trait ApprovalDesk: Send + Sync {

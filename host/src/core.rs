@@ -55,7 +55,7 @@ use scope::IdRegistration;
 
 /// The call metadata key the core sets to the caller's identity id (a caller's own value is
 /// dropped), so the run's span names who asked (`enduser.id`).
-pub use skillet_engine::telemetry::CALLER_METADATA_KEY;
+pub(crate) use skillet_engine::telemetry::CALLER_METADATA_KEY;
 
 /// Default number of calls one host runs at once.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;

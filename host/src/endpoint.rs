@@ -43,8 +43,6 @@ use skillet_protocol::{
     SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,
 };
 
-pub use super::core::DEFAULT_MAX_CONCURRENT_CALLS;
-
 /// Where a connection's outgoing messages go, in the order they are produced.
 pub(crate) type Outbound = mpsc::UnboundedSender<Message>;
 

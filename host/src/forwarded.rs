@@ -28,7 +28,7 @@ use crate::listener::PeerAddr;
 
 /// An address or a range of addresses (`10.0.0.0/8`, `127.0.0.1`, `fd00::/8`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
+pub(crate) struct Cidr {
     net: IpAddr,
     prefix: u8,
 }
@@ -59,7 +59,7 @@ impl std::str::FromStr for Cidr {
 
 impl Cidr {
     /// Whether `addr` is in the range (an IPv4-mapped IPv6 address counts as its IPv4 one).
-    pub fn contains(&self, addr: IpAddr) -> bool {
+    pub(crate) fn contains(&self, addr: IpAddr) -> bool {
         match (self.net, addr.to_canonical()) {
             (IpAddr::V4(net), IpAddr::V4(addr)) => {
                 prefix_eq(&net.octets(), &addr.octets(), self.prefix)
@@ -111,7 +111,7 @@ impl TrustedProxies {
 /// Where a request came from, as far as this server can tell (in every request's extensions
 /// under [`layer`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientInfo {
+pub(crate) struct ClientInfo {
     /// The client's address (see the module doc); `None` when the connection's peer is unknown.
     pub addr: Option<IpAddr>,
     /// The origin the client used, as a trusted proxy named it (`https://host[:port]`).
@@ -121,7 +121,7 @@ pub struct ClientInfo {
 impl ClientInfo {
     /// What `peer` and `headers` say, believing the headers only from a trusted peer.
     /// `scheme` is this server's own (`http`/`https`), used when a proxy names only the host.
-    pub fn read(
+    pub(crate) fn read(
         peer: Option<IpAddr>,
         headers: &HeaderMap,
         proxies: &TrustedProxies,
@@ -208,7 +208,7 @@ fn is_authority(text: &str) -> bool {
 
 /// `router` with a [`ClientInfo`] on every request, read from its [`PeerAddr`] and, from a peer
 /// in `proxies`, its forwarded headers. `scheme` is this server's own.
-pub fn layer(router: Router, proxies: TrustedProxies, scheme: &'static str) -> Router {
+pub(crate) fn layer(router: Router, proxies: TrustedProxies, scheme: &'static str) -> Router {
     let proxies = Arc::new(proxies);
     router.layer(axum::middleware::from_fn(
         move |mut request: Request, next: Next| {
@@ -225,7 +225,7 @@ pub fn layer(router: Router, proxies: TrustedProxies, scheme: &'static str) -> R
 }
 
 /// The [`ClientInfo`] of a request ([`ClientInfo::default`] outside [`layer`]).
-pub fn client_of(extensions: &axum::http::Extensions) -> ClientInfo {
+pub(crate) fn client_of(extensions: &axum::http::Extensions) -> ClientInfo {
     extensions.get::<ClientInfo>().cloned().unwrap_or_default()
 }
 

@@ -44,28 +44,33 @@
 //! `a2a::card::A2aProvider`, ...) with its defaults beside it.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod a2a;
-pub mod approval_desk;
+mod approval_desk;
 pub mod auth;
-pub mod card;
+mod card;
 pub mod console;
-pub mod core;
-pub mod endpoint;
-pub mod forwarded;
+mod core;
+mod endpoint;
+mod forwarded;
 pub mod http;
-pub mod listener;
+mod listener;
 pub mod mcp;
-pub mod metrics_route;
+mod metrics_route;
 pub mod nats;
 pub mod origin_guard;
-pub mod record;
-pub mod skill_changes;
+mod record;
+mod skill_changes;
 pub mod stdio;
-pub mod tls;
+mod tls;
 
-pub use core::{CallScope, HostCore, Refusal};
+pub use core::{CallScope, DEFAULT_MAX_CONCURRENT_CALLS, HostCore, Refusal};
 pub use endpoint::{Endpoint, Request};
+pub use forwarded::TrustedProxies;
+pub use listener::ConnectionLimits;
+pub use skill_changes::SkillChanges;
+pub use tls::{TlsError, TlsFiles, TlsServer};
 
 /// Default largest A2E message, in bytes, on every A2E transport (`[server] max_message_bytes`).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024;

@@ -64,7 +64,7 @@ pub(crate) const SSE_KEEP_ALIVE: Duration = Duration::from_secs(3);
 
 /// The TCP peer of the connection a request came on (in every request's extensions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerAddr(pub SocketAddr);
+pub(crate) struct PeerAddr(pub SocketAddr);
 
 /// The first byte of a TLS record carrying a handshake (RFC 8446 §5.1, `handshake(22)`).
 const TLS_HANDSHAKE: u8 = 0x16;

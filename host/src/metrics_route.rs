@@ -10,7 +10,7 @@ use axum::routing;
 use skillet_engine::telemetry::metrics;
 
 /// A router serving `GET /metrics`, to merge into a transport's router.
-pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
+pub(crate) fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new().route("/metrics", routing::get(serve_metrics))
 }
 

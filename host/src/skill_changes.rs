@@ -16,10 +16,10 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 /// Announcements a slow subscriber may fall behind before it lags.
-pub const CAPACITY: usize = 64;
+pub(crate) const CAPACITY: usize = 64;
 
 /// One announcement: the names of the skills that were added, edited, removed or broken.
-pub type ChangedSkills = Arc<[String]>;
+pub(crate) type ChangedSkills = Arc<[String]>;
 
 /// The feed. Cheap to clone; clones share subscribers.
 #[derive(Clone, Debug)]

@@ -22,7 +22,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 /// The ALPN protocols offered, preferred first.
-pub const ALPN_PROTOCOLS: [&[u8]; 2] = [b"h2", b"http/1.1"];
+pub(crate) const ALPN_PROTOCOLS: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// Where the certificate chain and its private key are.
 #[derive(Debug, Clone, PartialEq, Eq)]

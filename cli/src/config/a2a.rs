@@ -58,8 +58,8 @@ pub enum PushAllowEntry {
     },
 }
 
-pub use skillet_host::a2a::card::A2aProvider;
-use skillet_host::a2a::push::{PushAllow, PushAllowError, PushOptions};
+pub use skillet_host::a2a::A2aProvider;
+use skillet_host::a2a::{PushAllow, PushAllowError, PushOptions};
 
 impl Default for A2aConfig {
     fn default() -> Self {

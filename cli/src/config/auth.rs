@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use skillet_host::auth::{
-    AccessOptions, ApiKey, CallerLimits, Grant, JwtIssuer, jwks::MIN_REFRESH, jwt::DEFAULT_LEEWAY,
+    AccessOptions, ApiKey, CallerLimits, DEFAULT_JWT_LEEWAY, Grant, JwtIssuer, MIN_JWKS_REFRESH,
 };
 
 /// `[auth]`.
@@ -243,11 +243,13 @@ impl AuthConfig {
                 issuer: j.issuer.clone(),
                 jwks_uri: j.jwks_uri.clone(),
                 audiences: j.audience.clone().into_vec(),
-                leeway: j.leeway_seconds.map_or(DEFAULT_LEEWAY, Duration::from_secs),
+                leeway: j
+                    .leeway_seconds
+                    .map_or(DEFAULT_JWT_LEEWAY, Duration::from_secs),
                 limits: limits(j.calls_per_minute, j.max_concurrent_calls),
                 min_refresh: j
                     .jwks_min_refresh_seconds
-                    .map_or(MIN_REFRESH, Duration::from_secs),
+                    .map_or(MIN_JWKS_REFRESH, Duration::from_secs),
             })
             .collect();
         let scopes = self
@@ -302,7 +304,7 @@ mod tests {
         let ids: Vec<&str> = options.api_keys.iter().map(|k| k.id.as_str()).collect();
         assert_eq!(ids, ["inline", "from-file"]);
         assert_eq!(options.issuers[0].audiences, ["a", "b"]);
-        assert_eq!(options.issuers[0].min_refresh, MIN_REFRESH);
+        assert_eq!(options.issuers[0].min_refresh, MIN_JWKS_REFRESH);
     }
 
     #[test]

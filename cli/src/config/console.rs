@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use skillet_host::console::HistoryLimits;
-use skillet_host::console::history::{DEFAULT_MAX_AGE, DEFAULT_MAX_RUNS};
+use skillet_host::console::{DEFAULT_MAX_AGE, DEFAULT_MAX_RUNS, HistoryLimits};
 
 /// `[console]`.
 #[derive(Debug, Clone, Deserialize)]

@@ -3,10 +3,10 @@
 //! believed), turned into the host's [`skillet_host::http::Edge`].
 //!
 //! `trusted_proxies` itself is a plain list in [`super::ServerConfig`], checked at load by
-//! [`skillet_host::forwarded::TrustedProxies::parse`].
+//! [`skillet_host::TrustedProxies::parse`].
 //!
-//! Not here: loading the certificate (`skillet_host::tls`), reading the forwarded headers
-//! (`skillet_host::forwarded`).
+//! Not here: loading the certificate ([`skillet_host::TlsServer`]), reading the forwarded headers
+//! ([`skillet_host::TrustedProxies`]).
 
 use std::path::{Path, PathBuf};
 
@@ -34,8 +34,8 @@ impl TlsConfig {
     }
 
     /// The host's view of the files.
-    pub fn files(&self) -> skillet_host::tls::TlsFiles {
-        skillet_host::tls::TlsFiles {
+    pub fn files(&self) -> skillet_host::TlsFiles {
+        skillet_host::TlsFiles {
             cert: self.cert.clone(),
             key: self.key.clone(),
         }

@@ -73,9 +73,9 @@ pub const MAX_WORKER_THREADS: usize = 1024;
 
 // The `[server]` defaults are the host's own (each adapter owns its defaults; the file format
 // only names them).
+pub use skillet_host::DEFAULT_MAX_CONCURRENT_CALLS;
 pub use skillet_host::DEFAULT_MAX_MESSAGE_BYTES;
-pub use skillet_host::core::DEFAULT_MAX_CONCURRENT_CALLS;
-pub use skillet_host::mcp::limits::{
+pub use skillet_host::mcp::{
     DEFAULT_MAX_SESSIONS as DEFAULT_MCP_MAX_SESSIONS,
     DEFAULT_MAX_STREAMS as DEFAULT_MCP_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_SESSION as DEFAULT_MCP_MAX_STREAMS_PER_SESSION,
@@ -468,9 +468,7 @@ impl Config {
                 ));
             }
         }
-        if let Err(reason) =
-            skillet_host::forwarded::TrustedProxies::parse(&self.server.trusted_proxies)
-        {
+        if let Err(reason) = skillet_host::TrustedProxies::parse(&self.server.trusted_proxies) {
             return Err(invalid("server.trusted_proxies".into(), reason));
         }
         let (hosts, origins) = self.server.allowed_sites();

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::input::{SkillIndex, SkillInvocation};
+pub use super::input::{SkillIndex, SkillInvocation};
 use super::jsonrpc::{self, RpcError};
 use super::jsonrpc::{history_length, params};
 use super::wire::{GetTaskParams, SendMessageParams, TaskIdParams};

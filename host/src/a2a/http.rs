@@ -31,7 +31,7 @@ use super::wire::StreamResponse;
 /// The path of the JSON-RPC endpoint.
 pub const JSONRPC_PATH: &str = "/a2a";
 
-pub use super::version::VERSION_HEADER;
+pub(crate) use super::version::VERSION_HEADER;
 
 #[derive(Clone)]
 struct A2aState {

@@ -40,7 +40,7 @@ use skillet_protocol::{SkillDefinition, SkillDiscoverRequest};
 pub(crate) const SKILL_ID_KEY: &str = "skillId";
 
 /// The argument a plain Agent Skills skill receives a text message as (the engine's one name).
-pub use skillet_protocol::PROMPT_ARGUMENT;
+pub(crate) use skillet_protocol::PROMPT_ARGUMENT;
 
 /// Where a text part goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +65,7 @@ struct IndexedSkill {
 
 /// A resolved call: the A2E skill name and its arguments.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
 pub struct SkillInvocation {
     /// The card id the client named (or the only one).
     pub skill_id: String,
@@ -76,7 +77,7 @@ pub struct SkillInvocation {
 
 /// Why a message selects no skill to run.
 #[derive(Debug)]
-pub enum Unresolved {
+pub(crate) enum Unresolved {
     /// The message names a skill the caller may not run — an unknown one or one its grants
     /// hide alike, so the answer cannot tell them apart.
     NotRunnable {
@@ -98,7 +99,7 @@ impl From<RpcError> for Unresolved {
 impl Unresolved {
     /// The answer where no skill is hidden from the caller (no `[auth]`): a skill outside the
     /// index is unknown, `-32602` listing the ids there are.
-    pub fn unknown_skill(self) -> RpcError {
+    pub(crate) fn unknown_skill(self) -> RpcError {
         match self {
             Unresolved::NotRunnable { id, runnable } => RpcError::new(
                 RpcCode::InvalidParams,
@@ -113,12 +114,14 @@ impl Unresolved {
 /// The card's skills by id, with their compiled input schemas. Built once per server, and again
 /// whenever a hot reload announces changed skills (`methods`).
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
 pub struct SkillIndex {
     skills: BTreeMap<String, IndexedSkill>,
 }
 
 impl SkillIndex {
     /// Indexes the skills on `service`'s card (ids are the card's, names the A2E skill names).
+    #[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
     pub fn build(service: &dyn SkillService) -> SkillIndex {
         let card_ids: Vec<String> = service
             .agent_card()
@@ -159,13 +162,14 @@ impl SkillIndex {
     }
 
     /// The card ids, sorted.
+    #[cfg(feature = "fuzzing")]
     pub fn ids(&self) -> Vec<&str> {
         self.skills.keys().map(String::as_str).collect()
     }
 
     /// Resolves `message` (with the request's `metadata`) to a call of a skill `may_run`
     /// accepts, or why it selects none.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         message: &Message,
         request_metadata: Option<&Map<String, Value>>,

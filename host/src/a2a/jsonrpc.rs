@@ -167,7 +167,7 @@ pub struct RpcRequest {
 }
 
 /// Decodes one request body. The error carries the id to answer with (`null` when unknown).
-pub fn decode(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
+pub(crate) fn decode(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
     let value: Value = serde_json::from_slice(body).map_err(|e| {
         (
             Value::Null,
@@ -233,12 +233,12 @@ pub fn decode(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
 }
 
 /// The success answer to request `id`.
-pub fn result(id: &Value, result: Value) -> Value {
+pub(crate) fn result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// The error answer to request `id`.
-pub fn error(id: &Value, error: &RpcError) -> Value {
+pub(crate) fn error(id: &Value, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
 }
 

@@ -26,9 +26,9 @@ use super::store::TaskStore;
 use super::wire::{Task, TaskState};
 
 /// The page size when none is asked for.
-pub const DEFAULT_PAGE_SIZE: usize = 50;
+pub(crate) const DEFAULT_PAGE_SIZE: usize = 50;
 /// The largest page.
-pub const MAX_PAGE_SIZE: usize = 100;
+pub(crate) const MAX_PAGE_SIZE: usize = 100;
 
 /// `ListTasks` params (`tenant` is accepted and ignored: one tenant per server).
 #[derive(Debug, Clone, Default, Deserialize)]

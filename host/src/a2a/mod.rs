@@ -26,37 +26,39 @@
 //! - [`rest`] — the HTTP+JSON binding: its routes mapped onto the same methods;
 //! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
 
-pub mod card;
-pub mod checkpoints;
+pub(crate) mod card;
+pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-pub mod http;
-pub mod input;
-pub mod jsonrpc;
+pub(crate) mod http;
+pub(crate) mod input;
+pub(crate) mod jsonrpc;
 pub(crate) mod list_tasks;
-pub mod methods;
+pub(crate) mod methods;
 pub(crate) mod parts;
-pub mod persist;
-pub mod projection;
-pub mod push;
+pub(crate) mod persist;
+pub(crate) mod projection;
+pub(crate) mod push;
 pub(crate) mod refusals;
 mod reopen;
 pub(crate) mod repeats;
-pub mod rest;
-pub mod resume;
-pub mod store;
-pub mod version;
-pub mod wire;
+pub(crate) mod rest;
+pub(crate) mod resume;
+pub(crate) mod store;
+pub(crate) mod version;
+pub(crate) mod wire;
 
 use std::sync::Arc;
 
 use axum::Router;
 
-pub use card::A2aCardService;
+pub use card::{A2aCardService, A2aProvider};
 pub use checkpoints::SqliteCheckpoints;
+pub use http::{JSONRPC_PATH, router as jsonrpc_router};
 pub use methods::A2aAdapter;
 pub use persist::{Interrupted, StateDb, StateDbError};
+pub use push::{PushAllow, PushAllowError, PushOptions};
 pub use reopen::durable_store;
 pub use resume::ResumeReport;
 pub use store::{StoreLimits, TaskStore};

@@ -68,7 +68,7 @@ impl Projection {
 
     /// The update for one live event (`None` for a `log` line below `warn`). `first_chunk` says whether an
     /// artifact chunk is the first of its artifact.
-    pub fn event(&self, event: &SkillEvent, first_chunk: bool) -> Option<StreamResponse> {
+    pub(crate) fn event(&self, event: &SkillEvent, first_chunk: bool) -> Option<StreamResponse> {
         match &event.payload {
             EventPayload::Status { message, .. } => {
                 Some(self.status(TaskState::Working, message, None))
@@ -108,7 +108,7 @@ impl Projection {
     }
 
     /// The final updates of a run: the output artifact (on success) and the terminal status.
-    pub fn outcome(
+    pub(crate) fn outcome(
         &self,
         response: &SkillCallResponse,
         cancel_requested: bool,
@@ -190,7 +190,7 @@ pub(crate) struct TaskEventSink {
 
 impl TaskEventSink {
     /// A sink for the task of `projection`.
-    pub fn new(store: Arc<TaskStore>, projection: Projection) -> TaskEventSink {
+    pub(crate) fn new(store: Arc<TaskStore>, projection: Projection) -> TaskEventSink {
         TaskEventSink {
             store,
             projection,

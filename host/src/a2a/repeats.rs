@@ -27,9 +27,9 @@ use ring::digest::{SHA256, digest};
 use super::store::TaskStore;
 
 /// The most message ids remembered in all.
-pub const MAX_IDS: usize = 4096;
+pub(crate) const MAX_IDS: usize = 4096;
 /// The most message ids remembered per sender.
-pub const MAX_IDS_PER_SENDER: usize = 512;
+pub(crate) const MAX_IDS_PER_SENDER: usize = 512;
 
 type Key = [u8; 32];
 

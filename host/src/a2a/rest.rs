@@ -46,7 +46,7 @@ use super::methods::{A2aAdapter, Answer};
 use super::version;
 
 /// The path under which the REST routes live; the card's `HTTP+JSON` interface URL ends in it.
-pub const REST_PATH: &str = "/a2a/rest";
+pub(crate) const REST_PATH: &str = "/a2a/rest";
 
 /// The media type of A2A's HTTP+JSON answers (A2A §14.1).
 const A2A_JSON: &str = "application/a2a+json";
@@ -63,7 +63,7 @@ struct RestState {
 }
 
 /// The REST routes, to merge into the host's HTTP router next to the JSON-RPC route.
-pub fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
+pub(crate) fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
     Router::new()
         .route(&format!("{REST_PATH}/{{*route}}"), any(serve))
         .with_state(RestState {

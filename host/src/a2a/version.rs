@@ -16,13 +16,13 @@ use super::card::A2A_PROTOCOL_VERSION;
 use super::jsonrpc::{RpcCode, RpcError};
 
 /// The service-parameter header carrying the protocol version.
-pub const VERSION_HEADER: &str = "A2A-Version";
+pub(crate) const VERSION_HEADER: &str = "A2A-Version";
 
 /// The version assumed when a request names none (A2A §3.6.2).
 const IMPLIED_VERSION: &str = "0.3";
 
 /// The method names of A2A 1.0's JSON-RPC binding.
-pub const METHODS: &[&str] = &[
+pub(crate) const METHODS: &[&str] = &[
     "SendMessage",
     "SendStreamingMessage",
     "GetTask",
@@ -37,15 +37,19 @@ pub const METHODS: &[&str] = &[
 ];
 
 /// The methods answered as an SSE stream — their errors too.
-pub const STREAMING_METHODS: &[&str] = &["SendStreamingMessage", "SubscribeToTask"];
+pub(crate) const STREAMING_METHODS: &[&str] = &["SendStreamingMessage", "SubscribeToTask"];
 
 /// Whether `method` is answered as a stream.
-pub fn is_streaming(method: &str) -> bool {
+pub(crate) fn is_streaming(method: &str) -> bool {
     STREAMING_METHODS.contains(&method)
 }
 
 /// Accepts a request for `method` with these headers and query, or answers why not.
-pub fn check(headers: &HeaderMap, query: Option<&str>, method: &str) -> Result<(), RpcError> {
+pub(crate) fn check(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    method: &str,
+) -> Result<(), RpcError> {
     let version = match requested_version(headers, query) {
         Some(version) => version,
         None if METHODS.contains(&method) => return Ok(()),

@@ -312,7 +312,7 @@ pub enum StreamResponse {
 /// (`Authorization: SCHEME CREDENTIALS`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct AuthenticationInfo {
+pub(crate) struct AuthenticationInfo {
     /// An HTTP authentication scheme (`Bearer`, `Basic`, …).
     pub scheme: String,
     /// The credentials for that scheme (never written back to a client).
@@ -323,7 +323,7 @@ pub struct AuthenticationInfo {
 /// `TaskPushNotificationConfig`: where a task's updates are POSTed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct TaskPushNotificationConfig {
+pub(crate) struct TaskPushNotificationConfig {
     /// Accepted and ignored: one tenant per server.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub tenant: String,

@@ -35,7 +35,7 @@ use super::{Access, AuthFailure, Caller, KeyRefusal};
 use skillet_protocol::{ErrorCode, Message, ProtocolError, SkillCallResponse};
 
 /// Where the protected-resource metadata is served (RFC 9728 §3).
-pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Where the web console's data routes live: behind the console scope (`crate::console` mounts
 /// them here; the paths are this layer's, so it needs nothing of the console).
@@ -56,7 +56,7 @@ fn is_public(path: &str) -> bool {
 /// `base_url` is where this server listens (`http://ADDR`); the metadata's `resource` and the
 /// challenge's link name `[auth] public_url` when set, else the origin a trusted proxy
 /// forwarded (`crate::forwarded`), else `base_url`.
-pub fn protect(router: Router, access: Arc<Access>, base_url: String) -> Router {
+pub(crate) fn protect(router: Router, access: Arc<Access>, base_url: String) -> Router {
     let base = base_url.trim_end_matches('/').to_owned();
     let metadata = {
         let access = Arc::clone(&access);
@@ -94,7 +94,7 @@ fn public_base(access: &Access, listening: &str, request: &Request) -> String {
 }
 
 /// The `Authorization: Bearer` credential, if any (the scheme is case-insensitive).
-pub fn bearer(headers: &HeaderMap) -> Option<SecretString> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<SecretString> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, credential) = value.trim().split_once(' ')?;
     let credential = credential.trim();
@@ -196,7 +196,7 @@ fn unauthenticated(base: &str, path: &str, presented: bool) -> Response {
 
 /// The caller a door's handler sees: the one [`protect`] verified, else [`Caller::Anonymous`]
 /// (which runs nothing when access rules exist, and everything when none do).
-pub fn caller_of(extensions: &axum::http::Extensions) -> Caller {
+pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Caller {
     extensions
         .get::<Caller>()
         .cloned()
@@ -205,7 +205,7 @@ pub fn caller_of(extensions: &axum::http::Extensions) -> Caller {
 
 /// The caller of an MCP request: over streamable HTTP, the one [`protect`] put on the HTTP
 /// request (rmcp hands its parts to handlers); over stdio (no HTTP request), [`Caller::Local`].
-pub fn caller_of_mcp(extensions: &rmcp::model::Extensions) -> Caller {
+pub(crate) fn caller_of_mcp(extensions: &rmcp::model::Extensions) -> Caller {
     match extensions.get::<axum::http::request::Parts>() {
         Some(parts) => caller_of(&parts.extensions),
         None => Caller::Local,

@@ -20,13 +20,13 @@
 //! Not here: reading `[auth]` from `skillet.toml` (the `skillet` crate builds [`AccessOptions`]),
 //! admission itself (`crate::core`).
 
-pub mod api_key;
-pub mod audit;
-pub mod grant;
-pub mod http;
-pub mod jwks;
-pub mod jwt;
-pub mod limits;
+pub(crate) mod api_key;
+pub(crate) mod audit;
+pub(crate) mod grant;
+pub(crate) mod http;
+pub(crate) mod jwks;
+pub(crate) mod jwt;
+pub(crate) mod limits;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +40,8 @@ use skillet_protocol::SkillDefinition;
 pub use api_key::{ApiKey, KeyRefusal, sha256_hex};
 pub use audit::AuditRecord;
 pub use grant::{Grant, Permissions};
+pub use jwks::MIN_REFRESH as MIN_JWKS_REFRESH;
+pub use jwt::DEFAULT_LEEWAY as DEFAULT_JWT_LEEWAY;
 pub use jwt::{JwtIssuer, JwtRefusal};
 pub use limits::CallerLimits;
 

@@ -40,7 +40,7 @@ struct ApiState {
 }
 
 /// The JSON routes; decisions go to `approvals`.
-pub fn router(core: HostCore, options: ConsoleOptions, approvals: Approvals) -> Router {
+pub(crate) fn router(core: HostCore, options: ConsoleOptions, approvals: Approvals) -> Router {
     let state = ApiState {
         core,
         options: Arc::new(options),

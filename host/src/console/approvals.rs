@@ -33,10 +33,10 @@ use crate::approval_desk::ApprovalDesk;
 use crate::auth::{Access, Caller};
 
 /// The most questions waiting at once, across every run.
-pub const MAX_PENDING: usize = 256;
+pub(crate) const MAX_PENDING: usize = 256;
 
 /// The longest reason a denial keeps (characters); the rest is cut.
-pub const MAX_REASON_CHARS: usize = 1000;
+pub(crate) const MAX_REASON_CHARS: usize = 1000;
 
 /// The console's pending approvals (cheap to clone: one shared map).
 #[derive(Clone)]
@@ -202,7 +202,7 @@ fn denied(reason: &str) -> ApprovalDecision {
 }
 
 /// `reason` as a denial keeps it: trimmed, empty is none, at most [`MAX_REASON_CHARS`].
-pub fn denial(reason: Option<&str>) -> ApprovalDecision {
+pub(crate) fn denial(reason: Option<&str>) -> ApprovalDecision {
     let reason = reason
         .map(str::trim)
         .filter(|r| !r.is_empty())

@@ -14,7 +14,7 @@ use axum::routing::get;
 
 /// The policy every console answer carries: scripts, styles, images and fetches from this
 /// origin only; no inline script, no plugin, no framing, no form posting elsewhere.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
     form-action 'none'; frame-ancestors 'none'";
 
@@ -55,7 +55,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 const TOKEN_SLOT: &str = "<meta charset=\"utf-8\">";
 
 /// `GET /` (the page, carrying `token`) and `GET /console/assets/NAME`.
-pub fn router(token: &super::token::ConsoleToken) -> Router {
+pub(crate) fn router(token: &super::token::ConsoleToken) -> Router {
     let page = axum::body::Bytes::from(page_with(token.value()));
     Router::new()
         .route(
@@ -109,7 +109,7 @@ fn with_headers(status: StatusCode, mime: &'static str, body: &'static str) -> R
 }
 
 /// Adds the console's security headers to an answer.
-pub fn secure(headers: &mut axum::http::HeaderMap) {
+pub(crate) fn secure(headers: &mut axum::http::HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CONTENT_SECURITY_POLICY),

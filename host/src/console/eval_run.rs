@@ -22,7 +22,7 @@ use super::history::HistoryError;
 
 /// Why an eval could not be run from the console.
 #[derive(Debug, thiserror::Error)]
-pub enum EvalRunError {
+pub(crate) enum EvalRunError {
     /// The skill has no folder this host serves (a native skill, or it was unpublished).
     #[error("skill `{0}` has no folder on this server, so it has no evals to run")]
     NoFolder(String),
@@ -46,15 +46,15 @@ pub enum EvalRunError {
 
 /// The one eval a server runs at a time. Clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct EvalSlot(Arc<AtomicBool>);
+pub(crate) struct EvalSlot(Arc<AtomicBool>);
 
 /// Holds the [`EvalSlot`] until dropped.
 #[derive(Debug)]
-pub struct EvalTurn(Arc<AtomicBool>);
+pub(crate) struct EvalTurn(Arc<AtomicBool>);
 
 impl EvalSlot {
     /// Takes the slot; `None` while another eval holds it.
-    pub fn try_take(&self) -> Option<EvalTurn> {
+    pub(crate) fn try_take(&self) -> Option<EvalTurn> {
         self.0
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .ok()
@@ -70,7 +70,7 @@ impl Drop for EvalTurn {
 
 /// Runs the evals of skill `name`, whose folder is `dir`, on `service` (reported as `label`)
 /// and saves the report in the history database at `history_db`; the saved report's id.
-pub async fn run_and_save(
+pub(crate) async fn run_and_save(
     name: &str,
     dir: &Path,
     service: Arc<dyn SkillService>,

@@ -21,7 +21,7 @@ use super::history::{History, HistoryError};
 use super::history_schema::{SCHEMA, connect};
 
 /// The reports of one skill kept in the database.
-pub const MAX_SAVED_PER_SKILL: i64 = 20;
+pub(crate) const MAX_SAVED_PER_SKILL: i64 = 20;
 
 /// One saved report.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -35,17 +35,17 @@
 //! Not here: reading `[console]` from `skillet.toml` (the `skillet` crate builds
 //! [`ConsoleOptions`]), running or cancelling calls (the core, through the A2E door).
 
-pub mod api;
-pub mod approvals;
-pub mod assets;
-pub mod eval_run;
-pub mod evals;
-pub mod history;
+pub(crate) mod api;
+pub(crate) mod approvals;
+pub(crate) mod assets;
+pub(crate) mod eval_run;
+pub(crate) mod evals;
+pub(crate) mod history;
 mod history_row;
 mod history_schema;
-pub mod query;
-pub mod skill_detail;
-pub mod token;
+pub(crate) mod query;
+pub(crate) mod skill_detail;
+pub(crate) mod token;
 
 use std::sync::Arc;
 
@@ -54,7 +54,8 @@ use axum::Router;
 use crate::core::HostCore;
 
 pub use approvals::Approvals;
-pub use history::{History, HistoryLimits};
+pub use evals::save_eval;
+pub use history::{DEFAULT_MAX_AGE, DEFAULT_MAX_RUNS, History, HistoryError, HistoryLimits};
 pub use history_row::HistoryRecorder;
 
 /// Where the console's JSON routes live (the auth layer's scoped path).

@@ -51,9 +51,9 @@ const KNOWN: [&str; 9] = [
 ];
 
 /// Default number of runs a list returns.
-pub const DEFAULT_LIMIT: u32 = 50;
+pub(crate) const DEFAULT_LIMIT: u32 = 50;
 /// The most a list returns at once.
-pub const MAX_LIMIT: u32 = 500;
+pub(crate) const MAX_LIMIT: u32 = 500;
 
 /// Which recorded runs to list (every field optional; all given must match).
 #[derive(Debug, Clone, PartialEq)]

@@ -25,7 +25,7 @@ const MAX_LISTED: usize = 500;
 
 /// One example: its file and the arguments it holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Example {
+pub(crate) struct Example {
     /// Its file name (`basic.json`).
     pub name: String,
     /// The arguments (a JSON object, `_files` included when it has some).
@@ -34,7 +34,7 @@ pub struct Example {
 
 /// The environment a skill's folder declares.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct DeclaredEnvironment {
+pub(crate) struct DeclaredEnvironment {
     /// Python requirement lines, in normal form.
     pub python: Vec<String>,
     /// Where they were declared (`requirements.txt`, `metadata.a2e-requirements`, ...).
@@ -47,7 +47,7 @@ pub struct DeclaredEnvironment {
 
 /// Everything the skill view reads from a folder.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct SkillDetail {
+pub(crate) struct SkillDetail {
     /// `SKILL.md` (lossy UTF-8), `None` when it could not be read.
     pub skill_md: Option<String>,
     /// The examples, by file name.
@@ -59,7 +59,7 @@ pub struct SkillDetail {
 }
 
 /// Reads `folder` of skill `name`, whose definition declares `declared` requirements. Blocking.
-pub fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> SkillDetail {
+pub(crate) fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> SkillDetail {
     let skill_md = folder
         .read("SKILL.md", MAX_SKILL_MD_BYTES)
         .ok()

@@ -23,11 +23,11 @@ use axum::response::{IntoResponse, Response};
 use ring::rand::SecureRandom;
 
 /// The header the page sends the token in.
-pub const HEADER: &str = "x-skillet-console-token";
+pub(crate) const HEADER: &str = "x-skillet-console-token";
 
 /// One process's console token (32 random bytes, hex).
 #[derive(Clone)]
-pub struct ConsoleToken(Arc<str>);
+pub(crate) struct ConsoleToken(Arc<str>);
 
 impl std::fmt::Debug for ConsoleToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -38,7 +38,7 @@ impl std::fmt::Debug for ConsoleToken {
 impl ConsoleToken {
     /// A fresh random token. Should the system's random source fail, the token is empty and
     /// matches nothing: every state change is then refused (logged as an error), never allowed.
-    pub fn generate() -> ConsoleToken {
+    pub(crate) fn generate() -> ConsoleToken {
         let mut bytes = [0u8; 32];
         if ring::rand::SystemRandom::new().fill(&mut bytes).is_err() {
             tracing::error!(
@@ -52,12 +52,12 @@ impl ConsoleToken {
     }
 
     /// The value the page carries.
-    pub fn value(&self) -> &str {
+    pub(crate) fn value(&self) -> &str {
         &self.0
     }
 
     /// Whether `sent` is this token (compared in constant time).
-    pub fn matches(&self, sent: &[u8]) -> bool {
+    pub(crate) fn matches(&self, sent: &[u8]) -> bool {
         let own = self.0.as_bytes();
         !own.is_empty()
             && own.len() == sent.len()
@@ -66,7 +66,7 @@ impl ConsoleToken {
 }
 
 /// `router` with the token required on every request under `/console/` that may change state.
-pub fn require(router: Router, token: ConsoleToken) -> Router {
+pub(crate) fn require(router: Router, token: ConsoleToken) -> Router {
     router.layer(axum::middleware::from_fn(
         move |request: Request, next: Next| {
             let token = token.clone();

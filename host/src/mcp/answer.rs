@@ -22,7 +22,7 @@ pub(crate) const ARTIFACT_URI_PREFIX: &str = "artifact:///";
 pub(crate) const META_A2E_CODE: &str = "a2e_code";
 
 /// Maps a call's answer.
-pub fn tool_result(response: SkillCallResponse) -> Result<CallToolResult, ErrorData> {
+pub(crate) fn tool_result(response: SkillCallResponse) -> Result<CallToolResult, ErrorData> {
     if let Some(error) = response.error {
         return rejection(&error);
     }
@@ -64,7 +64,7 @@ fn embedded(file: ProducedFile) -> ContentBlock {
 }
 
 /// A rejection before execution: `unknown_skill` is a protocol error, the rest tool errors.
-pub fn rejection(error: &ProtocolError) -> Result<CallToolResult, ErrorData> {
+pub(crate) fn rejection(error: &ProtocolError) -> Result<CallToolResult, ErrorData> {
     if error.code == ErrorCode::UnknownSkill {
         return Err(ErrorData::invalid_params(
             error.message.clone(),

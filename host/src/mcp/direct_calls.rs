@@ -81,7 +81,11 @@ struct Running {
 impl DirectCalls {
     /// A dispatch for `handler`'s session, writing to `output`; `open` is the session's
     /// `DrainAtEof` count of requests not yet answered.
-    pub fn new(handler: McpHandler, output: LineSender, open: Arc<OpenRequests>) -> Arc<Self> {
+    pub(crate) fn new(
+        handler: McpHandler,
+        output: LineSender,
+        open: Arc<OpenRequests>,
+    ) -> Arc<Self> {
         Arc::new(DirectCalls {
             handler,
             output,
@@ -94,7 +98,7 @@ impl DirectCalls {
     /// Called with the running session's peer once rmcp's handshake is done; until then, and for
     /// a session opened without `initialize` (rmcp keeps peer info only for one opened by it),
     /// every message is rmcp's.
-    pub fn start(&self, peer: &Peer<RoleServer>) {
+    pub(crate) fn start(&self, peer: &Peer<RoleServer>) {
         if let Some(info) = peer.peer_info() {
             let _ = self.session.set(Session {
                 peer: peer.clone(),
@@ -257,7 +261,7 @@ pub(crate) struct DirectDispatch<T> {
 
 impl<T> DirectDispatch<T> {
     /// `inner`, with `calls` taking its `tools/call` requests once started.
-    pub fn new(inner: T, calls: Arc<DirectCalls>) -> Self {
+    pub(crate) fn new(inner: T, calls: Arc<DirectCalls>) -> Self {
         DirectDispatch { inner, calls }
     }
 }

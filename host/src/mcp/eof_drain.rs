@@ -34,7 +34,7 @@ type Drain = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// `inner`, whose end of input waits for the requests it delivered to be answered (see the
 /// module doc).
-pub struct DrainAtEof<T> {
+pub(crate) struct DrainAtEof<T> {
     inner: T,
     core: HostCore,
     grace: Duration,
@@ -79,7 +79,7 @@ impl<T> DrainAtEof<T> {
     /// Wraps a server transport; `grace` is how long requests in flight may take after the end
     /// of input before the core's calls are cancelled (they then answer as cancelled, within
     /// [`CANCEL_GRACE`]).
-    pub fn new(inner: T, core: HostCore, grace: Duration) -> Self {
+    pub(crate) fn new(inner: T, core: HostCore, grace: Duration) -> Self {
         DrainAtEof {
             inner,
             core,

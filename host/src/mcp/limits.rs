@@ -96,7 +96,7 @@ impl McpLimits {
 
 /// Why the bounded manager refused.
 #[derive(Debug, thiserror::Error)]
-pub enum BoundedError {
+pub(crate) enum BoundedError {
     /// rmcp's own error.
     #[error(transparent)]
     Inner(#[from] LocalSessionManagerError),
@@ -139,7 +139,7 @@ struct Counts {
 }
 
 /// rmcp's session manager within [`McpLimits`] (see the module doc).
-pub struct BoundedSessions {
+pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     limits: McpLimits,
     counts: Arc<Mutex<Counts>>,
@@ -181,11 +181,11 @@ fn lock(counts: &Mutex<Counts>) -> std::sync::MutexGuard<'_, Counts> {
 }
 
 /// How long a finished call's stream is kept for a client to resume it (see the module doc).
-pub const COMPLETED_STREAM_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const COMPLETED_STREAM_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl BoundedSessions {
     /// A manager within `limits`.
-    pub fn new(limits: McpLimits) -> Self {
+    pub(crate) fn new(limits: McpLimits) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.completed_cache_ttl = COMPLETED_STREAM_TTL;
         BoundedSessions {
@@ -196,18 +196,14 @@ impl BoundedSessions {
         }
     }
 
-    /// Sessions kept now.
-    pub async fn session_count(&self) -> usize {
-        self.inner.sessions.read().await.len()
-    }
-
     /// Which identity opened each session (`session_owner`).
     pub(crate) fn owners(&self) -> &SessionOwners {
         &self.owners
     }
 
     /// Standalone streams open now.
-    pub fn stream_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn stream_count(&self) -> usize {
         lock(&self.counts).streams
     }
 

@@ -60,7 +60,7 @@ enum Decoded {
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// A transport reading `input` and writing to `output`.
-    pub fn new(input: LineGuard<R>, output: CoalescingWriter) -> Self {
+    pub(crate) fn new(input: LineGuard<R>, output: CoalescingWriter) -> Self {
         LineTransport {
             read: BufReader::new(input),
             line: Vec::new(),

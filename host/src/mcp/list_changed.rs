@@ -78,7 +78,7 @@ impl Receivers {
 
 impl SessionPeers {
     /// No session yet; at most `max_listeners` `subscriptions/listen` streams at once.
-    pub fn new(max_listeners: usize) -> Self {
+    pub(crate) fn new(max_listeners: usize) -> Self {
         SessionPeers(Arc::new(Mutex::new(Receivers {
             sessions: Vec::new(),
             listeners: Vec::new(),
@@ -87,7 +87,7 @@ impl SessionPeers {
     }
 
     /// Adds a session (on `notifications/initialized`) with its subscriptions.
-    pub fn add(&self, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
+    pub(crate) fn add(&self, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
         let mut receivers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         receivers.prune();
         receivers.sessions.push(Session {
@@ -98,7 +98,7 @@ impl SessionPeers {
 
     /// Adds a `subscriptions/listen` stream of `caller`, kept until `open` is cancelled;
     /// `false` (nothing added) when the cap's worth are open already.
-    pub fn add_listener(
+    pub(crate) fn add_listener(
         &self,
         sink: SubscriptionSink,
         caller: Caller,

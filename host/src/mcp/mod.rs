@@ -31,7 +31,7 @@
 //!
 //! Not here: admission, cancellation and drain (the core), the run loop (`run`).
 
-pub mod answer;
+pub(crate) mod answer;
 pub(crate) mod approval;
 pub(crate) mod body_check;
 pub(crate) mod call_line;
@@ -41,25 +41,27 @@ pub(crate) mod direct_calls;
 pub(crate) mod eof_drain;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-pub mod handler;
-pub mod limits;
+pub(crate) mod handler;
+pub(crate) mod limits;
 pub(crate) mod line_transport;
-pub mod list_changed;
+pub(crate) mod list_changed;
 pub(crate) mod listen;
 pub(crate) mod notice;
-pub mod notify;
+pub(crate) mod notify;
 pub(crate) mod oversize;
 pub(crate) mod pre_init;
 pub(crate) mod prompts;
-pub mod read_budget;
+pub(crate) mod read_budget;
 pub(crate) mod resources;
 pub(crate) mod revision;
-pub mod serve;
+pub(crate) mod serve;
 pub(crate) mod session_owner;
 pub(crate) mod skills_ext;
 pub(crate) mod subscriptions;
-pub mod tools;
+pub(crate) mod tools;
 
 pub use handler::McpHandler;
-pub use limits::McpLimits;
+pub use limits::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, McpLimits,
+};
 pub use serve::{McpHttpOptions, http_router, serve_stream};

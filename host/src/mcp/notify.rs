@@ -55,17 +55,17 @@ impl Default for SessionLogLevel {
 
 impl SessionLogLevel {
     /// One request's level (2026-07-28: `io.modelcontextprotocol/logLevel`), shared with no one.
-    pub fn per_request(level: Option<LoggingLevel>) -> Self {
+    pub(crate) fn per_request(level: Option<LoggingLevel>) -> Self {
         SessionLogLevel(Arc::new(Mutex::new(level)))
     }
 
     /// Sets the level (`logging/setLevel`).
-    pub fn set(&self, level: LoggingLevel) {
+    pub(crate) fn set(&self, level: LoggingLevel) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
     }
 
     /// Whether a message at `level` is sent.
-    pub fn allows(&self, level: LoggingLevel) -> bool {
+    pub(crate) fn allows(&self, level: LoggingLevel) -> bool {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -140,7 +140,7 @@ pub(crate) struct DirectSink {
 
 impl DirectSink {
     /// A sink writing to `output` until `stop` (the request's cancellation) fires.
-    pub fn start(
+    pub(crate) fn start(
         output: LineSender,
         progress_token: Option<ProgressToken>,
         level: SessionLogLevel,
@@ -210,7 +210,7 @@ impl EventSink for QueueSink {
 impl EventForwarder {
     /// Starts forwarding to `peer` until `stop` (the request's cancellation) fires; returns the
     /// forwarder and the sink to hand to the call.
-    pub fn start(
+    pub(crate) fn start(
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         level: SessionLogLevel,
@@ -245,7 +245,7 @@ impl EventForwarder {
     }
 
     /// Waits until every event emitted before this call was sent (or forwarding stopped).
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let (done, sent) = oneshot::channel();
         if self.queue.send(Item::Flush(done)).is_ok() {
             let _ = sent.await;

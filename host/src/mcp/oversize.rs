@@ -66,7 +66,7 @@ pub(crate) struct LineGuard<R> {
 
 impl<R> LineGuard<R> {
     /// Guards `inner` with the line limit `max_line_bytes`.
-    pub fn new(inner: R, max_line_bytes: usize) -> Self {
+    pub(crate) fn new(inner: R, max_line_bytes: usize) -> Self {
         LineGuard {
             inner,
             max_line_bytes,
@@ -296,7 +296,7 @@ pub(crate) struct AnswerOversized<T> {
 
 impl<T> AnswerOversized<T> {
     /// Wraps a server transport whose input is guarded.
-    pub fn new(inner: T) -> Self {
+    pub(crate) fn new(inner: T) -> Self {
         AnswerOversized {
             inner,
             sending: None,

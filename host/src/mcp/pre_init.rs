@@ -30,7 +30,7 @@ pub(crate) struct PreInit<T> {
 
 impl<T> PreInit<T> {
     /// Wraps a fresh server transport.
-    pub fn new(inner: T) -> Self {
+    pub(crate) fn new(inner: T) -> Self {
         PreInit {
             inner,
             started: false,

@@ -22,14 +22,14 @@ use rmcp::model::{ErrorCode, ErrorData};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Bytes of skill files answered at once by the whole process.
-pub const PROCESS_READ_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const PROCESS_READ_BYTES: u64 = 64 * 1024 * 1024;
 /// Bytes of skill files answered at once to one session (at least one file of the largest
 /// size served).
-pub const SESSION_READ_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const SESSION_READ_BYTES: u64 = 32 * 1024 * 1024;
 /// How long a read waits for room before it is refused.
-pub const READ_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const READ_WAIT: Duration = Duration::from_secs(10);
 /// The JSON-RPC code of a read refused for the budget (a server error, to retry).
-pub const BUSY: ErrorCode = ErrorCode(-32000);
+pub(crate) const BUSY: ErrorCode = ErrorCode(-32000);
 
 const KIB: u64 = 1024;
 

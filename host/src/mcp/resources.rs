@@ -35,15 +35,15 @@ use skillet_protocol::SkillDefinition;
 
 /// The largest file served, in bytes: the skills extension's per-skill total (16 MiB), so any
 /// skill within the extension's limits can be read whole.
-pub const MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
 /// Most files served per skill (`SKILL.md` included): the skills extension's limit.
-pub const MAX_SKILL_FILES: usize = 512;
+pub(crate) const MAX_SKILL_FILES: usize = 512;
 /// Resources per `resources/list` page.
-pub const PAGE: usize = 500;
+pub(crate) const PAGE: usize = 500;
 /// The URI scheme of skill files.
 const SCHEME: &str = "skill://";
 /// The resource template of a skill's files.
-pub const SKILL_TEMPLATE: &str = "skill://{skill}/{+path}";
+pub(crate) const SKILL_TEMPLATE: &str = "skill://{skill}/{+path}";
 
 /// What a path segment keeps unencoded: RFC 3986 unreserved characters.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC

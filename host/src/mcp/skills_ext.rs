@@ -25,7 +25,7 @@ use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// Entries per `skills/list` page.
-pub const SKILLS_PAGE: usize = 100;
+pub(crate) const SKILLS_PAGE: usize = 100;
 /// The extension's cap on the bytes of one skill.
 const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 

@@ -21,7 +21,7 @@ use skillet_engine::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// Most URIs one session may subscribe to.
-pub const MAX_SUBSCRIPTIONS: usize = 1024;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// One session's subscribed URIs. Cheap to clone; clones share the set.
 #[derive(Clone, Debug, Default)]
@@ -30,7 +30,7 @@ pub(crate) struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
 impl Subscriptions {
     /// Subscribes to `uri` once it is shown to name a file a published skill serves. Reads the
     /// file system: call it off the async threads.
-    pub fn subscribe(
+    pub(crate) fn subscribe(
         &self,
         service: &dyn SkillService,
         skills: &[SkillDefinition],
@@ -52,7 +52,7 @@ impl Subscriptions {
     }
 
     /// Drops the subscription to `uri`, if any.
-    pub fn unsubscribe(&self, uri: &str) {
+    pub(crate) fn unsubscribe(&self, uri: &str) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -60,7 +60,7 @@ impl Subscriptions {
     }
 
     /// The subscribed URIs of the skills `names` (every subscribed URI when `names` is `None`).
-    pub fn of_skills(&self, names: Option<&[String]>) -> Vec<String> {
+    pub(crate) fn of_skills(&self, names: Option<&[String]>) -> Vec<String> {
         let uris = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         uris.iter()
             .filter(|uri| {

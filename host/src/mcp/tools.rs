@@ -47,12 +47,12 @@ pub(crate) fn published_skills(service: &dyn SkillService) -> Vec<SkillDefinitio
 }
 
 /// The MCP tools for `skills` (which should be the `published_skills` of a registry).
-pub fn tools(skills: &[SkillDefinition]) -> Vec<Tool> {
+pub(crate) fn tools(skills: &[SkillDefinition]) -> Vec<Tool> {
     skills.iter().map(tool).collect()
 }
 
 /// One skill as a tool.
-pub fn tool(skill: &SkillDefinition) -> Tool {
+pub(crate) fn tool(skill: &SkillDefinition) -> Tool {
     let input = if skill.input_schema.is_empty() {
         default_input_schema()
     } else {

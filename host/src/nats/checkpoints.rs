@@ -44,7 +44,7 @@ impl std::fmt::Debug for NatsCheckpoints {
 }
 
 /// The checkpoints bucket's name for `config`.
-pub fn bucket_name(config: &NatsOptions) -> String {
+pub(crate) fn bucket_name(config: &NatsOptions) -> String {
     format!("{}-checkpoints", config.results_bucket)
 }
 

@@ -26,7 +26,7 @@ use crate::auth::audit::AuditRecord;
 use crate::auth::{Access, AuthFailure, Caller, KeyRefusal};
 
 /// The message header carrying the caller's credential (`Bearer <API key or JWT>`).
-pub const AUTHORIZATION_HEADER: &str = "Authorization";
+pub(crate) const AUTHORIZATION_HEADER: &str = "Authorization";
 
 /// The caller of `call` from its message's `headers`: [`Caller::Local`] without access rules,
 /// else the verified identity — or the `unauthorized` answer to send.

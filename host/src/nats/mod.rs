@@ -20,24 +20,24 @@
 //! resubmission replays it), and a call delivered more than `max_deliveries` times is answered
 //! `runtime_error` instead of being run again.
 
-pub mod checkpoints;
-pub mod client;
-pub mod connect;
+pub(crate) mod checkpoints;
+pub(crate) mod client;
+pub(crate) mod connect;
 mod discover;
-pub mod error;
+pub(crate) mod error;
 mod fit;
-pub mod identity;
-pub mod options;
+pub(crate) mod identity;
+pub(crate) mod options;
 mod stop;
-pub mod store;
-pub mod subjects;
-pub mod worker;
+pub(crate) mod store;
+pub(crate) mod subjects;
+pub(crate) mod worker;
 
 pub use options::NatsOptions;
 
 pub use checkpoints::NatsCheckpoints;
 pub use client::NatsClient;
-pub use connect::connect;
+pub use connect::{connect, redacted_url};
 pub use error::NatsError;
 pub use store::ResultStore;
 pub use subjects::Subjects;

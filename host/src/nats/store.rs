@@ -33,7 +33,7 @@ const OWNER_LINE: &str = "skillet-owner-sha256:";
 /// An answer as stored: the response, and the digest of the identity it belongs to (none
 /// without `[auth]`, or stored by a Skillet from before owners were recorded).
 #[derive(Debug, Clone)]
-pub struct StoredAnswer {
+pub(crate) struct StoredAnswer {
     /// The stored `skill/call/resp`.
     pub response: SkillCallResponse,
     owner: Option<String>,
@@ -43,7 +43,7 @@ impl StoredAnswer {
     /// Whether a caller that is the identity `owner` (`None`: a caller without one, when the
     /// host has no `[auth]`) may be given this answer. An answer stored without an owner is
     /// not given to an identified caller: its owner is unknown.
-    pub fn belongs_to(&self, owner: Option<&str>) -> bool {
+    pub(crate) fn belongs_to(&self, owner: Option<&str>) -> bool {
         match owner {
             None => true,
             Some(id) => self.owner.as_deref() == Some(owner_digest(id).as_str()),

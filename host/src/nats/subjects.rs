@@ -15,9 +15,6 @@
 /// Header carrying the subject the call's `skill/call/resp` is published to.
 pub(crate) const REPLY_HEADER: &str = "Skillet-Reply";
 
-/// JetStream's dedupe header; set to the call id.
-pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
-
 /// Queue group the workers answer discover requests in.
 pub(crate) const DISCOVER_QUEUE: &str = "skillet-workers";
 

@@ -101,7 +101,7 @@ impl PushAllow {
 
 /// Why a webhook URL is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WebhookRefusal {
+pub(crate) enum WebhookRefusal {
     /// Not an absolute `http`/`https` URL.
     #[error("webhook url {url:?} is not an absolute http(s) URL")]
     NotHttp {

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub use allow::{PushAllow, PushAllowError, WebhookRefusal};
+pub use allow::{PushAllow, PushAllowError};
 
 use super::jsonrpc::{RpcCode, RpcError, params};
 use super::refusals::not_found;
@@ -40,7 +40,7 @@ use allow::AllowList;
 use deliver::{Delivery, Target};
 
 /// Most push configs one task may have.
-pub const MAX_PER_TASK: usize = 10;
+pub(crate) const MAX_PER_TASK: usize = 10;
 
 /// The methods of this module.
 pub(crate) const METHODS: [&str; 4] = [
