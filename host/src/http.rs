@@ -20,7 +20,7 @@
 //! (`super::origin_guard`: 403 for another site's page or a rebinding name) and, under
 //! `[auth]`, authentication (`super::auth::http`).
 //!
-//! Connections are accepted by [`super::listener`] (connection cap, header-read and idle
+//! Connections are accepted by `super::listener` (connection cap, header-read and idle
 //! timeouts, TLS with an [`Edge`]'s certificate: `super::tls`); admission, cancellation and the drain are the [`super::core::HostCore`]'s. This
 //! module only maps HTTP requests and responses onto A2E messages.
 

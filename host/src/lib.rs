@@ -1,47 +1,51 @@
 //! # skillet-host
 //!
-//! Host interfaces: how agent hosts and people reach the engine.
+//! Host interfaces: how agent hosts and people reach the engine. Every door maps its protocol
+//! onto one protocol-neutral [`HostCore`] — admission (access rules, concurrency limit,
+//! in-flight ids), cancellation, shutdown/drain, event fan-out, one answer per call — which runs
+//! calls on a `skillet_engine::service::SkillService`, never the run loop directly, so each door
+//! can be tested with any service and embedded behind another host. A new protocol is one more
+//! door: decode → [`CallScope`] admits → `HostCore::spawn_call` → encode the answer.
 //!
-//! - [`core`] — the protocol-neutral host core: admission (access rules, concurrency limit, in-flight ids),
-//!   cancellation, shutdown/drain, event fan-out, one answer per call. Every adapter runs calls
-//!   through it.
-//! - [`endpoint`] — the A2E adapter: one A2E message in → its answers out, with the
-//!   protocol-error rules; shared by the A2E transports.
-//! - [`auth`] — identities (API keys, JWT bearer tokens), what each may run, per-identity
-//!   limits and the audit trail; the HTTP layer answering 401.
-//! - [`listener`] — the HTTP accept loop: connection cap, header-read and idle timeouts, the
-//!   TLS handshake.
-//! - [`forwarded`] — `[server] trusted_proxies`: the client's address and origin from
-//!   `X-Forwarded-*`, believed only from those peers.
-//! - [`origin_guard`] — the `Host`/`Origin` rule in front of every HTTP route (DNS rebinding,
-//!   other sites' pages).
-//! - [`tls`] — `[server.tls]`: the certificate and key (PEM), rustls, ALPN, reload on SIGHUP.
-//! - [`stdio`] — JSON Lines over stdin/stdout (`skillet serve --stdio`).
-//! - [`http`] — `POST /a2e` (JSON or SSE), the Agent Card and `/healthz` on axum
-//!   (`skillet serve --http ADDR`).
-//! - [`a2a`] — the A2A 1.0 JSON-RPC binding (`POST /a2a`, JSON or SSE) with its task store.
-//! - [`nats`] — NATS JetStream workers and their client (`skillet serve --nats`, `skillet call --nats`).
-//! - [`console`] — the web console at `/` of `serve --http`: the page, its JSON routes and the
-//!   run history in SQLite, fed by [`record::CallRecorder`].
-//! - [`record`] — what the core tells a recorder about every answered call.
-//! - [`approval_desk`] — where a call whose door cannot ask gets an approver elsewhere in the
-//!   host (the console's page).
-//! - [`skill_changes`] — the feed of skills changed while serving (hot reload), for the doors.
-//! - [`card`] — the A2A Agent Card as served: completed with the endpoint URL, checked.
-//! - [`metrics_route`] — `GET /metrics` (the registry itself is the engine's).
-//! - [`mcp`] — the MCP adapter: skills as MCP tools over stdio (`serve --mcp`) and streamable
-//!   HTTP (`/mcp` on `serve --http`).
+//! The surface (what `cli/`, the one consumer, and `fuzz/` name):
+//! - at the root: the core ([`HostCore`], [`CallScope`], [`Refusal`],
+//!   [`DEFAULT_MAX_CONCURRENT_CALLS`]), the A2E adapter the A2E transports share ([`Endpoint`],
+//!   [`Request`]), the HTTP edge's parts ([`ConnectionLimits`], [`TrustedProxies`] for
+//!   `[server] trusted_proxies`, [`TlsFiles`] / [`TlsServer`] / [`TlsError`] for `[server.tls]`),
+//!   the feed of skills changed while serving ([`SkillChanges`]) and
+//!   [`DEFAULT_MAX_MESSAGE_BYTES`];
+//! - one namespace per door, each with private submodules and a curated `pub use`:
+//!   [`stdio`] (JSON Lines, `serve --stdio`), [`http`] (`POST /a2e`, the card, `/healthz`;
+//!   `serve --http`), [`a2a`] (A2A 1.0 JSON-RPC and HTTP+JSON with its task store), [`mcp`]
+//!   (MCP over stdio and streamable HTTP), [`nats`] (JetStream workers and their client),
+//!   [`console`] (the web console, its JSON routes and run history), [`auth`] (API keys, JWT,
+//!   grants, per-identity limits) and [`origin_guard`] (the `Host`/`Origin` rule in front of
+//!   every HTTP route).
 //!
-//! Every adapter maps its protocol onto [`core::HostCore`], which runs calls on a
-//! [`skillet_engine::service::SkillService`] — never the run loop directly — so each can be tested with
-//! any service and embedded behind another host. A new protocol (A2A JSON-RPC, a queue worker)
-//! is one more adapter: decode → `CallScope::admit` → `HostCore::spawn_call` → encode the answer.
-//! What a call *means* lives in the engine's `run`; the wire types live in `skillet-protocol`.
+//! Everything else — the accept loop, `X-Forwarded-*`, TLS reload, the call recorder, the
+//! approval desk, `/metrics`, the served Agent Card — is private to the crate
+//! (`#![warn(unreachable_pub)]` keeps it so). The fuzz targets' entry points (`a2a::fuzzing`,
+//! `mcp::fuzzing`) exist only with the `fuzzing` feature, which only `fuzz/` turns on.
 //!
-//! Not here: the `skillet` binary, its command line and its `skillet.toml` (the `skillet` crate,
-//! `cli/`), which builds each adapter's options from the file. No adapter reads the file's
-//! types; each takes its own options (`mcp::limits::McpLimits`, `nats::NatsOptions`,
-//! `a2a::card::A2aProvider`, ...) with its defaults beside it.
+//! Not here: the `skillet` binary, its command line and its `skillet.toml` (the `skillet`
+//! crate, `cli/`), which builds each door's options from the file; no door reads the file's
+//! types. What a call *means* lives in the engine's `run`; the wire types live in
+//! `skillet-protocol`.
+//!
+//! The surface in use: a trusted-proxy list and a site rule parsed as `skillet.toml` gives them.
+//!
+//! ```
+//! use skillet_host::TrustedProxies;
+//! use skillet_host::origin_guard::AllowedSites;
+//!
+//! assert!(TrustedProxies::parse(&["10.0.0.0/8", "::1"]).is_ok());
+//! assert!(TrustedProxies::parse(&["not-an-address"]).is_err());
+//!
+//! let sites = AllowedSites::parse(&["skillet.example"], &["https://app.example"]);
+//! assert!(sites.is_ok());
+//! let bad = AllowedSites::parse(&["skillet.example"], &["app.example"]).unwrap_err();
+//! assert_eq!(bad.setting, "allowed_origins"); // the error names the setting to fix
+//! ```
 
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]

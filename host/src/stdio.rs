@@ -2,7 +2,7 @@
 //!
 //! Input lines are read in order; each call runs as its own task, so many calls are in flight at
 //! once and their events and responses interleave on the output, each correlated by `req_id`.
-//! Blank lines are ignored; every other bad line is answered (see [`super::endpoint`]) and reading
+//! Blank lines are ignored; every other bad line is answered (see `super::endpoint`) and reading
 //! goes on. This module only frames lines: admission, duplicate ids, cancellation and the drain
 //! are the [`super::core::HostCore`]'s. Only protocol messages are written to the output; logs go to stderr.
 //!

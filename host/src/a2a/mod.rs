@@ -4,27 +4,27 @@
 //! [`super::core::HostCore`], next to A2E and MCP: admission, cancellation, drain and one
 //! answer per call are the core's.
 //!
-//! - [`wire`] — the A2A data objects (ProtoJSON shape) and method params;
-//! - [`jsonrpc`] — JSON-RPC 2.0 envelopes and the A2A error codes;
+//! - `wire` — the A2A data objects (ProtoJSON shape) and method params;
+//! - `jsonrpc` — JSON-RPC 2.0 envelopes and the A2A error codes;
 //! - `parts` — a message's required id and its parts (data, text, files) sorted;
-//! - [`input`] — which skill a message selects and its arguments;
+//! - `input` — which skill a message selects and its arguments;
 //! - `list_tasks` — `ListTasks`: filters, pages, `historyLength`;
 //! - `version` — the `A2A-Version` check and which methods stream;
 //! - `continuation` — multi-turn tasks: a tool call's approval asked in `INPUT_REQUIRED`,
 //!   answered by a message with the `taskId`;
-//! - [`store`] — the bounded in-memory task store and its live subscriptions;
-//! - [`persist`] — with `[server] state_db`, the store's tasks written through to SQLite and
+//! - `store` — the bounded in-memory task store and its live subscriptions;
+//! - `persist` — with `[server] state_db`, the store's tasks written through to SQLite and
 //!   read back at start-up;
-//! - [`checkpoints`] — the checkpoints of A2A task runs in the same database;
-//! - [`resume`] — what a restart does with the tasks it found running;
-//! - [`projection`] — a skill run's events and outcome as task updates;
+//! - `checkpoints` — the checkpoints of A2A task runs in the same database;
+//! - `resume` — what a restart does with the tasks it found running;
+//! - `projection` — a skill run's events and outcome as task updates;
 //! - `repeats` — which task a recent message started, so a message sent again runs nothing;
 //! - `refusals` — refusals that never say whether a skill or task exists for someone else;
-//! - [`methods`] — the A2A methods on top of the core and the store;
-//! - [`push`] — push notifications: the config methods, the webhook allowlist, delivery;
-//! - [`http`] — the axum route, the `A2A-Version` check, JSON or SSE answers;
-//! - [`rest`] — the HTTP+JSON binding: its routes mapped onto the same methods;
-//! - [`card`] — the Agent Card with the JSON-RPC interface and capabilities.
+//! - `methods` — the A2A methods on top of the core and the store;
+//! - `push` — push notifications: the config methods, the webhook allowlist, delivery;
+//! - `http` — the axum route, the `A2A-Version` check, JSON or SSE answers;
+//! - `rest` — the HTTP+JSON binding: its routes mapped onto the same methods;
+//! - `card` — the Agent Card with the JSON-RPC interface and capabilities.
 
 pub(crate) mod card;
 pub(crate) mod checkpoints;

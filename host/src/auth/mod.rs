@@ -6,12 +6,12 @@
 //! - [`Access`] — the configured identities and what each may run: turns a bearer credential
 //!   into a [`Caller`] ([`Access::authenticate`]) and decides ([`Access::may_run`],
 //!   [`Access::may_see`]); the host core asks it at admission, so every door uses one check;
-//! - [`api_key`] — API keys, held only as SHA-256;
-//! - [`jwt`] / `jwks` — JWT bearer tokens verified with ring against an issuer's key set;
-//! - [`grant`] — what a scope allows (skill globs, tags, `llm_override`);
-//! - [`limits`] — calls per minute and in flight per identity;
-//! - [`audit`] — one record per call decision (log line and JSON-lines file);
-//! - [`http`] — the axum layer that reads `Authorization: Bearer`, answers 401 with
+//! - `api_key` — API keys, held only as SHA-256;
+//! - `jwt` / `jwks` — JWT bearer tokens verified with ring against an issuer's key set;
+//! - `grant` — what a scope allows (skill globs, tags, `llm_override`);
+//! - `limits` — calls per minute and in flight per identity;
+//! - `audit` — one record per call decision (log line and JSON-lines file);
+//! - `http` — the axum layer that reads `Authorization: Bearer`, answers 401 with
 //!   `WWW-Authenticate`, and the RFC 9728 protected-resource metadata route.
 //!
 //! Without an [`Access`] (no `[auth]`), every caller may run everything (the loopback default).

@@ -22,7 +22,7 @@
 //! Runs do not go through here: the page posts them to `POST /a2e` with
 //! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
 //! that stream, so the console adds no second run path. Every call the core answers, from every
-//! door, reaches the history through [`crate::record::CallRecorder`] ([`HistoryRecorder`]).
+//! door, reaches the history through `crate::record::CallRecorder` ([`HistoryRecorder`]).
 //! The page's runs carry the `X-Skillet-Console` header, so their tool calls that need approval
 //! wait for the page ([`approvals::Approvals`], the core's `approval_desk`) instead of following
 //! the host's `[approvals] default`.

@@ -38,7 +38,7 @@ impl CallScope {
     /// Admits `call` from `caller`: refused when the access rules do not let the caller run it
     /// ([`Refusal::Unauthorized`]), its own limits are reached ([`Refusal::Limited`]), its id
     /// is in flight in this scope or all slots are taken. The id is released when the call
-    /// answers (or the [`Admitted`] is dropped); the answer is audited.
+    /// answers (or the `Admitted` is dropped); the answer is audited.
     pub fn admit_as(&self, caller: &Caller, call: &SkillCallRequest) -> Result<Admitted, Refusal> {
         let checked =
             self.core

@@ -1,29 +1,29 @@
 //! Skillet as an **MCP server**: every `Published` skill is an MCP tool; `tools/call` runs it
 //! through the protocol-neutral [`crate::core::HostCore`], like an A2E call.
 //!
-//! - [`tools`] — which skills are tools and their `inputSchema`/`outputSchema`;
+//! - `tools` — which skills are tools and their `inputSchema`/`outputSchema`;
 //! - `prompts` — every tool's skill as a prompt (`prompts/list`, `prompts/get`);
 //! - `completion` — `completion/complete` for prompt arguments and the skill-file template;
 //! - `resources` — skill files as `skill://NAME/PATH` resources (`resources/*`);
 //! - `skills_ext` — the skills extension (SEP-2640): `skills/list`, `skills/get`;
 //! - `approval` — tool-call approval asked of the client by elicitation (`elicitation/create`);
-//! - [`answer`] — a call's answer as a `tools/call` result or JSON-RPC error;
-//! - [`notify`] — live events as `notifications/progress` and `notifications/message`;
+//! - `answer` — a call's answer as a `tools/call` result or JSON-RPC error;
+//! - `notify` — live events as `notifications/progress` and `notifications/message`;
 //! - `notice` — one such notification, as rmcp's type (HTTP) or the stdio line written by hand;
-//! - [`handler`] — the rmcp `ServerHandler` of one session;
-//! - [`list_changed`] — `notifications/{tools,prompts,resources}/list_changed` when the
+//! - `handler` — the rmcp `ServerHandler` of one session;
+//! - `list_changed` — `notifications/{tools,prompts,resources}/list_changed` when the
 //!   offered tools, prompts or files change, and `resources/updated` for subscribed URIs of
 //!   reloaded skills;
 //! - `revision` — which MCP revision a request speaks; the methods 2026-07-28 removed;
 //! - `listen` — `subscriptions/listen` (2026-07-28): a request's stream of the changes it asked for;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
-//! - [`serve`] — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
+//! - `serve` — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
 //! - `call_line` — a `tools/call` line read in one typed pass (the rest: rmcp's codec);
 //! - `direct_calls` — stdio's `tools/call` run and answered without rmcp's service loop;
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
-//! - [`limits`] — the caps on `/mcp`'s sessions and standalone streams;
-//! - [`read_budget`] — the bytes of skill files `resources/read` answers at once;
+//! - `limits` — the caps on `/mcp`'s sessions and standalone streams;
+//! - `read_budget` — the bytes of skill files `resources/read` answers at once;
 //! - `session_owner` — each `/mcp` session bound to the identity that opened it;
 //! - `pre_init` — stdio's filter of messages sent before `initialize`;
 //! - `eof_drain` — at the end of stdin, the requests already read are answered first;
