@@ -2,7 +2,9 @@
 //! `logging/setLevel` and cancellation for one MCP session, and the dispatch of prompts
 //! (`prompts`), completion (`completion`), resources (`resources`) and the skills extension
 //! (`skills_ext`), the session's resource subscriptions (`subscriptions`) and, on 2026-07-28,
-//! `subscriptions/listen` streams (`listen`); the methods that revision removed are `-32601`
+//! `subscriptions/listen` streams (`listen`), and the Tasks extension's `tasks/get`,
+//! `tasks/cancel`, `tasks/update` over calls started as tasks (`tasks`, `tasks_run`); the
+//! methods that revision removed are `-32601`
 //! on its requests (`revision`). Every method
 //! sees only the skills its caller may see (`McpHandler::visible_to`, the one rule), and
 //! `resources/read` answers within the session's read budget (`read_budget`).
@@ -23,13 +25,14 @@ use std::sync::Arc;
 
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
-    GetSkillResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, RequestId,
     ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::oneshot;
@@ -40,7 +43,8 @@ use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
 use super::read_budget::{PermitSlot, ReadBudget};
 use super::resources::off_thread;
 use super::subscriptions::Subscriptions;
-use super::{answer, approval, listen, revision};
+use super::tasks::McpTasks;
+use super::{answer, approval, listen, revision, tasks_run};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::auth::Caller;
 use crate::core::{Admitted, CallScope, HostCore, Refusal};
@@ -61,6 +65,8 @@ pub struct McpHandler {
     read_budget: ReadBudget,
     /// Over stdio: the session's output, where calls write their notifications themselves.
     notifications: Option<LineSender>,
+    /// The server's calls run as tasks (the Tasks extension: `tasks`, `tasks_run`).
+    tasks: McpTasks,
 }
 
 impl McpHandler {
@@ -75,6 +81,16 @@ impl McpHandler {
             subscriptions: Subscriptions::default(),
             read_budget: ReadBudget::default(),
             notifications: None,
+            tasks: McpTasks::default(),
+        }
+    }
+
+    /// The same handler, its calls' tasks kept in `tasks` (one store per server, shared by its
+    /// sessions).
+    pub(crate) fn with_tasks(self, tasks: &McpTasks) -> Self {
+        McpHandler {
+            tasks: tasks.clone(),
+            ..self
         }
     }
 
@@ -205,6 +221,7 @@ impl ServerHandler for McpHandler {
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
                 .enable_skills()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("skillet", env!("CARGO_PKG_VERSION")))
@@ -234,6 +251,19 @@ impl ServerHandler for McpHandler {
             Ok(running) => running,
             Err(answer) => return *answer,
         };
+        // SEP-2663: a client that declared the Tasks extension gets every skill call as a task.
+        if context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+        {
+            return Ok(tasks_run::start(
+                &self.core,
+                &self.tasks,
+                caller.owner(),
+                admitted,
+                call,
+            ));
+        }
         let (token, level, stop) = (
             context.meta.get_progress_token(),
             self.call_log_level(&context),
@@ -385,6 +415,49 @@ impl ServerHandler for McpHandler {
     ) -> Result<GetSkillResult, ErrorData> {
         let (service, skills) = self.visible_to(&context);
         off_thread(move || skills_ext::get(service.as_ref(), &skills, &request.uri)).await
+    }
+
+    /// `tasks/get` (rmcp has checked the client declared the extension).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        self.tasks
+            .get(&request.task_id, caller.owner())
+            .map(GetTaskResult::new)
+    }
+
+    /// `tasks/cancel`: the run is cancelled; the ack is the same for a finished task.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        self.tasks.cancel(&request.task_id, caller.owner())
+    }
+
+    /// `tasks/update`: a skill's task never asks for input (`input_required`), so there is no
+    /// outstanding request an update could answer.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        self.tasks.get(&request.task_id, caller.owner())?;
+        match request.input_responses.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(ErrorData::invalid_params(
+                format!(
+                    "task {}: no input request {key} is outstanding (a skill's task never asks                      for input)",
+                    request.task_id
+                ),
+                None,
+            )),
+        }
     }
 
     async fn set_level(

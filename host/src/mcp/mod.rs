@@ -17,6 +17,8 @@
 //! - `revision` — which MCP revision a request speaks; the methods 2026-07-28 removed;
 //! - `listen` — `subscriptions/listen` (2026-07-28): a request's stream of the changes it asked for;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
+//! - `tasks` — the Tasks extension's store (SEP-2663): bounded, owner-scoped, in memory;
+//! - `tasks_run` — a `tools/call` started as a task, its progress and outcome kept there;
 //! - `serve` — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
 //! - `call_line` — a `tools/call` line read in one typed pass (the rest: rmcp's codec);
@@ -58,6 +60,8 @@ pub(crate) mod serve;
 pub(crate) mod session_owner;
 pub(crate) mod skills_ext;
 pub(crate) mod subscriptions;
+pub(crate) mod tasks;
+pub(crate) mod tasks_run;
 pub(crate) mod tools;
 
 pub use handler::McpHandler;

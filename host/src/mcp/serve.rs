@@ -57,8 +57,10 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     config.cancellation_token = stop;
     let core = core.clone();
     let sessions = Arc::new(BoundedSessions::new(options.limits));
+    // One task store for the server: a 2026-07-28 client polls from request to request.
+    let tasks = super::tasks::McpTasks::default();
     let service = StreamableHttpService::new(
-        move || Ok(McpHandler::new_session(&core, &peers)),
+        move || Ok(McpHandler::new_session(&core, &peers).with_tasks(&tasks)),
         Arc::clone(&sessions),
         config,
     );
