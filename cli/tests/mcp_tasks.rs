@@ -348,3 +348,59 @@ async fn under_auth_another_identitys_task_is_not_found_and_cannot_be_cancelled(
     let ack = owner.rpc("tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(ack["result"]["resultType"], "complete");
 }
+
+#[tokio::test]
+async fn over_stdio_a_session_that_declared_tasks_gets_its_call_as_a_task_and_can_cancel_it() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "stuck", 60_000, "{json: {echo: \"late\"}}");
+    let cwd = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::new(SKILLET);
+    command
+        .current_dir(cwd.path())
+        .arg("--skills-dir")
+        .arg(skills.path())
+        .args(["serve", "--mcp"]);
+    let mut server = cli_support::StdioChild::from_command(command);
+    let line = |id: u64, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    server
+        .send(&line(
+            0,
+            "initialize",
+            json!({"protocolVersion": LEGACY,
+                   "capabilities": {"extensions": {TASKS: {}}},
+                   "clientInfo": {"name": "stdio-tasks", "version": "0"}}),
+        ))
+        .await;
+    let init = server.recv().await.expect("initialize answered");
+    assert!(init["result"]["capabilities"]["extensions"][TASKS].is_object());
+    server
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        .await;
+    let mut answer = async |id: u64, method: &str, params: Value| {
+        server.send(&line(id, method, params)).await;
+        loop {
+            let message = server.recv().await.expect("an answer");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    let created = answer(
+        1,
+        "tools/call",
+        json!({"name": "stuck", "arguments": {"text": "hi"}}),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let working = answer(2, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    let ack = answer(3, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let cancelled = answer(4, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+}

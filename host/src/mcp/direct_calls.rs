@@ -16,6 +16,7 @@
 //! `tools/call` wherever rmcp's dispatch does more than call the handler:
 //! - until the session is initialized, and for the whole session when it was opened without
 //!   `initialize` (the 2026-07-28 inline lifecycle, where rmcp checks each request's `_meta`);
+//! - a session whose client declared the Tasks extension at `initialize` (its calls are tasks);
 //! - a request whose `_meta` carries a lifecycle key (`io.modelcontextprotocol/…`: a protocol
 //!   version rmcp checks, client capabilities, a log level).
 //!
@@ -97,9 +98,12 @@ impl DirectCalls {
 
     /// Called with the running session's peer once rmcp's handshake is done; until then, and for
     /// a session opened without `initialize` (rmcp keeps peer info only for one opened by it),
-    /// every message is rmcp's.
+    /// every message is rmcp's — and for a client that declared the Tasks extension, whose
+    /// calls run as tasks (`tasks_run`).
     pub(crate) fn start(&self, peer: &Peer<RoleServer>) {
-        if let Some(info) = peer.peer_info() {
+        if let Some(info) = peer.peer_info()
+            && !info.capabilities.supports_tasks()
+        {
             let _ = self.session.set(Session {
                 peer: peer.clone(),
                 current: info.protocol_version >= ProtocolVersion::V_2026_07_28,
