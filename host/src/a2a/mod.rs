@@ -60,7 +60,6 @@ pub use methods::A2aAdapter;
 pub use persist::{Interrupted, StateDb, StateDbError};
 pub use push::{PushAllow, PushAllowError, PushOptions};
 pub use reopen::durable_store;
-pub use resume::ResumeReport;
 pub use store::{StoreLimits, TaskStore};
 
 use super::core::HostCore;

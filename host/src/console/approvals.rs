@@ -40,7 +40,7 @@ pub(crate) const MAX_REASON_CHARS: usize = 1000;
 
 /// The console's pending approvals (cheap to clone: one shared map).
 #[derive(Clone)]
-pub struct Approvals {
+pub(crate) struct Approvals {
     inner: Arc<Inner>,
 }
 
@@ -60,7 +60,7 @@ struct Pending {
 
 /// One waiting question as its owner's page sees it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct PendingApproval {
+pub(crate) struct PendingApproval {
     /// What a decision names.
     pub id: String,
     /// The run's call id (the `skill/call/req` id).
@@ -79,7 +79,7 @@ pub struct PendingApproval {
 
 /// A decision that found no question (unknown, decided, expired or not the caller's).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownApproval;
+pub(crate) struct UnknownApproval;
 
 impl std::fmt::Debug for Approvals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -91,7 +91,7 @@ impl std::fmt::Debug for Approvals {
 
 impl Approvals {
     /// No question waits yet; `access` decides whose runs may be asked here.
-    pub fn new(access: Option<Arc<Access>>) -> Approvals {
+    pub(crate) fn new(access: Option<Arc<Access>>) -> Approvals {
         Approvals {
             inner: Arc::new(Inner {
                 pending: Mutex::new(HashMap::new()),
@@ -109,7 +109,7 @@ impl Approvals {
     }
 
     /// The questions `caller` owns, the longest-waiting first.
-    pub fn pending_for(&self, caller: &Caller) -> Vec<PendingApproval> {
+    pub(crate) fn pending_for(&self, caller: &Caller) -> Vec<PendingApproval> {
         let owner = caller.id();
         let mut mine: Vec<PendingApproval> = self
             .lock()
@@ -130,7 +130,7 @@ impl Approvals {
     }
 
     /// Answers the question `id` for `caller`, who must own it.
-    pub fn decide(
+    pub(crate) fn decide(
         &self,
         caller: &Caller,
         id: &str,

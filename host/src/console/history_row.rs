@@ -37,14 +37,14 @@ pub(super) struct Row {
 /// Records every call the core answers into a [`History`]; input, answer and error text only
 /// when `capture_content`.
 #[derive(Debug)]
-pub struct HistoryRecorder {
+pub(crate) struct HistoryRecorder {
     history: Arc<History>,
     capture_content: bool,
 }
 
 impl HistoryRecorder {
     /// A recorder into `history`.
-    pub fn new(history: Arc<History>, capture_content: bool) -> HistoryRecorder {
+    pub(crate) fn new(history: Arc<History>, capture_content: bool) -> HistoryRecorder {
         HistoryRecorder {
             history,
             capture_content,

@@ -22,9 +22,9 @@
 //! Runs do not go through here: the page posts them to `POST /a2e` with
 //! `Accept: text/event-stream` (the A2E HTTP door, `crate::http`) and cancels one by closing
 //! that stream, so the console adds no second run path. Every call the core answers, from every
-//! door, reaches the history through `crate::record::CallRecorder` ([`HistoryRecorder`]).
+//! door, reaches the history through `crate::record::CallRecorder` (`HistoryRecorder`).
 //! The page's runs carry the `X-Skillet-Console` header, so their tool calls that need approval
-//! wait for the page ([`approvals::Approvals`], the core's `approval_desk`) instead of following
+//! wait for the page (`approvals::Approvals`, the core's `approval_desk`) instead of following
 //! the host's `[approvals] default`.
 //!
 //! Under `[auth]` the page and its assets are public (they hold no data, and a browser cannot
@@ -53,10 +53,10 @@ use axum::Router;
 
 use crate::core::HostCore;
 
-pub use approvals::Approvals;
+pub(crate) use approvals::Approvals;
 pub use evals::save_eval;
 pub use history::{DEFAULT_MAX_AGE, DEFAULT_MAX_RUNS, History, HistoryError, HistoryLimits};
-pub use history_row::HistoryRecorder;
+pub(crate) use history_row::HistoryRecorder;
 
 /// Where the console's JSON routes live (the auth layer's scoped path).
 pub use crate::auth::http::CONSOLE_API_PREFIX as API_PREFIX;

@@ -39,6 +39,4 @@ pub use checkpoints::NatsCheckpoints;
 pub use client::NatsClient;
 pub use connect::{connect, redacted_url};
 pub use error::NatsError;
-pub use store::ResultStore;
-pub use subjects::Subjects;
 pub use worker::NatsWorker;

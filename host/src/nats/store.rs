@@ -58,7 +58,7 @@ pub(crate) fn owner_digest(id: &str) -> String {
 
 /// The results bucket.
 #[derive(Clone)]
-pub struct ResultStore {
+pub(crate) struct ResultStore {
     kv: kv::Store,
 }
 
@@ -71,7 +71,10 @@ impl std::fmt::Debug for ResultStore {
 impl ResultStore {
     /// Binds the bucket, creating it (file storage, one revision per key, entries expire after
     /// the TTL) when it does not exist.
-    pub async fn open(js: &jetstream::Context, config: &NatsOptions) -> Result<Self, NatsError> {
+    pub(crate) async fn open(
+        js: &jetstream::Context,
+        config: &NatsOptions,
+    ) -> Result<Self, NatsError> {
         let what = || format!("results bucket {}", config.results_bucket);
         if let Ok(kv) = js.get_key_value(config.results_bucket.as_str()).await {
             return Ok(ResultStore { kv });
@@ -106,7 +109,7 @@ impl ResultStore {
     }
 
     /// The stored answer of `req_id`, if any (whoever it belongs to).
-    pub async fn get(&self, req_id: &str) -> Result<Option<SkillCallResponse>, NatsError> {
+    pub(crate) async fn get(&self, req_id: &str) -> Result<Option<SkillCallResponse>, NatsError> {
         Ok(self.get_stored(req_id).await?.map(|stored| stored.response))
     }
 

@@ -23,20 +23,20 @@ pub(crate) const MAX_ID_LEN: usize = 128;
 
 /// The subjects under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subjects {
+pub(crate) struct Subjects {
     prefix: String,
 }
 
 impl Subjects {
     /// Subjects under `prefix` (e.g. `skillet`).
-    pub fn new(prefix: impl Into<String>) -> Self {
+    pub(crate) fn new(prefix: impl Into<String>) -> Self {
         Subjects {
             prefix: prefix.into(),
         }
     }
 
     /// Where calls of `skill` are published.
-    pub fn call(&self, skill: &str) -> String {
+    pub(crate) fn call(&self, skill: &str) -> String {
         format!("{}.call.{skill}", self.prefix)
     }
 
@@ -46,12 +46,12 @@ impl Subjects {
     }
 
     /// Where the live events of call `req_id` go.
-    pub fn events(&self, req_id: &str) -> String {
+    pub(crate) fn events(&self, req_id: &str) -> String {
         format!("{}.events.{req_id}", self.prefix)
     }
 
     /// The discover request/reply subject.
-    pub fn discover(&self) -> String {
+    pub(crate) fn discover(&self) -> String {
         format!("{}.discover", self.prefix)
     }
 
