@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use cli_support::{SKILLET, StdioChild, write_skill};
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::{HttpServer, ServeHttp, jsonrpc_messages as messages};
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
@@ -72,17 +72,6 @@ async fn serve_with(skills: &Path, cwd: &Path, config: &str) -> HttpServer {
         .skills_dir(skills)
         .spawn()
         .await
-}
-
-/// The JSON-RPC messages of an SSE (or plain JSON) body.
-fn messages(text: &str) -> Vec<Value> {
-    if let Ok(one) = serde_json::from_str::<Value>(text) {
-        return vec![one];
-    }
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str(data.trim()).ok())
-        .collect()
 }
 
 /// A 2026-07-28 request as its transport sends it: the revision's headers (`Mcp-Method`,

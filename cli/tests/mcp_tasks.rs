@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
 use cli_support::{SKILLET, write_skill};
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::{HttpServer, ServeHttp, jsonrpc_messages as messages};
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
@@ -35,17 +35,6 @@ async fn serve(skills: &Path, cwd: &Path, config: &str) -> HttpServer {
         .skills_dir(skills)
         .spawn()
         .await
-}
-
-/// The JSON-RPC messages of an SSE (or plain JSON) body.
-fn messages(text: &str) -> Vec<Value> {
-    if let Ok(one) = serde_json::from_str::<Value>(text) {
-        return vec![one];
-    }
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str(data.trim()).ok())
-        .collect()
 }
 
 /// A 2026-07-28 client; `tasks` says whether its requests declare the extension.

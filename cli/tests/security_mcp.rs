@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use cli_support::{SKILLET, write_skill};
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::{HttpServer, ServeHttp, jsonrpc_messages as messages};
 
 /// The protocol version the tests negotiate (form elicitation exists from it on).
 const VERSION: &str = "2025-11-25";
@@ -270,17 +270,6 @@ impl Session {
             .cloned()
             .unwrap_or_else(|| panic!("{method} answered {answer}, not an error"))
     }
-}
-
-/// The JSON-RPC messages of an SSE (or plain JSON) body.
-fn messages(text: &str) -> Vec<Value> {
-    if let Ok(one) = serde_json::from_str::<Value>(text) {
-        return vec![one];
-    }
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str(data.trim()).ok())
-        .collect()
 }
 
 fn names(list: &Value, key: &str, field: &str) -> Vec<String> {

@@ -6,7 +6,8 @@
 //! [`HttpServer`] with its base URL (and the embedded mock-llm URL when one was announced).
 //! Stderr keeps being drained afterwards so the child never blocks on a full pipe.
 //! [`get_json`] and [`post_json`] are the one-line "request, expect a JSON answer" calls the
-//! tests make against such a server (or an in-process A2E HTTP host).
+//! tests make against such a server (or an in-process A2E HTTP host); [`jsonrpc_messages`]
+//! reads the JSON-RPC messages of an MCP answer, SSE or plain JSON.
 //!
 //! It holds no assertions about the server and knows no skill or config content: tests write
 //! their own `skillet.toml` into [`ServeHttp::cwd`]. The binary path is an argument because
@@ -209,4 +210,15 @@ pub async fn post_json(
         .json()
         .await
         .unwrap()
+}
+
+/// The JSON-RPC messages of an SSE (or plain JSON) body.
+pub fn jsonrpc_messages(text: &str) -> Vec<serde_json::Value> {
+    if let Ok(one) = serde_json::from_str::<serde_json::Value>(text) {
+        return vec![one];
+    }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
 }
