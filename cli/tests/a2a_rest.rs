@@ -27,38 +27,17 @@ use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
 use cli_support::*;
 use serve_support::{HttpServer, ServeHttp};
 
-/// [`write_skill`] with a mock rule of its own (answering `reply` after `latency_ms`).
-fn write_test_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
-    write_skill(root, name, latency_ms, reply);
-    let dir = root.join(name);
-    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
-    let marker = format!("Skill {name}: echo this text back");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        skill_md.replace("Echo this text back", &marker),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("mock-scenario.yaml"),
-        format!(
-            "rules:\n  - name: {name}\n    when: {{system_contains: \"{marker}\"}}\n    \
-             reply: {reply}\n    timing: {{latency_ms: {latency_ms}}}\n"
-        ),
-    )
-    .unwrap();
-}
-
 /// `skillet serve --http` with the bundled skills, `slow-echo` (a valid answer after 1.5 s)
 /// and `slow-loop` (1.5 s turns whose answers never validate).
 async fn spawn_server() -> (HttpServer, tempfile::TempDir) {
     let skills = tempfile::tempdir().unwrap();
-    write_test_skill(
+    write_marked_skill(
         skills.path(),
         "slow-echo",
         1500,
         "{json: {echo: \"hello\"}}",
     );
-    write_test_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
+    write_marked_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
     let server = ServeHttp::new(SKILLET)
         .skills_dir(bundled_skills())
         .skills_dir(skills.path())

@@ -26,28 +26,6 @@ use serde_json::{Value, json};
 use cli_support::*;
 use serve_support::{ServeHttp, get_json, post_json};
 
-/// [`write_skill`] with instructions and a scenario rule of its own, so several such skills
-/// in one server each get their own answers (and journal entries named after them).
-fn write_test_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
-    write_skill(root, name, latency_ms, reply);
-    let dir = root.join(name);
-    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
-    let marker = format!("Skill {name}: echo this text back");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        skill_md.replace("Echo this text back", &marker),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("mock-scenario.yaml"),
-        format!(
-            "rules:\n  - name: {name}\n    when: {{system_contains: \"{marker}\"}}\n    \
-             reply: {reply}\n    timing: {{latency_ms: {latency_ms}}}\n"
-        ),
-    )
-    .unwrap();
-}
-
 struct Server {
     child: tokio::process::Child,
     base: String,
@@ -61,14 +39,14 @@ struct Server {
 /// once).
 async fn spawn_server(extra_config: &str) -> Server {
     let skills = tempfile::tempdir().unwrap();
-    write_test_skill(
+    write_marked_skill(
         skills.path(),
         "slow-echo",
         1500,
         "{json: {echo: \"hello\"}}",
     );
-    write_test_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
-    write_test_skill(skills.path(), "bad-output", 0, "{json: {wrong: 2}}");
+    write_marked_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
+    write_marked_skill(skills.path(), "bad-output", 0, "{json: {wrong: 2}}");
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(
         cwd.path().join("skillet.toml"),

@@ -60,6 +60,28 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// [`write_skill`] with instructions and a scenario rule of its own, so several such skills in
+/// one server each get their own answers (and journal entries named after them).
+pub fn write_marked_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
+    write_skill(root, name, latency_ms, reply);
+    let dir = root.join(name);
+    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    let marker = format!("Skill {name}: echo this text back");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        skill_md.replace("Echo this text back", &marker),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("mock-scenario.yaml"),
+        format!(
+            "rules:\n  - name: {name}\n    when: {{system_contains: \"{marker}\"}}\n    \
+             reply: {reply}\n    timing: {{latency_ms: {latency_ms}}}\n"
+        ),
+    )
+    .unwrap();
+}
+
 /// Writes a skill folder `name` under `root` whose scenario answers `reply` (YAML) after
 /// `latency_ms`.
 pub fn write_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {
