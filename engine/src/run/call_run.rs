@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::agent::TurnLoop;
@@ -50,7 +50,7 @@ pub(super) struct ManifestInput {
     pub(super) inputs: Vec<InputFile>,
     pub(super) instructions: String,
     pub(super) provider: ResolvedProvider,
-    pub(super) arguments: Value,
+    pub(super) arguments: Map<String, Value>,
     pub(super) loaded: Loaded,
 }
 
@@ -68,7 +68,7 @@ pub(super) fn native_run<'a>(
     cx: &RunContext<'a>,
     handler: Arc<dyn SkillHandler>,
     llm_override: Option<LLMConfig>,
-    arguments: Value,
+    arguments: Map<String, Value>,
 ) -> impl Future<Output = Outcome> + Send + 'a {
     let ctx = HandlerContext {
         events: cx.events.clone(),
@@ -79,7 +79,7 @@ pub(super) fn native_run<'a>(
         llm_override,
     };
     cx.state.set_turn(1);
-    run_native(&cx.skill.compiled, handler, arguments, ctx)
+    run_native(&cx.skill.compiled, handler, Value::Object(arguments), ctx)
 }
 
 impl ExecutorInner {
@@ -120,10 +120,7 @@ impl ExecutorInner {
         for tool in call_files.iter().flat_map(|f| f.tools()) {
             tools.add_engine_tool(tool.clone());
         }
-        let first_message = match &arguments {
-            Value::Object(map) => messages::first_user_message(map),
-            _ => messages::first_user_message(&cx.request.arguments),
-        };
+        let first_message = messages::first_user_message(&arguments);
         let image_bytes_limit = provider.provider.image_bytes_limit();
         let first_images = images::input_images(&inputs, image_bytes_limit, events);
         let approvals =
