@@ -38,6 +38,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use tokio::sync::oneshot;
 
 use super::coalesce::LineSender;
+use super::input_required::{self, PendingApprovals};
 use super::list_changed::SessionPeers;
 use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
 use super::read_budget::{PermitSlot, ReadBudget};
@@ -67,6 +68,8 @@ pub struct McpHandler {
     notifications: Option<LineSender>,
     /// The server's calls run as tasks (the Tasks extension: `tasks`, `tasks_run`).
     tasks: McpTasks,
+    /// 2026-07-28 approval questions waiting for the client's retry (`input_required`).
+    approvals: PendingApprovals,
 }
 
 impl McpHandler {
@@ -82,6 +85,7 @@ impl McpHandler {
             read_budget: ReadBudget::default(),
             notifications: None,
             tasks: McpTasks::default(),
+            approvals: PendingApprovals::default(),
         }
     }
 
@@ -90,6 +94,15 @@ impl McpHandler {
     pub(crate) fn with_tasks(self, tasks: &McpTasks) -> Self {
         McpHandler {
             tasks: tasks.clone(),
+            ..self
+        }
+    }
+
+    /// The same handler, its 2026-07-28 approval questions kept in `approvals` (one store per
+    /// server: the retry answering one may come on another session or none).
+    pub(crate) fn with_approvals(self, approvals: &PendingApprovals) -> Self {
+        McpHandler {
+            approvals: approvals.clone(),
             ..self
         }
     }
@@ -247,6 +260,18 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        // 2026-07-28: approvals are asked by input-required results, and a retry carrying
+        // `requestState` resumes the run that asked (`input_required`), admitted once.
+        let by_result = revision::is_2026(context.protocol_version().as_ref());
+        if by_result && request.request_state.is_some() {
+            return self
+                .approvals
+                .resume(caller.owner(), request, &context.ct)
+                .await;
+        }
+        let binding = (by_result
+            && input_required::can_ask(context.client_capabilities().as_ref()))
+        .then(|| input_required::Binding::of(caller.owner(), &request));
         let (admitted, call) = match self.admit_call(&caller, &context.id, &context.meta, request) {
             Ok(running) => running,
             Err(answer) => return *answer,
@@ -267,17 +292,36 @@ impl ServerHandler for McpHandler {
         let (token, level, stop) = (
             context.meta.get_progress_token(),
             self.call_log_level(&context),
-            context.ct.clone(),
+            context.ct.child_token(),
         );
         let (forwarder, sink) = match &self.notifications {
-            Some(output) => (None, DirectSink::start(output.clone(), token, level, stop)),
+            Some(output) => (
+                None,
+                DirectSink::start(output.clone(), token, level, stop.clone()),
+            ),
             None => {
                 let (forwarder, sink) =
-                    EventForwarder::start(context.peer.clone(), token, level, stop);
+                    EventForwarder::start(context.peer.clone(), token, level, stop.clone());
                 (Some(forwarder), sink)
             }
         };
         let cancel = admitted.cancel_token();
+        if let Some(binding) = binding {
+            let (approver, answered, steps) = input_required::run();
+            self.core
+                .spawn_call_asking(admitted, call, Some(sink), Some(approver), answered);
+            let response = self
+                .approvals
+                .drive(steps, binding, cancel, &context.ct)
+                .await;
+            match (&response, forwarder) {
+                // The run waits for a retry: this request's notifications end here.
+                (Ok(CallToolResponse::InputRequired(_)), _) => stop.cancel(),
+                (_, Some(forwarder)) => forwarder.flush().await,
+                (_, None) => {}
+            }
+            return response;
+        }
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();
         let (answered, answer) = oneshot::channel();

@@ -7,6 +7,8 @@
 //! - `resources` — skill files as `skill://NAME/PATH` resources (`resources/*`);
 //! - `skills_ext` — the skills extension (SEP-2640): `skills/list`, `skills/get`;
 //! - `approval` — tool-call approval asked of the client by elicitation (`elicitation/create`);
+//! - `input_required` — on 2026-07-28, that question as an input-required result (MRTR) whose
+//!   retry resumes the run;
 //! - `answer` — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - `notify` — live events as `notifications/progress` and `notifications/message`;
 //! - `notice` — one such notification, as rmcp's type (HTTP) or the stdio line written by hand;
@@ -44,6 +46,7 @@ pub(crate) mod eof_drain;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub(crate) mod handler;
+pub(crate) mod input_required;
 pub(crate) mod limits;
 pub(crate) mod line_transport;
 pub(crate) mod list_changed;

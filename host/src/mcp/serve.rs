@@ -59,8 +59,13 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     let sessions = Arc::new(BoundedSessions::new(options.limits));
     // One task store for the server: a 2026-07-28 client polls from request to request.
     let tasks = super::tasks::McpTasks::default();
+    let approvals = super::input_required::PendingApprovals::default();
     let service = StreamableHttpService::new(
-        move || Ok(McpHandler::new_session(&core, &peers).with_tasks(&tasks)),
+        move || {
+            Ok(McpHandler::new_session(&core, &peers)
+                .with_tasks(&tasks)
+                .with_approvals(&approvals))
+        },
         Arc::clone(&sessions),
         config,
     );
