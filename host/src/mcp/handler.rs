@@ -13,9 +13,10 @@
 //! same concurrency limit as A2E, since the core is shared), run by the core with a
 //! `DirectSink` (stdio: notifications written onto the output as emitted) or an
 //! `EventForwarder` (HTTP: through rmcp's peer) as its event sink, and answered through
-//! [`answer::tool_result`]. When the client sends `notifications/cancelled` (rmcp cancels the
-//! request's token) or goes away, the call is cancelled — provider and tool work stop and the
-//! slot frees — and nothing more is sent for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
+//! [`answer::tool_result`]; on 2026-07-28 an approval question answers it as an input-required
+//! result whose retry resumes the run (`input_required`). When the client sends
+//! `notifications/cancelled` (rmcp cancels the request's token) or goes away, the call is
+//! cancelled — provider and tool work stop and the slot frees — and nothing more is sent for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
