@@ -34,8 +34,8 @@ mod scratch;
 
 use skillet_sandbox::{Failure, Outcome, SandboxPolicy};
 
-pub use command::{CommandFailure, CommandTool};
-pub use config::{CommandToolConfig, PluginConfig};
+pub use command::{CommandFailure, CommandTool, CommandToolError};
+pub use config::{CommandToolConfig, PluginConfig, SandboxedConfigError};
 pub use plugin::{PluginError, PluginHost, PluginSkillHandler};
 
 use crate::protocol::ErrorCode;

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 
 use self::connection::Connection;
 pub use self::handler::PluginSkillHandler;
-use super::config::PluginConfig;
+use super::config::{PluginConfig, SandboxedConfigError};
 use crate::deadline::Deadline;
 use crate::handler::{HandlerContext, HandlerError};
 use crate::protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
@@ -44,6 +44,14 @@ pub enum PluginError {
         plugin: String,
         /// What is wrong.
         detail: String,
+    },
+    /// Its configuration breaks one of [`PluginConfig`]'s rules.
+    #[error("plugin `{plugin}`: {error}")]
+    Invalid {
+        /// The plugin's name.
+        plugin: String,
+        /// The rule.
+        error: SandboxedConfigError,
     },
     /// It did not start or did not answer `skill/discover/req`.
     #[error("plugin `{plugin}` did not start: {detail}")]
@@ -103,7 +111,12 @@ impl PluginHost {
         if name.trim().is_empty() {
             return Err(config_error("the plugin name is empty".into()));
         }
-        config.validate().map_err(config_error)?;
+        if let Err(error) = config.validate() {
+            return Err(PluginError::Invalid {
+                plugin: name,
+                error,
+            });
+        }
         if let Some(dir) = &config.workdir
             && !dir.is_dir()
         {
