@@ -3,7 +3,9 @@
 //! - the official `a2a-sdk` Python client restricted to the `GRPC` binding
 //!   (`tests/python/a2a_grpc_client.py`, on a grpcio channel) finds the interface on the card,
 //!   then sends, streams, gets, lists, subscribes to and cancels tasks, and sees A2A errors
-//!   mapped back (task not found, not cancelable, invalid params, push notifications refused);
+//!   mapped back (task not found, not cancelable, invalid params, push notifications refused),
+//!   and approves and denies a gated tool call over two turns (`python/a2a_approval_client.py`
+//!   with the `GRPC` binding, the skills of `approvals.rs`);
 //! - from Rust, raw gRPC over HTTP/2: every error is a gRPC status whose
 //!   `grpc-status-details-bin` holds the A2A `ErrorInfo` reason; an unknown method is
 //!   `UNIMPLEMENTED`, a message that does not decode `INVALID_ARGUMENT`, an unsupported
@@ -91,6 +93,47 @@ async fn the_a2a_sdk_grpc_client_sends_streams_gets_lists_subscribes_and_cancels
         assert!(
             stdout.lines().any(|l| l == format!("OK {check}")),
             "check {check} did not pass:\n{stdout}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_a2a_sdk_grpc_client_approves_and_denies_a_gated_tool_call_over_two_turns() {
+    let Some(python) = python_with("grpc, a2a.client.transports.grpc") else {
+        return;
+    };
+    let skills = tempfile::tempdir().unwrap();
+    write_gated_skills(skills.path());
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("skillet.toml"), "").unwrap();
+    let server = ServeHttp::new(SKILLET)
+        .cwd(cwd.path())
+        .skills_dir(skills.path())
+        .spawn()
+        .await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_approval_client.py");
+    let run = tokio::process::Command::new(&python)
+        .arg(&script)
+        .args([server.base.as_str(), "GRPC"])
+        .current_dir(std::env::temp_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("SKILLET_CONFIG")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .expect("the SDK script ends within 180 s")
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "a2a_approval_client.py over gRPC failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    for check in ["approve", "deny"] {
+        assert!(
+            stdout.lines().any(|l| l == format!("OK {check}")),
+            "{check}: {stdout}"
         );
     }
 }
