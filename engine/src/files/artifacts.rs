@@ -15,6 +15,7 @@ use std::path::Path;
 use base64::Engine as _;
 
 use super::confine;
+use super::error::FileError;
 use super::settings::WorkspaceConfig;
 use super::workspace::Workspace;
 use crate::events::EventEmitter;
@@ -75,7 +76,10 @@ pub(crate) fn report(
             let mut bytes = Vec::new();
             f.read_to_end(&mut bytes)
                 .map(|_| bytes)
-                .map_err(|e| e.to_string())
+                .map_err(|source| FileError::CannotRead {
+                    path: file.path.clone(),
+                    source,
+                })
         });
         let bytes = match read {
             Ok(bytes) => bytes,

@@ -157,7 +157,7 @@ impl ExecutorInner {
             Implementation::Manifest => self
                 .files
                 .take_inputs(&mut arguments)
-                .map_err(|e| ProtocolError::new(ErrorCode::InvalidMessage, e))?,
+                .map_err(|e| ProtocolError::new(ErrorCode::InvalidMessage, e.to_string()))?,
             Implementation::Native(_) => Vec::new(),
         };
         viewed_as_value(&mut arguments, |value| check_input(&skill.compiled, value))?;

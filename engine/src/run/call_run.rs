@@ -115,7 +115,7 @@ impl ExecutorInner {
         let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
         let call_files = match self.files.open(skill, &inputs) {
             Ok(files) => files.map(Box::new),
-            Err(e) => return Err(Outcome::failure(ErrorCode::RuntimeError, e, 0)),
+            Err(e) => return Err(Outcome::failure(ErrorCode::RuntimeError, e.to_string(), 0)),
         };
         for tool in call_files.iter().flat_map(|f| f.tools()) {
             tools.add_engine_tool(tool.clone());
