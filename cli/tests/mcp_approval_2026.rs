@@ -4,7 +4,8 @@
 //! - the official `mcp` client in its 2026-07-28 mode approves, denies (the reason reaches the
 //!   model) and declines, over streamable HTTP and stdio (`python/mcp_approval_2026_client.py`);
 //! - raw JSON-RPC: the question is a form elicitation under `inputRequests.approval`; a retry
-//!   without the answer is asked again under the same `requestState`; an unknown, used or
+//!   without the answer is asked again under the same `requestState`; the answering retry gets
+//!   the run's log notifications; an unknown, used or
 //!   another call's `requestState` is `-32602` saying to call again without it; a client that
 //!   declared no elicitation follows the host policy; the call's deadline passing while the
 //!   question waits ends the run, and the retry gets its timeout.
@@ -37,16 +38,16 @@ async fn serve(skills: &Path, cwd: &Path) -> HttpServer {
 }
 
 /// A 2026-07-28 `tools/call` of `skill` with `{"text": text}` and `extra` params (a retry's
-/// `requestState`, `inputResponses`), from a client whose capabilities are `capabilities`;
-/// its one answer.
-async fn call(
+/// `requestState`, `inputResponses`; `_meta` keys join the request's `_meta`), from a client
+/// whose capabilities are `capabilities`; every message of its answer.
+async fn call_messages(
     server: &HttpServer,
     id: u64,
     skill: &str,
     text: &str,
     capabilities: Value,
     extra: Value,
-) -> Value {
+) -> Vec<Value> {
     let mut params = json!({
         "name": skill,
         "arguments": {"text": text},
@@ -56,7 +57,12 @@ async fn call(
             "io.modelcontextprotocol/clientCapabilities": capabilities,
         },
     });
-    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+    if let (Some(params), Value::Object(mut extra)) = (params.as_object_mut(), extra) {
+        if let (Some(Value::Object(meta)), Some(Value::Object(more))) =
+            (params.get_mut("_meta"), extra.remove("_meta"))
+        {
+            meta.extend(more);
+        }
         params.extend(extra);
     }
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
@@ -72,11 +78,24 @@ async fn call(
         .send()
         .await
         .unwrap();
-    let text = response.text().await.unwrap();
-    jsonrpc_messages(&text)
-        .into_iter()
+    jsonrpc_messages(&response.text().await.unwrap())
+}
+
+/// [`call_messages`]' answer (the message with `id`).
+async fn call(
+    server: &HttpServer,
+    id: u64,
+    skill: &str,
+    text: &str,
+    capabilities: Value,
+    extra: Value,
+) -> Value {
+    let messages = call_messages(server, id, skill, text, capabilities, extra).await;
+    messages
+        .iter()
         .find(|m| m["id"] == id)
-        .unwrap_or_else(|| panic!("no answer {id} in {text}"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no answer {id} in {messages:?}"))
 }
 
 fn form_elicitation() -> Value {
@@ -152,9 +171,22 @@ async fn a_gated_call_is_asked_by_an_input_required_result_and_the_retry_resumes
                                                           "content": {"approve": true}}}});
     assert_invalid_state(&call(&server, 4, "gated-calc", "1+1", caps(), approve.clone()).await);
 
-    // The answer resumes the run: the tool ran and the model read its result.
-    let done = call(&server, 5, "gated-calc", "6*7", caps(), approve.clone()).await;
-    assert_eq!(echo(&done), "approved", "{done}");
+    // The answer resumes the run: the tool ran and the model read its result. The run's log
+    // notifications now go to the retry, at the level its `_meta` asks.
+    let mut logged = approve.clone();
+    logged["_meta"] = json!({"io.modelcontextprotocol/logLevel": "info"});
+    let messages = call_messages(&server, 5, "gated-calc", "6*7", caps(), logged).await;
+    let done = messages.iter().find(|m| m["id"] == 5).expect("the answer");
+    assert_eq!(echo(done), "approved", "{done}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["method"] == "notifications/message"
+                && m["params"]["data"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("approval granted"))),
+        "{messages:?}"
+    );
     // The state is used up.
     assert_invalid_state(&call(&server, 6, "gated-calc", "6*7", caps(), approve).await);
 

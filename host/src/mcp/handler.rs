@@ -37,6 +37,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::coalesce::LineSender;
 use super::input_required::{self, PendingApprovals};
@@ -50,6 +51,7 @@ use super::{answer, approval, listen, revision, tasks_run};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::auth::Caller;
 use crate::core::{Admitted, CallScope, HostCore, Refusal};
+use skillet_engine::events::EventSink;
 use skillet_engine::service::SkillService;
 use skillet_engine::telemetry::propagation;
 use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
@@ -188,6 +190,28 @@ impl McpHandler {
         }
     }
 
+    /// The event sink of a `tools/call` request, at its progress token and log level, sending
+    /// until `stop`: written onto the output (stdio), or through rmcp's peer by the forwarder
+    /// returned with it, to flush before the answer (HTTP).
+    fn request_sink(
+        &self,
+        context: &RequestContext<RoleServer>,
+        stop: CancellationToken,
+    ) -> (Option<EventForwarder>, Arc<dyn EventSink>) {
+        let (token, level) = (
+            context.meta.get_progress_token(),
+            self.call_log_level(context),
+        );
+        match &self.notifications {
+            Some(output) => (None, DirectSink::start(output.clone(), token, level, stop)),
+            None => {
+                let (forwarder, sink) =
+                    EventForwarder::start(context.peer.clone(), token, level, stop);
+                (Some(forwarder), sink)
+            }
+        }
+    }
+
     /// The session's logging level (for `direct_calls`).
     pub(crate) fn log_level(&self) -> &SessionLogLevel {
         &self.log_level
@@ -265,10 +289,12 @@ impl ServerHandler for McpHandler {
         // `requestState` resumes the run that asked (`input_required`), admitted once.
         let by_result = revision::is_2026(context.protocol_version().as_ref());
         if by_result && request.request_state.is_some() {
-            return self
-                .approvals
-                .resume(caller.owner(), request, &context.ct)
+            let stop = context.ct.child_token();
+            let (forwarder, sink) = self.request_sink(&context, stop.clone());
+            let response = (self.approvals)
+                .resume(caller.owner(), sink, request, &context.ct)
                 .await;
+            return input_required::answered(response, forwarder, &stop).await;
         }
         let binding = (by_result
             && input_required::can_ask(context.client_capabilities().as_ref()))
@@ -290,38 +316,17 @@ impl ServerHandler for McpHandler {
                 call,
             ));
         }
-        let (token, level, stop) = (
-            context.meta.get_progress_token(),
-            self.call_log_level(&context),
-            context.ct.child_token(),
-        );
-        let (forwarder, sink) = match &self.notifications {
-            Some(output) => (
-                None,
-                DirectSink::start(output.clone(), token, level, stop.clone()),
-            ),
-            None => {
-                let (forwarder, sink) =
-                    EventForwarder::start(context.peer.clone(), token, level, stop.clone());
-                (Some(forwarder), sink)
-            }
-        };
+        let stop = context.ct.child_token();
+        let (forwarder, sink) = self.request_sink(&context, stop.clone());
         let cancel = admitted.cancel_token();
         if let Some(binding) = binding {
-            let (approver, answered, steps) = input_required::run();
-            self.core
-                .spawn_call_asking(admitted, call, Some(sink), Some(approver), answered);
-            let response = self
-                .approvals
-                .drive(steps, binding, cancel, &context.ct)
+            let trips = input_required::run(sink);
+            let (events, approver) = (Some(trips.events), Some(trips.approver));
+            (self.core).spawn_call_asking(admitted, call, events, approver, trips.answered);
+            let response = (self.approvals)
+                .drive(trips.steps, binding, cancel, &context.ct)
                 .await;
-            match (&response, forwarder) {
-                // The run waits for a retry: this request's notifications end here.
-                (Ok(CallToolResponse::InputRequired(_)), _) => stop.cancel(),
-                (_, Some(forwarder)) => forwarder.flush().await,
-                (_, None) => {}
-            }
-            return response;
+            return input_required::answered(response, forwarder, &stop).await;
         }
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();

@@ -23,7 +23,8 @@
 //! question waits at most [`PENDING_TTL`], then the run is cancelled. Before that the call's
 //! own deadline applies: the engine drops the question when it passes, and a later retry gets
 //! the run's answer (its timeout). The run's progress and log notifications go to the request
-//! that started it until that request is answered with a question; the retries get the answer.
+//! driving it now — the one that started it, then each retry that answered — at that request's
+//! progress token and log level; none are sent while a question waits.
 //!
 //! Not here: the question's form and the answer table (`approval`), admission and the legacy
 //! era (`handler`).
@@ -37,11 +38,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ElicitRequest, ElicitResult,
     ErrorData, InputRequest, InputRequests, InputRequiredResult, JsonObject,
 };
+use skillet_engine::events::EventSink;
 use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
-use skillet_protocol::SkillCallResponse;
+use skillet_protocol::{SkillCallResponse, SkillEvent};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::notify::EventForwarder;
 use super::{answer, approval};
 
 /// Most questions waiting at once, over all sessions of a server.
@@ -67,8 +70,41 @@ enum Step {
     Done(Box<SkillCallResponse>),
 }
 
-/// The run's side of its steps: what [`PendingApprovals::drive`] reads.
-pub(crate) struct Steps(mpsc::UnboundedReceiver<Step>);
+/// The run's side of its steps: what [`PendingApprovals::drive`] reads, and where the run's
+/// events go now.
+pub(crate) struct Steps {
+    read: mpsc::UnboundedReceiver<Step>,
+    relay: Relay,
+}
+
+/// The run's event sink: passes each event on to the sink of the request driving the run now
+/// (none while its question waits for a retry).
+#[derive(Clone, Default)]
+struct Relay(Arc<Mutex<Option<Arc<dyn EventSink>>>>);
+
+impl Relay {
+    fn attach(&self, sink: Option<Arc<dyn EventSink>>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = sink;
+    }
+}
+
+impl EventSink for Relay {
+    fn emit(&self, event: &SkillEvent) {
+        let sink = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(sink) = sink {
+            sink.emit(event);
+        }
+    }
+
+    /// MCP has no place for streamed model text.
+    fn forwards_text(&self) -> bool {
+        false
+    }
+}
 
 /// Asks by handing the question to whichever request drives the run.
 struct RoundTripApprover {
@@ -98,20 +134,32 @@ fn denied(reason: String) -> ApprovalDecision {
     }
 }
 
-/// A run asked by input-required results: the approver and the answer callback to start it
-/// with (`HostCore::spawn_call_asking`), and its steps for [`PendingApprovals::drive`].
-pub(crate) fn run() -> (
-    Arc<dyn Approver>,
-    impl FnOnce(SkillCallResponse) + Send + 'static,
-    Steps,
-) {
+/// What starts a run asked by input-required results (`HostCore::spawn_call_asking`): its
+/// approver, its event sink (passing events on to `first`, the starting request's sink, then to
+/// each retry's) and its answer callback; and its steps for [`PendingApprovals::drive`].
+pub(crate) struct RoundTrips<F> {
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) events: Arc<dyn EventSink>,
+    pub(crate) answered: F,
+    pub(crate) steps: Steps,
+}
+
+/// A run's [`RoundTrips`]; its events go to `first` until it asks.
+pub(crate) fn run(
+    first: Arc<dyn EventSink>,
+) -> RoundTrips<impl FnOnce(SkillCallResponse) + Send + 'static> {
     let (steps, read) = mpsc::unbounded_channel();
     let answered = steps.clone();
-    let approver = Arc::new(RoundTripApprover { steps }) as Arc<dyn Approver>;
-    let done = move |response| {
-        let _ = answered.send(Step::Done(Box::new(response)));
-    };
-    (approver, done, Steps(read))
+    let relay = Relay::default();
+    relay.attach(Some(first));
+    RoundTrips {
+        approver: Arc::new(RoundTripApprover { steps }),
+        events: Arc::new(relay.clone()),
+        answered: move |response| {
+            let _ = answered.send(Step::Done(Box::new(response)));
+        },
+        steps: Steps { read, relay },
+    }
 }
 
 /// What a question's handle is bound to: the caller's identity and the call.
@@ -194,7 +242,7 @@ impl PendingApprovals {
         let cancel_on_drop = run.clone().drop_guard();
         loop {
             let step = tokio::select! {
-                step = steps.0.recv() => step,
+                step = steps.read.recv() => step,
                 () = stop.cancelled() => {
                     // rmcp sends nothing for a cancelled request; this error goes nowhere.
                     return Err(ErrorData::internal_error("cancelled by the client", None));
@@ -211,6 +259,8 @@ impl PendingApprovals {
                     return answer::tool_result(*response).map(Into::into);
                 }
                 Some(Step::Ask(request, answer)) => {
+                    // Nothing is sent for the run while its question waits.
+                    steps.relay.attach(None);
                     let waiting = Waiting {
                         binding: binding.clone(),
                         request,
@@ -235,12 +285,14 @@ impl PendingApprovals {
         }
     }
 
-    /// Resumes the run whose question `request` (a retry by `owner`) answers: its answer or
-    /// next question; the same question again when the retry holds no answer; `-32602` for a
-    /// handle nothing waits under for this caller and call.
+    /// Resumes the run whose question `request` (a retry by `owner`) answers, its events going
+    /// to `events` (the retry's sink): its answer or next question; the same question again
+    /// when the retry holds no answer; `-32602` for a handle nothing waits under for this
+    /// caller and call.
     pub(crate) async fn resume(
         &self,
         owner: Option<&str>,
+        events: Arc<dyn EventSink>,
         request: CallToolRequestParams,
         stop: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -268,6 +320,7 @@ impl PendingApprovals {
                 ));
             }
         };
+        waiting.steps.relay.attach(Some(events));
         // A question the engine dropped (deadline) takes no answer; the run's end follows.
         let _ = waiting.answer.send(approval::decision_of(&result));
         self.drive(waiting.steps, binding, waiting.run, stop).await
@@ -338,6 +391,22 @@ impl Inner {
     }
 }
 
+/// A 2026-07-28 round trip's answer (`input_required`), after the notifications sent before
+/// it; when it asks, the request's notifications end (the run's wait for the retry).
+pub(crate) async fn answered(
+    response: Result<CallToolResponse, ErrorData>,
+    forwarder: Option<EventForwarder>,
+    stop: &CancellationToken,
+) -> Result<CallToolResponse, ErrorData> {
+    if let Some(forwarder) = forwarder {
+        forwarder.flush().await;
+    }
+    if matches!(response, Ok(CallToolResponse::InputRequired(_))) {
+        stop.cancel();
+    }
+    response
+}
+
 /// The `-32602` of a handle nothing waits under for this caller and call.
 fn unknown(ttl: Duration) -> ErrorData {
     ErrorData::invalid_params(
@@ -370,192 +439,5 @@ fn input_required(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::ErrorCode;
-    use serde_json::{Value, json};
-    use skillet_protocol::SkillResult;
-
-    fn call(arguments: Value) -> CallToolRequestParams {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments are an object")
-        };
-        CallToolRequestParams::new("gated").with_arguments(arguments)
-    }
-
-    fn retry(handle: &str, arguments: Value, reply: Option<Value>) -> CallToolRequestParams {
-        let mut request = call(arguments);
-        request.request_state = Some(handle.to_owned());
-        request.input_responses = reply.map(|r| [(INPUT_KEY.to_owned(), r)].into());
-        request
-    }
-
-    /// A fake run: asks once, then answers with the decision it got as its result's `echo`.
-    fn started() -> (Steps, CancellationToken) {
-        let (approver, done, steps) = run();
-        tokio::spawn(async move {
-            let decision = approver
-                .decide(ApprovalRequest {
-                    skill: "gated".into(),
-                    tool: "calculator".into(),
-                    call_id: "c1".into(),
-                    arguments: json!({"expression": "6*7"}),
-                })
-                .await;
-            let echo = format!("{decision:?}");
-            let data = Some(json!({ "echo": echo }));
-            done(SkillCallResponse::result(
-                "r",
-                "gated",
-                SkillResult::success(data, None, 1),
-            ));
-        });
-        (steps, CancellationToken::new())
-    }
-
-    fn handle_of(response: &CallToolResponse) -> String {
-        let CallToolResponse::InputRequired(asked) = response else {
-            panic!("not input-required: {response:?}")
-        };
-        let question = serde_json::to_value(&asked.input_requests).unwrap();
-        assert_eq!(question[INPUT_KEY]["method"], "elicitation/create");
-        assert_eq!(question[INPUT_KEY]["params"]["mode"], "form");
-        asked.request_state.clone().expect("a handle")
-    }
-
-    fn echo(response: &CallToolResponse) -> String {
-        let CallToolResponse::Complete(result) = response else {
-            panic!("not complete: {response:?}")
-        };
-        let content = result.structured_content.clone().unwrap_or_default();
-        content["echo"].as_str().unwrap_or_default().to_owned()
-    }
-
-    #[tokio::test]
-    async fn a_question_is_asked_by_result_and_its_answer_resumes_the_same_run() {
-        let pending = PendingApprovals::default();
-        let stop = CancellationToken::new();
-        let args = json!({"text": "6*7"});
-        let (steps, run_token) = started();
-        let binding = Binding::of(Some("alice"), &call(args.clone()));
-        let first = pending
-            .drive(steps, binding, run_token.clone(), &stop)
-            .await
-            .unwrap();
-        let handle = handle_of(&first);
-        assert!(!run_token.is_cancelled(), "the run waits, not cancelled");
-
-        // No answer in the retry: the same question under the same handle.
-        let again = pending
-            .resume(Some("alice"), retry(&handle, args.clone(), None), &stop)
-            .await
-            .unwrap();
-        assert_eq!(handle_of(&again), handle);
-
-        let reply = json!({"action": "accept", "content": {"approve": false, "reason": "no"}});
-        let done = pending
-            .resume(
-                Some("alice"),
-                retry(&handle, args.clone(), Some(reply)),
-                &stop,
-            )
-            .await
-            .unwrap();
-        assert_eq!(echo(&done), r#"Denied { reason: Some("no") }"#);
-        assert_eq!(pending.len(), 0, "a handle is used once");
-    }
-
-    #[tokio::test]
-    async fn a_handle_of_another_identity_or_call_or_none_is_invalid_params_and_the_question_waits()
-    {
-        let pending = PendingApprovals::default();
-        let stop = CancellationToken::new();
-        let args = json!({"text": "6*7"});
-        let (steps, run_token) = started();
-        let first = pending
-            .drive(
-                steps,
-                Binding::of(Some("alice"), &call(args.clone())),
-                run_token,
-                &stop,
-            )
-            .await
-            .unwrap();
-        let handle = handle_of(&first);
-        let approve = json!({"action": "accept", "content": {"approve": true}});
-        for (owner, handle, args) in [
-            (Some("bob"), handle.as_str(), args.clone()),
-            (None, handle.as_str(), args.clone()),
-            (Some("alice"), handle.as_str(), json!({"text": "1+1"})),
-            (Some("alice"), "no-such-handle", args.clone()),
-        ] {
-            let error = pending
-                .resume(owner, retry(handle, args, Some(approve.clone())), &stop)
-                .await
-                .unwrap_err();
-            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-            assert!(error.message.contains("without requestState"), "{error:?}");
-        }
-        // Not an elicitation result: -32602, and the question still waits.
-        let error = pending
-            .resume(
-                Some("alice"),
-                retry(&handle, args.clone(), Some(json!("yes"))),
-                &stop,
-            )
-            .await
-            .unwrap_err();
-        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        let done = pending
-            .resume(Some("alice"), retry(&handle, args, Some(approve)), &stop)
-            .await
-            .unwrap();
-        assert_eq!(echo(&done), "Approved");
-    }
-
-    #[tokio::test]
-    async fn a_full_store_denies_the_next_question_and_an_expired_one_cancels_its_run() {
-        let full = PendingApprovals::with_limits(1, PENDING_TTL);
-        let stop = CancellationToken::new();
-        let binding = Binding::of(None, &call(json!({})));
-        let (steps, run_token) = started();
-        handle_of(
-            &full
-                .drive(steps, binding.clone(), run_token, &stop)
-                .await
-                .unwrap(),
-        );
-        let (steps, run_token) = started();
-        let denied = full
-            .drive(steps, binding.clone(), run_token, &stop)
-            .await
-            .unwrap();
-        assert!(echo(&denied).contains("too many approvals"), "{denied:?}");
-
-        let expiring = PendingApprovals::with_limits(10, Duration::ZERO);
-        let (steps, run_token) = started();
-        let first = expiring
-            .drive(steps, binding, run_token.clone(), &stop)
-            .await
-            .unwrap();
-        let error = expiring
-            .resume(None, retry(&handle_of(&first), json!({}), None), &stop)
-            .await
-            .unwrap_err();
-        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert!(
-            run_token.is_cancelled(),
-            "an expired question's run is cancelled"
-        );
-    }
-
-    #[test]
-    fn only_a_client_declaring_form_elicitation_is_asked() {
-        let caps = |v: Value| serde_json::from_value::<ClientCapabilities>(v).unwrap();
-        assert!(can_ask(Some(&caps(json!({"elicitation": {}})))));
-        assert!(can_ask(Some(&caps(json!({"elicitation": {"form": {}}})))));
-        assert!(!can_ask(Some(&caps(json!({"elicitation": {"url": {}}})))));
-        assert!(!can_ask(Some(&caps(json!({})))));
-        assert!(!can_ask(None));
-    }
-}
+#[path = "input_required_tests.rs"]
+mod tests;
