@@ -22,7 +22,8 @@ use crate::files::{INPUT_FILES_KEY, input_file_value};
 use crate::protocol::ErrorCode;
 use crate::schema::CompiledSchema;
 use crate::skill::{
-    CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped, read_capped_bytes,
+    AssetProblem, CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped,
+    read_capped_bytes,
 };
 
 /// The case file, relative to the skill folder.
@@ -164,9 +165,10 @@ pub fn load_suite(skill: &CompiledSkill) -> Result<EvalSuite, Vec<ManifestError>
     };
     let folder = SkillDir::new(dir);
     let file = dir.join(EVALS_FILE);
-    let whole = |reason: String| vec![ManifestError::error(&file, "evals", reason)];
-    let path = folder.resolve(EVALS_FILE).map_err(&whole)?;
-    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(&whole)?;
+    let whole =
+        |reason: AssetProblem| vec![ManifestError::error(&file, "evals", reason.to_string())];
+    let path = folder.resolve(EVALS_FILE).map_err(whole)?;
+    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(whole)?;
     let raw: RawSuite = serde_json::from_str(&text).map_err(|e| {
         let mut error = ManifestError::error(&file, "evals", e.to_string());
         error.line = Some(e.line());
@@ -379,7 +381,7 @@ impl CaseLoader<'_> {
     /// sends one ([`input_file_value`]): its name, and its content as text when it is UTF-8,
     /// else base64. It lands in the run's workspace like any caller's file.
     fn input_file(&self, relative: &str) -> Result<Value, String> {
-        let path = self.folder.resolve(relative)?;
+        let path = self.folder.resolve(relative).map_err(|e| e.to_string())?;
         let bytes =
             read_capped_bytes(&path, MAX_ASSET_BYTES).map_err(|e| format!("{relative}: {e}"))?;
         let name = Path::new(relative)
