@@ -120,4 +120,5 @@ pub use provider::{
 pub use provider_registry::{ProviderRegistry, ProviderRegistryError, RegisteredConfigError};
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
+    SkillProviderPolicyError,
 };

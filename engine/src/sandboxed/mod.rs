@@ -36,7 +36,7 @@ use skillet_sandbox::{Failure, Outcome, SandboxPolicy};
 
 pub use command::{CommandFailure, CommandTool, CommandToolError};
 pub use config::{CommandToolConfig, PluginConfig, SandboxedConfigError};
-pub use plugin::{PluginError, PluginHost, PluginSkillHandler};
+pub use plugin::{PluginError, PluginHost, PluginSkillHandler, PluginStartError};
 
 use crate::protocol::ErrorCode;
 

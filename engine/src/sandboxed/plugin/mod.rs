@@ -27,6 +27,7 @@ use skillet_sandbox::SandboxBackend;
 use tokio::time::Instant;
 
 use self::connection::Connection;
+pub use self::connection::PluginStartError;
 pub use self::handler::PluginSkillHandler;
 use super::config::{PluginConfig, SandboxedConfigError};
 use crate::deadline::Deadline;
@@ -59,7 +60,7 @@ pub enum PluginError {
         /// The plugin's name.
         plugin: String,
         /// What happened.
-        detail: String,
+        detail: PluginStartError,
     },
 }
 
@@ -324,7 +325,7 @@ async fn start_process(
     config: &PluginConfig,
     backend: &dyn SandboxBackend,
     failures: Arc<AtomicU32>,
-) -> Result<(Connection, Vec<SkillDefinition>), String> {
+) -> Result<(Connection, Vec<SkillDefinition>), PluginStartError> {
     let connection = Connection::spawn(name, config, backend, failures).await?;
     let skills = connection.discover(config.startup_timeout).await?;
     Ok((connection, skills))
