@@ -19,7 +19,9 @@
 //! - `revision` — which MCP revision a request speaks; the methods 2026-07-28 removed;
 //! - `listen` — `subscriptions/listen` (2026-07-28): a request's stream of the changes it asked for;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
-//! - `tasks` — the Tasks extension's store (SEP-2663): bounded, owner-scoped, in memory;
+//! - `tasks` — the Tasks extension's store (SEP-2663): bounded, owner-scoped, in memory or
+//!   durable with `[server] state_db`;
+//! - `tasks_persist` — the store's rows in the state database and their writer thread;
 //! - `tasks_run` — a `tools/call` started as a task, its progress and outcome kept there;
 //! - `serve` — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
@@ -64,6 +66,7 @@ pub(crate) mod session_owner;
 pub(crate) mod skills_ext;
 pub(crate) mod subscriptions;
 pub(crate) mod tasks;
+pub(crate) mod tasks_persist;
 pub(crate) mod tasks_run;
 pub(crate) mod tools;
 
@@ -71,4 +74,5 @@ pub use handler::McpHandler;
 pub use limits::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, McpLimits,
 };
-pub use serve::{McpHttpOptions, http_router, serve_stream};
+pub use serve::{McpHttpOptions, http_router, http_router_with_tasks, serve_stream};
+pub use tasks::{McpTasks, TasksReadBack};
