@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::check::{Check, ExpectedOutcome, PointerTest};
+use super::check::{Check, ExpectationError, ExpectedOutcome, PointerTest};
 use super::file_check::RawFileExpectation;
 use crate::files::{INPUT_FILES_KEY, input_file_value};
 use crate::protocol::ErrorCode;
@@ -338,7 +338,7 @@ impl CaseLoader<'_> {
         for (i, raw) in expect.output.into_iter().enumerate() {
             match pointer_check(raw) {
                 Ok(check) => checks.push(check),
-                Err(reason) => problem(&format!("expect.output[{i}]"), reason),
+                Err(reason) => problem(&format!("expect.output[{i}]"), reason.to_string()),
             }
         }
         let tools = expect.tools;
@@ -363,7 +363,7 @@ impl CaseLoader<'_> {
         for (i, raw) in expect.files.into_iter().enumerate() {
             match raw.compile() {
                 Ok(file) => checks.push(Check::File(file)),
-                Err(reason) => problem(&format!("expect.files[{i}]"), reason),
+                Err(reason) => problem(&format!("expect.files[{i}]"), reason.to_string()),
             }
         }
         checks
@@ -392,12 +392,9 @@ impl CaseLoader<'_> {
     }
 }
 
-fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
+fn pointer_check(raw: RawPointerCheck) -> Result<Check, ExpectationError> {
     if !(raw.pointer.is_empty() || raw.pointer.starts_with('/')) {
-        return Err(format!(
-            "pointer {:?} is not a JSON pointer (\"\" or \"/a/0/b\")",
-            raw.pointer
-        ));
+        return Err(ExpectationError::NotAPointer(raw.pointer));
     }
     let range = (raw.min.is_some() || raw.max.is_some()).then_some(PointerTest::Range {
         min: raw.min,
@@ -405,7 +402,8 @@ fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
     });
     let regex = match raw.regex {
         Some(pattern) => Some(PointerTest::Regex(
-            regex::Regex::new(&pattern).map_err(|e| format!("regex {pattern:?}: {e}"))?,
+            regex::Regex::new(&pattern)
+                .map_err(|error| ExpectationError::Regex { pattern, error })?,
         )),
         None => None,
     };
@@ -418,19 +416,18 @@ fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
     .into_iter()
     .flatten()
     .collect();
-    let [test] = <[PointerTest; 1]>::try_from(tests).map_err(|tests| {
-        format!(
-            "give exactly one of equals, contains, regex or min/max (found {})",
-            tests.len()
-        )
-    })?;
+    let [test] = <[PointerTest; 1]>::try_from(tests)
+        .map_err(|tests| ExpectationError::NotOneTest(tests.len()))?;
     if let PointerTest::Range {
         min: Some(min),
         max: Some(max),
     } = &test
         && min > max
     {
-        return Err(format!("min {min} is above max {max}"));
+        return Err(ExpectationError::Range {
+            min: *min,
+            max: *max,
+        });
     }
     Ok(Check::Output {
         pointer: raw.pointer,
