@@ -144,12 +144,7 @@ pub async fn serve(
                     ttl: a2a_config.task_ttl(),
                 };
                 console.notice(format!("serving A2A (JSON-RPC) on {a2a_url}"));
-                let adapter = a2a_adapter(&core, limits, state.as_ref(), console).await?;
-                if let Some(push) = push {
-                    adapter
-                        .enable_push(push)
-                        .map_err(|e| Failure::setup(e.to_string()))?;
-                }
+                let adapter = a2a_adapter(&core, limits, state.as_ref(), push, console).await?;
                 task_store = Some(Arc::clone(adapter.store()));
                 a2a::jsonrpc_router(adapter, server.max_message_bytes)
             } else {
@@ -273,19 +268,25 @@ async fn mcp_tasks(
     Ok(tasks)
 }
 
-/// The A2A adapter over `core`: its tasks in memory, or with `state` read back from the state
-/// database, the tasks that were running resumed (or failed, saying why).
+/// The A2A adapter over `core`: its tasks (and push configs, when `push` turns them on) in
+/// memory, or with `state` read back from the state database, the tasks that were running
+/// resumed (or failed, saying why) after their push configs are back.
 async fn a2a_adapter(
     core: &HostCore,
     limits: a2a::StoreLimits,
     state: Option<&(a2a::StateDb, Arc<a2a::SqliteCheckpoints>)>,
+    push: Option<a2a::PushOptions>,
     console: Console,
 ) -> Result<a2a::A2aAdapter, Failure> {
     let Some((db, checkpoints)) = state else {
-        return Ok(a2a::A2aAdapter::new(
-            core.clone(),
-            Arc::new(a2a::TaskStore::new(limits)),
-        ));
+        let adapter = a2a::A2aAdapter::new(core.clone(), Arc::new(a2a::TaskStore::new(limits)));
+        if let Some(push) = push {
+            adapter
+                .enable_push(push, None)
+                .await
+                .map_err(|e| Failure::setup(e.to_string()))?;
+        }
+        return Ok(adapter);
     };
     let db_for_load = db.clone();
     let (store, interrupted) =
@@ -295,6 +296,12 @@ async fn a2a_adapter(
             .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?;
     let adapter =
         a2a::A2aAdapter::with_checkpoints(core.clone(), store, Some(Arc::clone(checkpoints)));
+    if let Some(push) = push {
+        adapter
+            .enable_push(push, Some(db))
+            .await
+            .map_err(|e| Failure::setup(e.to_string()))?;
+    }
     let kept = adapter.store().len();
     let report = adapter.resume_interrupted(interrupted);
     console.notice(format!(

@@ -9,6 +9,9 @@
 //! - a task whose arguments held a configured secret is not resumable: after the restart it is
 //!   `TASK_STATE_FAILED` saying why, never left working; the canary secret is in no byte of
 //!   the database (its WAL included), where `[REDACTED]` stands for it;
+//! - a push notification config survives the restart: the resumed task's later updates reach
+//!   its webhook with its token, ending with the completed status, and `Get` answers it; a
+//!   config whose webhook origin the new `push_allow` no longer lists is dropped, saying so;
 //! - a corrupt database file is a clear start-up error (exit code, message naming the file),
 //!   not a panic; without `state_db` a restart forgets every task, as before.
 //!
@@ -458,5 +461,115 @@ async fn without_state_db_a_restart_forgets_its_tasks_as_before() {
     )
     .await;
     assert_eq!(discover["type"], "skill/discover/resp");
+    mock.shutdown().await;
+}
+
+/// A webhook on 127.0.0.1 answering 200; each POST's path, token header and body reported.
+async fn webhook() -> (
+    String,
+    tokio::sync::mpsc::UnboundedReceiver<(String, Option<String>, Value)>,
+) {
+    let (sender, received) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let sender = sender.clone();
+            async move {
+                let token = headers
+                    .get("x-a2a-notification-token")
+                    .and_then(|t| t.to_str().ok())
+                    .map(str::to_owned);
+                let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let _ = sender.send((uri.path().to_owned(), token, body));
+                axum::http::StatusCode::OK
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, received)
+}
+
+/// [`write_config`] with `state_db`, push on, and `push_allow` the webhook origins `allowed`.
+fn write_push_config(cwd: &Path, mock: &MockServer, allowed: &[String]) {
+    write_config(cwd, mock, true);
+    let entries: Vec<String> = allowed
+        .iter()
+        .map(|origin| format!("{{origin = \"{origin}\", private = true}}"))
+        .collect();
+    let mut config = std::fs::read_to_string(cwd.join("skillet.toml")).unwrap();
+    config.push_str(&format!(
+        "\n[a2a]\npush = true\npush_allow = [{}]\n",
+        entries.join(", ")
+    ));
+    std::fs::write(cwd.join("skillet.toml"), config).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_config_survives_a_restart_and_the_resumed_tasks_updates_reach_its_webhook() {
+    let (hook, mut received) = webhook().await;
+    let mock = mock().await;
+    let skills = durable_skills();
+    let cwd = tempfile::tempdir().unwrap();
+    let kept = format!("{hook}/kept");
+    let gone = format!("{hook}/gone");
+    write_push_config(cwd.path(), &mock, &[kept.clone(), gone.clone()]);
+    let mut first = serve(cwd.path(), skills.path()).await;
+    let task_id = start_task(&first.base, "pushed").await;
+    for (id, url, token) in [("c1", &kept, "tok-kept"), ("c2", &gone, "tok-gone")] {
+        let config = rpc(
+            &first.base,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task_id, "id": id, "url": format!("{url}/hook"), "token": token}),
+        )
+        .await;
+        assert_eq!(config["id"], id, "{config}");
+    }
+    wait_for_turn(&mock, 3).await;
+    kill9(&mut first).await;
+    // What was sent before the kill does not count.
+    while received.try_recv().is_ok() {}
+
+    write_push_config(cwd.path(), &mock, std::slice::from_ref(&kept));
+    let second = serve(cwd.path(), skills.path()).await;
+    let notice = second.startup_lines.join("\n");
+    assert!(
+        notice.contains("c2") && notice.contains("no longer allows"),
+        "the config under a dropped origin is dropped, saying so:\n{notice}"
+    );
+    let config = rpc(
+        &second.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": "c1"}),
+    )
+    .await;
+    assert_eq!(config["url"], format!("{kept}/hook"), "{config}");
+    let dropped = rpc(
+        &second.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": "c2"}),
+    )
+    .await;
+    assert_eq!(dropped["code"], -32001, "{dropped}");
+
+    // The resumed task's updates reach the kept webhook, with its token, to the end.
+    let completed = tokio::time::timeout(Duration::from_secs(90), async {
+        loop {
+            let (path, token, body) = received.recv().await.expect("the webhook is up");
+            assert_eq!(
+                path, "/kept/hook",
+                "only the kept config is sent to: {body}"
+            );
+            assert_eq!(token.as_deref(), Some("tok-kept"));
+            let state = body["statusUpdate"]["status"]["state"].clone();
+            if state == "TASK_STATE_COMPLETED" {
+                return body;
+            }
+            assert_ne!(state, "TASK_STATE_FAILED", "{body}");
+        }
+    })
+    .await
+    .expect("the completed status reaches the webhook after the restart");
+    assert_eq!(completed["statusUpdate"]["taskId"], task_id.as_str());
     mock.shutdown().await;
 }

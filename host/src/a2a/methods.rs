@@ -229,9 +229,18 @@ impl A2aAdapter {
         );
     }
 
-    /// Turns push notifications on (`[a2a] push`), sending only to webhooks `options` allows.
-    pub fn enable_push(&self, options: PushOptions) -> Result<(), PushSetupError> {
-        let _ = self.inner.push.set(PushNotifications::new(options)?);
+    /// Turns push notifications on (`[a2a] push`), sending only to webhooks `options` allows;
+    /// with `state_db`, the configs kept there are put back first (`push::durable`).
+    pub async fn enable_push(
+        &self,
+        options: PushOptions,
+        state_db: Option<&super::StateDb>,
+    ) -> Result<(), PushSetupError> {
+        let push = match state_db {
+            None => PushNotifications::new(options)?,
+            Some(db) => PushNotifications::durable(options, db, &self.inner.store).await?,
+        };
+        let _ = self.inner.push.set(push);
         Ok(())
     }
 

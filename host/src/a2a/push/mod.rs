@@ -15,11 +15,19 @@
 //! only to the webhook). Configs live as long as their task is stored; an unknown task, or under
 //! `[auth]` another identity's, is `-32001`.
 //!
+//! In memory, or durable with `[server] state_db` ([`PushNotifications::durable`]): a restart
+//! reads every config back whose task the store still holds, checks its webhook against
+//! today's `[a2a] push_allow` again (one no longer allowed is dropped, with a warning naming
+//! its task and config), and sends the later updates of a task that is still running (a
+//! resumed one) to it; a finished task's configs answer `Get`/`List` without being sent again.
+//!
 //! - `allow` — which webhook URLs and addresses are allowed;
-//! - `deliver` — the queue, retries and the POSTs.
+//! - `deliver` — the queue, retries and the POSTs;
+//! - `durable` — the configs' rows in the state database.
 
 mod allow;
 mod deliver;
+mod durable;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,12 +40,14 @@ use tokio_util::sync::CancellationToken;
 pub use allow::{PushAllow, PushAllowError};
 
 use super::jsonrpc::{RpcCode, RpcError, params};
+use super::persist::{StateDb, StateDbError};
 use super::refusals::not_found;
 use super::store::TaskStore;
 use super::wire::{AuthenticationInfo, TaskPushNotificationConfig};
 use crate::auth::Caller;
 use allow::AllowList;
 use deliver::{Delivery, Target};
+use durable::{ConfigRows, StoredConfig};
 
 /// Most push configs one task may have.
 pub(crate) const MAX_PER_TASK: usize = 10;
@@ -57,10 +67,16 @@ pub struct PushOptions {
     pub allow: Vec<PushAllow>,
 }
 
-/// The delivery client could not be built.
+/// Push notifications cannot be turned on.
 #[derive(Debug, thiserror::Error)]
-#[error("push notifications: cannot build the HTTP client: {0}")]
-pub struct PushSetupError(#[from] reqwest::Error);
+pub enum PushSetupError {
+    /// The delivery client could not be built.
+    #[error("push notifications: cannot build the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+    /// The state database's push configs cannot be read or written.
+    #[error("push notifications: [server] state_db: {0}")]
+    StateDb(#[from] StateDbError),
+}
 
 /// The configs of every task and the delivery that sends their updates.
 #[derive(Debug)]
@@ -69,6 +85,8 @@ pub(crate) struct PushNotifications {
     delivery: Delivery,
     /// Per task id: its configs and what stops each one's sending.
     configs: Mutex<HashMap<String, Vec<(TaskPushNotificationConfig, CancellationToken)>>>,
+    /// With `[server] state_db`: where the configs are written through.
+    rows: Option<ConfigRows>,
 }
 
 /// A config whose webhook was checked, ready to be registered on a task.
@@ -84,7 +102,66 @@ impl PushNotifications {
             delivery: Delivery::new(Arc::clone(&allow))?,
             allow,
             configs: Mutex::default(),
+            rows: None,
         })
+    }
+
+    /// Push notifications whose configs are kept in `db`: those stored there put back on the
+    /// tasks of `store` (see the module doc), later ones written through.
+    pub(crate) async fn durable(
+        options: PushOptions,
+        db: &StateDb,
+        store: &Arc<TaskStore>,
+    ) -> Result<PushNotifications, PushSetupError> {
+        let mut push = PushNotifications::new(options)?;
+        let opening = db.clone();
+        let (rows, stored) = tokio::task::spawn_blocking(move || ConfigRows::open(&opening))
+            .await
+            .map_err(|e| db.error(format!("reading its push configs failed: {e}")))??;
+        push.rows = Some(rows);
+        push.restore(store, stored).await;
+        Ok(push)
+    }
+
+    /// Puts `stored` back on their tasks; drops (and deletes) each one whose task is gone,
+    /// that does not decode, or whose webhook is no longer allowed.
+    async fn restore(&self, store: &Arc<TaskStore>, stored: Vec<StoredConfig>) {
+        for (task_id, id, config) in stored {
+            let kept = match config {
+                Err(why) => Err(format!("does not decode ({why})")),
+                Ok(_) if !store.visible_to(&task_id, None) => {
+                    Err("belongs to a task no longer stored".to_owned())
+                }
+                Ok(config) => match self.check(config).await {
+                    Err(refused) => Err(format!(
+                        "has a webhook [a2a] push_allow no longer allows: {}",
+                        refused.message
+                    )),
+                    Ok(checked) => {
+                        let running = store
+                            .get(&task_id, Some(0))
+                            .is_some_and(|task| !task.status.state.is_terminal());
+                        self.add(store, &task_id, checked, Added::Restored { running })
+                            .map(|_| ())
+                            .map_err(|refused| refused.message)
+                    }
+                },
+            };
+            if let Err(why) = kept {
+                tracing::warn!(task_id = %task_id, config = %id,
+                    "state database: a stored push notification config {why}; dropped");
+                if let Some(rows) = &self.rows {
+                    rows.delete(&task_id, &id);
+                }
+            }
+        }
+    }
+
+    /// Waits until every config change so far is in the state database (at once without one).
+    async fn persisted(&self) {
+        if let Some(rows) = &self.rows {
+            rows.flushed().await;
+        }
     }
 
     /// `config`'s webhook checked against the allowlist (`-32602` saying why not).
@@ -111,6 +188,16 @@ impl PushNotifications {
         task_id: &str,
         checked: CheckedConfig,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
+        self.add(store, task_id, checked, Added::New)
+    }
+
+    fn add(
+        &self,
+        store: &Arc<TaskStore>,
+        task_id: &str,
+        checked: CheckedConfig,
+        added: Added,
+    ) -> Result<TaskPushNotificationConfig, RpcError> {
         let mut config = checked.config;
         config.task_id = task_id.to_owned();
         let url = config
@@ -127,7 +214,9 @@ impl PushNotifications {
                 .filter(|a| !a.scheme.is_empty() && !a.credentials.is_empty())
                 .map(|a| SecretString::from(format!("{} {}", a.scheme, a.credentials))),
         };
-        // From here on the credentials live only in `target`, as a secret.
+        let stored = config.clone();
+        // From here on the credentials live only in `target`, as a secret (and in the
+        // config's row, `durable`).
         let config = answered(&config);
         let stop = CancellationToken::new();
         {
@@ -137,6 +226,9 @@ impl PushNotifications {
                 let kept = store.visible_to(task, None);
                 if !kept {
                     list.iter().for_each(|(_, stop)| stop.cancel());
+                    if let Some(rows) = &self.rows {
+                        rows.delete_task(task);
+                    }
                 }
                 kept
             });
@@ -153,8 +245,14 @@ impl PushNotifications {
                 ));
             }
             list.push((config.clone(), stop.clone()));
+            if let (Some(rows), Added::New) = (&self.rows, added) {
+                rows.upsert(&stored);
+            }
         }
-        self.delivery.start(store, task_id, target, stop);
+        // A restored config of a finished task was sent its updates before the restart.
+        if !matches!(added, Added::Restored { running: false }) {
+            self.delivery.start(store, task_id, target, stop);
+        }
         Ok(config)
     }
 
@@ -173,6 +271,7 @@ impl PushNotifications {
                 visible(store, &task_id, caller)?;
                 let checked = self.check(config).await?;
                 let config = self.register(store, &task_id, checked)?;
+                self.persisted().await;
                 Ok(to_json(&config))
             }
             "GetTaskPushNotificationConfig" => {
@@ -212,7 +311,11 @@ impl PushNotifications {
                     && let Some(index) = list.iter().position(|(c, _)| c.id == id)
                 {
                     list.remove(index).1.cancel();
+                    if let Some(rows) = &self.rows {
+                        rows.delete(&task_id, &id);
+                    }
                 }
+                self.persisted().await;
                 Ok(json!({}))
             }
             other => Err(RpcError::new(
@@ -230,6 +333,15 @@ impl PushNotifications {
     > {
         self.configs.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// How a config comes to be registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Added {
+    /// A client's: written through, its task's updates sent.
+    New,
+    /// Read back at start-up: already stored; sent only while its task still runs.
+    Restored { running: bool },
 }
 
 /// The refusal of every push method and push config while push notifications are off.
