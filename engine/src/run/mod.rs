@@ -78,7 +78,7 @@
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
-pub mod approval;
+mod approval_gate;
 mod budget;
 mod call;
 mod call_open;
@@ -106,9 +106,6 @@ mod spans;
 mod tool_schemas;
 mod transcript;
 
-pub use approval::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,
-};
 pub use executor::{BuildError, CardIdentity, Executor, ExecutorBuilder};
 pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
@@ -118,4 +115,7 @@ pub use provider::{HostDefault, ResolvedProvider, spec_from_llm_config};
 pub use provider_registry::{ProviderRegistry, ProviderRegistryError};
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
+};
+pub use skillet_core::approval::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,
 };

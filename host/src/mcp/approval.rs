@@ -22,7 +22,7 @@
 //! the host core. Waiting is bounded by the call's deadline: the engine drops the question when
 //! it passes.
 //!
-//! Not here: which calls need approval (`skillet_engine::run::approval`) or the call itself
+//! Not here: which calls need approval (`skillet_core::approval`) or the call itself
 //! (`handler`).
 
 use std::sync::Arc;
@@ -34,7 +34,7 @@ use rmcp::model::{
 };
 use rmcp::service::{ElicitationMode, OriginatingRequestId, Peer, RoleServer};
 use serde_json::Value;
-use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 
 /// Asks the client of one `tools/call` through elicitation.
 struct ElicitingApprover {
