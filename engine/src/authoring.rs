@@ -113,3 +113,34 @@ impl Workbench for Authoring {
         Ok(report.document())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folders_environment_is_its_requirement_files_declared_lines_and_node_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("SKILL.md"), "---\nname: x\n---\nHi\n").unwrap();
+        std::fs::write(dir.path().join("requirements.txt"), "pypdf>=4\n").unwrap();
+        std::fs::write(dir.path().join("package.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("package-lock.json")).unwrap();
+        let found = Authoring.environment("x", dir.path(), vec!["rich".to_owned()]);
+        assert_eq!(found.python, vec!["pypdf>=4", "rich"]);
+        assert_eq!(
+            found.node,
+            vec!["package.json"],
+            "a symlink is not a node file"
+        );
+        assert!(found.error.is_none());
+        let none = Authoring.environment("x", tempfile::tempdir().unwrap().path(), vec![]);
+        assert_eq!(none, DeclaredEnvironment::default());
+    }
+
+    #[test]
+    fn a_bad_requirement_is_the_environments_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let found = Authoring.environment("x", dir.path(), vec!["not a requirement ;;".to_owned()]);
+        assert!(found.error.is_some(), "{found:?}");
+    }
+}
