@@ -8,6 +8,9 @@ logging proxy (proxy.py), so what each sends per model turn is measured the same
       Exits 1 if a system does not finish the scripted conversation, or if Skillet's mean request
       per turn is over --max-bytes.
 
+  compare.py ... --rig BIN
+      Also rig's typed agent: the program built from rig/ (compare.sh --rig builds it).
+
   compare.py --upstream URL --model NAME --skillet BIN [--option KEY=TOML]... SKILL...
       Each bundled skill's eval cases that reach the model (skills/NAME/evals/evals.json) by
       every system on a real server (the GGUF lane); prints valid and correct answers, turns,
@@ -44,8 +47,8 @@ MOCK_SYSTEMS = ("skillet", "skillet-openai") + peers.SYSTEMS
 class Runner:
     """Runs one call by any system through the proxy, each under its own label."""
 
-    def __init__(self, proxy, skillet, model, options, skills_dir):
-        self.proxy, self.skillet, self.model = proxy, skillet, model
+    def __init__(self, proxy, skillet, model, options, skills_dir, rig=None):
+        self.proxy, self.skillet, self.model, self.rig = proxy, skillet, model, rig
         self.options, self.skills_dir = options, skills_dir
         self.count = 0
         self.work = tempfile.mkdtemp(prefix="skillet-peers-")
@@ -61,6 +64,8 @@ class Runner:
         base = self.proxy.base_url(label)
         if system in SKILLET_KINDS:
             result = self._skillet(skill, arguments, base, SKILLET_KINDS[system])
+        elif system == "rig":
+            result = peers.run_rig(self.rig, skill, arguments, base, self.model, self.settings())
         else:
             result = asyncio.run(peers.run(system, skill, arguments, base, self.model, self.settings()))
         return result, self.proxy.turns(label)
@@ -139,11 +144,11 @@ def mock_comparison(args, encoding) -> int:
             print(f"mock-llm did not start: {line!r}", file=sys.stderr)
             return 1
         proxy = LoggingProxy(line.split("listening on ")[1].strip()).start()
-        runner = Runner(proxy, args.skillet, "mock", {}, os.path.join(HERE, "skills"))
+        runner = Runner(proxy, args.skillet, "mock", {}, os.path.join(HERE, "skills"), args.rig)
         print("The three-turn task (bench/peers/skills/length-check) on mock-llm: request per turn")
         print(f"{'system':<14} {'turn':>4} {'bytes':>7} {'tokens':>7}")
         broken, means = [], []
-        for system in MOCK_SYSTEMS:
+        for system in MOCK_SYSTEMS + (("rig",) if args.rig else ()):
             result, turns = runner.run(system, skill, arguments)
             sizes, tokens = per_turn(turns, encoding)
             dump(args.dump, system, turns)
@@ -171,12 +176,12 @@ def mock_comparison(args, encoding) -> int:
 
 def server_comparison(args, encoding) -> int:
     proxy = LoggingProxy(args.upstream).start()
-    runner = Runner(proxy, args.skillet, args.model, args.options, os.path.join(ROOT, "skills"))
+    runner = Runner(proxy, args.skillet, args.model, args.options, os.path.join(ROOT, "skills"), args.rig)
     rows, failures = [], []
     for name in args.skills:
         skill = Skill(os.path.join(ROOT, "skills", name))
         cases = skill.cases()
-        for system in SYSTEMS:
+        for system in SYSTEMS + (("rig",) if args.rig else ()):
             valid = correct = 0
             all_turns, counts = [], []
             started = time.monotonic()
@@ -217,6 +222,8 @@ def main():
     parser.add_argument("--model", default="model")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=TOML",
                         help="a Skillet provider option (temperature, max_tokens and seed also go to the peers)")
+    parser.add_argument("--rig", metavar="BIN",
+                        help="also run rig's typed agent, the program built from rig/ (compare.sh --rig builds it)")
     parser.add_argument("--max-bytes", type=int, metavar="N",
                         help="exit 1 if Skillet's mean request per turn is over N bytes (--mock)")
     parser.add_argument("--dump", metavar="DIR", help="write each turn's request body into DIR (--mock)")
@@ -224,6 +231,8 @@ def main():
     args = parser.parse_args()
     args.options = dict(o.split("=", 1) for o in args.option)
     args.skillet = os.path.abspath(args.skillet)
+    if args.rig:
+        args.rig = os.path.abspath(args.rig)
     encoding = o200k()
     if args.mock:
         return mock_comparison(args, encoding)

@@ -4,6 +4,8 @@
 #   bench/peers/compare.sh --mock      the three-turn task on mock-llm: request bytes and tokens
 #                                      per turn for each system (builds skillet and mock-llm)
 #   bench/peers/compare.sh --setup     only prepare the venv and the offline tokenizer (CI)
+#   ... --rig                          also rig's typed agent (builds rig/ first: a few minutes
+#                                      the first time, in rig/target; not in CI)
 #   bench/peers/compare.sh --upstream URL --model NAME [--skillet BIN] [--option KEY=TOML]... SKILL...
 #                                      the skills' eval cases by each system on a real server
 #
@@ -29,4 +31,15 @@ fi
 if [ "${1:-}" = "--mock" ]; then
   (cd "$root" && cargo build -q -p mock-llm --bin mock-llm -p skillet --bin skillet)
 fi
-exec "$venv/bin/python" "$here/compare.py" "$@"
+# `--rig`: build the rig peer (its own workspace and target dir, one job to spare the shared
+# CPU) and hand compare.py its binary.
+args=()
+for arg in "$@"; do
+  if [ "$arg" = "--rig" ]; then
+    cargo build -q -j 1 --manifest-path "$here/rig/Cargo.toml" --target-dir "$here/rig/target"
+    args+=(--rig "$here/rig/target/debug/rig-peer")
+  else
+    args+=("$arg")
+  fi
+done
+exec "$venv/bin/python" "$here/compare.py" "${args[@]}"

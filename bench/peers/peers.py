@@ -7,11 +7,17 @@ functions (tools.py); the skill's turn limit.
 
 `run(system, skill, arguments, base_url, model, settings)` returns a `PeerResult`; a framework
 that raises counts as no valid answer, with the error's first line.
+
+`run_rig(binary, ...)` does the same call with rig's typed agent: the Rust program in rig/
+(built by `compare.sh --rig`), given the same instructions, user message, limits and settings
+as a JSON job on its stdin; its tools and output types are Rust copies (rig/src/).
 """
 
 import asyncio
 import dataclasses
 import functools
+import json
+import subprocess
 
 from skill import Skill, compact
 from schema_model import model_from_schema
@@ -116,3 +122,22 @@ async def run(system, skill, arguments, base_url, model, settings=None, timeout=
     except Exception as e:  # a peer that raises answered nothing valid: say why, in one line
         first = (str(e).strip().splitlines() or [""])[0]
         return PeerResult(valid=False, error=f"{type(e).__name__}: {first}"[:300], tools_called=called)
+
+
+def run_rig(binary, skill, arguments, base_url, model, settings=None, timeout=300):
+    """One call of `skill` by rig's typed agent (rig/src/main.rs) against `base_url`."""
+    job = {
+        "base_url": base_url, "model": model, "skill": skill.name,
+        "instructions": skill.instructions(arguments), "prompt": compact(arguments),
+        "max_turns": skill.max_turns, "settings": dict(settings or {}),
+    }
+    try:
+        done = subprocess.run([binary], input=json.dumps(job), capture_output=True, text=True,
+                              timeout=timeout)
+        answer = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        lines = (getattr(e, "stderr", None) or str(e)).strip().splitlines() or [""]
+        return PeerResult(valid=False, error=f"rig: {lines[-1]}"[:300])
+    return PeerResult(valid=answer["valid"], output=answer.get("output"),
+                      error=f"rig: {answer.get('error', '')}"[:300],
+                      tools_called=answer.get("tools_called", []))

@@ -46,15 +46,27 @@ impl DisplayMode {
 pub struct Progress {
     sender: Option<Sender<SkillEvent>>,
     thread: Option<JoinHandle<()>>,
+    /// Whether the model's text is shown as it is written (`-vv`, not silent).
+    shows_text: bool,
 }
 
-struct ChannelSink(Sender<SkillEvent>);
+struct ChannelSink {
+    sender: Sender<SkillEvent>,
+    shows_text: bool,
+}
 
 impl EventSink for ChannelSink {
     fn emit(&self, event: &SkillEvent) {
         // The display thread outlives every sink; a send fails only if it died, and then the
         // events are still collected in the result.
-        let _ = self.0.send(event.clone());
+        let _ = self.sender.send(event.clone());
+    }
+
+    /// Only a display that shows the model's text as it is written asks the model to stream
+    /// it: otherwise each request is a whole answer, without the streaming fields the
+    /// peers never send (`stream`, `stream_options`).
+    fn forwards_text(&self) -> bool {
+        self.shows_text
     }
 }
 
@@ -70,13 +82,17 @@ impl Progress {
         Progress {
             sender: Some(sender),
             thread,
+            shows_text: verbose >= 2 && mode != DisplayMode::Silent,
         }
     }
 
     /// The sink to hand to the call.
     pub fn sink(&self) -> Arc<dyn EventSink> {
         let sender = self.sender.clone().unwrap_or_else(|| mpsc::channel().0);
-        Arc::new(ChannelSink(sender))
+        Arc::new(ChannelSink {
+            sender,
+            shows_text: self.shows_text,
+        })
     }
 
     /// Stops the display (after the call ended and every sink was dropped).

@@ -166,7 +166,8 @@ pub async fn serve(
                 },
             };
             let mcp_stop = tokio_util::sync::CancellationToken::new();
-            let mcp_routes = mcp::http_router(
+            let mcp_tasks = mcp_tasks(state.as_ref(), console).await?;
+            let mcp_routes = mcp::http_router_with_tasks(
                 &core,
                 &McpHttpOptions {
                     max_body_bytes: server.max_message_bytes,
@@ -178,6 +179,7 @@ pub async fn serve(
                     .for_connections(options.connections.effective_max_connections()),
                 },
                 mcp_stop.clone(),
+                mcp_tasks.clone(),
             );
             // Opened before the listening notice: whoever waits for that notice finds every
             // route (and the history file) ready.
@@ -214,6 +216,7 @@ pub async fn serve(
             )
             .await;
             mcp_stop.cancel();
+            mcp_tasks.persisted().await;
             if let Some(store) = task_store {
                 // Every task change is on disk before the process exits.
                 store.persisted().await;
@@ -244,6 +247,30 @@ async fn open_state_db(
     opened
         .map(Some)
         .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))
+}
+
+/// The MCP Tasks extension's store: in memory, or with `state` read back from the state
+/// database (tasks that were running reported failed).
+async fn mcp_tasks(
+    state: Option<&(a2a::StateDb, Arc<a2a::SqliteCheckpoints>)>,
+    console: Console,
+) -> Result<mcp::McpTasks, Failure> {
+    let Some((db, _)) = state else {
+        return Ok(mcp::McpTasks::default());
+    };
+    let db_for_load = db.clone();
+    let (tasks, read_back) =
+        tokio::task::spawn_blocking(move || mcp::McpTasks::durable(&db_for_load))
+            .await
+            .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?
+            .map_err(|e| Failure::setup(format!("[server] state_db: {e}")))?;
+    console.notice(format!(
+        "MCP tasks are durable in {} ({} read back; {} failed: their calls were running when the server stopped)",
+        db.path().display(),
+        read_back.kept,
+        read_back.failed
+    ));
+    Ok(tasks)
 }
 
 /// The A2A adapter over `core`: its tasks in memory, or with `state` read back from the state

@@ -194,7 +194,8 @@ async fn every_bad_jsonrpc_request_gets_one_answer_with_its_code_and_the_server_
         card["supportedInterfaces"][1]["protocolBinding"],
         "HTTP+JSON"
     );
-    assert_eq!(card["supportedInterfaces"][2]["protocolBinding"], "A2E");
+    assert_eq!(card["supportedInterfaces"][2]["protocolBinding"], "GRPC");
+    assert_eq!(card["supportedInterfaces"][3]["protocolBinding"], "A2E");
     assert_eq!(card["capabilities"]["pushNotifications"], false);
     assert_eq!(card["provider"]["organization"], "Skillet Tests");
 }

@@ -514,6 +514,77 @@ fn validate_warns_of_a_script_importing_what_no_requirement_declares() {
     );
 }
 
+// Multi-threaded: the mock server runs on this runtime while the test waits for the binary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_asks_the_model_to_stream_only_when_its_text_is_shown_as_it_is_written() {
+    use mock_llm::{MockConfig, MockServer, Scenario};
+    let scenario = Scenario::from_yaml_str("rules:\n  - reply:\n      text: \"short\"\n").unwrap();
+    let server = MockServer::start(MockConfig::default().with_scenario(scenario))
+        .await
+        .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("echo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: echo\ndescription: Answers anything.\n---\nAnswer briefly.\n",
+    )
+    .unwrap();
+    let config = root.path().join("skillet.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"m\"\nbase_url = \"{}/v1\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let (skills, config) = (
+        root.path().display().to_string(),
+        config.display().to_string(),
+    );
+    let mut streamed = Vec::new();
+    for extra in [&["--json"][..], &[][..], &["-vv"][..]] {
+        let mut args = vec![
+            "--config",
+            &config,
+            "--skills-dir",
+            &skills,
+            "run",
+            "echo",
+            "hi",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(SKILLET)
+            .current_dir(root.path())
+            .args(&args)
+            .env_remove("SKILLET_PROVIDER")
+            .env_remove("SKILLET_CONFIG")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            text(&out.stderr)
+        );
+        let last = server.journal().pop().expect("a model request");
+        streamed.push((
+            last.body.get("stream").cloned(),
+            last.body.get("stream_options").is_some(),
+        ));
+    }
+    assert_eq!(
+        streamed,
+        [
+            (None, false),
+            (None, false),
+            (Some(serde_json::Value::Bool(true)), true)
+        ],
+        "--json and the plain display get whole answers; -vv shows the text as it is written"
+    );
+}
+
 #[test]
 fn at_vv_the_models_streamed_text_reads_inline_under_a_heading_per_turn() {
     let cwd = tempfile::tempdir().unwrap();

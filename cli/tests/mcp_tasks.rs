@@ -8,7 +8,10 @@
 //!   frees at once);
 //! - without the extension a call is answered as before and `tasks/*` is `-32021`; the methods
 //!   the extension dropped (`tasks/result`, `tasks/list`) are `-32601`;
-//! - under `[auth]` another identity's task is not found.
+//! - under `[auth]` another identity's task is not found;
+//! - with `[server] state_db` a finished task answers `tasks/get` again after a restart (its
+//!   owner only), and a task whose call was running when the server was killed reads `failed`
+//!   saying why, never `working`.
 
 mod auth_support;
 mod cli_support;
@@ -19,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
-use cli_support::{SKILLET, write_skill};
+use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME, auth_config};
+use cli_support::{SKILLET, sigterm, write_skill};
 use serve_support::{HttpServer, ServeHttp, jsonrpc_messages as messages};
 
 const MODERN: &str = "2026-07-28";
@@ -392,4 +395,106 @@ async fn over_stdio_a_session_that_declared_tasks_gets_its_call_as_a_task_and_ca
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     let cancelled = answer(4, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+}
+
+/// `serve --http` on `skills` in `cwd`, whose `skillet.toml` is already written.
+async fn serve_in(skills: &Path, cwd: &Path) -> HttpServer {
+    ServeHttp::new(SKILLET)
+        .cwd(cwd)
+        .skills_dir(skills)
+        .spawn()
+        .await
+}
+
+#[tokio::test]
+async fn with_state_db_a_finished_task_answers_its_owner_after_a_restart_and_no_one_else() {
+    let jwks = Jwks::serve(vec![]).await;
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "echo-a", 0, "{json: {echo: \"a\"}}");
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("skillet.toml"),
+        auth_config(&jwks.url, "\n[server]\nstate_db = \"state/tasks.db\"\n"),
+    )
+    .unwrap();
+    let mut first = serve_in(skills.path(), cwd.path()).await;
+    let owner = Modern {
+        server: &first,
+        tasks: true,
+        bearer: Some(KEY_A),
+    };
+    let created = owner.call("echo-a").await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let before = settled(|| owner.get(&id)).await;
+    assert_eq!(before["status"], "completed", "{before}");
+    sigterm(first.child.id().unwrap());
+    assert!(first.child.wait().await.unwrap().success());
+
+    let second = serve_in(skills.path(), cwd.path()).await;
+    let owner = Modern {
+        server: &second,
+        tasks: true,
+        bearer: Some(KEY_A),
+    };
+    let after = owner.get(&id).await;
+    assert_eq!(after["result"]["status"], "completed", "{after}");
+    assert_eq!(after["result"]["result"]["structuredContent"]["echo"], "a");
+    assert_eq!(after["result"]["result"], before["result"]);
+    assert_eq!(after["result"]["createdAt"], before["createdAt"]);
+    assert!(after["result"]["ttlMs"].as_u64().unwrap() > 0, "{after}");
+    let other = Modern {
+        server: &second,
+        tasks: true,
+        bearer: Some(KEY_ONE_AT_A_TIME),
+    };
+    let theirs = other.get(&id).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+}
+
+#[tokio::test]
+async fn with_state_db_a_task_running_when_the_server_was_killed_reads_failed_saying_why() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), "stuck", 60_000, "{json: {echo: \"late\"}}");
+    let cwd = tempfile::tempdir().unwrap();
+    let config = "[server]\nstate_db = \"state/tasks.db\"\n";
+    let mut first = serve(skills.path(), cwd.path(), config).await;
+    let client = Modern {
+        server: &first,
+        tasks: true,
+        bearer: None,
+    };
+    let id = client.call("stuck").await["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    assert_eq!(client.get(&id).await["result"]["status"], "working");
+    first.child.start_kill().unwrap();
+    first.child.wait().await.unwrap();
+
+    let second = serve_in(skills.path(), cwd.path()).await;
+    let client = Modern {
+        server: &second,
+        tasks: true,
+        bearer: None,
+    };
+    let after = client.get(&id).await;
+    assert_eq!(after["result"]["status"], "failed", "{after}");
+    let message = after["result"]["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("server stopped") && message.contains("call the tool again"),
+        "{after}"
+    );
+    assert!(
+        second
+            .startup_lines
+            .iter()
+            .any(|line| line.contains("MCP tasks are durable") && line.contains("1 failed")),
+        "{:?}",
+        second.startup_lines
+    );
 }

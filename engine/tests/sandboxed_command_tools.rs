@@ -242,5 +242,5 @@ fn workdir_that_does_not_exist_is_refused_at_build() {
     let mut config = CommandToolConfig::new(sandbox_child(), "d");
     config.workdir = Some("/nonexistent/skillet".into());
     let err = CommandTool::new("t", config, backend()).unwrap_err();
-    assert!(err.contains("not a directory"), "{err}");
+    assert!(err.to_string().contains("not a directory"), "{err}");
 }

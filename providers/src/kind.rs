@@ -36,8 +36,8 @@ macro_rules! define_provider_kind {
 }
 
 /// The one table of provider kinds, `Variant => WireType` rows, handed to `$callback!`: this
-/// module declares the enum from it, `http_provider.rs` the constructor dispatch. Adding a provider is
-/// one wire file plus one row here.
+/// module declares the enum from it, `http_provider.rs` the constructor dispatch. Adding a
+/// provider is one wire folder plus one row here.
 macro_rules! with_provider_kinds {
     ($callback:ident) => {
         $callback! {

@@ -49,11 +49,15 @@
 //! Every provider is the same generic `HttpProvider<W>` over a crate-private `Wire` (see
 //! `wire.rs`): the wire maps requests to typed serde structs and decodes whole bodies, stream
 //! events and error bodies; the generic provider owns retry, send, stream tracking and size
-//! limits, cancellation, the deadline and redaction. **Adding a provider is one file (a unit
-//! type implementing `Wire`) plus one row in the `with_provider_kinds!` table in `kind.rs`**, which
-//! declares the [`ProviderKind`] variant and reads its name, default base URL and credential
-//! rule from the wire. The unit test `wire_extension_tests` proves it with a throwaway fourth
-//! wire run through the generic provider against a real server.
+//! limits, cancellation, the deadline and redaction. Each wire is a folder of the same shape
+//! (`openai/`, `anthropic/`, `gemini/`, `ollama/`: `mod.rs` the `Wire` impl, `request.rs`,
+//! `response.rs`, `stream.rs`), and no wire imports another: what two share lives in the
+//! shared modules (`wire.rs`, `transport.rs`, `modes.rs`, `types.rs`). **Adding a provider is
+//! one folder of that shape (a unit type implementing `Wire`) plus one row in the
+//! `with_provider_kinds!` table in `kind.rs`**, which declares the [`ProviderKind`] variant and
+//! reads its name, default base URL and credential rule from the wire. The unit test
+//! `wire_extension_tests` proves it with a throwaway fourth wire run through the generic
+//! provider against a real server.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -74,10 +78,6 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
-mod anthropic_response;
-mod anthropic_stream;
-#[cfg(test)]
-mod anthropic_thinking_tests;
 mod config_values;
 mod error;
 mod fallback;
@@ -86,7 +86,6 @@ mod from_env;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod gemini;
-mod gemini_response;
 mod hints;
 mod http_provider;
 mod images;
@@ -98,9 +97,7 @@ mod mode_names;
 mod modes;
 mod notices;
 mod ollama;
-mod ollama_tags;
 mod openai;
-mod openai_request;
 mod policy;
 mod pool;
 mod provider;
@@ -126,7 +123,7 @@ pub use pool::{ProviderPool, build_provider};
 pub use from_env::{
     EnvError, EnvProvider, base_url_from_lookup, base_url_var, key_var, ollama_base_url,
 };
-pub use ollama_tags::{OllamaModelsError, ollama_models};
+pub use ollama::{OllamaModelsError, ollama_models};
 
 pub use config_values::ConfigError;
 pub use error::{ProviderError, ProviderErrorKind};

@@ -66,10 +66,12 @@ pub trait Provider: Send + Sync {
 /// Per-call options. `Default` is: no deadline, no cancellation, no streaming, no observer.
 #[derive(Clone, Copy, Default)]
 pub struct CallOptions<'a> {
-    /// The call fails with [`ProviderErrorKind::Timeout`] at this instant, including any retry
-    /// waits; a retry that would have to wait past it fails at once.
+    /// The call fails with [`ProviderErrorKind::Timeout`](crate::ProviderErrorKind::Timeout) at
+    /// this instant, including any retry waits; a retry that would have to wait past it fails at
+    /// once.
     pub deadline: Option<Instant>,
-    /// Cancelling this token ends the call with [`ProviderErrorKind::Cancelled`].
+    /// Cancelling this token ends the call with
+    /// [`ProviderErrorKind::Cancelled`](crate::ProviderErrorKind::Cancelled).
     pub cancel: Option<&'a CancellationToken>,
     /// When set, the provider streams and hands every text delta to the sink.
     pub stream: Option<&'a dyn StreamSink>,

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::anthropic_response::ANSWER_TOOL;
+use crate::modes::ANSWER_TOOL;
 use crate::modes::{OutputMode, TurnPlan};
 use crate::toolshim::ANSWER_KEY;
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, FinishReason, ToolCall};

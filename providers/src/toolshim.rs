@@ -6,7 +6,7 @@
 //! The call format (also what the union schema allows):
 //! `{"tool": NAME, "arguments": {...}}` for a call, `{"final_answer": VALUE}` for the answer.
 //! Reading the reply back (also the common `<tool_call>{...}</tool_call>` form) lives in
-//! `text_reply.rs`; the engine sees ordinary [`ToolCall`](crate::ToolCall)s either way, with the
+//! `text_reply.rs`; the engine sees ordinary [`ToolCall`]s either way, with the
 //! same validation, events and loop detection.
 //!
 //! Not here: deciding when prompted tools are used (`modes.rs`).

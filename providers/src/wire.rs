@@ -1,7 +1,9 @@
 //! The crate-private [`Wire`] trait: everything that differs between two chat APIs, and nothing
-//! else. One implementation per API lives in its own file (`openai.rs`, `ollama.rs`,
-//! `anthropic.rs`); the generic `HttpProvider` (`http_provider.rs`) runs every one of them with
-//! the same retry, send, streaming, cancellation, deadline and redaction code.
+//! else. One implementation per API lives in its own folder, every folder the same shape
+//! (`mod.rs` the `Wire` impl, `request.rs`, `response.rs`, `stream.rs`); the generic
+//! `HttpProvider` (`http_provider.rs`) runs every one of them with the same retry, send,
+//! streaming, cancellation, deadline and redaction code. What two wires share lives here, so no
+//! wire imports another.
 //!
 //! A wire maps a [`ChatRequest`] to its **typed** request body (serde structs, never `json!`),
 //! decodes a whole response body, decodes a stream event by event, and reads its error bodies.
@@ -159,8 +161,18 @@ pub(crate) trait Wire: Send + Sync + 'static {
     fn parse_error(body: &[u8]) -> ErrorBody;
 }
 
+/// Tool errors go back as text for APIs whose tool messages have no error flag. A successful
+/// result is borrowed as is.
+pub(crate) fn tool_result_text(content: &str, is_error: bool) -> Cow<'_, str> {
+    if is_error {
+        Cow::Owned(format!("Error: {content}"))
+    } else {
+        Cow::Borrowed(content)
+    }
+}
+
 /// Runs a decoder over already-received events; shared by wires whose whole body is one event
-/// (Ollama's non-streamed answer is its `done` line).
+/// (a non-streamed answer that is its stream's last line).
 pub(crate) fn decode_single<D: StreamDecoder>(
     mut decoder: D,
     data: &[u8],

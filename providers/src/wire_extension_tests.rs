@@ -1,4 +1,4 @@
-//! Proof of the "one file plus one row" claim: a throwaway fourth wire, written here as a
+//! Proof of the "one wire plus one row" claim: a throwaway fourth wire, written here as a
 //! provider author would write one, runs through the generic `HttpProvider` against a real
 //! mock-llm server, streamed and not, with the shared retry policy. It speaks Ollama's
 //! `/api/chat` with its own minimal types (so the server exists), text only.

@@ -2,7 +2,7 @@
 //! (`reasoning_effort` on OpenAI, `think` on Ollama, `thinking` on Anthropic), only when set,
 //! and never another API's; a request's own settings (a skill's) win over the provider's field by
 //! field; unusable values are refused when the spec is built. The thinking
-//! blocks' echo is tested at the wire (`anthropic_thinking_tests.rs`).
+//! blocks' echo is tested at the wire (`anthropic/thinking_tests.rs`).
 
 mod support;
 

@@ -82,6 +82,79 @@ pub fn write_marked_skill(root: &Path, name: &str, latency_ms: u64, reply: &str)
     .unwrap();
 }
 
+/// The approval tests' skills: `gated-calc` (marker `Gated calc:`), whose `calculator` call
+/// needs approval (`a2e-approval`), and `gated-slow` (the same, with a 2 s deadline). Their mock
+/// answers `{"echo": "approved"}`, `"denied: not on prod"` (the reason `not on prod`),
+/// `"denied by policy"` or `"denied"` from what the tool call returned.
+pub fn write_gated_skills(root: &Path) {
+    for (name, marker, timeout) in [
+        ("gated-calc", "Gated calc:", 60),
+        ("gated-slow", "Gated slow:", 2),
+    ] {
+        let dir = root.join(name);
+        std::fs::create_dir_all(dir.join("assets")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Computes with a gated calculator (test skill).\n\
+                 metadata:\n  a2a-tags: '[\"test\"]'\n  \
+                 a2a-input-schema: assets/input.schema.json\n  \
+                 a2a-output-schema: assets/output.schema.json\n  \
+                 a2e-tools: '[\"calculator\"]'\n  a2e-approval: '[\"calculator\"]'\n  \
+                 a2e-max-turns: '3'\n  a2e-timeout-seconds: '{timeout}'\n---\n\
+                 {marker} compute {{{{ text }}}} with the calculator.\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("assets/input.schema.json"),
+            r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("assets/output.schema.json"),
+            r#"{"type":"object","properties":{"echo":{"type":"string"}},"required":["echo"],"additionalProperties":false}"#,
+        )
+        .unwrap();
+        let rule = |n: &str, when: &str, reply: &str| {
+            format!(
+                "  - name: {name}-{n}\n    when: {{system_contains: \"{marker}\", {when}}}\n    \
+                 reply: {reply}\n"
+            )
+        };
+        let scenario = [
+            "rules:\n".to_owned(),
+            rule(
+                "approved",
+                "tool_result_contains: \"result\"",
+                "{json: {echo: approved}}",
+            ),
+            rule(
+                "reason",
+                "tool_result_contains: \"not on prod\"",
+                "{json: {echo: \"denied: not on prod\"}}",
+            ),
+            rule(
+                "policy",
+                "tool_result_contains: \"policy denied\"",
+                "{json: {echo: denied by policy}}",
+            ),
+            rule(
+                "denied",
+                "tool_result_contains: \"denied approval\"",
+                "{json: {echo: denied}}",
+            ),
+            rule(
+                "call",
+                "tool_results: false",
+                "{tool_calls: [{name: calculator, arguments: {expression: \"6*7\"}}]}",
+            ),
+        ]
+        .concat();
+        std::fs::write(dir.join("mock-scenario.yaml"), scenario).unwrap();
+    }
+}
+
 /// Writes a skill folder `name` under `root` whose scenario answers `reply` (YAML) after
 /// `latency_ms`.
 pub fn write_skill(root: &Path, name: &str, latency_ms: u64, reply: &str) {

@@ -1,7 +1,10 @@
 """The official A2A Python SDK (`a2a-sdk`, A2A 1.0) drives a multi-turn approval against a
-running `skillet serve --http` (cli/tests/approvals.rs).
+running `skillet serve --http` (cli/tests/approvals.rs; over gRPC, cli/tests/a2a_grpc.rs).
 
-Usage: a2a_approval_client.py BASE_URL
+Usage: a2a_approval_client.py BASE_URL [BINDING]
+
+BINDING (`JSONRPC`, `HTTP+JSON` or `GRPC`) restricts the clients to that interface of the card;
+without it they take the card's preferred one.
 
 The server has `gated-calc`, whose `calculator` call needs a person's approval. Checks (each
 prints `OK <check>`; any failure raises, so the exit status is non-zero):
@@ -23,6 +26,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import GetTaskRequest, SendMessageRequest
 
 BASE = sys.argv[1]
+BINDING = sys.argv[2] if len(sys.argv) > 2 else None
 
 
 def ok(name):
@@ -53,6 +57,16 @@ def reply(task_id, decision):
     return json_format.ParseDict({"message": message}, SendMessageRequest())
 
 
+def config(**options):
+    if BINDING is None:
+        return ClientConfig(**options)
+    if BINDING == "GRPC":
+        import grpc
+
+        options["grpc_channel_factory"] = grpc.aio.insecure_channel
+    return ClientConfig(supported_protocol_bindings=[BINDING], **options)
+
+
 async def collect(stream):
     return [as_dict(e) async for e in stream]
 
@@ -65,8 +79,8 @@ def approval_of(status):
 async def main():
     async with httpx.AsyncClient(timeout=60) as http:
         card = await A2ACardResolver(http, BASE).get_agent_card()
-        blocking = ClientFactory(ClientConfig(streaming=False)).create(card)
-        streaming = ClientFactory(ClientConfig(streaming=True)).create(card)
+        blocking = ClientFactory(config(streaming=False)).create(card)
+        streaming = ClientFactory(config(streaming=True)).create(card)
 
         (event,) = await collect(blocking.send_message(first("gated-calc")))
         task = event["task"]

@@ -16,13 +16,14 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::check::{Check, ExpectedOutcome, PointerTest};
+use super::check::{Check, ExpectationError, ExpectedOutcome, PointerTest};
 use super::file_check::RawFileExpectation;
 use crate::files::{INPUT_FILES_KEY, input_file_value};
 use crate::protocol::ErrorCode;
 use crate::schema::CompiledSchema;
 use crate::skill::{
-    CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped, read_capped_bytes,
+    AssetProblem, CompiledSkill, MAX_ASSET_BYTES, ManifestError, SkillDir, read_capped,
+    read_capped_bytes,
 };
 
 pub use skillet_core::workbench::EVALS_FILE;
@@ -163,9 +164,10 @@ pub fn load_suite(skill: &CompiledSkill) -> Result<EvalSuite, Vec<ManifestError>
     };
     let folder = SkillDir::new(dir);
     let file = dir.join(EVALS_FILE);
-    let whole = |reason: String| vec![ManifestError::error(&file, "evals", reason)];
-    let path = folder.resolve(EVALS_FILE).map_err(&whole)?;
-    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(&whole)?;
+    let whole =
+        |reason: AssetProblem| vec![ManifestError::error(&file, "evals", reason.to_string())];
+    let path = folder.resolve(EVALS_FILE).map_err(whole)?;
+    let text = read_capped(&path, MAX_ASSET_BYTES).map_err(whole)?;
     let raw: RawSuite = serde_json::from_str(&text).map_err(|e| {
         let mut error = ManifestError::error(&file, "evals", e.to_string());
         error.line = Some(e.line());
@@ -335,7 +337,7 @@ impl CaseLoader<'_> {
         for (i, raw) in expect.output.into_iter().enumerate() {
             match pointer_check(raw) {
                 Ok(check) => checks.push(check),
-                Err(reason) => problem(&format!("expect.output[{i}]"), reason),
+                Err(reason) => problem(&format!("expect.output[{i}]"), reason.to_string()),
             }
         }
         let tools = expect.tools;
@@ -360,7 +362,7 @@ impl CaseLoader<'_> {
         for (i, raw) in expect.files.into_iter().enumerate() {
             match raw.compile() {
                 Ok(file) => checks.push(Check::File(file)),
-                Err(reason) => problem(&format!("expect.files[{i}]"), reason),
+                Err(reason) => problem(&format!("expect.files[{i}]"), reason.to_string()),
             }
         }
         checks
@@ -378,7 +380,7 @@ impl CaseLoader<'_> {
     /// sends one ([`input_file_value`]): its name, and its content as text when it is UTF-8,
     /// else base64. It lands in the run's workspace like any caller's file.
     fn input_file(&self, relative: &str) -> Result<Value, String> {
-        let path = self.folder.resolve(relative)?;
+        let path = self.folder.resolve(relative).map_err(|e| e.to_string())?;
         let bytes =
             read_capped_bytes(&path, MAX_ASSET_BYTES).map_err(|e| format!("{relative}: {e}"))?;
         let name = Path::new(relative)
@@ -389,12 +391,9 @@ impl CaseLoader<'_> {
     }
 }
 
-fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
+fn pointer_check(raw: RawPointerCheck) -> Result<Check, ExpectationError> {
     if !(raw.pointer.is_empty() || raw.pointer.starts_with('/')) {
-        return Err(format!(
-            "pointer {:?} is not a JSON pointer (\"\" or \"/a/0/b\")",
-            raw.pointer
-        ));
+        return Err(ExpectationError::NotAPointer(raw.pointer));
     }
     let range = (raw.min.is_some() || raw.max.is_some()).then_some(PointerTest::Range {
         min: raw.min,
@@ -402,7 +401,8 @@ fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
     });
     let regex = match raw.regex {
         Some(pattern) => Some(PointerTest::Regex(
-            regex::Regex::new(&pattern).map_err(|e| format!("regex {pattern:?}: {e}"))?,
+            regex::Regex::new(&pattern)
+                .map_err(|error| ExpectationError::Regex { pattern, error })?,
         )),
         None => None,
     };
@@ -415,19 +415,18 @@ fn pointer_check(raw: RawPointerCheck) -> Result<Check, String> {
     .into_iter()
     .flatten()
     .collect();
-    let [test] = <[PointerTest; 1]>::try_from(tests).map_err(|tests| {
-        format!(
-            "give exactly one of equals, contains, regex or min/max (found {})",
-            tests.len()
-        )
-    })?;
+    let [test] = <[PointerTest; 1]>::try_from(tests)
+        .map_err(|tests| ExpectationError::NotOneTest(tests.len()))?;
     if let PointerTest::Range {
         min: Some(min),
         max: Some(max),
     } = &test
         && min > max
     {
-        return Err(format!("min {min} is above max {max}"));
+        return Err(ExpectationError::Range {
+            min: *min,
+            max: *max,
+        });
     }
     Ok(Check::Output {
         pointer: raw.pointer,

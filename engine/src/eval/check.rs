@@ -50,6 +50,42 @@ impl CheckKind {
     }
 }
 
+/// Why an `expect` entry (a pointer check, a produced file's expectation) cannot be a check;
+/// the text is the reason the suite's `ManifestError` shows at the entry.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExpectationError {
+    /// A file expectation without the file's name.
+    #[error("`name` (the produced file's path) is required")]
+    NoName,
+    /// `min_bytes` above `max_bytes`.
+    #[error("min_bytes {min} is above max_bytes {max}")]
+    SizeRange { min: u64, max: u64 },
+    /// A regular expression that does not compile.
+    #[error("regex {pattern:?}: {error}")]
+    Regex {
+        pattern: String,
+        error: regex::Error,
+    },
+    /// A file's `pointer` without `equals` or `contains`.
+    #[error("`pointer` needs `equals` or `contains`")]
+    PointerWithoutTest,
+    /// A file's `equals`/`contains` without a `pointer`.
+    #[error("`equals`/`contains` need a `pointer`")]
+    TestWithoutPointer,
+    /// A file's `equals` and `contains` together.
+    #[error("give `equals` or `contains`, not both")]
+    BothTests,
+    /// Not a JSON pointer.
+    #[error("pointer {0:?} is not a JSON pointer (\"\" or \"/a/0/b\")")]
+    NotAPointer(String),
+    /// A pointer check with no test, or several.
+    #[error("give exactly one of equals, contains, regex or min/max (found {0})")]
+    NotOneTest(usize),
+    /// A range whose `min` is above its `max`.
+    #[error("min {min} is above max {max}")]
+    Range { min: f64, max: f64 },
+}
+
 /// What a pointer check asks of the value it points at.
 #[derive(Debug, Clone)]
 pub enum PointerTest {

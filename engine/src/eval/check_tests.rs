@@ -413,7 +413,7 @@ fn a_file_expectation_that_cannot_be_checked_is_refused_when_the_cases_load() {
     for (raw, reason) in problems {
         let raw: crate::eval::file_check::RawFileExpectation =
             serde_json::from_value(raw.clone()).unwrap();
-        let error = raw.compile().unwrap_err();
+        let error = raw.compile().unwrap_err().to_string();
         assert!(error.contains(reason), "{error}");
     }
 }

@@ -15,7 +15,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::check::{PointerTest, judge_pointer, shown};
+use super::check::{ExpectationError, PointerTest, judge_pointer, shown};
 use super::observation::{Observation, ObservedFile};
 
 /// What one produced file must be.
@@ -62,18 +62,23 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 
 impl RawFileExpectation {
     /// The typed expectation, or what is wrong with it.
-    pub(crate) fn compile(self) -> Result<FileExpectation, String> {
+    pub(crate) fn compile(self) -> Result<FileExpectation, ExpectationError> {
         if self.name.trim().is_empty() {
-            return Err("`name` (the produced file's path) is required".into());
+            return Err(ExpectationError::NoName);
         }
         if let (Some(min), Some(max)) = (self.min_bytes, self.max_bytes)
             && min > max
         {
-            return Err(format!("min_bytes {min} is above max_bytes {max}"));
+            return Err(ExpectationError::SizeRange { min, max });
         }
         let regex = match &self.regex {
             Some(pattern) => {
-                Some(regex::Regex::new(pattern).map_err(|e| format!("regex {pattern:?}: {e}"))?)
+                Some(
+                    regex::Regex::new(pattern).map_err(|error| ExpectationError::Regex {
+                        pattern: pattern.clone(),
+                        error,
+                    })?,
+                )
             }
             None => None,
         };
@@ -81,20 +86,14 @@ impl RawFileExpectation {
             (None, None, None) => None,
             (Some(pointer), Some(value), None) => Some((pointer, PointerTest::Equals(value))),
             (Some(pointer), None, Some(value)) => Some((pointer, PointerTest::Contains(value))),
-            (Some(_), None, None) => {
-                return Err("`pointer` needs `equals` or `contains`".into());
-            }
-            (None, _, _) => return Err("`equals`/`contains` need a `pointer`".into()),
-            (Some(_), Some(_), Some(_)) => {
-                return Err("give `equals` or `contains`, not both".into());
-            }
+            (Some(_), None, None) => return Err(ExpectationError::PointerWithoutTest),
+            (None, _, _) => return Err(ExpectationError::TestWithoutPointer),
+            (Some(_), Some(_), Some(_)) => return Err(ExpectationError::BothTests),
         };
         if let Some((pointer, _)) = &pointer
             && !(pointer.is_empty() || pointer.starts_with('/'))
         {
-            return Err(format!(
-                "pointer {pointer:?} is not a JSON pointer (\"\" or \"/a/0/b\")"
-            ));
+            return Err(ExpectationError::NotAPointer(pointer.clone()));
         }
         Ok(FileExpectation {
             name: self.name,

@@ -55,8 +55,11 @@ pub fn load_trigger_queries(
         return Ok(None);
     }
     let whole = |reason: String| ManifestError::error(&file, "trigger", reason);
-    let path = SkillDir::new(dir).resolve(TRIGGER_FILE).map_err(whole)?;
-    let text = read_capped(&path, crate::skill::MAX_ASSET_BYTES).map_err(whole)?;
+    let path = SkillDir::new(dir)
+        .resolve(TRIGGER_FILE)
+        .map_err(|e| whole(e.to_string()))?;
+    let text =
+        read_capped(&path, crate::skill::MAX_ASSET_BYTES).map_err(|e| whole(e.to_string()))?;
     let queries: Vec<TriggerQuery> = serde_json::from_str(&text).map_err(|e| {
         whole(format!(
             "{e} (expected skill-creator's query set: [{{\"query\": \"...\", \

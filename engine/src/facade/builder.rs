@@ -305,8 +305,8 @@ impl SkilletBuilder {
         }
         let builder = default.apply(builder, default_model.as_deref())?;
         let executor = builder.build().map_err(|e| match e {
-            crate::run::BuildError::DefaultProvider(message) => {
-                BuildError::DefaultProvider(message)
+            crate::run::BuildError::DefaultProvider(error) => {
+                BuildError::DefaultProvider(error.to_string())
             }
         })?;
         Ok(Skillet::new(executor, warnings))

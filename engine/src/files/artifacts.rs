@@ -14,6 +14,7 @@ use std::io::Read;
 use base64::Engine as _;
 
 use super::confine;
+use super::error::FileError;
 use super::settings::WorkspaceConfig;
 use super::workspace::Workspace;
 use crate::events::EventEmitter;
@@ -45,7 +46,10 @@ pub(crate) fn report(
             let mut bytes = Vec::new();
             f.read_to_end(&mut bytes)
                 .map(|_| bytes)
-                .map_err(|e| e.to_string())
+                .map_err(|source| FileError::CannotRead {
+                    path: file.path.clone(),
+                    source,
+                })
         });
         let bytes = match read {
             Ok(bytes) => bytes,

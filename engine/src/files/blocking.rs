@@ -24,6 +24,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use super::error::FileError;
+
 /// Most blocking file operations running at once in the process, over every call.
 pub(crate) const MAX_IN_FLIGHT: usize = 64;
 
@@ -74,10 +76,10 @@ impl Drop for Waiting {
 impl FileOps {
     /// Runs `work` on the blocking pool within the process-wide bound and [`OP_TIMEOUT`];
     /// `what` names the operation in errors and logs ("read", "write", "listing").
-    pub(crate) async fn run<T, F>(&self, what: &'static str, work: F) -> Result<T, String>
+    pub(crate) async fn run<T, F>(&self, what: &'static str, work: F) -> Result<T, FileError>
     where
         T: Send + 'static,
-        F: FnOnce() -> Result<T, String> + Send + 'static,
+        F: FnOnce() -> Result<T, FileError> + Send + 'static,
     {
         self.run_within(what, OP_TIMEOUT, work).await
     }
@@ -87,16 +89,14 @@ impl FileOps {
         what: &'static str,
         limit: Duration,
         work: F,
-    ) -> Result<T, String>
+    ) -> Result<T, FileError>
     where
         T: Send + 'static,
-        F: FnOnce() -> Result<T, String> + Send + 'static,
+        F: FnOnce() -> Result<T, FileError> + Send + 'static,
     {
-        let busy = || {
-            format!(
-                "the {what} could not start: the host's {MAX_IN_FLIGHT} file operations are \
-                 all still running; try again later"
-            )
+        let busy = || FileError::Busy {
+            what,
+            max: MAX_IN_FLIGHT,
         };
         let permit = tokio::time::timeout(limit, PERMITS.acquire())
             .await
@@ -122,7 +122,7 @@ impl FileOps {
         waiting.done = true;
         match outcome {
             Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(format!("the {what} was interrupted")),
+            Ok(Err(_)) => Err(FileError::Interrupted(what)),
             Err(_) => {
                 waiting.abandoned.store(true, Ordering::Release);
                 tracing::warn!(
@@ -130,10 +130,7 @@ impl FileOps {
                     "a file operation did not finish within {} s; its thread is left running",
                     limit.as_secs()
                 );
-                Err(format!(
-                    "the {what} did not finish within {} s and was abandoned",
-                    limit.as_secs()
-                ))
+                Err(FileError::Abandoned { what, after: limit })
             }
         }
     }
@@ -158,7 +155,10 @@ mod tests {
                 Ok(())
             })
             .await;
-        assert!(answer.unwrap_err().contains("did not finish"));
+        assert!(matches!(
+            answer,
+            Err(FileError::Abandoned { what: "write", .. })
+        ));
         assert_eq!(ops.running(), 1, "the stuck thread is still counted");
         release.send(()).unwrap();
         for _ in 0..1000 {
@@ -173,11 +173,11 @@ mod tests {
     #[tokio::test]
     async fn results_and_errors_come_back_and_the_count_returns_to_zero() {
         let ops = FileOps::default();
-        assert_eq!(ops.run("read", || Ok(7)).await, Ok(7));
-        assert_eq!(
-            ops.run::<(), _>("read", || Err("no".to_owned())).await,
-            Err("no".to_owned())
-        );
+        assert_eq!(ops.run("read", || Ok(7)).await.unwrap(), 7);
+        assert!(matches!(
+            ops.run::<(), _>("read", || Err(FileError::EmptyPath)).await,
+            Err(FileError::EmptyPath)
+        ));
         assert_eq!(ops.running(), 0);
     }
 }

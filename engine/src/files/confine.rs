@@ -13,7 +13,7 @@
 //! is refused at once, never waited on (an `open(2)` for writing on a pipe without a reader
 //! would block its thread forever).
 //!
-//! Every refusal is an `Err(String)` meant for the model. Not here: the tools that use this
+//! Every refusal is a [`FileError`] naming the path, meant for the model. Not here: the tools that use this
 //! (`skill_files`, `workspace_tools`).
 
 use std::fs::{File, OpenOptions};
@@ -22,70 +22,61 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Component, Path, PathBuf};
 
+use super::error::FileError;
+
 /// Longest path accepted, in characters.
 pub const MAX_PATH_CHARS: usize = 512;
 
 /// Checks a model-supplied relative path; returns it normalized (no `.` components).
-pub(crate) fn relative_path(path: &str) -> Result<PathBuf, String> {
+pub(crate) fn relative_path(path: &str) -> Result<PathBuf, FileError> {
     if path.trim().is_empty() {
-        return Err("the path is empty".to_owned());
+        return Err(FileError::EmptyPath);
     }
     if path.chars().count() > MAX_PATH_CHARS {
-        return Err(format!(
-            "the path is longer than {MAX_PATH_CHARS} characters"
-        ));
+        return Err(FileError::PathTooLong);
     }
     if path.contains('\0') {
-        return Err("the path contains a NUL byte".to_owned());
+        return Err(FileError::NulInPath);
     }
     if path.starts_with('/') || path.starts_with('\\') || path.starts_with('~') {
-        return Err(format!(
-            "{path:?} is absolute; give a path relative to the folder"
-        ));
+        return Err(FileError::Absolute(path.to_owned()));
     }
     let mut normalized = PathBuf::new();
     for component in Path::new(path).components() {
         match component {
             Component::Normal(part) => normalized.push(part),
             Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!(
-                    "{path:?} contains `..`; paths must stay inside the folder"
-                ));
-            }
+            Component::ParentDir => return Err(FileError::ParentDir(path.to_owned())),
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
-                    "{path:?} is absolute; give a path relative to the folder"
-                ));
+                return Err(FileError::Absolute(path.to_owned()));
             }
         }
     }
     if normalized.as_os_str().is_empty() {
-        return Err(format!("{path:?} names the folder itself, not a file"));
+        return Err(FileError::NamesFolder(path.to_owned()));
     }
     Ok(normalized)
 }
 
 /// The canonical form of `root` (the directory everything must stay in).
-pub(crate) fn canonical_root(root: &Path) -> Result<PathBuf, String> {
-    root.canonicalize()
-        .map_err(|e| format!("the folder cannot be resolved: {e}"))
+pub(crate) fn canonical_root(root: &Path) -> Result<PathBuf, FileError> {
+    root.canonicalize().map_err(FileError::FolderUnresolvable)
 }
 
 /// Resolves `path` inside `root` for reading: it must exist, resolve (after symlinks) inside
 /// `root`, and be a regular file.
-pub(crate) fn existing_file(root: &Path, path: &str) -> Result<PathBuf, String> {
+pub(crate) fn existing_file(root: &Path, path: &str) -> Result<PathBuf, FileError> {
     let relative = relative_path(path)?;
     let real_root = canonical_root(root)?;
     let real = root
         .join(&relative)
         .canonicalize()
-        .map_err(|_| format!("{path:?} does not exist"))?;
+        .map_err(|_| FileError::Missing(path.to_owned()))?;
     if !real.starts_with(&real_root) {
-        return Err(format!("{path:?} resolves outside the folder; refused"));
+        return Err(FileError::Outside(path.to_owned()));
     }
     if !real.is_file() {
-        return Err(format!("{path:?} is not a regular file"));
+        return Err(FileError::NotRegular(path.to_owned()));
     }
     Ok(real)
 }
@@ -97,18 +88,21 @@ fn opened_inside(file: &File, real_root: &Path) -> bool {
 }
 
 /// Opens a confined file for reading (re-checking where the opened file really is).
-pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, String> {
+pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, FileError> {
     let real = existing_file(root, path)?;
     let real_root = canonical_root(root)?;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&real)
-        .map_err(|e| format!("{path:?} cannot be opened: {e}"))?;
+        .map_err(|source| FileError::CannotOpen {
+            path: path.to_owned(),
+            source,
+        })?;
     // The checks above ran on the path; the file opened may have been swapped since.
     refuse_unless_plain_file(&file, path)?;
     if !opened_inside(&file, &real_root) {
-        return Err(format!("{path:?} resolves outside the folder; refused"));
+        return Err(FileError::Outside(path.to_owned()));
     }
     Ok(file)
 }
@@ -116,19 +110,22 @@ pub(crate) fn open_for_read(root: &Path, path: &str) -> Result<File, String> {
 /// Refuses an open descriptor that is not a regular file (a named pipe, a socket, a device)
 /// or that has several hard links (it may be a link to a file outside the folder, which a
 /// script can make where the kernel allows it).
-fn refuse_unless_plain_file(file: &File, path: &str) -> Result<(), String> {
-    let meta = file.metadata().map_err(|e| format!("{path:?}: {e}"))?;
+fn refuse_unless_plain_file(file: &File, path: &str) -> Result<(), FileError> {
+    let meta = file.metadata().map_err(|source| FileError::Inspect {
+        path: path.to_owned(),
+        source,
+    })?;
     if !meta.is_file() {
-        return Err(format!(
-            "{path:?} is not a regular file ({}); refused",
-            kind_name(&meta)
-        ));
+        return Err(FileError::NotPlain {
+            path: path.to_owned(),
+            kind: kind_name(&meta),
+        });
     }
     if meta.nlink() > 1 {
-        return Err(format!(
-            "{path:?} has {} hard links; hard-linked files are refused",
-            meta.nlink()
-        ));
+        return Err(FileError::HardLinked {
+            path: path.to_owned(),
+            links: meta.nlink(),
+        });
     }
     Ok(())
 }
@@ -152,26 +149,30 @@ fn kind_name(meta: &std::fs::Metadata) -> &'static str {
 
 /// Writes `bytes` to `path` inside `root`, creating missing directories; never follows a
 /// symlink (see the module doc). Returns the file's real path.
-pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBuf, FileError> {
     let relative = relative_path(path)?;
     let real_root = canonical_root(root)?;
     let mut dir = real_root.clone();
     let components: Vec<_> = relative.components().collect();
     let (file_name, parents) = components
         .split_last()
-        .ok_or_else(|| format!("{path:?} names no file"))?;
+        .ok_or_else(|| FileError::NamesNoFile(path.to_owned()))?;
     for part in parents {
         dir.push(part);
         match std::fs::symlink_metadata(&dir) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
-                return Err(format!(
-                    "{path:?}: {} is not a directory (symlinks are not followed)",
-                    dir.strip_prefix(&real_root).unwrap_or(&dir).display()
-                ));
+                return Err(FileError::ParentNotDirectory {
+                    path: path.to_owned(),
+                    component: dir.strip_prefix(&real_root).unwrap_or(&dir).to_owned(),
+                });
             }
-            Err(_) => std::fs::create_dir(&dir)
-                .map_err(|e| format!("{path:?}: cannot create its directory: {e}"))?,
+            Err(_) => {
+                std::fs::create_dir(&dir).map_err(|source| FileError::CannotCreateDirectory {
+                    path: path.to_owned(),
+                    source,
+                })?;
+            }
         }
     }
     let target = dir.join(file_name);
@@ -182,19 +183,29 @@ pub(crate) fn write_file(root: &Path, path: &str, bytes: &[u8]) -> Result<PathBu
         .mode(0o644)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&target)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => format!("{path:?} is a symlink; refused"),
-            // A named pipe with no reader: `O_NONBLOCK` makes the open fail instead of waiting.
-            Some(libc::ENXIO) => format!("{path:?} is not a regular file (a named pipe); refused"),
-            _ => format!("{path:?} cannot be written: {e}"),
+        .map_err(|source| {
+            let path = path.to_owned();
+            match source.raw_os_error() {
+                Some(libc::ELOOP) => FileError::Symlink(path),
+                // A named pipe with no reader: `O_NONBLOCK` makes the open fail instead of
+                // waiting.
+                Some(libc::ENXIO) => FileError::NotPlain {
+                    path,
+                    kind: "a named pipe",
+                },
+                _ => FileError::CannotWrite { path, source },
+            }
         })?;
     refuse_unless_plain_file(&file, path)?;
     if !opened_inside(&file, &real_root) {
-        return Err(format!("{path:?} resolves outside the folder; refused"));
+        return Err(FileError::Outside(path.to_owned()));
     }
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))
-        .map_err(|e| format!("{path:?} cannot be written: {e}"))?;
+        .map_err(|source| FileError::CannotWrite {
+            path: path.to_owned(),
+            source,
+        })?;
     Ok(target)
 }
 
@@ -219,19 +230,27 @@ pub(crate) fn read_text(
     path: &str,
     offset: u64,
     limit: usize,
-) -> Result<TextSlice, String> {
-    let size = file.metadata().map_err(|e| format!("{path:?}: {e}"))?.len();
+) -> Result<TextSlice, FileError> {
+    let inspect = |source| FileError::Inspect {
+        path: path.to_owned(),
+        source,
+    };
+    let size = file.metadata().map_err(inspect)?.len();
     if offset > size {
-        return Err(format!(
-            "offset {offset} is past the end of {path:?} ({size} bytes)"
-        ));
+        return Err(FileError::PastTheEnd {
+            path: path.to_owned(),
+            offset,
+            size,
+        });
     }
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| format!("{path:?}: {e}"))?;
+    file.seek(SeekFrom::Start(offset)).map_err(inspect)?;
     let mut bytes = Vec::with_capacity(limit.min(64 * 1024));
     file.take(limit as u64)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{path:?} cannot be read: {e}"))?;
+        .map_err(|source| FileError::CannotRead {
+            path: path.to_owned(),
+            source,
+        })?;
     // Skip continuation bytes at the start (the offset fell inside a character).
     let skip = bytes
         .iter()
@@ -240,20 +259,14 @@ pub(crate) fn read_text(
         .count();
     let body = &bytes[skip..];
     if body.contains(&0) {
-        return Err(format!(
-            "{path:?} is a binary file; only text files can be read"
-        ));
+        return Err(FileError::Binary(path.to_owned()));
     }
     let text = match std::str::from_utf8(body) {
         Ok(text) => text,
         // Cut inside a final character: keep the complete ones.
         Err(e) if e.error_len().is_none() => std::str::from_utf8(&body[..e.valid_up_to()])
-            .map_err(|_| format!("{path:?} is not UTF-8 text"))?,
-        Err(_) => {
-            return Err(format!(
-                "{path:?} is not UTF-8 text; only text files can be read"
-            ));
-        }
+            .map_err(|_| FileError::NotUtf8(path.to_owned()))?,
+        Err(_) => return Err(FileError::NotUtf8(path.to_owned())),
     };
     let start = offset + skip as u64;
     Ok(TextSlice {
@@ -299,21 +312,25 @@ pub(crate) mod tests {
         assert!(
             open_for_read(root.path(), "link")
                 .unwrap_err()
+                .to_string()
                 .contains("outside")
         );
         assert!(
             open_for_read(root.path(), "dir/secret")
                 .unwrap_err()
+                .to_string()
                 .contains("outside")
         );
         assert!(
             write_file(root.path(), "link", b"x")
                 .unwrap_err()
+                .to_string()
                 .contains("symlink")
         );
         assert!(
             write_file(root.path(), "dir/new", b"x")
                 .unwrap_err()
+                .to_string()
                 .contains("not a directory")
         );
         assert_eq!(
@@ -325,11 +342,13 @@ pub(crate) mod tests {
         assert!(
             open_for_read(root.path(), "hard")
                 .unwrap_err()
+                .to_string()
                 .contains("hard links")
         );
         assert!(
             write_file(root.path(), "hard", b"x")
                 .unwrap_err()
+                .to_string()
                 .contains("hard links")
         );
         assert_eq!(
@@ -364,7 +383,8 @@ pub(crate) mod tests {
         let refused = rx
             .recv_timeout(std::time::Duration::from_secs(20))
             .expect("write_file on a named pipe must not block")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("named pipe"), "{refused}");
         // With a reader present the open succeeds; the descriptor's type refuses it.
         let reader = OpenOptions::new()
@@ -372,10 +392,12 @@ pub(crate) mod tests {
             .custom_flags(libc::O_NONBLOCK)
             .open(root.path().join("pipe"))
             .unwrap();
-        let refused = write_file(root.path(), "pipe", b"x").unwrap_err();
+        let refused = write_file(root.path(), "pipe", b"x")
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("named pipe"), "{refused}");
         drop(reader);
-        let refused = open_for_read(root.path(), "pipe").unwrap_err();
+        let refused = open_for_read(root.path(), "pipe").unwrap_err().to_string();
         assert!(refused.contains("not a regular file"), "{refused}");
     }
 
@@ -395,11 +417,13 @@ pub(crate) mod tests {
         assert!(
             read_text(open("b.bin"), "b.bin", 0, 10)
                 .unwrap_err()
+                .to_string()
                 .contains("binary")
         );
         assert!(
             read_text(open("t.txt"), "t.txt", 99, 10)
                 .unwrap_err()
+                .to_string()
                 .contains("past the end")
         );
     }

@@ -18,6 +18,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::error::FileError;
 use super::skill_files::open_skill_file;
 use crate::skill::SkillFile;
 
@@ -56,7 +57,7 @@ impl ServedFolder for SkillFolder {
     }
 
     fn read(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FolderError> {
-        let relative = super::confine::relative_path(path).map_err(FolderError::Refused)?;
+        let relative = super::confine::relative_path(path).map_err(refused)?;
         if relative.as_os_str() != SKILL_MD && !crate::skill::is_listed_path(&relative) {
             return Err(FolderError::NotFound(path.to_owned()));
         }
@@ -65,7 +66,7 @@ impl ServedFolder for SkillFolder {
         {
             return Err(FolderError::NotFound(path.to_owned()));
         }
-        let file = open_skill_file(&self.dir, path).map_err(FolderError::Refused)?;
+        let file = open_skill_file(&self.dir, path).map_err(refused)?;
         let size = file
             .metadata()
             .map_err(|e| FolderError::Io(format!("{path:?}: {e}")))?
@@ -91,6 +92,11 @@ impl ServedFolder for SkillFolder {
         }
         Ok(bytes)
     }
+}
+
+/// A confinement refusal as the folder's public error says it (the text names the path).
+fn refused(error: FileError) -> FolderError {
+    FolderError::Refused(error.to_string())
 }
 
 #[cfg(test)]

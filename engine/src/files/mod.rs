@@ -14,7 +14,7 @@
 //! - `artifacts`: produced files → `artifact` events and a listing `log`.
 //! - `confine`: path confinement (every open non-blocking, type checked on the descriptor) and
 //!   text slices; `read_budget`: the per-call read cap; `blocking`: the bound on the file
-//!   tools' blocking-pool work, per process and per call.
+//!   tools' blocking-pool work, per process and per call; `error`: why a file was refused.
 //! - [`FilesConfig`] (`settings`): `[skills.workspace]` and `[skills.scripts]`.
 //!
 //! `docs/SKILL_FORMAT.md` ("Files, workspace and scripts") is the author-facing version and
@@ -24,6 +24,7 @@
 mod artifacts;
 mod blocking;
 mod confine;
+mod error;
 mod folder;
 mod read_budget;
 mod scripts;
@@ -35,10 +36,12 @@ mod workspace_tools;
 
 pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
+pub use error::FileError;
 pub use folder::{FolderError, FolderListing, SKILL_MD, ServedFolder, SkillFolder};
 pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};
 pub use workspace::{
-    INPUT_FILES_KEY, InputFile, Workspace, WorkspaceFile, input_file_value, take_input_files,
+    INPUT_FILES_KEY, InputFile, InputFilesError, Workspace, WorkspaceFile, input_file_value,
+    take_input_files,
 };

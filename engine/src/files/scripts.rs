@@ -35,10 +35,12 @@ use serde_json::{Value, json};
 use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy};
 
 use super::confine;
+use super::error::FileError;
 use super::settings::ScriptsConfig;
 use crate::deadline::Deadline;
 use crate::environments::{
-    EnvironmentKind, Environments, Interpreters, SkillFolder, SystemTools, missing_program_hint,
+    EnvironmentError, EnvironmentKind, Environments, Interpreters, SkillFolder, SystemTools,
+    missing_program_hint,
 };
 use crate::events::EventEmitter;
 use crate::protocol::ErrorCode;
@@ -75,6 +77,71 @@ pub(crate) struct RunSkillScript {
     system_tools: Arc<SystemTools>,
     schema: Value,
     description: String,
+}
+
+/// Why a script did not run, or ended without an exit status; the text is the tool error the
+/// model reads, led by the A2E code where one applies.
+#[derive(Debug, thiserror::Error)]
+enum ScriptError {
+    /// The path breaks a confinement rule.
+    #[error(transparent)]
+    Path(#[from] FileError),
+    /// The path is outside `scripts/`.
+    #[error("{0:?} is not under {SCRIPTS_DIR}; only bundled scripts run")]
+    NotAScript(String),
+    /// The script's interpreter cannot run in the sandbox.
+    #[error("{}: {path:?} cannot run: {why}", ErrorCode::SandboxCrash)]
+    InterpreterUnusable {
+        path: String,
+        why: Box<EnvironmentError>,
+    },
+    /// No interpreter for the script's extension.
+    #[error(
+        "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
+        known.join(", ")
+    )]
+    NoInterpreter {
+        path: String,
+        extension: String,
+        known: Vec<String>,
+    },
+    /// The skill's environment could not be built.
+    #[error(
+        "{}: {path:?} cannot run: the skill's {kind} environment could not be built: {why}",
+        ErrorCode::RuntimeError
+    )]
+    EnvironmentNotBuilt {
+        path: String,
+        kind: &'static str,
+        why: Box<EnvironmentError>,
+    },
+    /// The script cannot be reached through its Node environment's link directory.
+    #[error("{}: {path:?} cannot run: {why}", ErrorCode::RuntimeError)]
+    NoNodeEntry { path: String, why: NodeEntryProblem },
+    /// The call's deadline had passed before the script started.
+    #[error("{}: the call's deadline passed before it started", ErrorCode::Timeout)]
+    DeadlinePassed,
+    /// The script ended without an exit status (killed, crashed, timed out).
+    #[error("{code}: script {path:?} {what}{tail}")]
+    Ended {
+        code: ErrorCode,
+        path: String,
+        /// How it ended.
+        what: String,
+        /// `; stderr: ...`, or empty.
+        tail: String,
+    },
+}
+
+/// Why a Node script has no entry in its environment's link directory.
+#[derive(Debug, thiserror::Error)]
+enum NodeEntryProblem {
+    #[error("the skill's folder: {0}")]
+    SkillFolder(std::io::Error),
+    #[error("not inside {}", .0.display())]
+    NotInside(PathBuf),
+    #[error(transparent)]
+    Environment(Box<EnvironmentError>),
 }
 
 /// What a script runs: the command and the extra paths the sandbox must let it read.
@@ -139,12 +206,10 @@ impl RunSkillScript {
         path: &str,
         args: &[String],
         events: &EventEmitter,
-    ) -> Result<Prepared, String> {
+    ) -> Result<Prepared, ScriptError> {
         let relative = confine::relative_path(path)?;
         if !relative.starts_with(SCRIPTS_DIR.trim_end_matches('/')) {
-            return Err(format!(
-                "{path:?} is not under {SCRIPTS_DIR}; only bundled scripts run"
-            ));
+            return Err(ScriptError::NotAScript(path.to_owned()));
         }
         let script = confine::existing_file(&self.skill_dir, path)?;
         let extension = script
@@ -154,17 +219,17 @@ impl RunSkillScript {
         let interpreter = match self.interpreters.get(extension) {
             Some(Ok(interpreter)) => interpreter,
             Some(Err(why)) => {
-                return Err(format!(
-                    "{}: {path:?} cannot run: {why}",
-                    ErrorCode::SandboxCrash
-                ));
+                return Err(ScriptError::InterpreterUnusable {
+                    path: path.to_owned(),
+                    why: Box::new(why.clone()),
+                });
             }
             None => {
-                let known: Vec<&str> = self.interpreters.extensions().collect();
-                return Err(format!(
-                    "{path:?}: no interpreter is configured for `.{extension}` files (known: {})",
-                    known.join(", ")
-                ));
+                return Err(ScriptError::NoInterpreter {
+                    path: path.to_owned(),
+                    extension: extension.to_owned(),
+                    known: self.interpreters.extensions().map(str::to_owned).collect(),
+                });
             }
         };
         let mut read_only = interpreter.read_only.clone();
@@ -183,13 +248,10 @@ impl RunSkillScript {
             .environments
             .prepare_kind(kind, &self.folder, &on_build)
             .await
-            .map_err(|why| {
-                format!(
-                    "{}: {path:?} cannot run: the skill's {} environment could not be built: \
-                     {why}",
-                    ErrorCode::RuntimeError,
-                    kind.label()
-                )
+            .map_err(|why| ScriptError::EnvironmentNotBuilt {
+                path: path.to_owned(),
+                kind: kind.label(),
+                why: Box::new(why),
             })?;
         let Some(environment) = environment else {
             return Ok(Prepared {
@@ -223,20 +285,22 @@ impl RunSkillScript {
         environment: &crate::environments::Environment,
         script: &std::path::Path,
         path: &str,
-    ) -> Result<PathBuf, String> {
-        let cannot =
-            |why: String| format!("{}: {path:?} cannot run: {why}", ErrorCode::RuntimeError);
+    ) -> Result<PathBuf, ScriptError> {
+        let cannot = |why| ScriptError::NoNodeEntry {
+            path: path.to_owned(),
+            why,
+        };
         let skill_dir = self
             .skill_dir
             .canonicalize()
-            .map_err(|e| cannot(format!("the skill's folder: {e}")))?;
+            .map_err(|e| cannot(NodeEntryProblem::SkillFolder(e)))?;
         let relative = script
             .strip_prefix(&skill_dir)
-            .map_err(|_| cannot(format!("not inside {}", skill_dir.display())))?;
+            .map_err(|_| cannot(NodeEntryProblem::NotInside(skill_dir.clone())))?;
         let entry = self
             .environments
             .node_entry(environment, &skill_dir)
-            .map_err(|why| cannot(why.to_string()))?;
+            .map_err(|why| cannot(NodeEntryProblem::Environment(Box::new(why))))?;
         Ok(entry.join(relative))
     }
 
@@ -245,7 +309,7 @@ impl RunSkillScript {
         arguments: &Value,
         deadline: Deadline,
         events: &EventEmitter,
-    ) -> Result<ToolOutput, String> {
+    ) -> Result<ToolOutput, ScriptError> {
         let path = arguments["path"].as_str().unwrap_or_default();
         let args: Vec<String> = arguments["args"]
             .as_array()
@@ -263,10 +327,7 @@ impl RunSkillScript {
         let Prepared { command, read_only } = self.command(path, &args, events).await?;
         let remaining = deadline.remaining();
         if remaining.is_zero() {
-            return Err(format!(
-                "{}: the call's deadline passed before it started",
-                ErrorCode::Timeout
-            ));
+            return Err(ScriptError::DeadlinePassed);
         }
         let mut policy = self.config.sandbox.clone();
         let budget_ms = u64::try_from(remaining.as_millis())
@@ -300,7 +361,7 @@ impl RunSkillScript {
         path: &str,
         result: &RunResult,
         policy: &SandboxPolicy,
-    ) -> Result<ToolOutput, String> {
+    ) -> Result<ToolOutput, ScriptError> {
         let max = self.config.max_output_bytes;
         let stream = |bytes: &skillet_sandbox::CapturedOutput| {
             let (text, cut) = cut_text(policy.env.redact(&bytes.to_text_lossy()), max);
@@ -343,7 +404,12 @@ impl RunSkillScript {
                 } else {
                     format!("; stderr: {tail}")
                 };
-                Err(format!("{code}: script {path:?} {what}{tail}"))
+                Err(ScriptError::Ended {
+                    code,
+                    path: path.to_owned(),
+                    what,
+                    tail,
+                })
             }
         }
     }
@@ -386,7 +452,7 @@ impl Tool for RunSkillScript {
                 }
             }
             result = self.execute(&arguments, ctx.deadline, &ctx.events) => {
-                result.map_err(ToolError::Failed)
+                result.map_err(|e| ToolError::Failed(e.to_string()))
             }
         }
     }

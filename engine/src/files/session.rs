@@ -22,11 +22,12 @@ use skillet_sandbox::{ProcessBackend, SandboxBackend};
 
 use super::artifacts;
 use super::blocking::FileOps;
+use super::error::FileError;
 use super::read_budget::ReadBudget;
 use super::scripts::{RunSkillScript, ScriptRuntime};
 use super::settings::FilesConfig;
 use super::skill_files::{ListSkillFiles, ReadSkillFile};
-use super::workspace::{InputFile, Workspace, take_input_files};
+use super::workspace::{InputFile, InputFilesError, Workspace, take_input_files};
 use super::workspace_tools::{ListFiles, ReadFile, WriteFile};
 use crate::environments::{Environments, Interpreters, SandboxUser, SkillFolder, SystemTools};
 use crate::events::EventEmitter;
@@ -129,7 +130,7 @@ impl FileSupport {
     pub(crate) fn take_inputs(
         &self,
         arguments: &mut Map<String, Value>,
-    ) -> Result<Vec<InputFile>, String> {
+    ) -> Result<Vec<InputFile>, InputFilesError> {
         take_input_files(arguments, &self.config.workspace)
     }
 
@@ -195,7 +196,7 @@ impl FileSupport {
         &self,
         skill: &CompiledSkill,
         inputs: &[InputFile],
-    ) -> Result<Option<CallFiles>, String> {
+    ) -> Result<Option<CallFiles>, FileError> {
         if !Self::applies(skill, inputs) {
             return Ok(None);
         }
@@ -203,8 +204,8 @@ impl FileSupport {
             return Ok(None);
         };
         let settings = &self.config.workspace;
-        let mut workspace = Workspace::create(settings, skill.name())
-            .map_err(|e| format!("cannot create the call's workspace: {e}"))?;
+        let mut workspace =
+            Workspace::create(settings, skill.name()).map_err(FileError::WorkspaceNotCreated)?;
         workspace.write_inputs(inputs)?;
         let dir = workspace.path().to_owned();
         let budget = ReadBudget::new(settings.max_read_bytes_per_call);

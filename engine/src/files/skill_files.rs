@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::blocking::FileOps;
 use super::confine;
+use super::error::FileError;
 use super::read_budget::ReadBudget;
 use crate::skill::SkillFile;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -99,9 +100,7 @@ impl Tool for ReadSkillFile {
     }
     async fn call(&self, arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = arguments["path"].as_str().unwrap_or_default();
-        if let Err(refused) = refuse_engine_dir(path) {
-            return Err(ToolError::Failed(refused));
-        }
+        refuse_engine_dir(path)?;
         read_slice(
             &self.dir,
             &arguments,
@@ -114,11 +113,9 @@ impl Tool for ReadSkillFile {
 }
 
 /// Refuses a path in a folder the engine keeps from every reader of the skill (`evals/`).
-fn refuse_engine_dir(path: &str) -> Result<(), String> {
+fn refuse_engine_dir(path: &str) -> Result<(), FileError> {
     if confine::relative_path(path).is_ok_and(|relative| crate::skill::in_engine_dir(&relative)) {
-        return Err(format!(
-            "{path:?} is in evals/, the skill's eval cases, which a run may not read"
-        ));
+        return Err(FileError::InEngineDir(path.to_owned()));
     }
     Ok(())
 }
@@ -126,7 +123,7 @@ fn refuse_engine_dir(path: &str) -> Result<(), String> {
 /// Opens a file of the skill folder `dir` for reading under exactly the rules of
 /// `read_skill_file`: not in `evals/`, relative, no `..`, resolving (after symlinks) inside the
 /// folder onto a plain file with one link. Blocking; for hosts serving a skill's files.
-pub(crate) fn open_skill_file(dir: &Path, path: &str) -> Result<std::fs::File, String> {
+pub(crate) fn open_skill_file(dir: &Path, path: &str) -> Result<std::fs::File, FileError> {
     refuse_engine_dir(path)?;
     confine::open_for_read(dir, path)
 }
@@ -173,8 +170,7 @@ pub(crate) async fn read_slice(
             let file = confine::open_for_read(&root, &path)?;
             confine::read_text(file, &path, offset, limit).map(|slice| (path, slice))
         })
-        .await
-        .map_err(ToolError::Failed)?;
+        .await?;
     // Concurrent reads of the same turn may have taken part of the budget meanwhile.
     let granted = budget.take(slice.text.len());
     if granted < slice.text.len() {

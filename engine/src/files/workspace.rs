@@ -16,6 +16,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::confine;
+use super::error::FileError;
 use super::settings::WorkspaceConfig;
 
 pub use skillet_core::folder::INPUT_FILES_KEY;
@@ -44,69 +45,137 @@ pub fn input_file_value(name: &str, bytes: Vec<u8>) -> Value {
     }
 }
 
+/// Why a call's input files ([`INPUT_FILES_KEY`]) are refused: their shape, a name, an
+/// encoding or a limit; `index` is the file's place in the array.
+#[derive(Debug, thiserror::Error)]
+pub enum InputFilesError {
+    /// Not an array.
+    #[error("`{INPUT_FILES_KEY}` must be an array of {{name, text}} or {{name, base64}} objects")]
+    NotAnArray,
+    /// More files than `max_input_files`.
+    #[error("`{INPUT_FILES_KEY}` has {count} files; at most {max} are accepted")]
+    TooMany {
+        /// How many were given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A file without a `name`.
+    #[error("{INPUT_FILES_KEY}[{index}]: `name` (a relative path) is required")]
+    NoName {
+        /// Its place.
+        index: usize,
+    },
+    /// A name that breaks a confinement rule.
+    #[error("{INPUT_FILES_KEY}[{index}]: {error}")]
+    BadName {
+        /// Its place.
+        index: usize,
+        /// The rule.
+        error: FileError,
+    },
+    /// `base64` that does not decode.
+    #[error("{INPUT_FILES_KEY}[{index}]: `base64` is not valid base64 ({error})")]
+    BadBase64 {
+        /// Its place.
+        index: usize,
+        /// Why.
+        error: base64::DecodeError,
+    },
+    /// Neither or both of `text` and `base64`.
+    #[error("{INPUT_FILES_KEY}[{index}]: give exactly one of `text` or `base64` (a string)")]
+    NotOneContent {
+        /// Its place.
+        index: usize,
+    },
+    /// A key other than `name`, `text`, `base64`.
+    #[error("{INPUT_FILES_KEY}[{index}]: unknown key `{key}`")]
+    UnknownKey {
+        /// Its place.
+        index: usize,
+        /// The key.
+        key: String,
+    },
+    /// A file over `max_input_file_bytes`.
+    #[error("{INPUT_FILES_KEY}[{index}]: `{name}` has {bytes} bytes; the limit is {max}")]
+    FileTooLarge {
+        /// Its place.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// Its size.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// All files together over `max_input_bytes`.
+    #[error("`{INPUT_FILES_KEY}` holds more than {0} bytes in all")]
+    TooManyBytes(usize),
+    /// The same name twice.
+    #[error("{INPUT_FILES_KEY}[{index}]: `{name}` is given twice")]
+    Twice {
+        /// The second's place.
+        index: usize,
+        /// The name.
+        name: String,
+    },
+}
+
 /// Takes [`INPUT_FILES_KEY`] out of `arguments` and decodes it. `Err` says what is wrong (shape,
 /// name, encoding or a limit), for a rejection of the call.
 pub fn take_input_files(
     arguments: &mut Map<String, Value>,
     config: &WorkspaceConfig,
-) -> Result<Vec<InputFile>, String> {
+) -> Result<Vec<InputFile>, InputFilesError> {
     let Some(value) = arguments.remove(INPUT_FILES_KEY) else {
         return Ok(Vec::new());
     };
     let Value::Array(items) = value else {
-        return Err(format!(
-            "`{INPUT_FILES_KEY}` must be an array of {{name, text}} or {{name, base64}} objects"
-        ));
+        return Err(InputFilesError::NotAnArray);
     };
     if items.len() > config.max_input_files {
-        return Err(format!(
-            "`{INPUT_FILES_KEY}` has {} files; at most {} are accepted",
-            items.len(),
-            config.max_input_files
-        ));
+        return Err(InputFilesError::TooMany {
+            count: items.len(),
+            max: config.max_input_files,
+        });
     }
     let mut files: Vec<InputFile> = Vec::with_capacity(items.len());
     let mut total = 0usize;
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("{INPUT_FILES_KEY}[{i}]");
+    for (index, item) in items.iter().enumerate() {
         let name = item["name"]
             .as_str()
-            .ok_or_else(|| format!("{at}: `name` (a relative path) is required"))?;
-        let normalized = confine::relative_path(name).map_err(|e| format!("{at}: {e}"))?;
+            .ok_or(InputFilesError::NoName { index })?;
+        let normalized = confine::relative_path(name)
+            .map_err(|error| InputFilesError::BadName { index, error })?;
         let name = normalized.to_string_lossy().into_owned();
         let bytes = match (&item["text"], &item["base64"]) {
             (Value::String(text), Value::Null) => text.clone().into_bytes(),
             (Value::Null, Value::String(encoded)) => base64::engine::general_purpose::STANDARD
                 .decode(encoded.trim())
-                .map_err(|e| format!("{at}: `base64` is not valid base64 ({e})"))?,
-            _ => {
-                return Err(format!(
-                    "{at}: give exactly one of `text` or `base64` (a string)"
-                ));
-            }
+                .map_err(|error| InputFilesError::BadBase64 { index, error })?,
+            _ => return Err(InputFilesError::NotOneContent { index }),
         };
         if let Some(extra) = item.as_object().and_then(|o| {
             o.keys()
                 .find(|k| !matches!(k.as_str(), "name" | "text" | "base64"))
         }) {
-            return Err(format!("{at}: unknown key `{extra}`"));
+            let key = extra.clone();
+            return Err(InputFilesError::UnknownKey { index, key });
         }
         if bytes.len() > config.max_input_file_bytes {
-            return Err(format!(
-                "{at}: `{name}` has {} bytes; the limit is {}",
-                bytes.len(),
-                config.max_input_file_bytes
-            ));
+            return Err(InputFilesError::FileTooLarge {
+                index,
+                name,
+                bytes: bytes.len(),
+                max: config.max_input_file_bytes,
+            });
         }
         total += bytes.len();
         if total > config.max_input_bytes {
-            return Err(format!(
-                "`{INPUT_FILES_KEY}` holds more than {} bytes in all",
-                config.max_input_bytes
-            ));
+            return Err(InputFilesError::TooManyBytes(config.max_input_bytes));
         }
         if files.iter().any(|f| f.name == name) {
-            return Err(format!("{at}: `{name}` is given twice"));
+            return Err(InputFilesError::Twice { index, name });
         }
         files.push(InputFile { name, bytes });
     }
@@ -158,10 +227,10 @@ impl Workspace {
 
     /// Writes the call's input files (remembered, so they are not reported as produced unless
     /// the run changes them).
-    pub(crate) fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), String> {
+    pub(crate) fn write_inputs(&mut self, inputs: &[InputFile]) -> Result<(), FileError> {
         for input in inputs {
             confine::write_file(&self.path, &input.name, &input.bytes)
-                .map_err(|e| format!("input file: {e}"))?;
+                .map_err(|e| FileError::InputFile(Box::new(e)))?;
         }
         for file in self.scan(usize::MAX).0 {
             self.inputs.insert(file.path, (file.size, file.modified));
@@ -323,7 +392,9 @@ mod tests {
                 "unknown key",
             ),
         ] {
-            let err = take_input_files(&mut args(files.clone()), &config).unwrap_err();
+            let err = take_input_files(&mut args(files.clone()), &config)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(why), "{files}: {err}");
         }
     }

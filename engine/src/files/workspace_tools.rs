@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::blocking::FileOps;
 use super::confine;
+use super::error::FileError;
 use super::read_budget::ReadBudget;
 use super::skill_files::{read_schema, read_slice};
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -135,14 +136,11 @@ impl Tool for WriteFile {
             .run("write", move || {
                 let exists = confine::existing_file(&dir, &path).is_ok();
                 if !exists && count_files(&dir, max_files + 1) >= max_files {
-                    return Err(format!(
-                        "the workspace already holds {max_files} files, its limit"
-                    ));
+                    return Err(FileError::WorkspaceFull(max_files));
                 }
                 confine::write_file(&dir, &path, &bytes).map(|_| (path, bytes.len()))
             })
-            .await
-            .map_err(ToolError::Failed)?;
+            .await?;
         Ok(ToolOutput::json(json!({"path": path, "size": size})))
     }
 }
@@ -179,11 +177,7 @@ impl Tool for ListFiles {
     }
     async fn call(&self, _arguments: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (dir, max) = (self.dir.clone(), self.max_files);
-        let listed = self
-            .ops
-            .run("listing", move || Ok(list(&dir, max)))
-            .await
-            .map_err(ToolError::Failed)?;
+        let listed = self.ops.run("listing", move || Ok(list(&dir, max))).await?;
         Ok(ToolOutput::json(listed))
     }
 }

@@ -27,7 +27,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -38,7 +38,7 @@ use super::durable;
 use super::ending::Ended;
 use super::executor::ExecutorInner;
 use super::hooks::{CallOutcome, TerminalEvent, run_hooks};
-use super::opening::{check_input, render_instructions};
+use super::opening::{check_input, render_instructions, viewed_as_value};
 use super::provider::ResolvedProvider;
 use super::result::Outcome;
 use super::spans;
@@ -57,8 +57,8 @@ use skillet_core::approval::Approver;
 /// What preflight established for a call that will run.
 struct Prepared {
     skill: Arc<RegisteredSkill>,
-    /// The validated arguments (input files taken out).
-    arguments: Value,
+    /// The validated arguments (input files taken out): always an object, as the request's are.
+    arguments: Map<String, Value>,
     /// How the skill runs, with what only that way needs: one match on the skill's
     /// implementation, in preflight, instead of one per step.
     run: PreparedRun,
@@ -152,16 +152,15 @@ impl ExecutorInner {
         if !skill.is_runnable() {
             return Err(not_runnable(&skill));
         }
-        let mut argument_map = request.arguments.clone();
+        let mut arguments = request.arguments.clone();
         let inputs = match &skill.implementation {
             Implementation::Manifest => self
                 .files
-                .take_inputs(&mut argument_map)
-                .map_err(|e| ProtocolError::new(ErrorCode::InvalidMessage, e))?,
+                .take_inputs(&mut arguments)
+                .map_err(|e| ProtocolError::new(ErrorCode::InvalidMessage, e.to_string()))?,
             Implementation::Native(_) => Vec::new(),
         };
-        let arguments = Value::Object(argument_map);
-        check_input(&skill.compiled, &arguments)?;
+        viewed_as_value(&mut arguments, |value| check_input(&skill.compiled, value))?;
         let override_provider = match &request.llm_override {
             Some(config) => Some(self.providers.authorize_override(config)?),
             None => None,
@@ -172,7 +171,9 @@ impl ExecutorInner {
                 llm_override: request.llm_override.clone(),
             },
             Implementation::Manifest => {
-                let instructions = render_instructions(&skill.compiled, &arguments)?;
+                let instructions = viewed_as_value(&mut arguments, |value| {
+                    render_instructions(&skill.compiled, value)
+                })?;
                 let instructions = match self.files.prompt_section(&skill.compiled, &inputs) {
                     Some(section) => format!("{}\n\n{section}", instructions.trim_end()),
                     None => instructions,
@@ -182,7 +183,7 @@ impl ExecutorInner {
                     None => self
                         .providers
                         .for_skill(&skill.compiled)
-                        .map_err(|e| ProtocolError::new(ErrorCode::RuntimeError, e))?,
+                        .map_err(|e| ProtocolError::new(ErrorCode::RuntimeError, e.to_string()))?,
                 };
                 // A cost cap fails closed: an unpriced model is refused before anything is sent.
                 RunBudget::new(

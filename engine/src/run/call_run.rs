@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::agent::TurnLoop;
@@ -51,7 +51,7 @@ pub(super) struct ManifestInput {
     pub(super) inputs: Vec<InputFile>,
     pub(super) instructions: String,
     pub(super) provider: ResolvedProvider,
-    pub(super) arguments: Value,
+    pub(super) arguments: Map<String, Value>,
     pub(super) loaded: Loaded,
 }
 
@@ -69,7 +69,7 @@ pub(super) fn native_run<'a>(
     cx: &RunContext<'a>,
     handler: Arc<dyn SkillHandler>,
     llm_override: Option<LLMConfig>,
-    arguments: Value,
+    arguments: Map<String, Value>,
 ) -> impl Future<Output = Outcome> + Send + 'a {
     let ctx = HandlerContext {
         events: cx.events.clone(),
@@ -80,7 +80,7 @@ pub(super) fn native_run<'a>(
         llm_override,
     };
     cx.state.set_turn(1);
-    run_native(&cx.skill.compiled, handler, arguments, ctx)
+    run_native(&cx.skill.compiled, handler, Value::Object(arguments), ctx)
 }
 
 impl ExecutorInner {
@@ -116,15 +116,12 @@ impl ExecutorInner {
         let mut tools = self.tools.resolve(&skill.tools, &skill.toolkits);
         let call_files = match self.files.open(skill, &inputs) {
             Ok(files) => files.map(Box::new),
-            Err(e) => return Err(Outcome::failure(ErrorCode::RuntimeError, e, 0)),
+            Err(e) => return Err(Outcome::failure(ErrorCode::RuntimeError, e.to_string(), 0)),
         };
         for tool in call_files.iter().flat_map(|f| f.tools()) {
             tools.add_engine_tool(tool.clone());
         }
-        let first_message = match &arguments {
-            Value::Object(map) => messages::first_user_message(map),
-            _ => messages::first_user_message(&cx.request.arguments),
-        };
+        let first_message = messages::first_user_message(&arguments);
         let image_bytes_limit = provider.provider.image_bytes_limit();
         let first_images = images::input_images(&inputs, image_bytes_limit, events);
         let approvals =

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::Limits;
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
-use super::provider::{HostDefault, ProviderResolver};
+use super::provider::{HostDefault, ProviderResolver, ProviderSetupError};
 use super::provider_registry::ProviderRegistry;
 use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
@@ -99,11 +99,11 @@ impl Default for CardIdentity {
 }
 
 /// Why an executor could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum BuildError {
-    /// The host default LLM config is unusable (the message names the key, never a secret).
-    #[error("{0}")]
-    DefaultProvider(String),
+    /// The host default LLM config or a fallback is unusable (names the key, never a secret).
+    #[error(transparent)]
+    DefaultProvider(ProviderSetupError),
 }
 
 /// Configures an [`Executor`]. Everything is optional: an empty skill and tool registry, a new
@@ -295,7 +295,9 @@ impl ExecutorBuilder {
         // allow `Blocked` (`Registry::resolve_providers`). Without one the registry's verdicts
         // are left as the host set them; a call is judged either way.
         if has_default {
-            skills.resolve_providers(&|skill| providers.admit_skill(skill).err());
+            skills.resolve_providers(&|skill| {
+                providers.admit_skill(skill).err().map(|d| d.to_string())
+            });
         }
         Ok(Executor {
             inner: Arc::new(ExecutorInner {

@@ -111,10 +111,13 @@ pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
 pub use limits::Limits;
 pub use messages::PROMPT_ARGUMENT;
-pub use provider::{HostDefault, ResolvedProvider, spec_from_llm_config};
-pub use provider_registry::{ProviderRegistry, ProviderRegistryError};
+pub use provider::{
+    HostDefault, ProviderDenial, ProviderSetupError, ResolvedProvider, spec_from_llm_config,
+};
+pub use provider_registry::{ProviderRegistry, ProviderRegistryError, RegisteredConfigError};
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
+    SkillProviderPolicyError,
 };
 pub use skillet_core::approval::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,

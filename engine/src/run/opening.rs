@@ -13,6 +13,20 @@ use crate::protocol::{ErrorCode, ProtocolError};
 use crate::service::SkillPrompt;
 use crate::skill::{CompiledSkill, Registry};
 
+/// Shows `arguments` to `look` as the JSON value they are (the schema and the template read a
+/// `Value`), without copying them: the map is moved into a value and back.
+pub(crate) fn viewed_as_value<T>(
+    arguments: &mut Map<String, Value>,
+    look: impl FnOnce(&Value) -> T,
+) -> T {
+    let value = Value::Object(std::mem::take(arguments));
+    let seen = look(&value);
+    if let Value::Object(map) = value {
+        *arguments = map;
+    }
+    seen
+}
+
 /// Refuses arguments that break the skill's input schema, listing every violation.
 pub(crate) fn check_input(skill: &CompiledSkill, arguments: &Value) -> Result<(), ProtocolError> {
     let Some(schema) = &skill.input_schema else {

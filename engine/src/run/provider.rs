@@ -42,8 +42,8 @@ use skillet_providers::{
     ProviderErrorKind, ProviderPool, ProviderSpec,
 };
 
-use super::provider_registry::ProviderRegistry;
-use super::skill_provider::{HostEndpoint, SkillModel, SkillProviderPolicy};
+use super::provider_registry::{ProviderRegistry, RegisteredConfigError};
+use super::skill_provider::{HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy};
 use crate::deadline::Deadline;
 use crate::protocol::{Credentials, ErrorCode, LLMConfig, ProtocolError};
 use crate::skill::CompiledSkill;
@@ -81,6 +81,87 @@ impl ResolvedProvider {
             provider: Arc::clone(provider),
         }
     }
+}
+
+/// Why no provider can be had: for the host default and its fallbacks when the executor is
+/// built, for a skill when it is called. The text names the provider, the skill and the key,
+/// never a credential.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderSetupError {
+    /// The host default names a provider nobody registered.
+    #[error(
+        "host default provider `{name}` is not registered (registered: {})",
+        if registered.is_empty() { "none".to_owned() } else { registered.join(", ") }
+    )]
+    NotRegistered {
+        /// The name it gave.
+        name: String,
+        /// The names that are registered.
+        registered: Vec<String>,
+    },
+    /// The host default's `LLMConfig` does not make a spec.
+    #[error("host default LLM config: {0}")]
+    HostDefaultConfig(ConfigError),
+    /// The host default's provider cannot be built.
+    #[error("host default provider: {0}")]
+    HostDefaultProvider(Box<ProviderError>),
+    /// Fallbacks were configured without a host default to fall back from.
+    #[error("fallback providers need a host default provider")]
+    FallbackWithoutDefault,
+    /// A fallback's `LLMConfig` does not make a spec.
+    #[error("fallback provider `{name}`: {error}")]
+    FallbackConfig {
+        /// The fallback's name.
+        name: String,
+        /// Why.
+        error: ConfigError,
+    },
+    /// A fallback's provider cannot be built.
+    #[error("fallback provider `{name}`: {error}")]
+    FallbackProvider {
+        /// The fallback's name.
+        name: String,
+        /// Why.
+        error: Box<ProviderError>,
+    },
+    /// Neither the skill nor the host names a model.
+    #[error("no model configured: the skill has no llm_config and the host has no default")]
+    NoModel,
+    /// The host does not allow the skill's provider settings.
+    #[error("skill `{skill}` is Blocked ({denial})")]
+    SkillBlocked {
+        /// The skill's name.
+        skill: String,
+        /// Why.
+        denial: Box<ProviderDenial>,
+    },
+    /// The skill's settings on the host's provider do not make a spec.
+    #[error("skill `{skill}` llm_config: {error}")]
+    SkillConfig {
+        /// The skill's name.
+        skill: String,
+        /// Why.
+        error: ConfigError,
+    },
+    /// The skill's provider cannot be built.
+    #[error("skill `{skill}` provider: {error}")]
+    SkillProvider {
+        /// The skill's name.
+        skill: String,
+        /// Why.
+        error: Box<ProviderError>,
+    },
+}
+
+/// Why a skill's own provider settings are not allowed on this host: its `Blocked` reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderDenial {
+    /// A registered provider's name with a config it does not take.
+    #[error("provider: {0}")]
+    Registered(RegisteredConfigError),
+    /// Refused by the host's skill provider policy.
+    #[error("provider: {0}")]
+    Policy(SkillProviderDenial),
 }
 
 /// The host's default model: an A2E `LLMConfig` (inheritable by skills naming the same
@@ -129,7 +210,10 @@ pub(crate) struct ProviderResolver {
     skills: RwLock<HashMap<String, SkillEntry>>,
 }
 
-type SkillEntry = (Arc<CompiledSkill>, Result<ResolvedProvider, String>);
+type SkillEntry = (
+    Arc<CompiledSkill>,
+    Result<ResolvedProvider, ProviderSetupError>,
+);
 
 impl ProviderResolver {
     /// Resolves the host default once.
@@ -139,28 +223,24 @@ impl ProviderResolver {
         policy: OverridePolicy,
         skill_policy: SkillProviderPolicy,
         registered: ProviderRegistry,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ProviderSetupError> {
         let mut host_endpoint = None;
         let default = match default {
             None => None,
             Some(HostDefault::Registered(name)) => {
-                let provider = registered.get(&name).ok_or_else(|| {
-                    let names: Vec<&str> = registered.names().collect();
-                    format!(
-                        "host default provider `{name}` is not registered (registered: {})",
-                        if names.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            names.join(", ")
-                        }
-                    )
-                })?;
+                let provider =
+                    registered
+                        .get(&name)
+                        .ok_or_else(|| ProviderSetupError::NotRegistered {
+                            name: name.clone(),
+                            registered: registered.names().map(str::to_owned).collect(),
+                        })?;
                 let resolved = ResolvedProvider::registered(&name, provider);
                 Some((HostDefault::Registered(name), resolved))
             }
             Some(HostDefault::Config(config)) => {
-                let spec = spec_from_llm_config(&config)
-                    .map_err(|e| format!("host default LLM config: {e}"))?;
+                let spec =
+                    spec_from_llm_config(&config).map_err(ProviderSetupError::HostDefaultConfig)?;
                 host_endpoint = Some(HostEndpoint::of_spec(&spec));
                 Some((HostDefault::Config(config), default_provider(&pool, &spec)?))
             }
@@ -189,21 +269,26 @@ impl ProviderResolver {
     pub(crate) fn with_fallbacks(
         mut self,
         fallbacks: Vec<(String, LLMConfig)>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ProviderSetupError> {
         if fallbacks.is_empty() {
             return Ok(self);
         }
         let Some((_, primary)) = &mut self.default else {
-            return Err("fallback providers need a host default provider".to_owned());
+            return Err(ProviderSetupError::FallbackWithoutDefault);
         };
         let mut links = Vec::with_capacity(fallbacks.len());
         for (name, config) in fallbacks {
-            let spec = spec_from_llm_config(&config)
-                .map_err(|e| format!("fallback provider `{name}`: {e}"))?;
-            let provider = self
-                .pool
-                .provider(&spec)
-                .map_err(|e| format!("fallback provider `{name}`: {e}"))?;
+            let spec = match spec_from_llm_config(&config) {
+                Ok(spec) => spec,
+                Err(error) => return Err(ProviderSetupError::FallbackConfig { name, error }),
+            };
+            let provider = match self.pool.provider(&spec) {
+                Ok(provider) => provider,
+                Err(error) => {
+                    let error = Box::new(error);
+                    return Err(ProviderSetupError::FallbackProvider { name, error });
+                }
+            };
             links.push(FallbackLink {
                 name: name.into(),
                 provider,
@@ -228,20 +313,20 @@ impl ProviderResolver {
 
     /// Whether `skill`'s own provider settings are allowed on this host (`Err`: the reason it
     /// is `Blocked`). Reads no environment variable and sends nothing.
-    pub(crate) fn admit_skill(&self, skill: &CompiledSkill) -> Result<(), String> {
+    pub(crate) fn admit_skill(&self, skill: &CompiledSkill) -> Result<(), ProviderDenial> {
         let Some(config) = &skill.spec.llm_config else {
             return Ok(());
         };
         match self.registered_for(config) {
             Some((name, provider)) => {
                 ProviderRegistry::check_config(name, &**provider, config.provider_config.as_ref())
-                    .map_err(|reason| format!("provider: {reason}"))
+                    .map_err(ProviderDenial::Registered)
             }
             None => self
                 .skill_policy
                 .admit(config, self.host_endpoint.as_ref())
                 .map(drop)
-                .map_err(|denial| format!("provider: {denial}")),
+                .map_err(ProviderDenial::Policy),
         }
     }
 
@@ -294,7 +379,10 @@ impl ProviderResolver {
 
     /// The provider for `skill` when the request has no override: its `llm_config` (merged
     /// with the host default, see the module docs), else the host default.
-    pub(crate) fn for_skill(&self, skill: &Arc<CompiledSkill>) -> Result<ResolvedProvider, String> {
+    pub(crate) fn for_skill(
+        &self,
+        skill: &Arc<CompiledSkill>,
+    ) -> Result<ResolvedProvider, ProviderSetupError> {
         if skill.spec.llm_config.is_none() {
             return self.host_default();
         }
@@ -314,30 +402,38 @@ impl ProviderResolver {
         resolved
     }
 
-    fn host_default(&self) -> Result<ResolvedProvider, String> {
+    fn host_default(&self) -> Result<ResolvedProvider, ProviderSetupError> {
         self.default
             .as_ref()
             .map(|(_, p)| p.clone())
-            .ok_or_else(|| {
-                "no model configured: the skill has no llm_config and the host has no default"
-                    .to_owned()
-            })
+            .ok_or(ProviderSetupError::NoModel)
     }
 
-    fn resolve_skill_config(&self, skill: &CompiledSkill) -> Result<ResolvedProvider, String> {
+    fn resolve_skill_config(
+        &self,
+        skill: &CompiledSkill,
+    ) -> Result<ResolvedProvider, ProviderSetupError> {
         let Some(config) = &skill.spec.llm_config else {
             return self.host_default();
         };
-        let blocked = |reason: String| format!("skill `{}` is Blocked ({reason})", skill.name());
+        let skill_name = || skill.name().to_owned();
+        let blocked = |denial| ProviderSetupError::SkillBlocked {
+            skill: skill_name(),
+            denial: Box::new(denial),
+        };
         if let Some((name, provider)) = self.registered_for(config) {
             ProviderRegistry::check_config(name, &**provider, config.provider_config.as_ref())
-                .map_err(|reason| blocked(format!("provider: {reason}")))?;
+                .map_err(|reason| blocked(ProviderDenial::Registered(reason)))?;
             return Ok(ResolvedProvider::registered(name, provider));
         }
         let admitted = self
             .skill_policy
             .admit(config, self.host_endpoint.as_ref())
-            .map_err(|denial| blocked(format!("provider: {denial}")))?;
+            .map_err(|denial| blocked(ProviderDenial::Policy(denial)))?;
+        let config_error = |error| ProviderSetupError::SkillConfig {
+            skill: skill_name(),
+            error,
+        };
         let spec = match admitted {
             SkillModel::OwnEndpoint(spec) => *spec,
             SkillModel::HostProvider(keys) => match &self.default {
@@ -349,28 +445,35 @@ impl ProviderResolver {
                         Some(&merged),
                         &host.provider_credentials,
                     )
-                    .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?
+                    .map_err(config_error)?
                 }
-                Some((HostDefault::Spec(host), _)) => on_host_spec(host, &keys)
-                    .map_err(|e| format!("skill `{}` llm_config: {e}", skill.name()))?,
+                Some((HostDefault::Spec(host), _)) => {
+                    on_host_spec(host, &keys).map_err(config_error)?
+                }
                 // `admit` only answers `HostProvider` when there is a host endpoint, which a
                 // registered default does not have.
                 Some((HostDefault::Registered(_), _)) | None => return self.host_default(),
             },
         };
-        let provider = self
-            .pool
-            .provider(&spec)
-            .map_err(|e| format!("skill `{}` provider: {e}", skill.name()))?;
+        let provider =
+            self.pool
+                .provider(&spec)
+                .map_err(|error| ProviderSetupError::SkillProvider {
+                    skill: skill_name(),
+                    error: Box::new(error),
+                })?;
         Ok(ResolvedProvider::new(provider))
     }
 }
 
 /// The host default's provider, from the pool.
-fn default_provider(pool: &ProviderPool, spec: &ProviderSpec) -> Result<ResolvedProvider, String> {
+fn default_provider(
+    pool: &ProviderPool,
+    spec: &ProviderSpec,
+) -> Result<ResolvedProvider, ProviderSetupError> {
     let provider = pool
         .provider(spec)
-        .map_err(|e| format!("host default provider: {e}"))?;
+        .map_err(|e| ProviderSetupError::HostDefaultProvider(Box::new(e)))?;
     Ok(ResolvedProvider::new(provider))
 }
 

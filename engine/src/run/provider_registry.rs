@@ -39,6 +39,30 @@ pub enum ProviderRegistryError {
     InvalidName(String),
 }
 
+/// Why a `provider_config` cannot go with a registered provider's name (a registered provider
+/// is used as it is: at most its own `model` may be named).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisteredConfigError {
+    /// The config names a model the provider does not serve.
+    #[error("provider `{name}` serves model {serves:?}, not {asked}")]
+    OtherModel {
+        /// The registered name.
+        name: String,
+        /// The model the provider serves.
+        serves: String,
+        /// The `model` value the config gave.
+        asked: Value,
+    },
+    /// The config sets something else.
+    #[error("provider `{name}` is registered by the host and takes no provider_config.{key}")]
+    Setting {
+        /// The registered name.
+        name: String,
+        /// The key it may not set.
+        key: String,
+    },
+}
+
 /// Providers registered by name; see the module docs. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct ProviderRegistry {
@@ -113,22 +137,23 @@ impl ProviderRegistry {
         name: &str,
         provider: &dyn Provider,
         config: Option<&Map<String, Value>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RegisteredConfigError> {
         for (key, value) in config.into_iter().flatten() {
             match key.as_str() {
                 "provider" => {}
                 "model" if value.as_str() == Some(provider.model()) => {}
                 "model" => {
-                    return Err(format!(
-                        "provider `{name}` serves model {:?}, not {value}",
-                        provider.model()
-                    ));
+                    return Err(RegisteredConfigError::OtherModel {
+                        name: name.to_owned(),
+                        serves: provider.model().to_owned(),
+                        asked: value.clone(),
+                    });
                 }
                 other => {
-                    return Err(format!(
-                        "provider `{name}` is registered by the host and takes no \
-                         provider_config.{other}"
-                    ));
+                    return Err(RegisteredConfigError::Setting {
+                        name: name.to_owned(),
+                        key: other.to_owned(),
+                    });
                 }
             }
         }

@@ -34,7 +34,8 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use skillet_providers::{
-    ConfigError, OverridePolicy, OverridePolicyConfig, ProviderKind, ProviderSpec,
+    ConfigError, OverridePolicy, OverridePolicyConfig, PolicyConfigError, ProviderKind,
+    ProviderSpec,
 };
 
 use crate::protocol::LLMConfig;
@@ -87,9 +88,9 @@ impl Default for SkillProviderPolicy {
 }
 
 impl TryFrom<SkillProviderPolicyConfig> for SkillProviderPolicy {
-    type Error = String;
+    type Error = SkillProviderPolicyError;
 
-    fn try_from(config: SkillProviderPolicyConfig) -> Result<Self, String> {
+    fn try_from(config: SkillProviderPolicyConfig) -> Result<Self, SkillProviderPolicyError> {
         SkillProviderPolicy::from_config(config)
     }
 }
@@ -144,6 +145,26 @@ pub enum SkillModel {
     OwnEndpoint(Box<ProviderSpec>),
 }
 
+/// Why a `[skill_provider]` policy cannot be loaded; the text names the entry.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SkillProviderPolicyError {
+    /// An `allowed_models` pattern is not a glob.
+    #[error("allowed_models entry {pattern:?}: {error}")]
+    ModelPattern {
+        /// As written.
+        pattern: String,
+        /// Why.
+        error: globset::Error,
+    },
+    /// The `allowed_models` patterns do not build together.
+    #[error("allowed_models: {0}")]
+    Models(globset::Error),
+    /// A provider or base URL entry is refused by the endpoint rules the override policy
+    /// shares (its text names that policy; this one is `skill_provider`).
+    #[error("{}", .0.to_string().replace("llm_override policy", "skill_provider"))]
+    Endpoints(PolicyConfigError),
+}
+
 /// Why a skill may not use its provider settings on this host (safe to show: names keys,
 /// kinds, origins and models, never a credential).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -152,14 +173,19 @@ pub struct SkillProviderDenial(pub String);
 
 impl SkillProviderPolicy {
     /// Compiles the globs and parses the URLs; an invalid entry is an error naming it.
-    pub fn from_config(config: SkillProviderPolicyConfig) -> Result<Self, String> {
+    pub fn from_config(
+        config: SkillProviderPolicyConfig,
+    ) -> Result<Self, SkillProviderPolicyError> {
         let mut models = GlobSetBuilder::new();
         for pattern in &config.allowed_models {
             let glob =
-                Glob::new(pattern).map_err(|e| format!("allowed_models entry {pattern:?}: {e}"))?;
+                Glob::new(pattern).map_err(|error| SkillProviderPolicyError::ModelPattern {
+                    pattern: pattern.clone(),
+                    error,
+                })?;
             models.add(glob);
         }
-        let models = models.build().map_err(|e| format!("allowed_models: {e}"))?;
+        let models = models.build().map_err(SkillProviderPolicyError::Models)?;
         let endpoints = OverridePolicy::from_config(OverridePolicyConfig {
             allowed_providers: config.allowed_providers.clone(),
             allowed_base_urls: config.allowed_base_urls.clone(),
@@ -167,10 +193,7 @@ impl SkillProviderPolicy {
             allow_request_credentials: config.allow_settings,
             allowed_credential_envs: Vec::new(),
         })
-        .map_err(|e| {
-            e.to_string()
-                .replace("llm_override policy", "skill_provider")
-        })?;
+        .map_err(SkillProviderPolicyError::Endpoints)?;
         Ok(SkillProviderPolicy {
             config,
             models,

@@ -164,7 +164,8 @@ fn a_broken_policy_fails_to_load_with_the_entry_named() {
         allowed_base_urls: vec!["not a url".into()],
         ..SkillProviderPolicyConfig::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("not a url"), "{err}");
     let err = serde_json::from_value::<SkillProviderPolicy>(json!({"allowed_models": ["a[b"]}))
         .unwrap_err();

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use skillet_sandbox::{Outcome, RunResult, SandboxBackend, SandboxCommand, SandboxPolicy};
 
-use super::config::CommandToolConfig;
+use super::config::{CommandToolConfig, SandboxedConfigError};
 use super::scratch::ScratchDir;
 use super::{outcome_error_code, quote_head, quote_tail};
 use crate::deadline::Deadline;
@@ -53,20 +53,19 @@ impl CommandTool {
         name: impl Into<String>,
         config: CommandToolConfig,
         backend: Arc<dyn SandboxBackend>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CommandToolError> {
         let name = name.into();
-        let context = |e: String| format!("command tool `{name}`: {e}");
         if name.trim().is_empty() {
-            return Err("command tool name is empty".into());
+            return Err(CommandToolError::EmptyName);
         }
-        config.validate().map_err(context)?;
+        if let Err(error) = config.validate() {
+            return Err(CommandToolError::Invalid { tool: name, error });
+        }
         if let Some(dir) = &config.workdir
             && !dir.is_dir()
         {
-            return Err(context(format!(
-                "workdir {} is not a directory",
-                dir.display()
-            )));
+            let dir = dir.clone();
+            return Err(CommandToolError::WorkdirNotADirectory { tool: name, dir });
         }
         Ok(CommandTool {
             name,
@@ -194,12 +193,45 @@ impl CommandTool {
     }
 }
 
+/// Why a command tool cannot be made from its configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandToolError {
+    /// The tool's name is blank.
+    #[error("command tool name is empty")]
+    EmptyName,
+    /// Its configuration breaks a rule.
+    #[error("command tool `{tool}`: {error}")]
+    Invalid {
+        /// The tool's name.
+        tool: String,
+        /// The rule.
+        error: SandboxedConfigError,
+    },
+    /// Its `workdir` is not a directory.
+    #[error("command tool `{tool}`: workdir {} is not a directory", dir.display())]
+    WorkdirNotADirectory {
+        /// The tool's name.
+        tool: String,
+        /// As configured.
+        dir: std::path::PathBuf,
+    },
+}
+
+/// How a program's stdout broke the JSON-out contract.
+#[derive(Debug, thiserror::Error)]
+enum DocumentError {
+    #[error("it wrote nothing on stdout")]
+    Empty,
+    #[error("stdout is not one JSON document ({0})")]
+    NotJson(serde_json::Error),
+}
+
 /// Parses stdout as exactly one JSON document (surrounding whitespace allowed).
-fn parse_document(stdout: &[u8]) -> Result<Value, String> {
+fn parse_document(stdout: &[u8]) -> Result<Value, DocumentError> {
     if stdout.iter().all(u8::is_ascii_whitespace) {
-        return Err("it wrote nothing on stdout".into());
+        return Err(DocumentError::Empty);
     }
-    serde_json::from_slice(stdout).map_err(|e| format!("stdout is not one JSON document ({e})"))
+    serde_json::from_slice(stdout).map_err(DocumentError::NotJson)
 }
 
 #[async_trait]
@@ -251,11 +283,10 @@ mod tests {
             parse_document(b" {\"a\":1}\n").unwrap(),
             serde_json::json!({"a": 1})
         );
-        assert!(
-            parse_document(b"{\"a\":1}{\"b\":2}")
-                .unwrap_err()
-                .contains("not one JSON")
-        );
-        assert!(parse_document(b"\n").unwrap_err().contains("nothing"));
+        assert!(matches!(
+            parse_document(b"{\"a\":1}{\"b\":2}"),
+            Err(DocumentError::NotJson(_))
+        ));
+        assert!(matches!(parse_document(b"\n"), Err(DocumentError::Empty)));
     }
 }

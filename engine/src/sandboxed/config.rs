@@ -16,7 +16,7 @@ use serde_json::Value;
 use skillet_sandbox::SandboxPolicy;
 
 use crate::run::ToolApproval;
-use crate::schema::CompiledSchema;
+use crate::schema::{CompiledSchema, SchemaError};
 
 /// Default largest line a plugin may write (an A2E message), in bytes.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -26,6 +26,40 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(200);
 /// Default longest wait between restarts of a plugin that keeps crashing.
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// Why a command tool's or a plugin's configuration breaks a rule; the text names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxedConfigError {
+    /// `program` is empty.
+    #[error("`program` is empty")]
+    EmptyProgram,
+    /// A command tool's `description` is blank.
+    #[error("`description` is empty; the model needs to know what the tool does")]
+    EmptyDescription,
+    /// The input schema does not compile.
+    #[error("`input_schema`: {0}")]
+    InputSchema(SchemaError),
+    /// The input schema does not describe an object.
+    #[error("`input_schema` must have `type = \"object\"` (tool arguments are an object)")]
+    InputSchemaNotObject,
+    /// A plugin's `max_line_bytes` under 1024.
+    #[error("`max_line_bytes` must be at least 1024")]
+    MaxLineBytesTooSmall,
+    /// A plugin's `restart_backoff_ms` is zero.
+    #[error("`restart_backoff_ms` must be positive")]
+    RestartBackoffZero,
+    /// A plugin's `startup_timeout_ms` is zero.
+    #[error("`startup_timeout_ms` must be positive")]
+    StartupTimeoutZero,
+    /// The table's `kind` is another kind's.
+    #[error("kind is {found:?}, expected {expected:?}")]
+    OtherKind {
+        /// As written.
+        found: String,
+        /// `command` or `plugin`.
+        expected: &'static str,
+    },
+}
 
 /// A command tool: a program run once per call in the sandbox, its JSON arguments on stdin and
 /// its JSON result on stdout.
@@ -123,12 +157,10 @@ impl CommandToolConfig {
     }
 
     /// Checks the rules [`Deserialize`] enforces (for configs built in code).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SandboxedConfigError> {
         check_program(&self.program)?;
         if self.description.trim().is_empty() {
-            return Err(
-                "`description` is empty; the model needs to know what the tool does".into(),
-            );
+            return Err(SandboxedConfigError::EmptyDescription);
         }
         check_input_schema(&self.input_schema)
     }
@@ -151,16 +183,16 @@ impl PluginConfig {
     }
 
     /// Checks the rules [`Deserialize`] enforces (for configs built in code).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SandboxedConfigError> {
         check_program(&self.program)?;
         if self.max_line_bytes < 1024 {
-            return Err("`max_line_bytes` must be at least 1024".into());
+            return Err(SandboxedConfigError::MaxLineBytesTooSmall);
         }
         if self.restart_backoff_initial.is_zero() {
-            return Err("`restart_backoff_ms` must be positive".into());
+            return Err(SandboxedConfigError::RestartBackoffZero);
         }
         if self.startup_timeout.is_zero() {
-            return Err("`startup_timeout_ms` must be positive".into());
+            return Err(SandboxedConfigError::StartupTimeoutZero);
         }
         Ok(())
     }
@@ -173,20 +205,18 @@ impl PluginConfig {
     }
 }
 
-fn check_program(program: &std::path::Path) -> Result<(), String> {
+fn check_program(program: &std::path::Path) -> Result<(), SandboxedConfigError> {
     if program.as_os_str().is_empty() {
-        return Err("`program` is empty".into());
+        return Err(SandboxedConfigError::EmptyProgram);
     }
     Ok(())
 }
 
-fn check_input_schema(schema: &Value) -> Result<(), String> {
-    CompiledSchema::compile(schema).map_err(|e| format!("`input_schema`: {e}"))?;
+fn check_input_schema(schema: &Value) -> Result<(), SandboxedConfigError> {
+    CompiledSchema::compile(schema).map_err(SandboxedConfigError::InputSchema)?;
     match schema.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
-        _ => Err(
-            "`input_schema` must have `type = \"object\"` (tool arguments are an object)".into(),
-        ),
+        _ => Err(SandboxedConfigError::InputSchemaNotObject),
     }
 }
 
@@ -212,9 +242,9 @@ struct RawCommandToolConfig {
 }
 
 impl TryFrom<RawCommandToolConfig> for CommandToolConfig {
-    type Error = String;
+    type Error = SandboxedConfigError;
 
-    fn try_from(raw: RawCommandToolConfig) -> Result<Self, String> {
+    fn try_from(raw: RawCommandToolConfig) -> Result<Self, SandboxedConfigError> {
         check_kind(raw.kind.as_deref(), "command")?;
         let mut sandbox = raw.sandbox;
         if let Some(env) = raw.env {
@@ -258,9 +288,9 @@ struct RawPluginConfig {
 }
 
 impl TryFrom<RawPluginConfig> for PluginConfig {
-    type Error = String;
+    type Error = SandboxedConfigError;
 
-    fn try_from(raw: RawPluginConfig) -> Result<Self, String> {
+    fn try_from(raw: RawPluginConfig) -> Result<Self, SandboxedConfigError> {
         check_kind(raw.kind.as_deref(), "plugin")?;
         let mut sandbox = raw.sandbox;
         if let Some(env) = raw.env {
@@ -284,9 +314,12 @@ impl TryFrom<RawPluginConfig> for PluginConfig {
     }
 }
 
-fn check_kind(kind: Option<&str>, expected: &str) -> Result<(), String> {
+fn check_kind(kind: Option<&str>, expected: &'static str) -> Result<(), SandboxedConfigError> {
     match kind {
-        Some(kind) if kind != expected => Err(format!("kind is {kind:?}, expected {expected:?}")),
+        Some(found) if found != expected => Err(SandboxedConfigError::OtherKind {
+            found: found.to_owned(),
+            expected,
+        }),
         _ => Ok(()),
     }
 }

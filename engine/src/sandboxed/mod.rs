@@ -34,9 +34,9 @@ mod scratch;
 
 use skillet_sandbox::{Failure, Outcome, SandboxPolicy};
 
-pub use command::{CommandFailure, CommandTool};
-pub use config::{CommandToolConfig, PluginConfig};
-pub use plugin::{PluginError, PluginHost, PluginSkillHandler};
+pub use command::{CommandFailure, CommandTool, CommandToolError};
+pub use config::{CommandToolConfig, PluginConfig, SandboxedConfigError};
+pub use plugin::{PluginError, PluginHost, PluginSkillHandler, PluginStartError};
 
 use crate::protocol::ErrorCode;
 

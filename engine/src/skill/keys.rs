@@ -2,8 +2,9 @@
 //! family (the A2E `SkillDefinition` fields Agent Skills lacks). The table of keys, their value
 //! syntax and defaults is in the `skill` module doc and `docs/SKILL_FORMAT.md`.
 //!
-//! Parsing only: values become typed ([`DeclaredKeys`]) or a [`ManifestError`] at
-//! `metadata.<key>`. Reading asset files is `assets`; defaults are applied in `loader`.
+//! Parsing only: values become typed ([`DeclaredKeys`]) or a [`KeyError`], reported as a
+//! [`ManifestError`] at `metadata.<key>`. Reading asset files is `assets`; defaults are applied
+//! in `loader`.
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -73,6 +74,82 @@ pub enum TemplateMode {
     Literal,
 }
 
+/// Why a metadata value was refused; the text is the reason a [`ManifestError`] shows at
+/// `metadata.<key>`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KeyError {
+    /// A value that must say something is blank.
+    #[error("value is empty")]
+    Empty,
+    /// A string array's item is not a non-empty string.
+    #[error("item {index} must be a non-empty string, found {found}")]
+    NotANonEmptyString { index: usize, found: Value },
+    /// An object array's item is not an object.
+    #[error("item {index} must be a JSON object, found {found}")]
+    NotAnObject { index: usize, found: Value },
+    /// Valid JSON, but not an array.
+    #[error("must be a JSON array string like '[\"a\",\"b\"]', found {0}")]
+    NotAnArray(Value),
+    /// Not JSON at all.
+    #[error(
+        "malformed JSON array {text:?}: {error} (write a compact JSON array in quotes, e.g. \
+         '[\"a\",\"b\"]')"
+    )]
+    MalformedArray {
+        text: String,
+        error: serde_json::Error,
+    },
+    /// `a2e-system-tools` names a path (or a blank, `.`, `..`) instead of a program.
+    #[error(
+        "{0:?} is not a program name (write `soffice`, not a path; the host says where it lives)"
+    )]
+    NotAProgramName(String),
+    /// Not a whole number of at least 1.
+    #[error("must be a positive whole number as a decimal string, found {0:?}")]
+    NotAPositiveWholeNumber(String),
+    /// Not a decimal string; `example` shows one.
+    #[error("must be a decimal string like \"{example}\", found {found:?}")]
+    NotADecimal {
+        example: &'static str,
+        found: String,
+    },
+    /// A decimal outside its range.
+    #[error("{value} is outside {min}..={max}")]
+    OutOfRange { value: f32, min: f32, max: f32 },
+    /// A cost cap of zero or less.
+    #[error("must be above 0, found {0}")]
+    NotAboveZero(f64),
+    /// `a2e-status: Blocked`.
+    #[error("`Blocked` is computed from missing tools/toolkits and cannot be declared")]
+    BlockedDeclared,
+    /// `a2e-status` is none of the declarable statuses.
+    #[error("must be Created, Published or Archived, found {0:?}")]
+    NotAStatus(String),
+    /// A value outside a key's closed list.
+    #[error("`{key}` must be one of {allowed}, found {found:?}")]
+    NotOneOf {
+        key: &'static str,
+        allowed: String,
+        found: String,
+    },
+    /// `a2e-thinking-budget-tokens` under the APIs' minimum.
+    #[error("`a2e-thinking-budget-tokens` must be at least 1024 (the APIs' minimum), found {0}")]
+    ThinkingBudgetTooSmall(u32),
+    /// `a2e-think` is not a boolean.
+    #[error("`a2e-think` must be `true` or `false`, found {0:?}")]
+    NotABool(String),
+    /// `a2e-template` is neither mode.
+    #[error("`a2e-template` must be `strict` or `literal`, found {0:?}")]
+    NotATemplateMode(String),
+    /// An `a2a-*`/`a2e-*` key Skillet does not know.
+    #[error(
+        "unknown `{family}-*` key `{0}`; the {family}-* keys are reserved (see \
+         docs/SKILL_FORMAT.md) — use a key without this prefix for your own metadata",
+        family = &.0[..3]
+    )]
+    Unknown(String),
+}
+
 static DECIMAL: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"^-?[0-9]+(\.[0-9]+)?$").expect("decimal regex is valid"));
 
@@ -119,13 +196,13 @@ pub(crate) fn parse(
             continue;
         };
         if let Err(reason) = apply(&mut keys, key, &text, entry) {
-            problems.push(fail(reason));
+            problems.push(fail(reason.to_string()));
         }
     }
     keys
 }
 
-fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Result<(), String> {
+fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Result<(), KeyError> {
     let asset = || Some((text.to_owned(), entry.clone()));
     match key {
         "a2a-id" => keys.a2a_id = Some(non_empty(text)?),
@@ -159,10 +236,11 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-structured-output" => {
             keys.structured_output =
                 Some(skillet_providers::OutputMode::parse(text).ok_or_else(|| {
-                    format!(
-                        "`a2e-structured-output` must be one of {}, found {text:?}",
-                        skillet_providers::OutputMode::NAMES
-                    )
+                    KeyError::NotOneOf {
+                        key: "a2e-structured-output",
+                        allowed: skillet_providers::OutputMode::NAMES.to_owned(),
+                        found: text.to_owned(),
+                    }
                 })?)
         }
         "a2e-arguments" => keys.arguments = Some(string_array(text)?),
@@ -172,20 +250,18 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
         "a2e-reasoning-effort" => {
             let effort = text.trim();
             if !skillet_providers::REASONING_EFFORTS.contains(&effort) {
-                return Err(format!(
-                    "`a2e-reasoning-effort` must be one of {}, found {text:?}",
-                    skillet_providers::REASONING_EFFORTS.join(", ")
-                ));
+                return Err(KeyError::NotOneOf {
+                    key: "a2e-reasoning-effort",
+                    allowed: skillet_providers::REASONING_EFFORTS.join(", "),
+                    found: text.to_owned(),
+                });
             }
             keys.reasoning.reasoning_effort = Some(effort.to_owned());
         }
         "a2e-thinking-budget-tokens" => {
             let budget: u32 = positive_int(text)?;
             if budget < 1024 {
-                return Err(format!(
-                    "`a2e-thinking-budget-tokens` must be at least 1024 (the APIs' minimum), \
-                     found {budget}"
-                ));
+                return Err(KeyError::ThinkingBudgetTooSmall(budget));
             }
             keys.reasoning.thinking_budget_tokens = Some(budget);
         }
@@ -193,144 +269,127 @@ fn apply(keys: &mut DeclaredKeys, key: &str, text: &str, entry: &Entry) -> Resul
             keys.reasoning.think = Some(match text.trim() {
                 "true" => true,
                 "false" => false,
-                other => {
-                    return Err(format!(
-                        "`a2e-think` must be `true` or `false`, found {other:?}"
-                    ));
-                }
+                other => return Err(KeyError::NotABool(other.to_owned())),
             })
         }
         "a2e-template" => {
             keys.template = Some(match text {
                 "strict" => TemplateMode::Strict,
                 "literal" => TemplateMode::Literal,
-                other => {
-                    return Err(format!(
-                        "`a2e-template` must be `strict` or `literal`, found {other:?}"
-                    ));
-                }
+                other => return Err(KeyError::NotATemplateMode(other.to_owned())),
             })
         }
         unknown => {
-            let family = &unknown[..3];
-            return Err(format!(
-                "unknown `{family}-*` key `{unknown}`; the {family}-* keys are reserved (see \
-                 docs/SKILL_FORMAT.md) — use a key without this prefix for your own metadata"
-            ));
+            return Err(KeyError::Unknown(unknown.to_owned()));
         }
     }
     Ok(())
 }
 
-fn non_empty(text: &str) -> Result<String, String> {
+fn non_empty(text: &str) -> Result<String, KeyError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        Err("value is empty".to_owned())
+        Err(KeyError::Empty)
     } else {
         Ok(trimmed.to_owned())
     }
 }
 
 /// A compact JSON array of non-empty strings, e.g. `'["a","b"]'`.
-fn string_array(text: &str) -> Result<Vec<String>, String> {
+fn string_array(text: &str) -> Result<Vec<String>, KeyError> {
     let items = json_array(text)?;
     items
         .into_iter()
         .enumerate()
         .map(|(i, v)| match v {
             Value::String(s) if !s.trim().is_empty() => Ok(s),
-            other => Err(format!(
-                "item {i} must be a non-empty string, found {other}"
-            )),
+            found => Err(KeyError::NotANonEmptyString { index: i, found }),
         })
         .collect()
 }
 
 /// `a2e-system-tools`: a JSON array of bare program names (`soffice`), never a path — where a
 /// program lives is the host's business.
-fn system_tool_names(text: &str) -> Result<Vec<String>, String> {
+fn system_tool_names(text: &str) -> Result<Vec<String>, KeyError> {
     let names = string_array(text)?;
     if let Some(bad) = names
         .iter()
         .find(|n| n.contains('/') || n.chars().any(char::is_whitespace) || *n == "." || *n == "..")
     {
-        return Err(format!(
-            "{bad:?} is not a program name (write `soffice`, not a path; the host says where \
-             it lives)"
-        ));
+        return Err(KeyError::NotAProgramName(bad.clone()));
     }
     Ok(names)
 }
 
-fn object_array(text: &str) -> Result<Vec<Value>, String> {
+fn object_array(text: &str) -> Result<Vec<Value>, KeyError> {
     let items = json_array(text)?;
-    if let Some((i, bad)) = items.iter().enumerate().find(|(_, v)| !v.is_object()) {
-        return Err(format!("item {i} must be a JSON object, found {bad}"));
+    if let Some((index, found)) = items.iter().enumerate().find(|(_, v)| !v.is_object()) {
+        let found = found.clone();
+        return Err(KeyError::NotAnObject { index, found });
     }
     Ok(items)
 }
 
-fn json_array(text: &str) -> Result<Vec<Value>, String> {
+fn json_array(text: &str) -> Result<Vec<Value>, KeyError> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => Ok(items),
-        Ok(other) => Err(format!(
-            "must be a JSON array string like '[\"a\",\"b\"]', found {other}"
-        )),
-        Err(e) => Err(format!(
-            "malformed JSON array {text:?}: {e} (write a compact JSON array in quotes, e.g. '[\"a\",\"b\"]')"
-        )),
+        Ok(found) => Err(KeyError::NotAnArray(found)),
+        Err(error) => Err(KeyError::MalformedArray {
+            text: text.to_owned(),
+            error,
+        }),
     }
 }
 
-fn positive_int<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
+fn positive_int<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, KeyError> {
     let trimmed = text.trim();
     match trimmed.parse::<T>() {
         Ok(n) if n >= T::from(1) && trimmed.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-        _ => Err(format!(
-            "must be a positive whole number as a decimal string, found {text:?}"
-        )),
+        _ => Err(KeyError::NotAPositiveWholeNumber(text.to_owned())),
     }
 }
 
-fn decimal_in(text: &str, min: f32, max: f32) -> Result<f32, String> {
+fn decimal_in(text: &str, min: f32, max: f32) -> Result<f32, KeyError> {
     let trimmed = text.trim();
     let value = DECIMAL
         .is_match(trimmed)
         .then(|| trimmed.parse::<f32>().ok())
         .flatten()
-        .ok_or_else(|| format!("must be a decimal string like \"0.2\", found {text:?}"))?;
+        .ok_or_else(|| KeyError::NotADecimal {
+            example: "0.2",
+            found: text.to_owned(),
+        })?;
     if (min..=max).contains(&value) {
         Ok(value)
     } else {
-        Err(format!("{value} is outside {min}..={max}"))
+        Err(KeyError::OutOfRange { value, min, max })
     }
 }
 
 /// A decimal string above zero, e.g. `"0.05"` (a cost cap).
-fn positive_decimal(text: &str) -> Result<f64, String> {
+fn positive_decimal(text: &str) -> Result<f64, KeyError> {
     let trimmed = text.trim();
     let value = DECIMAL
         .is_match(trimmed)
         .then(|| trimmed.parse::<f64>().ok())
         .flatten()
-        .ok_or_else(|| format!("must be a decimal string like \"0.05\", found {text:?}"))?;
+        .ok_or_else(|| KeyError::NotADecimal {
+            example: "0.05",
+            found: text.to_owned(),
+        })?;
     if value > 0.0 {
         Ok(value)
     } else {
-        Err(format!("must be above 0, found {value}"))
+        Err(KeyError::NotAboveZero(value))
     }
 }
 
-fn status(text: &str) -> Result<SkillStatus, String> {
+fn status(text: &str) -> Result<SkillStatus, KeyError> {
     match text {
         "Created" | "created" => Ok(SkillStatus::Created),
         "Published" | "published" => Ok(SkillStatus::Published),
         "Archived" | "archived" => Ok(SkillStatus::Archived),
-        "Blocked" | "blocked" => Err(
-            "`Blocked` is computed from missing tools/toolkits and cannot be declared".to_owned(),
-        ),
-        other => Err(format!(
-            "must be Created, Published or Archived, found {other:?}"
-        )),
+        "Blocked" | "blocked" => Err(KeyError::BlockedDeclared),
+        other => Err(KeyError::NotAStatus(other.to_owned())),
     }
 }

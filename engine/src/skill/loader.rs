@@ -127,7 +127,13 @@ fn load_with(
     let text = skill_dir
         .resolve("SKILL.md")
         .and_then(|path| assets::read_capped(&path, MAX_SKILL_MD_BYTES))
-        .map_err(|reason| vec![ManifestError::error(&skill_md, "SKILL.md", reason)])?;
+        .map_err(|reason| {
+            vec![ManifestError::error(
+                &skill_md,
+                "SKILL.md",
+                reason.to_string(),
+            )]
+        })?;
     let mut problems = Vec::new();
     let Some(front) = frontmatter::parse(&skill_md, &text, &dir_name, &mut problems) else {
         return Err(problems);

@@ -18,9 +18,10 @@ use crate::schema::{CompiledSchema, SchemaCache};
 fn asset_problem(e: AssetError, location: String, skill_md: &Path, entry: &Entry) -> ManifestError {
     if e.path_problem {
         // The path itself is the problem: point at the key in SKILL.md.
-        return ManifestError::error(skill_md, location, e.reason).at(entry.line, entry.column);
+        return ManifestError::error(skill_md, location, e.reason.to_string())
+            .at(entry.line, entry.column);
     }
-    let problem = ManifestError::error(&e.file, location, e.reason);
+    let problem = ManifestError::error(&e.file, location, e.reason.to_string());
     match e.line {
         Some((line, column)) => problem.at(line, column),
         None => problem,

@@ -110,8 +110,8 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use assets::{AssetProblem, SkillDir, read_capped, read_capped_bytes};
 pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
-pub(crate) use assets::{SkillDir, read_capped, read_capped_bytes};
 pub use blockers::Blockers;
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};

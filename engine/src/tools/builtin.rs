@@ -35,7 +35,7 @@ pub fn calculator() -> Arc<dyn Tool> {
         }),
         |args, _ctx| async move {
             let expression = args["expression"].as_str().unwrap_or_default();
-            let value = evaluate(expression).map_err(ToolError::Failed)?;
+            let value = evaluate(expression).map_err(|e| ToolError::Failed(e.to_string()))?;
             Ok(ToolOutput::json(
                 json!({"expression": expression, "result": value}),
             ))
@@ -65,9 +65,33 @@ pub(crate) fn word_count() -> Arc<dyn Tool> {
     )
 }
 
+/// Why an expression cannot be evaluated; the text is the tool error the model reads.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ExpressionError {
+    /// A character the grammar does not expect there (positions count characters, spaces
+    /// left out).
+    #[error("unexpected {found:?} at position {position}")]
+    Unexpected { found: char, position: usize },
+    /// An opening parenthesis never closed.
+    #[error("expected ')' at position {0}")]
+    Unclosed(usize),
+    /// Digits and dots that make no number (`1..2`).
+    #[error("bad number {0:?}")]
+    BadNumber(String),
+    /// The expression stops where an operand is expected.
+    #[error("unexpected end of expression")]
+    UnexpectedEnd,
+    /// Parentheses or signs deeper than the parser follows.
+    #[error("expression nested too deeply")]
+    TooDeep,
+    /// Infinity or NaN.
+    #[error("the result is not a finite number (division by zero?)")]
+    NotFinite,
+}
+
 /// Evaluates an arithmetic expression; the result is a JSON number (integral results are
 /// integers).
-pub(crate) fn evaluate(expression: &str) -> Result<Value, String> {
+pub(crate) fn evaluate(expression: &str) -> Result<Value, ExpressionError> {
     let mut parser = Parser {
         chars: expression.chars().filter(|c| !c.is_whitespace()).collect(),
         pos: 0,
@@ -75,13 +99,13 @@ pub(crate) fn evaluate(expression: &str) -> Result<Value, String> {
     };
     let value = parser.sum()?;
     if parser.pos != parser.chars.len() {
-        return Err(format!(
-            "unexpected {:?} at position {}",
-            parser.chars[parser.pos], parser.pos
-        ));
+        return Err(ExpressionError::Unexpected {
+            found: parser.chars[parser.pos],
+            position: parser.pos,
+        });
     }
     if !value.is_finite() {
-        return Err("the result is not a finite number (division by zero?)".to_owned());
+        return Err(ExpressionError::NotFinite);
     }
     if value.fract() == 0.0 && value.abs() < 9.0e15 {
         Ok(json!(value as i64))
@@ -103,7 +127,7 @@ impl Parser {
         self.chars.get(self.pos).copied()
     }
 
-    fn sum(&mut self) -> Result<f64, String> {
+    fn sum(&mut self) -> Result<f64, ExpressionError> {
         let mut acc = self.product()?;
         while let Some(op @ ('+' | '-')) = self.peek() {
             self.pos += 1;
@@ -113,7 +137,7 @@ impl Parser {
         Ok(acc)
     }
 
-    fn product(&mut self) -> Result<f64, String> {
+    fn product(&mut self) -> Result<f64, ExpressionError> {
         let mut acc = self.power()?;
         while let Some(op @ ('*' | '/' | '%')) = self.peek() {
             self.pos += 1;
@@ -127,7 +151,7 @@ impl Parser {
         Ok(acc)
     }
 
-    fn power(&mut self) -> Result<f64, String> {
+    fn power(&mut self) -> Result<f64, ExpressionError> {
         let base = self.unary()?;
         if self.peek() == Some('^') {
             self.pos += 1;
@@ -137,7 +161,7 @@ impl Parser {
         Ok(base)
     }
 
-    fn unary(&mut self) -> Result<f64, String> {
+    fn unary(&mut self) -> Result<f64, ExpressionError> {
         match self.peek() {
             Some('-') => {
                 self.pos += 1;
@@ -151,23 +175,26 @@ impl Parser {
         }
     }
 
-    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<f64, String>) -> Result<f64, String> {
+    fn nested(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<f64, ExpressionError>,
+    ) -> Result<f64, ExpressionError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err("expression nested too deeply".to_owned());
+            return Err(ExpressionError::TooDeep);
         }
         let v = f(self);
         self.depth -= 1;
         v
     }
 
-    fn atom(&mut self) -> Result<f64, String> {
+    fn atom(&mut self) -> Result<f64, ExpressionError> {
         match self.peek() {
             Some('(') => {
                 self.pos += 1;
                 let v = self.nested(|p| p.sum())?;
                 if self.peek() != Some(')') {
-                    return Err(format!("expected ')' at position {}", self.pos));
+                    return Err(ExpressionError::Unclosed(self.pos));
                 }
                 self.pos += 1;
                 Ok(v)
@@ -179,10 +206,13 @@ impl Parser {
                 }
                 let text: String = self.chars[start..self.pos].iter().collect();
                 text.parse::<f64>()
-                    .map_err(|_| format!("bad number {text:?}"))
+                    .map_err(|_| ExpressionError::BadNumber(text))
             }
-            Some(c) => Err(format!("unexpected {c:?} at position {}", self.pos)),
-            None => Err("unexpected end of expression".to_owned()),
+            Some(found) => Err(ExpressionError::Unexpected {
+                found,
+                position: self.pos,
+            }),
+            None => Err(ExpressionError::UnexpectedEnd),
         }
     }
 }

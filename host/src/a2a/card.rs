@@ -1,6 +1,8 @@
 //! The Agent Card with the A2A bindings on it: [`A2aCardService`] wraps the engine's
 //! service and completes its card — the JSON-RPC interface first (preferred), the HTTP+JSON
-//! interface (`rest`, at the JSON-RPC URL + `/rest`) second, the A2E interface kept after them, `capabilities` saying what this binding does (streaming yes; push
+//! interface (`rest`, at the JSON-RPC URL + `/rest`) second, the gRPC interface (`grpc`, at the
+//! JSON-RPC URL's `host:port`, as A2A §4.4.6 asks of gRPC) third, the A2E interface kept after
+//! them, `capabilities` saying what this binding does (streaming yes; push
 //! notifications when `[a2a] push` is on; the extended card no) and the configured `provider`.
 //!
 //! Calls and discovery pass through unchanged; only the card differs. Building the skills part
@@ -33,6 +35,9 @@ pub(crate) const JSONRPC_BINDING: &str = "JSONRPC";
 
 /// The `protocolBinding` of the HTTP+JSON (REST) interface.
 pub(crate) const REST_BINDING: &str = "HTTP+JSON";
+
+/// The `protocolBinding` of the gRPC interface.
+pub(crate) const GRPC_BINDING: &str = "GRPC";
 
 /// The A2A protocol version this binding speaks.
 pub(crate) const A2A_PROTOCOL_VERSION: &str = "1.0";
@@ -68,21 +73,25 @@ impl A2aCardService {
 }
 
 /// `card` with the JSON-RPC interface first, the HTTP+JSON one at `url` + `/rest` second
-/// (where `super::rest` serves it below the JSON-RPC path), the capabilities of this binding (push
-/// notifications as `push` says) and `provider`.
+/// (where `super::rest` serves it below the JSON-RPC path), the gRPC one at `url`'s
+/// `host:port` third (`super::grpc` serves it on the same listener), the capabilities of this
+/// binding (push notifications as `push` says) and `provider`.
 pub(crate) fn with_jsonrpc(
     mut card: AgentCard,
     url: &str,
     provider: Option<&A2aProvider>,
     push: bool,
 ) -> AgentCard {
-    card.supported_interfaces
-        .retain(|i| i.protocol_binding != JSONRPC_BINDING && i.protocol_binding != REST_BINDING);
+    card.supported_interfaces.retain(|i| {
+        ![JSONRPC_BINDING, REST_BINDING, GRPC_BINDING].contains(&i.protocol_binding.as_str())
+    });
     let rest_url = format!("{}/rest", url.trim_end_matches('/'));
-    for (index, (url, binding)) in [(url, JSONRPC_BINDING), (rest_url.as_str(), REST_BINDING)]
-        .into_iter()
-        .enumerate()
-    {
+    let mut interfaces = vec![(url, JSONRPC_BINDING), (rest_url.as_str(), REST_BINDING)];
+    let grpc_url = grpc_address(url);
+    if let Some(grpc_url) = &grpc_url {
+        interfaces.push((grpc_url.as_str(), GRPC_BINDING));
+    }
+    for (index, (url, binding)) in interfaces.into_iter().enumerate() {
         card.supported_interfaces.insert(
             index,
             AgentInterface {
@@ -104,6 +113,21 @@ pub(crate) fn with_jsonrpc(
         });
     }
     card
+}
+
+/// The gRPC address of the server whose JSON-RPC endpoint is `url`: its `host:port`, the port
+/// implied by the scheme when the URL names none. `None` for a URL with no host.
+fn grpc_address(url: &str) -> Option<String> {
+    let uri: axum::http::Uri = url.parse().ok()?;
+    let host = uri.host()?;
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
+    Some(format!("{host}:{port}"))
 }
 
 #[async_trait]
@@ -175,7 +199,7 @@ mod tests {
     use skillet_core::card::AgentSkill;
 
     #[test]
-    fn the_jsonrpc_interface_comes_first_then_http_json_and_a2e_stays() {
+    fn the_jsonrpc_interface_comes_first_then_http_json_then_grpc_and_a2e_stays() {
         let card = AgentCard::builder("n", "d", "1")
             .interface("http://h/a2e", "A2E", "1.0")
             .skill(AgentSkill {
@@ -202,8 +226,27 @@ mod tests {
             "HTTP+JSON"
         );
         assert_eq!(card["supportedInterfaces"][1]["url"], "http://h/a2a/rest");
-        assert_eq!(card["supportedInterfaces"][2]["protocolBinding"], "A2E");
+        assert_eq!(card["supportedInterfaces"][2]["protocolBinding"], "GRPC");
+        assert_eq!(card["supportedInterfaces"][2]["url"], "h:80");
+        assert_eq!(card["supportedInterfaces"][3]["protocolBinding"], "A2E");
         assert_eq!(card["capabilities"]["pushNotifications"], false);
         assert_eq!(card["provider"]["organization"], "Org");
+    }
+
+    #[test]
+    fn the_grpc_address_is_the_host_and_port_of_the_json_rpc_url() {
+        assert_eq!(
+            grpc_address("http://127.0.0.1:8080/a2a").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            grpc_address("https://agent.example/a2a").as_deref(),
+            Some("agent.example:443")
+        );
+        assert_eq!(
+            grpc_address("http://[::1]:9/a2a").as_deref(),
+            Some("[::1]:9")
+        );
+        assert_eq!(grpc_address("/a2a"), None);
     }
 }

@@ -39,10 +39,11 @@ struct A2aState {
     max_body_bytes: usize,
 }
 
-/// The routes of the binding, and those of the HTTP+JSON binding (`super::rest`) over the same
-/// adapter, to merge into the host's HTTP router.
+/// The routes of the binding, and those of the HTTP+JSON (`super::rest`) and gRPC
+/// (`super::grpc`) bindings over the same adapter, to merge into the host's HTTP router.
 pub fn router(adapter: A2aAdapter, max_body_bytes: usize) -> Router {
-    let rest = super::rest::router(adapter.clone(), max_body_bytes);
+    let rest = super::rest::router(adapter.clone(), max_body_bytes)
+        .merge(super::grpc::router(adapter.clone(), max_body_bytes));
     Router::new()
         .route(JSONRPC_PATH, post(post_jsonrpc))
         .with_state(A2aState {

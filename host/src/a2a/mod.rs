@@ -1,6 +1,6 @@
-//! The A2A 1.0 JSON-RPC and HTTP+JSON bindings: A2A clients (the `a2a-sdk`, agent frameworks)
-//! run skills as A2A tasks over `POST /a2a` or the REST routes under `/a2a/rest` on
-//! `skillet serve --http`. One more adapter over the
+//! The A2A 1.0 JSON-RPC, HTTP+JSON and gRPC bindings: A2A clients (the `a2a-sdk`, agent
+//! frameworks) run skills as A2A tasks over `POST /a2a`, the REST routes under `/a2a/rest` or
+//! the gRPC service `lf.a2a.v1.A2AService` on `skillet serve --http`. One more adapter over the
 //! [`super::core::HostCore`], next to A2E and MCP: admission, cancellation, drain and one
 //! answer per call are the core's.
 //!
@@ -24,13 +24,15 @@
 //! - `push` — push notifications: the config methods, the webhook allowlist, delivery;
 //! - `http` — the axum route, the `A2A-Version` check, JSON or SSE answers;
 //! - `rest` — the HTTP+JSON binding: its routes mapped onto the same methods;
-//! - `card` — the Agent Card with the JSON-RPC interface and capabilities.
+//! - `grpc` — the gRPC binding: `a2a.proto`'s messages mapped onto the same methods;
+//! - `card` — the Agent Card with the three interfaces and the capabilities.
 
 pub(crate) mod card;
 pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub(crate) mod grpc;
 pub(crate) mod http;
 pub(crate) mod input;
 pub(crate) mod jsonrpc;

@@ -1,14 +1,18 @@
-//! Tool-call approval over MCP: the engine's [`Approver`] as a form elicitation
-//! (`elicitation/create`, 2025-11-25) sent to the client that made the `tools/call`.
+//! Tool-call approval over MCP: the engine's [`Approver`] as a form elicitation asked of the
+//! client that made the `tools/call`, and the one mapping of its answer to a decision.
 //!
-//! Only a client that declared the `elicitation` capability (form mode) at `initialize` is
-//! asked; for any other session [`approver_for`] gives `None` and the call follows the host's
-//! `[approvals] default` policy. The 2026-07-28 protocol forbids server-to-client requests:
-//! a session on it that still reports the capability gets rmcp's refusal to send, which is a
-//! denial saying why (its `input_required` result, which rmcp 3.11 models, would be the way
-//! to ask there; this adapter does not answer with it yet). The question names the skill, the tool and its arguments; the
-//! form has a required boolean `approve` and an optional `reason`. Its answer maps to a
-//! decision as follows:
+//! The question and its form are the same in both eras ([`question`]): it names the skill, the
+//! tool and its arguments; the form has a required boolean `approve` and an optional `reason`.
+//! How it travels differs:
+//! - the `initialize` era (2025-11-25): an `elicitation/create` request sent to the client
+//!   ([`approver_for`], here), to a client that declared the `elicitation` capability (form
+//!   mode) at `initialize`;
+//! - 2026-07-28, which forbids server-to-client requests: an input-required result answering
+//!   the `tools/call` itself, which the client retries with its answer (`input_required`), to a
+//!   client whose request declares form elicitation.
+//!
+//! Any other client is not asked: the call follows the host's `[approvals] default` policy.
+//! Both eras map the client's answer alike ([`decision_of`]):
 //!
 //! | client answer | decision |
 //! |---|---|
@@ -17,13 +21,13 @@
 //! | `decline` / `cancel` | denied ("the user declined" / "the user cancelled") |
 //! | an error, a malformed answer, the session gone | denied, saying why |
 //!
-//! The request carries the `tools/call`'s id as its originating request (SEP-2260), so on
-//! streamable HTTP it travels on that call's own SSE stream, though the call runs in a task of
-//! the host core. Waiting is bounded by the call's deadline: the engine drops the question when
-//! it passes.
+//! On the `initialize` era the request carries the `tools/call`'s id as its originating request
+//! (SEP-2260), so on streamable HTTP it travels on that call's own SSE stream, though the call
+//! runs in a task of the host core. Waiting is bounded by the call's deadline: the engine drops
+//! the question when it passes.
 //!
-//! Not here: which calls need approval (`skillet_core::approval`) or the call itself
-//! (`handler`).
+//! Not here: which calls need approval (`skillet_core::approval`), the call itself
+//! (`handler`), the 2026-07-28 round trips (`input_required`).
 
 use std::sync::Arc;
 
@@ -58,8 +62,22 @@ pub(crate) fn approver_for(
         })
 }
 
+/// The approval form could not be built (rmcp's schema builder refused it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the approval form could not be made: {0}")]
+pub(crate) struct FormError(&'static str);
+
+/// The form elicitation asking a person about `request`.
+pub(crate) fn question(request: &ApprovalRequest) -> Result<ElicitRequestParams, FormError> {
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(request),
+        requested_schema: form()?,
+    })
+}
+
 /// The form a person fills in: approve (required) and a reason.
-fn form() -> Result<ElicitationSchema, String> {
+fn form() -> Result<ElicitationSchema, FormError> {
     ElicitationSchema::builder()
         .required_bool_property("approve", |b| {
             b.title("Approve")
@@ -70,7 +88,7 @@ fn form() -> Result<ElicitationSchema, String> {
                 .description("Why, for the model (optional)")
         })
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(FormError)
 }
 
 /// The question's text.
@@ -110,19 +128,15 @@ pub(crate) fn decision_of(result: &ElicitResult) -> ApprovalDecision {
 #[async_trait]
 impl Approver for ElicitingApprover {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        let requested_schema = match form() {
-            Ok(schema) => schema,
+        let params = match question(&request) {
+            Ok(params) => params,
             Err(e) => {
                 return ApprovalDecision::Denied {
-                    reason: Some(format!("the approval form could not be made: {e}")),
+                    reason: Some(e.to_string()),
                 };
             }
         };
-        let mut elicit = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: message(&request),
-            requested_schema,
-        });
+        let mut elicit = ElicitRequest::new(params);
         elicit
             .extensions
             .insert(OriginatingRequestId(self.call_id.clone()));

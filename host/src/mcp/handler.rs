@@ -13,9 +13,10 @@
 //! same concurrency limit as A2E, since the core is shared), run by the core with a
 //! `DirectSink` (stdio: notifications written onto the output as emitted) or an
 //! `EventForwarder` (HTTP: through rmcp's peer) as its event sink, and answered through
-//! [`answer::tool_result`]. When the client sends `notifications/cancelled` (rmcp cancels the
-//! request's token) or goes away, the call is cancelled — provider and tool work stop and the
-//! slot frees — and nothing more is sent for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
+//! [`answer::tool_result`]; on 2026-07-28 an approval question answers it as an input-required
+//! result whose retry resumes the run (`input_required`). When the client sends
+//! `notifications/cancelled` (rmcp cancels the request's token) or goes away, the call is
+//! cancelled — provider and tool work stop and the slot frees — and nothing more is sent for it. A `traceparent`/`tracestate` in the request's `_meta` continues the caller's trace.
 //!
 //! Not here: transports (`serve`), tool shapes (`tools`), result mapping (`answer`).
 
@@ -36,8 +37,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::coalesce::LineSender;
+use super::input_required::{self, PendingApprovals};
 use super::list_changed::SessionPeers;
 use super::notify::{DirectSink, EventForwarder, SessionLogLevel};
 use super::read_budget::{PermitSlot, ReadBudget};
@@ -48,6 +51,7 @@ use super::{answer, approval, listen, revision, tasks_run};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::auth::Caller;
 use crate::core::{Admitted, CallScope, HostCore, Refusal};
+use skillet_core::events::EventSink;
 use skillet_core::service::SkillService;
 use skillet_core::telemetry::propagation;
 use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
@@ -67,6 +71,8 @@ pub struct McpHandler {
     notifications: Option<LineSender>,
     /// The server's calls run as tasks (the Tasks extension: `tasks`, `tasks_run`).
     tasks: McpTasks,
+    /// 2026-07-28 approval questions waiting for the client's retry (`input_required`).
+    approvals: PendingApprovals,
 }
 
 impl McpHandler {
@@ -82,6 +88,7 @@ impl McpHandler {
             read_budget: ReadBudget::default(),
             notifications: None,
             tasks: McpTasks::default(),
+            approvals: PendingApprovals::default(),
         }
     }
 
@@ -90,6 +97,15 @@ impl McpHandler {
     pub(crate) fn with_tasks(self, tasks: &McpTasks) -> Self {
         McpHandler {
             tasks: tasks.clone(),
+            ..self
+        }
+    }
+
+    /// The same handler, its 2026-07-28 approval questions kept in `approvals` (one store per
+    /// server: the retry answering one may come on another session or none).
+    pub(crate) fn with_approvals(self, approvals: &PendingApprovals) -> Self {
+        McpHandler {
+            approvals: approvals.clone(),
             ..self
         }
     }
@@ -174,6 +190,28 @@ impl McpHandler {
         }
     }
 
+    /// The event sink of a `tools/call` request, at its progress token and log level, sending
+    /// until `stop`: written onto the output (stdio), or through rmcp's peer by the forwarder
+    /// returned with it, to flush before the answer (HTTP).
+    fn request_sink(
+        &self,
+        context: &RequestContext<RoleServer>,
+        stop: CancellationToken,
+    ) -> (Option<EventForwarder>, Arc<dyn EventSink>) {
+        let (token, level) = (
+            context.meta.get_progress_token(),
+            self.call_log_level(context),
+        );
+        match &self.notifications {
+            Some(output) => (None, DirectSink::start(output.clone(), token, level, stop)),
+            None => {
+                let (forwarder, sink) =
+                    EventForwarder::start(context.peer.clone(), token, level, stop);
+                (Some(forwarder), sink)
+            }
+        }
+    }
+
     /// The session's logging level (for `direct_calls`).
     pub(crate) fn log_level(&self) -> &SessionLogLevel {
         &self.log_level
@@ -247,6 +285,20 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = crate::auth::http::caller_of_mcp(&context.extensions);
+        // 2026-07-28: approvals are asked by input-required results, and a retry carrying
+        // `requestState` resumes the run that asked (`input_required`), admitted once.
+        let by_result = revision::is_2026(context.protocol_version().as_ref());
+        if by_result && request.request_state.is_some() {
+            let stop = context.ct.child_token();
+            let (forwarder, sink) = self.request_sink(&context, stop.clone());
+            let response = (self.approvals)
+                .resume(caller.owner(), sink, request, &context.ct)
+                .await;
+            return input_required::answered(response, forwarder, &stop).await;
+        }
+        let binding = (by_result
+            && input_required::can_ask(context.client_capabilities().as_ref()))
+        .then(|| input_required::Binding::of(caller.owner(), &request));
         let (admitted, call) = match self.admit_call(&caller, &context.id, &context.meta, request) {
             Ok(running) => running,
             Err(answer) => return *answer,
@@ -264,20 +316,18 @@ impl ServerHandler for McpHandler {
                 call,
             ));
         }
-        let (token, level, stop) = (
-            context.meta.get_progress_token(),
-            self.call_log_level(&context),
-            context.ct.clone(),
-        );
-        let (forwarder, sink) = match &self.notifications {
-            Some(output) => (None, DirectSink::start(output.clone(), token, level, stop)),
-            None => {
-                let (forwarder, sink) =
-                    EventForwarder::start(context.peer.clone(), token, level, stop);
-                (Some(forwarder), sink)
-            }
-        };
+        let stop = context.ct.child_token();
+        let (forwarder, sink) = self.request_sink(&context, stop.clone());
         let cancel = admitted.cancel_token();
+        if let Some(binding) = binding {
+            let trips = input_required::run(sink);
+            let (events, approver) = (Some(trips.events), Some(trips.approver));
+            (self.core).spawn_call_asking(admitted, call, events, approver, trips.answered);
+            let response = (self.approvals)
+                .drive(trips.steps, binding, cancel, &context.ct)
+                .await;
+            return input_required::answered(response, forwarder, &stop).await;
+        }
         // The transport dropping this request (client gone) cancels the call too.
         let _cancel_on_drop = cancel.clone().drop_guard();
         let (answered, answer) = oneshot::channel();

@@ -7,6 +7,8 @@
 //! - `resources` — skill files as `skill://NAME/PATH` resources (`resources/*`);
 //! - `skills_ext` — the skills extension (SEP-2640): `skills/list`, `skills/get`;
 //! - `approval` — tool-call approval asked of the client by elicitation (`elicitation/create`);
+//! - `input_required` — on 2026-07-28, that question as an input-required result (MRTR) whose
+//!   retry resumes the run;
 //! - `answer` — a call's answer as a `tools/call` result or JSON-RPC error;
 //! - `notify` — live events as `notifications/progress` and `notifications/message`;
 //! - `notice` — one such notification, as rmcp's type (HTTP) or the stdio line written by hand;
@@ -17,7 +19,9 @@
 //! - `revision` — which MCP revision a request speaks; the methods 2026-07-28 removed;
 //! - `listen` — `subscriptions/listen` (2026-07-28): a request's stream of the changes it asked for;
 //! - `subscriptions` — `resources/subscribe` / `unsubscribe`: one session's subscribed URIs;
-//! - `tasks` — the Tasks extension's store (SEP-2663): bounded, owner-scoped, in memory;
+//! - `tasks` — the Tasks extension's store (SEP-2663): bounded, owner-scoped, in memory or
+//!   durable with `[server] state_db`;
+//! - `tasks_persist` — the store's rows in the state database and their writer thread;
 //! - `tasks_run` — a `tools/call` started as a task, its progress and outcome kept there;
 //! - `serve` — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
@@ -44,6 +48,7 @@ pub(crate) mod eof_drain;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub(crate) mod handler;
+pub(crate) mod input_required;
 pub(crate) mod limits;
 pub(crate) mod line_transport;
 pub(crate) mod list_changed;
@@ -61,6 +66,7 @@ pub(crate) mod session_owner;
 pub(crate) mod skills_ext;
 pub(crate) mod subscriptions;
 pub(crate) mod tasks;
+pub(crate) mod tasks_persist;
 pub(crate) mod tasks_run;
 pub(crate) mod tools;
 
@@ -68,4 +74,5 @@ pub use handler::McpHandler;
 pub use limits::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, McpLimits,
 };
-pub use serve::{McpHttpOptions, http_router, serve_stream};
+pub use serve::{McpHttpOptions, http_router, http_router_with_tasks, serve_stream};
+pub use tasks::{McpTasks, TasksReadBack};

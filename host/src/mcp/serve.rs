@@ -46,6 +46,17 @@ pub struct McpHttpOptions {
 /// The `/mcp` route for the HTTP server, and the task that announces tool changes (it ends
 /// when `stop` is cancelled).
 pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: CancellationToken) -> Router {
+    http_router_with_tasks(core, options, stop, super::tasks::McpTasks::default())
+}
+
+/// [`http_router`] with the server's Tasks-extension store given (durable with `[server]
+/// state_db`: [`McpTasks::durable`](super::McpTasks::durable)).
+pub fn http_router_with_tasks(
+    core: &HostCore,
+    options: &McpHttpOptions,
+    stop: CancellationToken,
+    tasks: super::tasks::McpTasks,
+) -> Router {
     // `subscriptions/listen` streams share the standalone streams' cap (`listen`).
     let peers = SessionPeers::new(options.limits.max_streams);
     tokio::spawn(watch_tools(core.clone(), peers.clone(), stop.clone()));
@@ -58,9 +69,13 @@ pub fn http_router(core: &HostCore, options: &McpHttpOptions, stop: Cancellation
     let core = core.clone();
     let sessions = Arc::new(BoundedSessions::new(options.limits));
     // One task store for the server: a 2026-07-28 client polls from request to request.
-    let tasks = super::tasks::McpTasks::default();
+    let approvals = super::input_required::PendingApprovals::default();
     let service = StreamableHttpService::new(
-        move || Ok(McpHandler::new_session(&core, &peers).with_tasks(&tasks)),
+        move || {
+            Ok(McpHandler::new_session(&core, &peers)
+                .with_tasks(&tasks)
+                .with_approvals(&approvals))
+        },
         Arc::clone(&sessions),
         config,
     );

@@ -32,7 +32,7 @@ pub(crate) fn start(
     admitted: Admitted,
     call: SkillCallRequest,
 ) -> CallToolResponse {
-    let task = match tasks.create(owner, admitted.cancel_token()) {
+    let task = match tasks.create(owner, &call.name, admitted.cancel_token()) {
         Ok(task) => task,
         Err(full) => {
             return answer::error_result(

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::Value;
 use skillet_sandbox::{
     ChildWriter, ExitReport, InteractiveChild, InteractiveOptions, SandboxBackend, SandboxCommand,
-    SandboxPolicy,
+    SandboxError, SandboxPolicy,
 };
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
@@ -121,6 +121,32 @@ pub(super) struct Connection {
     _stop_on_drop: DropGuard,
 }
 
+/// Why a plugin's process could not be started, or did not say which skills it offers.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PluginStartError {
+    /// Its scratch working directory could not be made.
+    #[error("could not create its working directory: {0}")]
+    Workdir(Arc<std::io::Error>),
+    /// The sandbox could not start it.
+    #[error(transparent)]
+    Spawn(Arc<SandboxError>),
+    /// The sandbox gave a child without stdin/stdout.
+    #[error("the sandbox returned a child without pipes")]
+    NoPipes,
+    /// It ended, or answered `skill/discover/req` with an error.
+    #[error(transparent)]
+    Refused(HandlerError),
+    /// It ended before it answered.
+    #[error("the plugin ended before answering skill/discover/req")]
+    EndedBeforeAnswer,
+    /// It did not answer in time.
+    #[error("no answer to skill/discover/req within {} ms", after.as_millis())]
+    NoAnswer {
+        /// The startup timeout.
+        after: Duration,
+    },
+}
+
 impl Connection {
     /// Starts the plugin under its policy and the reader task that serves it.
     pub(super) async fn spawn(
@@ -128,12 +154,12 @@ impl Connection {
         config: &PluginConfig,
         backend: &dyn SandboxBackend,
         failures: Arc<AtomicU32>,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, PluginStartError> {
         let (workdir, scratch) = match &config.workdir {
             Some(dir) => (dir.clone(), None),
             None => {
                 let scratch = ScratchDir::create(plugin)
-                    .map_err(|e| format!("could not create its working directory: {e}"))?;
+                    .map_err(|e| PluginStartError::Workdir(Arc::new(e)))?;
                 (scratch.path().to_owned(), Some(scratch))
             }
         };
@@ -141,9 +167,9 @@ impl Connection {
         let mut child = backend
             .spawn_interactive(&command, &config.sandbox, InteractiveOptions::default())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PluginStartError::Spawn(Arc::new(e)))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
-            return Err("the sandbox returned a child without pipes".into());
+            return Err(PluginStartError::NoPipes);
         };
         let shared = Arc::new(Shared {
             plugin: plugin.to_owned(),
@@ -194,23 +220,23 @@ impl Connection {
     }
 
     /// Asks for the plugin's skills, waiting at most `timeout`.
-    pub(super) async fn discover(&self, timeout: Duration) -> Result<Vec<SkillDefinition>, String> {
+    pub(super) async fn discover(
+        &self,
+        timeout: Duration,
+    ) -> Result<Vec<SkillDefinition>, PluginStartError> {
         let mut request = SkillDiscoverRequest::default();
         let (tx, rx) = oneshot::channel();
         request.id = self
             .register(request.id.clone(), Pending::Discover(tx))
-            .map_err(|e| e.to_string())?;
+            .map_err(PluginStartError::Refused)?;
         let id = request.id.clone();
         self.send(&Message::DiscoverRequest(request)).await;
         match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(answer)) => answer.map_err(|e| e.to_string()),
-            Ok(Err(_)) => Err("the plugin ended before answering skill/discover/req".into()),
+            Ok(Ok(answer)) => answer.map_err(PluginStartError::Refused),
+            Ok(Err(_)) => Err(PluginStartError::EndedBeforeAnswer),
             Err(_) => {
                 self.shared.lock().pending.remove(&id);
-                Err(format!(
-                    "no answer to skill/discover/req within {} ms",
-                    timeout.as_millis()
-                ))
+                Err(PluginStartError::NoAnswer { after: timeout })
             }
         }
     }

@@ -27,8 +27,9 @@ use skillet_sandbox::SandboxBackend;
 use tokio::time::Instant;
 
 use self::connection::Connection;
+pub use self::connection::PluginStartError;
 pub use self::handler::PluginSkillHandler;
-use super::config::PluginConfig;
+use super::config::{PluginConfig, SandboxedConfigError};
 use crate::deadline::Deadline;
 use crate::handler::{HandlerContext, HandlerError};
 use crate::protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
@@ -45,13 +46,21 @@ pub enum PluginError {
         /// What is wrong.
         detail: String,
     },
+    /// Its configuration breaks one of [`PluginConfig`]'s rules.
+    #[error("plugin `{plugin}`: {error}")]
+    Invalid {
+        /// The plugin's name.
+        plugin: String,
+        /// The rule.
+        error: SandboxedConfigError,
+    },
     /// It did not start or did not answer `skill/discover/req`.
     #[error("plugin `{plugin}` did not start: {detail}")]
     Start {
         /// The plugin's name.
         plugin: String,
         /// What happened.
-        detail: String,
+        detail: PluginStartError,
     },
 }
 
@@ -103,7 +112,12 @@ impl PluginHost {
         if name.trim().is_empty() {
             return Err(config_error("the plugin name is empty".into()));
         }
-        config.validate().map_err(config_error)?;
+        if let Err(error) = config.validate() {
+            return Err(PluginError::Invalid {
+                plugin: name,
+                error,
+            });
+        }
         if let Some(dir) = &config.workdir
             && !dir.is_dir()
         {
@@ -311,7 +325,7 @@ async fn start_process(
     config: &PluginConfig,
     backend: &dyn SandboxBackend,
     failures: Arc<AtomicU32>,
-) -> Result<(Connection, Vec<SkillDefinition>), String> {
+) -> Result<(Connection, Vec<SkillDefinition>), PluginStartError> {
     let connection = Connection::spawn(name, config, backend, failures).await?;
     let skills = connection.discover(config.startup_timeout).await?;
     Ok((connection, skills))

@@ -1,16 +1,27 @@
-//! Anthropic Messages answers: the whole-body message, its content blocks and usage, and the
-//! assembly of a [`ChatResponse`] (an answer-tool call becomes the response text), shared by the
-//! whole-body decode (`anthropic.rs`) and the event decoder (`anthropic_stream.rs`).
+//! Anthropic Messages answers: the whole-body message, its content blocks and usage, its
+//! decoding, and the assembly of a [`ChatResponse`] (an answer-tool call becomes the response
+//! text), shared by the whole-body decode here and the event decoder (`stream.rs`).
 //!
-//! What is not here: the request body and the `Wire` impl (`anthropic.rs`), stream events
-//! (`anthropic_stream.rs`).
+//! What is not here: the request body (`request.rs`), the `Wire` impl (`mod.rs`), stream events
+//! (`stream.rs`).
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::error::ProviderError;
+use crate::modes::ANSWER_TOOL;
 use crate::types::{ChatResponse, FinishReason, ThinkingBlock, ToolCall, Usage};
 
-pub use crate::modes::ANSWER_TOOL;
+/// Decodes a whole (non-streamed) `/v1/messages` body.
+pub(super) fn decode_whole(
+    body: &[u8],
+    answer: &AnswerShape,
+) -> Result<ChatResponse, ProviderError> {
+    let message: WireMessage = serde_json::from_slice(body).map_err(|e| {
+        ProviderError::malformed(format!("the body is not an Anthropic message: {e}"))
+    })?;
+    Ok(from_wire_message(message, answer))
+}
 
 /// How the answer tool's input maps back to the answer: the schema is used as `input_schema`
 /// directly when it describes an object; otherwise it is wrapped as `{"value": schema}`.

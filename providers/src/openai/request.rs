@@ -8,7 +8,8 @@
 //! (same names, same tags, same omissions); the tests below serialize both from the same
 //! request and compare them, so a drift from async-openai's model fails here.
 //!
-//! Not here: responses and stream chunks (async-openai's types, decoded in `openai.rs`).
+//! Not here: responses and stream chunks (async-openai's types, decoded in `response.rs` and
+//! `stream.rs`).
 
 use std::fmt;
 
@@ -17,12 +18,9 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::modes::{OutputMode, TurnPlan};
+use crate::modes::{ANSWER_TOOL, OutputMode, TurnPlan};
 use crate::types::{ChatMessage, ChatRequest, ToolCall, ToolSpec};
 use crate::wire::WireSettings;
-
-/// The answer tool offered in `tool` output mode (the same name Anthropic's wire uses).
-pub(crate) use crate::anthropic_response::ANSWER_TOOL;
 
 /// `POST /chat/completions` body, borrowing everything it sends.
 #[derive(Serialize)]
@@ -412,5 +410,5 @@ impl Serialize for ResponseFormat<'_> {
 }
 
 #[cfg(test)]
-#[path = "openai_request_tests.rs"]
+#[path = "request_tests.rs"]
 mod tests;

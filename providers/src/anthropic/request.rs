@@ -1,106 +1,23 @@
-//! Anthropic Messages (`POST {base}/v1/messages`, SSE when streaming): the `Wire` (crate-private, `wire.rs`) for the
-//! `anthropic` kind.
+//! The Anthropic Messages request body (`/v1/messages`) as typed serde structs that borrow
+//! the [`ChatRequest`], and the mapping to it: the system prompt as one text block, tool calls as
+//! `tool_use` and their results as `tool_result` blocks inside a `user` turn, images, extended
+//! thinking (`thinking` / `redacted_thinking` blocks echoed unchanged), the forced answer tool,
+//! and the prompt-cache breakpoints.
 //!
-//! Anthropic specifics: `max_tokens` is required (default [`DEFAULT_MAX_TOKENS`]), the system
-//! text is a top-level field, tool calls are `tool_use` blocks and their results are
-//! `tool_result` blocks inside a `user` message, streamed tool input arrives as
-//! `input_json_delta` fragments, and structured output goes through a forced tool
-//! ([`ANSWER_TOOL`]) whose input is the answer. Answers are mapped in `anthropic_response.rs`,
-//! streamed events in `anthropic_stream.rs`.
-//!
-//! Prompt caching (`prompt_cache`, on unless a spec turns it off): `cache_control` breakpoints
-//! on the last tool (the tools are the start of the cached prefix), on the system prompt (sent
-//! as one text block to carry it), and from the second turn on the last block of the
-//! conversation, so each turn reads the prefix the one before wrote. Three of the API's four
-//! breakpoints; a prefix shorter than the model's minimum is simply not cached.
+//! What is not here: the `Wire` impl and its headers (`mod.rs`), answers (`response.rs`,
+//! `stream.rs`).
 
 use std::sync::LazyLock;
 
-use http::HeaderMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use crate::anthropic_response::ANSWER_TOOL;
-use crate::anthropic_response::{AnswerShape, WireMessage, from_wire_message};
-use crate::anthropic_stream::EventDecoder;
-use crate::error::{ProviderError, ProviderErrorKind};
-use crate::modes::{Capabilities, OutputMode, TurnPlan};
-use crate::transport::{ErrorBody, parse_error_envelope, secret_header};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, ImageSource, ThinkingBlock};
-use crate::wire::{Framing, KindInfo, Wire, WireSettings};
-
-/// `max_tokens` sent when neither the request nor the spec sets one (the API requires it).
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-
-/// Anthropic Messages.
-pub(crate) struct Anthropic;
-
-impl Wire for Anthropic {
-    const INFO: KindInfo = KindInfo {
-        name: "anthropic",
-        default_base_url: Some("https://api.anthropic.com"),
-        requires_key: true,
-        conventional_key_env: Some("ANTHROPIC_API_KEY"),
-        modes: Capabilities {
-            name: "anthropic",
-            output_ladder: &[OutputMode::Tool, OutputMode::Prompted],
-            grammar: false,
-            strict_subset: false,
-            // The forced answer tool is the API's structured output.
-            json_modes: false,
-            answer_tool: true,
-            // Read back by this wire itself (`anthropic_response.rs`).
-            generic_answer_tool: false,
-        },
-    };
-    const FRAMING: Framing = Framing::Sse;
-    const PATH: &'static str = "/v1/messages";
-
-    type Body<'a> = WireRequest<'a>;
-    type CallState = AnswerShape;
-    type Decoder = EventDecoder;
-
-    /// The key goes in `x-api-key`, the API version in `anthropic-version`.
-    fn auth_headers(spec: WireSettings<'_>, headers: &mut HeaderMap) -> Result<(), ProviderError> {
-        if let Some(key) = spec.api_key {
-            headers.insert("x-api-key", secret_header("", key)?);
-        }
-        let version = http::HeaderValue::from_str(spec.anthropic_version).map_err(|_| {
-            ProviderError::new(ProviderErrorKind::Config, "bad anthropic_version value")
-        })?;
-        headers.insert("anthropic-version", version);
-        Ok(())
-    }
-
-    fn request<'a>(
-        spec: WireSettings<'a>,
-        request: &'a ChatRequest,
-        plan: &'a TurnPlan,
-        stream: bool,
-    ) -> (WireRequest<'a>, AnswerShape) {
-        to_wire_request(spec, request, plan, stream)
-    }
-
-    fn decode_whole(body: &[u8], answer: &AnswerShape) -> Result<ChatResponse, ProviderError> {
-        let message: WireMessage = serde_json::from_slice(body).map_err(|e| {
-            ProviderError::malformed(format!("the body is not an Anthropic message: {e}"))
-        })?;
-        Ok(from_wire_message(message, answer))
-    }
-
-    fn decoder(answer: &AnswerShape) -> EventDecoder {
-        EventDecoder::new(*answer)
-    }
-
-    fn parse_error(body: &[u8]) -> ErrorBody {
-        parse_error_envelope(body)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Request mapping
-// ---------------------------------------------------------------------------------------------
+use super::DEFAULT_MAX_TOKENS;
+use super::response::AnswerShape;
+use crate::modes::{ANSWER_TOOL, OutputMode, TurnPlan};
+use crate::types::{ChatMessage, ChatRequest, ImageSource, ThinkingBlock};
+use crate::wire::WireSettings;
 
 /// The `/v1/messages` request body. It borrows the conversation, tool schemas and response
 /// schema from the [`ChatRequest`]: the loop re-sends them every turn, and nothing is copied.
@@ -274,7 +191,7 @@ enum ToolChoice {
     Auto,
 }
 
-fn to_wire_request<'a>(
+pub(super) fn to_wire_request<'a>(
     spec: WireSettings<'a>,
     request: &'a ChatRequest,
     plan: &'a TurnPlan,

@@ -2,7 +2,7 @@
 //! prints when it was asked for Ollama but given no model, and the error that says nothing
 //! answers at the URL it tried.
 //!
-//! Not here: chatting with Ollama (`ollama.rs`), reading `OLLAMA_HOST` (`from_env.rs`).
+//! Not here: chatting with Ollama (`mod.rs` and its siblings), reading `OLLAMA_HOST` (`from_env.rs`).
 
 use std::time::Duration;
 

@@ -1,16 +1,17 @@
 //! Anthropic Messages streaming: the SSE events (`message_start`, `content_block_start`,
 //! `content_block_delta`, `message_delta`, `message_stop`, `error`) as typed structs, and the
-//! [`EventDecoder`] that assembles them into a response. The request side and the whole-body
-//! decode live in `anthropic.rs`.
+//! [`EventDecoder`] that assembles them into a response.
+//!
+//! What is not here: the request (`request.rs`), the whole-body decode and the response assembly
+//! both share (`response.rs`).
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::anthropic_response::{
-    ANSWER_TOOL, AnswerShape, WireBlock, WireUsage, assemble, with_thinking,
-};
+use super::response::{AnswerShape, WireBlock, WireUsage, assemble, with_thinking};
 use crate::error::{ProviderError, ProviderErrorKind};
+use crate::modes::ANSWER_TOOL;
 use crate::transport::TrackingSink;
 use crate::types::{ChatResponse, ThinkingBlock, ToolCall};
 use crate::wire::{Flow, StreamDecoder, StreamEvent};

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::anthropic::Anthropic;
-use crate::anthropic_response::AnswerShape;
+use super::Anthropic;
+use super::response::AnswerShape;
 use crate::modes::TurnPlan;
 use crate::transport::TrackingSink;
 use crate::types::{ChatMessage, ChatRequest, ChatResponse, Hints, Reasoning, ResponseSchema};

@@ -146,7 +146,7 @@ fn to_wire_message(message: &ChatMessage) -> ChatCompletionRequestMessage {
             ..
         } => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
             content: ChatCompletionRequestToolMessageContent::Text(
-                crate::openai::tool_result_text(content, *is_error).into_owned(),
+                crate::wire::tool_result_text(content, *is_error).into_owned(),
             ),
             tool_call_id: call_id.clone(),
         }),
@@ -347,6 +347,6 @@ fn an_openai_compatible_server_is_never_sent_a_named_tool_choice() {
     );
     assert_eq!(
         answer_tool_choice(ProviderKind::Openai)["function"]["name"],
-        json!(crate::anthropic_response::ANSWER_TOOL)
+        json!(crate::modes::ANSWER_TOOL)
     );
 }

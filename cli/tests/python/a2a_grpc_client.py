@@ -1,0 +1,177 @@
+"""The official A2A Python SDK's gRPC client against a running `skillet serve --http`.
+
+Usage: a2a_grpc_client.py BASE_URL
+
+Driven by cli/tests/a2a_grpc.rs, which serves the bundled skills plus `slow-echo` (answers after
+a delay) and `slow-loop` (slow turns that never validate). Every client here is made by the
+SDK's ClientFactory restricted to the GRPC binding, on a grpcio channel to the `host:port` the
+card advertises, so every call goes over the gRPC service on the same listener as the other
+routes. Prints `OK <check>` per passed check; any failure raises.
+"""
+
+import asyncio
+import sys
+import uuid
+
+import grpc
+import httpx
+from google.protobuf import json_format
+
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.transports.grpc import GrpcTransport
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    TaskState,
+)
+from a2a.utils.errors import (
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+)
+
+BASE = sys.argv[1]
+GRPC = "GRPC"
+
+
+def ok(name):
+    print(f"OK {name}", flush=True)
+
+
+def request(skill, part, **config):
+    body = {
+        "message": {
+            "messageId": str(uuid.uuid4()),
+            "role": "ROLE_USER",
+            "parts": [part],
+            "metadata": {"skillId": skill},
+        }
+    }
+    if config:
+        body["configuration"] = config
+    return json_format.ParseDict(body, SendMessageRequest())
+
+
+def as_dict(proto):
+    return json_format.MessageToDict(proto)
+
+
+def kind(event):
+    (key,) = event.keys()
+    return key
+
+
+async def collect(stream):
+    return [as_dict(event) async for event in stream]
+
+
+def grpc_client(card, **config):
+    client = ClientFactory(ClientConfig(
+        supported_protocol_bindings=[GRPC],
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        **config,
+    )).create(card)
+    assert isinstance(client._transport, GrpcTransport), type(client._transport)
+    return client
+
+
+async def main():
+    async with httpx.AsyncClient(timeout=60) as http:
+        card = await A2ACardResolver(http, BASE).get_agent_card()
+        interfaces = [(i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces]
+        grpc_interfaces = [i for i in interfaces if i[0] == GRPC]
+        assert len(grpc_interfaces) == 1 and grpc_interfaces[0][1] == "1.0", interfaces
+        # A2A §4.4.6: a gRPC interface's URL is `host:port` — here the listener's own.
+        assert BASE == "http://" + grpc_interfaces[0][2], interfaces
+        ok("card")
+
+        blocking = grpc_client(card, streaming=False)
+        streaming = grpc_client(card, streaming=True)
+        polling = grpc_client(card, streaming=False, polling=True)
+
+        text = "Skillet runs skills as bounded loops. Outputs are validated."
+        events = await collect(blocking.send_message(request("summarize", {"data": {"text": text}})))
+        assert [kind(e) for e in events] == ["task"], events
+        task = events[0]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+        assert any(a["artifactId"] == "output" for a in task["artifacts"]), task
+        sent_id = task["id"]
+        ok("send_message")
+
+        got = as_dict(await blocking.get_task(GetTaskRequest(id=sent_id)))
+        assert got["status"]["state"] == "TASK_STATE_COMPLETED", got
+        assert got["artifacts"] == task["artifacts"], got
+        assert len(got["history"]) == 2, got["history"]
+        short = as_dict(await blocking.get_task(GetTaskRequest(id=sent_id, history_length=1)))
+        assert len(short["history"]) == 1 and short["history"][0]["role"] == "ROLE_AGENT", short
+        try:
+            await blocking.get_task(GetTaskRequest(id="no-such-task"))
+            raise AssertionError("an unknown task was found")
+        except TaskNotFoundError:
+            pass
+        ok("get_task")
+
+        events = await collect(streaming.send_message(request("summarize", {"text": text})))
+        kinds = [kind(e) for e in events]
+        assert kinds[0] == "task" and kinds[-1] == "statusUpdate", kinds
+        assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", events[-1]
+        assert "artifactUpdate" in kinds, kinds
+        streamed_id = events[0]["task"]["id"]
+        ok("send_streaming_message")
+
+        listed = as_dict(await blocking.list_tasks(ListTasksRequest(
+            page_size=1, status=TaskState.TASK_STATE_COMPLETED, include_artifacts=True)))
+        assert listed["pageSize"] == 1 and listed["totalSize"] >= 2, listed
+        assert len(listed["tasks"]) == 1 and listed["tasks"][0]["artifacts"], listed
+        assert listed["tasks"][0]["id"] in (sent_id, streamed_id), listed
+        page2 = as_dict(await blocking.list_tasks(ListTasksRequest(
+            page_size=1, status=TaskState.TASK_STATE_COMPLETED, page_token=listed["nextPageToken"])))
+        assert page2["tasks"][0]["id"] != listed["tasks"][0]["id"], page2
+        assert "artifacts" not in page2["tasks"][0], page2
+        try:
+            await blocking.list_tasks(ListTasksRequest(page_size=1000))
+            raise AssertionError("pageSize 1000 accepted")
+        except InvalidParamsError:
+            pass
+        ok("list_tasks")
+
+        (first,) = await collect(polling.send_message(request("slow-echo", {"data": {"text": "hi"}})))
+        running = first["task"]
+        assert running["status"]["state"] == "TASK_STATE_WORKING", running
+        events = await collect(streaming.subscribe(SubscribeToTaskRequest(id=running["id"])))
+        assert kind(events[0]) == "task", events
+        assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", events[-1]
+        ok("subscribe_to_task")
+
+        stream = streaming.send_message(request("slow-loop", {"data": {"text": "loop"}}))
+        first = as_dict(await stream.__anext__())
+        loop_id = first["task"]["id"]
+        canceled = as_dict(await blocking.cancel_task(CancelTaskRequest(id=loop_id)))
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED", canceled
+        rest_events = [as_dict(e) async for e in stream]
+        assert rest_events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED", rest_events
+        try:
+            await blocking.cancel_task(CancelTaskRequest(id=sent_id))
+            raise AssertionError("cancelling a completed task succeeded")
+        except TaskNotCancelableError:
+            pass
+        ok("cancel_task")
+
+        try:
+            await blocking.create_task_push_notification_config(
+                TaskPushNotificationConfig(task_id=sent_id, url="https://example.com/hook"))
+            raise AssertionError("a push config was accepted with push off")
+        except PushNotificationNotSupportedError:
+            pass
+        ok("push_refused")
+
+        for client in (blocking, streaming, polling):
+            await client.close()
+
+
+asyncio.run(main())
