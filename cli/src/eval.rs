@@ -237,7 +237,7 @@ async fn save(config: &Config, report: &EvalReport, console: Console) -> Result<
             ));
         }
     };
-    let (report, at) = (report.clone(), path.clone());
+    let (report, at) = (report.document(), path.clone());
     let saved = tokio::task::spawn_blocking(move || web::save_eval(&at, &report))
         .await
         .map_err(|e| Failure::setup(format!("--save: {e}")))?;

@@ -342,3 +342,36 @@ async fn http_sigterm_with_a_call_in_flight_answers_it_and_exits_0() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[tokio::test]
+async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_limit() {
+    let mut server = ServeHttp::new(SKILLET)
+        .shell_prefix("ulimit -n 256")
+        .skills_dir(bundled_skills())
+        .spawn()
+        .await;
+    let base = server.base.clone();
+    let addr = base.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..260 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let client = reqwest::Client::new();
+    let health = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.get(format!("{base}/healthz")).send(),
+    )
+    .await
+    .expect("served within 30 s despite 260 idle sockets")
+    .unwrap();
+    assert_eq!(health.status(), 200);
+    let answer = post_json(
+        &client,
+        format!("{base}/a2e"),
+        r#"{"type":"skill/discover/req","id":"d1"}"#,
+    )
+    .await;
+    assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
+    drop(idle);
+    let _ = server.child.start_kill();
+}

@@ -33,21 +33,21 @@
 
 #![warn(missing_docs)]
 
+/// The contracts shared with the doors and toolkits (`skillet-core`), at the paths the engine
+/// has always offered them.
+pub use skillet_core::{approval, deadline, events, secrets, service, workbench};
 pub use skillet_protocol as protocol;
 
+pub mod authoring;
 pub mod checkpoint;
-pub mod deadline;
 pub mod environments;
 pub mod eval;
-pub mod events;
 pub mod facade;
 pub mod files;
 pub mod handler;
 pub mod run;
 pub mod sandboxed;
 pub mod schema;
-pub mod secrets;
-pub mod service;
 pub mod skill;
 pub mod telemetry;
 pub mod template;

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use skillet_engine::run::Approver;
+use skillet_core::approval::Approver;
 use skillet_protocol::SkillCallRequest;
 
 use crate::auth::Caller;

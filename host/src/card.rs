@@ -14,7 +14,7 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
-use skillet_engine::skill::a2a::{AgentCard, AgentInterface, CardError};
+use skillet_core::card::{AgentCard, AgentInterface, CardError};
 
 /// How long a client may use a fetched card without asking again.
 pub(crate) const CARD_CACHE_CONTROL: &str = "public, max-age=300";
@@ -123,7 +123,7 @@ fn names_tag(if_none_match: &str, tag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillet_engine::skill::a2a::AgentSkill;
+    use skillet_core::card::AgentSkill;
 
     fn card(url: &str) -> AgentCard {
         AgentCard::builder("n", "d", "1")

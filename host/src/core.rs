@@ -40,9 +40,9 @@ use crate::auth::limits::CallerPermit;
 use crate::auth::{Access, Caller};
 use crate::record::{CallRecorder, Door, PendingRecord};
 use crate::skill_changes::SkillChanges;
-use skillet_engine::events::EventSink;
-use skillet_engine::run::Approver;
-use skillet_engine::service::SkillService;
+use skillet_core::approval::Approver;
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
 use skillet_protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDefinition,
     SkillDiscoverRequest, SkillDiscoverResponse,
@@ -55,7 +55,7 @@ use scope::IdRegistration;
 
 /// The call metadata key the core sets to the caller's identity id (a caller's own value is
 /// dropped), so the run's span names who asked (`enduser.id`).
-pub(crate) use skillet_engine::telemetry::CALLER_METADATA_KEY;
+pub(crate) use skillet_core::telemetry::CALLER_METADATA_KEY;
 
 /// Default number of calls one host runs at once.
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
@@ -366,7 +366,7 @@ impl HostCore {
             .try_acquire_owned()
             .map_err(|_| {
                 // Counted here, once for every protocol's refusals.
-                skillet_engine::telemetry::metrics::admission_refused();
+                skillet_core::telemetry::metrics::admission_refused();
                 Refusal::Busy {
                     max_calls: self.inner.max_calls,
                 }

@@ -35,9 +35,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::Caller;
 use super::core::{CallScope, HostCore, Refusal};
-use skillet_engine::events::EventSink;
-use skillet_engine::service::SkillService;
-use skillet_engine::skill::a2a::{AgentCard, CardError};
+use skillet_core::card::{AgentCard, CardError};
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
 use skillet_protocol::{
     DecodeError, ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillEvent,

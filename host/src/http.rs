@@ -235,10 +235,10 @@ async fn get_card(State(state): State<AppState>, request: HttpRequest) -> Respon
 /// `card` with every interface URL under `listening` (this server's own `scheme://ADDR`)
 /// moved under `origin`; configured URLs (`[card] url`, `[a2a] url`) are left alone.
 fn rebase_card(
-    mut card: skillet_engine::skill::a2a::AgentCard,
+    mut card: skillet_core::card::AgentCard,
     listening: &str,
     origin: &str,
-) -> skillet_engine::skill::a2a::AgentCard {
+) -> skillet_core::card::AgentCard {
     for interface in &mut card.supported_interfaces {
         if let Some(path) = interface.url.strip_prefix(listening)
             && (path.is_empty() || path.starts_with('/'))
@@ -265,8 +265,7 @@ async fn post_a2e(State(state): State<AppState>, request: HttpRequest) -> Respon
     let ask_desk = request
         .headers()
         .contains_key(crate::approval_desk::ASK_HEADER);
-    let trace =
-        skillet_engine::telemetry::propagation::TraceHeaders::from_headers(request.headers());
+    let trace = skillet_core::telemetry::propagation::TraceHeaders::from_headers(request.headers());
     let limit = state.options.max_body_bytes;
     let body = match axum::body::to_bytes(request.into_body(), limit).await {
         Ok(body) => body,

@@ -3,7 +3,7 @@
 //! Host interfaces: how agent hosts and people reach the engine. Every door maps its protocol
 //! onto one protocol-neutral [`HostCore`] — admission (access rules, concurrency limit,
 //! in-flight ids), cancellation, shutdown/drain, event fan-out, one answer per call — which runs
-//! calls on a `skillet_engine::service::SkillService`, never the run loop directly, so each door
+//! calls on a `skillet_core::service::SkillService`, never the run loop directly, so each door
 //! can be tested with any service and embedded behind another host. A new protocol is one more
 //! door: decode → [`CallScope`] admits → `HostCore::spawn_call` → encode the answer.
 //!

@@ -1,4 +1,4 @@
-//! `GET /metrics`: the engine's Prometheus registry (`skillet_engine::telemetry::metrics`) in
+//! `GET /metrics`: the engine's Prometheus registry (`skillet_core::telemetry::metrics`) in
 //! the OpenMetrics text format, as a router to merge into a transport's router.
 //!
 //! Not here: the metrics themselves (the engine counts them where they happen).
@@ -7,7 +7,7 @@ use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
-use skillet_engine::telemetry::metrics;
+use skillet_core::telemetry::metrics;
 
 /// A router serving `GET /metrics`, to merge into a transport's router.
 pub(crate) fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {

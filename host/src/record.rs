@@ -133,7 +133,7 @@ mod tests {
     use std::sync::Mutex;
 
     use crate::core::HostCore;
-    use skillet_engine::service::SkillService;
+    use skillet_core::service::SkillService;
     use skillet_protocol::{SkillDiscoverRequest, SkillDiscoverResponse, SkillResult};
     use tokio_util::sync::CancellationToken;
 
@@ -148,7 +148,7 @@ mod tests {
         async fn call(
             &self,
             request: SkillCallRequest,
-            _: Option<Arc<dyn skillet_engine::events::EventSink>>,
+            _: Option<Arc<dyn skillet_core::events::EventSink>>,
             _: CancellationToken,
         ) -> SkillCallResponse {
             let data = Some(Value::Object(request.arguments.clone()));
@@ -161,9 +161,8 @@ mod tests {
 
         fn agent_card(
             &self,
-        ) -> Result<skillet_engine::skill::a2a::AgentCard, skillet_engine::skill::a2a::CardError>
-        {
-            Err(skillet_engine::skill::a2a::CardError::NoSkills)
+        ) -> Result<skillet_core::card::AgentCard, skillet_core::card::CardError> {
+            Err(skillet_core::card::CardError::NoSkills)
         }
     }
 

@@ -30,8 +30,7 @@ use super::error::{CacheStep, EnvironmentError};
 use super::node_manifest::{check_lock, registry_manifest};
 use super::requirements::{Requirements, SkillFolder, read_declaration};
 
-/// The files of a skill folder that declare Node dependencies.
-pub const NODE_FILES: [&str; 2] = ["package.json", "package-lock.json"];
+pub use skillet_core::workbench::NODE_FILES;
 
 /// The registry every package must come from (the lock file's `resolved` URLs are checked).
 pub const NPM_REGISTRY: &str = "https://registry.npmjs.org/";

@@ -26,8 +26,7 @@ use crate::skill::{
     read_capped_bytes,
 };
 
-/// The case file, relative to the skill folder.
-pub const EVALS_FILE: &str = "evals/evals.json";
+pub use skillet_core::workbench::EVALS_FILE;
 
 /// A skill's eval cases.
 #[derive(Debug, Clone)]

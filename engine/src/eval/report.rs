@@ -72,6 +72,16 @@ pub struct CaseReport {
 }
 
 impl EvalReport {
+    /// The report as a host keeps it (`skillet_core::workbench::EvalDocument`): the document
+    /// `--json-out` writes, with the skill and the verdict beside it.
+    pub fn document(&self) -> skillet_core::workbench::EvalDocument {
+        skillet_core::workbench::EvalDocument {
+            skill: self.skill.clone(),
+            passed: self.passed,
+            report: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
     /// Builds the report of `records` (as [`run_plan`](super::run_plan) returns them) for the
     /// models labelled `models`.
     pub fn build(plan: &EvalPlan, models: &[String], records: Vec<RunRecord>) -> EvalReport {

@@ -10,7 +10,6 @@
 
 use crate::protocol::{BASE64_MIME_SUFFIX, LogLevel};
 use std::io::Read;
-use std::path::Path;
 
 use base64::Engine as _;
 
@@ -20,36 +19,7 @@ use super::settings::WorkspaceConfig;
 use super::workspace::Workspace;
 use crate::events::EventEmitter;
 
-/// The MIME type for a file name, from its extension.
-pub fn mime_for(path: &str, is_text: bool) -> &'static str {
-    let extension = Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    match extension.as_str() {
-        "txt" | "log" => "text/plain",
-        "md" | "markdown" => "text/markdown",
-        "csv" => "text/csv",
-        "tsv" => "text/tab-separated-values",
-        "html" | "htm" => "text/html",
-        "json" => "application/json",
-        "xml" => "application/xml",
-        "yaml" | "yml" => "application/yaml",
-        "py" => "text/x-python",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        _ if is_text => "text/plain",
-        _ => "application/octet-stream",
-    }
-}
+pub use skillet_core::folder::mime_for;
 
 /// Emits the produced files of `workspace` as artifacts and a listing `log`; returns how many
 /// files were reported.

@@ -12,7 +12,8 @@
 //! instead of cut (a cut file would not match its digest).
 //!
 //! Everything here blocks on the file system: a host calls it off its async threads. Not here:
-//! the protocol shapes (`skillet-host`), the model's file tools (`skill_files`).
+//! the contract a host reads it through (`skillet_core::folder::ServedFolder`), the protocol
+//! shapes (`skillet-host`), the model's file tools (`skill_files`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -21,8 +22,7 @@ use super::error::FileError;
 use super::skill_files::open_skill_file;
 use crate::skill::SkillFile;
 
-/// The name of a skill's manifest file, the first entry of every listing.
-pub const SKILL_MD: &str = "SKILL.md";
+pub use skillet_core::folder::{FolderError, FolderListing, SKILL_MD, ServedFolder};
 
 /// A published skill's folder, to list and read (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,53 +30,19 @@ pub struct SkillFolder {
     dir: PathBuf,
 }
 
-/// The files of a folder: `SKILL.md` first, then the others by path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FolderListing {
-    /// The files, each with its size now.
-    pub files: Vec<SkillFile>,
-    /// Whether the listing stopped at its cap or at the depth limit (eight levels).
-    pub cut: bool,
-}
-
-/// Why a read of a folder's file was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FolderError {
-    /// The path is not one a caller may name: absolute, `..`, a NUL byte, under `evals/`,
-    /// hidden, resolving outside the folder, not a plain file.
-    #[error("{0}")]
-    Refused(String),
-    /// Nothing is served at the path.
-    #[error("{0:?} is not a file of the skill")]
-    NotFound(String),
-    /// The file is larger than the cap of the read.
-    #[error("{path:?} is {size} bytes, more than the {max} bytes served")]
-    TooLarge {
-        /// The path asked for.
-        path: String,
-        /// Its size.
-        size: u64,
-        /// The cap.
-        max: u64,
-    },
-    /// The file could not be read.
-    #[error("{0}")]
-    Io(String),
-}
-
 impl SkillFolder {
     /// The folder at `dir` (a loaded skill's directory).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         SkillFolder { dir: dir.into() }
     }
+}
 
-    /// The folder's directory.
-    pub fn dir(&self) -> &Path {
+impl ServedFolder for SkillFolder {
+    fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// The files served, `SKILL.md` first, at most `max_files` of them (`SKILL.md` included).
-    pub fn list(&self, max_files: usize) -> FolderListing {
+    fn list(&self, max_files: usize) -> FolderListing {
         let others = max_files.saturating_sub(1);
         let (mut files, cut) = crate::skill::list_files_upto(&self.dir, &[], others);
         let size = std::fs::metadata(self.dir.join(SKILL_MD)).map_or(0, |m| m.len());
@@ -90,9 +56,7 @@ impl SkillFolder {
         FolderListing { files, cut }
     }
 
-    /// The bytes of the file at `path` (relative, `/`-separated), at most `max_bytes` of them:
-    /// a larger file is refused, not cut.
-    pub fn read(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FolderError> {
+    fn read(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FolderError> {
         let relative = super::confine::relative_path(path).map_err(refused)?;
         if relative.as_os_str() != SKILL_MD && !crate::skill::is_listed_path(&relative) {
             return Err(FolderError::NotFound(path.to_owned()));

@@ -37,7 +37,7 @@ mod workspace_tools;
 pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
 pub use error::FileError;
-pub use folder::{FolderError, FolderListing, SKILL_MD, SkillFolder};
+pub use folder::{FolderError, FolderListing, SKILL_MD, ServedFolder, SkillFolder};
 pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};

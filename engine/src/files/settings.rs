@@ -5,6 +5,7 @@
 //! Not here: using them (`session`, `scripts`), or reading the file (the `skillet` crate's
 //! `config`).
 
+use skillet_core::folder::DEFAULT_INPUT_FILES;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -102,9 +103,9 @@ impl Default for WorkspaceConfig {
             max_read_bytes_per_call: 4 * 1024 * 1024,
             max_write_bytes: 4 * 1024 * 1024,
             max_files: 256,
-            max_input_files: 32,
-            max_input_file_bytes: 4 * 1024 * 1024,
-            max_input_bytes: 8 * 1024 * 1024,
+            max_input_files: DEFAULT_INPUT_FILES.max_files,
+            max_input_file_bytes: DEFAULT_INPUT_FILES.max_file_bytes,
+            max_input_bytes: DEFAULT_INPUT_FILES.max_total_bytes,
             artifact_max_bytes: 1024 * 1024,
             artifact_chunk_bytes: 16 * 1024,
         }

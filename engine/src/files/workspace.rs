@@ -19,9 +19,7 @@ use super::confine;
 use super::error::FileError;
 use super::settings::WorkspaceConfig;
 
-/// The argument key that carries input files; it is taken out of the arguments before they are
-/// validated and shown to the model.
-pub const INPUT_FILES_KEY: &str = "_files";
+pub use skillet_core::folder::INPUT_FILES_KEY;
 
 /// Deepest directory level scanned for produced files.
 const MAX_SCAN_DEPTH: usize = 8;

@@ -23,7 +23,7 @@ use skillet_providers::{
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::approval::ApprovalGate;
+use super::approval_gate::ApprovalGate;
 use super::budget::RunBudget;
 use super::dispatch::{DispatchContext, RepeatTracker, dispatch_turn};
 use super::durable::Durable;

@@ -31,7 +31,6 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::approval::Approver;
 use super::budget::RunBudget;
 use super::call_open::Opened;
 use super::call_run::{ManifestInput, ManifestRun, RunContext, native_run};
@@ -53,6 +52,7 @@ use crate::protocol::{
 };
 use crate::skill::{Implementation, RegisteredSkill};
 use crate::telemetry::{metrics, propagation};
+use skillet_core::approval::Approver;
 
 /// What preflight established for a call that will run.
 struct Prepared {

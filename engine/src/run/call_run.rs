@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::agent::TurnLoop;
-use super::approval::{ApprovalGate, Approver};
+use super::approval_gate::ApprovalGate;
 use super::budget::RunBudget;
 use super::durable::{Durable, Loaded};
 use super::executor::ExecutorInner;
@@ -29,6 +29,7 @@ use crate::files::{CallFiles, InputFile};
 use crate::handler::{HandlerContext, SkillHandler};
 use crate::protocol::{ErrorCode, LLMConfig, LogLevel, Resumed, SkillCallRequest};
 use crate::skill::RegisteredSkill;
+use skillet_core::approval::Approver;
 
 /// What a call's run borrows from the call, whichever way the skill runs.
 pub(super) struct RunContext<'a> {

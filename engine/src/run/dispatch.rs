@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::approval::ApprovalGate;
+use super::approval_gate::ApprovalGate;
 use super::budget::RunBudget;
 use super::images::tool_images;
 use super::tool_schemas::ToolSchemaCache;

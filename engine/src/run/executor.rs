@@ -16,7 +16,6 @@ use skillet_providers::{OverridePolicy, ProviderPool, ProviderSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::Limits;
-use super::approval::{ApprovalPolicy, Approver};
 use super::gates::PreTerminalGate;
 use super::hooks::TerminalHook;
 use super::provider::{HostDefault, ProviderResolver, ProviderSetupError};
@@ -25,16 +24,18 @@ use super::skill_provider::SkillProviderPolicy;
 use super::tool_schemas::ToolSchemaCache;
 use crate::checkpoint::CheckpointStore;
 use crate::events::EventSink;
-use crate::files::{FileSupport, SkillFolder};
+use crate::files::{FileSupport, ServedFolder, SkillFolder};
 use crate::protocol::{
     ErrorCode, LLMConfig, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse,
 };
+use crate::schema::Violation;
 use crate::service::{SkillPrompt, SkillService};
 use crate::skill::Registry;
 use crate::skill::a2a::{AgentCard, CardError};
 use crate::telemetry::Pricing;
 use crate::tools::ToolRegistry;
+use skillet_core::approval::{ApprovalPolicy, Approver};
 
 /// Runs skill calls. Cheap to clone; see the module docs.
 #[derive(Clone)]
@@ -415,14 +416,28 @@ impl SkillService for Executor {
         super::opening::prompt(&self.inner.skills, name, arguments)
     }
 
-    fn skill_folder(&self, name: &str) -> Option<SkillFolder> {
+    fn skill_folder(&self, name: &str) -> Option<Arc<dyn ServedFolder>> {
         let skill = self.inner.skills.get(name)?;
         let dir = skill
             .compiled
             .dir
             .as_ref()
             .filter(|_| skill.is_runnable())?;
-        Some(SkillFolder::new(dir))
+        Some(Arc::new(SkillFolder::new(dir)))
+    }
+
+    fn check_input(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), Vec<Violation>> {
+        let Some(skill) = self.inner.skills.get(name).filter(|s| s.is_runnable()) else {
+            return Ok(());
+        };
+        match &skill.compiled.input_schema {
+            Some(schema) => schema.validate(&serde_json::Value::Object(arguments.clone())),
+            None => Ok(()),
+        }
     }
 
     fn agent_card(&self) -> Result<AgentCard, CardError> {
@@ -430,7 +445,7 @@ impl SkillService for Executor {
         AgentCard::builder(&card.name, &card.description, &card.version)
             // The endpoint speaks A2E, not A2A's own HTTP+JSON binding: say so.
             .interface(&card.url, "A2E", crate::protocol::PROTOCOL_VERSION)
-            .skills_from(&self.inner.skills)
+            .skills(crate::skill::a2a::published_skills(&self.inner.skills))
             .build()
     }
 }

@@ -78,7 +78,7 @@
 //! `summary` is made) · `spans` (tracing).
 
 mod agent;
-pub mod approval;
+mod approval_gate;
 mod budget;
 mod call;
 mod call_open;
@@ -106,9 +106,6 @@ mod spans;
 mod tool_schemas;
 mod transcript;
 
-pub use approval::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,
-};
 pub use executor::{BuildError, CardIdentity, Executor, ExecutorBuilder};
 pub use gates::{GateContext, GateRejection, PreTerminalGate};
 pub use hooks::{CallOutcome, TerminalEvent, TerminalHook};
@@ -121,4 +118,7 @@ pub use provider_registry::{ProviderRegistry, ProviderRegistryError, RegisteredC
 pub use skill_provider::{
     HostEndpoint, SkillModel, SkillProviderDenial, SkillProviderPolicy, SkillProviderPolicyConfig,
     SkillProviderPolicyError,
+};
+pub use skillet_core::approval::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, ToolApproval, Unasked,
 };

@@ -75,27 +75,7 @@ pub struct SchemaError {
     pub reason: String,
 }
 
-/// One way an instance fails a schema.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Violation {
-    /// JSON pointer into the validated instance (`/items/0/amount`; `""` = the whole value).
-    pub instance_path: String,
-    /// JSON pointer of the failing keyword in the schema (`/properties/items/items/required`).
-    pub schema_path: String,
-    /// Human-readable explanation.
-    pub message: String,
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.instance_path.is_empty() {
-            "(root)"
-        } else {
-            &self.instance_path
-        };
-        write!(f, "{at}: {}", self.message)
-    }
-}
+pub use skillet_core::schema::Violation;
 
 /// The 2020-12 dialect URI, with and without the empty fragment.
 const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -15,6 +15,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::error::ManifestError;
+use skillet_core::manifest::{MAX_FRONTMATTER_BYTES, split, yaml_options, yaml_reason};
 
 /// A frontmatter value and where it is in SKILL.md (1-based, absolute).
 #[derive(Debug, Clone)]
@@ -42,7 +43,6 @@ pub(crate) struct Frontmatter {
 }
 
 /// Largest frontmatter accepted (the YAML part), in bytes.
-const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 const MAX_DESCRIPTION_CHARS: usize = 1024;
 const MAX_COMPATIBILITY_CHARS: usize = 500;
 const MAX_NAME_CHARS: usize = 64;
@@ -91,62 +91,6 @@ pub(crate) fn parse(
         }
     };
     check(file, raw, dir_name, body.to_owned(), body_line, problems)
-}
-
-/// The frontmatter of SKILL.md `text` as written, as one JSON object (every key the author
-/// wrote, nothing checked or added): what the MCP skills extension publishes as a skill's
-/// `frontmatter`. Parsed with the loader's YAML options and size cap.
-pub fn frontmatter_object(text: &str) -> Result<serde_json::Map<String, Value>, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (yaml, _, _) = split(text).ok_or("SKILL.md has no `---` frontmatter")?;
-    if yaml.len() > MAX_FRONTMATTER_BYTES {
-        return Err(format!(
-            "the frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes"
-        ));
-    }
-    if yaml.trim().is_empty() {
-        return Ok(serde_json::Map::new());
-    }
-    serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(|e| yaml_reason(&e))
-}
-
-/// `(yaml, body, body_line)`; the first line must be `---`, the frontmatter ends at the next
-/// line that is `---` (or YAML's `...`).
-fn split(text: &str) -> Option<(&str, &str, usize)> {
-    let first_end = text.find('\n')?;
-    if text[..first_end].trim_end() != "---" {
-        return None;
-    }
-    let yaml_start = first_end + 1;
-    let mut offset = yaml_start;
-    // The YAML starts on line 2; the body starts on the line after the closing delimiter.
-    for (index, raw_line) in text[yaml_start..].split_inclusive('\n').enumerate() {
-        let trimmed = raw_line.trim_end();
-        if trimmed == "---" || trimmed == "..." {
-            let yaml = &text[yaml_start..offset];
-            let body = &text[offset + raw_line.len()..];
-            return Some((yaml, body, index + 3));
-        }
-        offset += raw_line.len();
-    }
-    None
-}
-
-fn yaml_options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        strict_booleans: true,
-        budget: serde_saphyr::budget! {
-            max_events: 100_000,
-            max_aliases: 100,
-            max_anchors: 100,
-        },
-    }
-}
-
-fn yaml_reason(e: &serde_saphyr::Error) -> String {
-    let text = e.to_string();
-    let first = text.lines().next().unwrap_or("invalid YAML");
-    format!("invalid YAML frontmatter: {first}")
 }
 
 /// Top-level frontmatter with positions; `metadata` keeps a position per key.

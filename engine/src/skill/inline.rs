@@ -87,7 +87,7 @@ impl SkillMd {
 
     /// The frontmatter's `name` as written, when it is a string.
     fn front_name(&self) -> Option<String> {
-        let front = frontmatter::frontmatter_object(&self.text).ok()?;
+        let front = skillet_core::manifest::frontmatter_object(&self.text).ok()?;
         front.get("name")?.as_str().map(str::to_owned)
     }
 

@@ -17,6 +17,7 @@
 //! Any other name has no Skillet equivalent: it is reported as a load warning (so `validate`
 //! lists it, and `validate --strict` fails on it) and otherwise ignored.
 
+pub use skillet_core::folder::SkillFile;
 use std::path::Path;
 
 /// Most files listed per skill (the rest are still readable by path).
@@ -35,15 +36,6 @@ pub(crate) fn in_engine_dir(path: &Path) -> bool {
     path.components()
         .next()
         .is_some_and(|first| ENGINE_DIRS.iter().any(|dir| first.as_os_str() == *dir))
-}
-
-/// One file beside `SKILL.md`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillFile {
-    /// Path relative to the skill folder, `/`-separated.
-    pub path: String,
-    /// Size in bytes when the skill was loaded.
-    pub size: u64,
 }
 
 /// `allowed-tools`, mapped onto Skillet's tools.

@@ -300,18 +300,7 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-/// A JSON value's kind as a noun phrase for messages (`a string`, `an array`, `null`). The one
-/// spelling for the engine: the MCP tool arguments check and the CLI's argument parsing use it.
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use skillet_core::schema::json_kind;
 
 fn parameter_name(p: &Parameter) -> String {
     match p {

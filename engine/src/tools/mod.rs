@@ -1,4 +1,5 @@
-//! Tools and toolkits a skill may use, as the host provides them.
+//! Tools and toolkits a skill may use, as the host provides them. The traits are
+//! `skillet-core`'s (`skillet_core::tools`), re-exported here.
 //!
 //! - [`Tool`]: one callable with a name, a description and a JSON Schema for its input.
 //!   [`tool_fn`] makes one from an async closure in one line ([`inline_tool_fn`] for short,
@@ -16,13 +17,9 @@
 pub mod builtin;
 pub mod names;
 mod registry;
-mod tool;
-mod toolkit;
 
 pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
-/// The image type of [`ToolOutput::images`].
-pub use skillet_providers::{ImageInput, ImageSource};
-pub use tool::{
-    FnTool, Tool, ToolContext, ToolError, ToolOutput, idempotent, inline_tool_fn, tool_fn,
+pub use skillet_core::tools::{
+    FnTool, ImageInput, ImageSource, Tool, ToolContext, ToolError, ToolOutput, Toolkit,
+    ToolkitError, ToolkitStatus, idempotent, inline_tool_fn, tool_fn,
 };
-pub use toolkit::{Toolkit, ToolkitError, ToolkitStatus};

@@ -13,11 +13,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use skillet_engine::events::EventSink;
-use skillet_engine::service::SkillService;
-use skillet_engine::skill::a2a::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, CardError,
-};
+use skillet_core::card::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, CardError};
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
 use skillet_protocol::{
     SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };
@@ -152,7 +150,7 @@ impl SkillService for A2aCardService {
         request: SkillCallRequest,
         events: Option<Arc<dyn EventSink>>,
         cancel: CancellationToken,
-        approver: Arc<dyn skillet_engine::run::Approver>,
+        approver: Arc<dyn skillet_core::approval::Approver>,
     ) -> SkillCallResponse {
         self.inner
             .call_with_approver(request, events, cancel, approver)
@@ -167,12 +165,20 @@ impl SkillService for A2aCardService {
         &self,
         name: &str,
         arguments: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<skillet_engine::service::SkillPrompt, skillet_protocol::ProtocolError> {
+    ) -> Result<skillet_core::service::SkillPrompt, skillet_protocol::ProtocolError> {
         self.inner.prompt(name, arguments)
     }
 
-    fn skill_folder(&self, name: &str) -> Option<skillet_engine::files::SkillFolder> {
+    fn skill_folder(&self, name: &str) -> Option<Arc<dyn skillet_core::folder::ServedFolder>> {
         self.inner.skill_folder(name)
+    }
+
+    fn check_input(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), Vec<skillet_core::schema::Violation>> {
+        self.inner.check_input(name, arguments)
     }
 
     fn agent_card(&self) -> Result<AgentCard, CardError> {
@@ -190,7 +196,7 @@ impl SkillService for A2aCardService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillet_engine::skill::a2a::AgentSkill;
+    use skillet_core::card::AgentSkill;
 
     #[test]
     fn the_jsonrpc_interface_comes_first_then_http_json_then_grpc_and_a2e_stays() {

@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
-use skillet_engine::checkpoint::{CheckpointStore, CheckpointStoreError};
+use skillet_core::checkpoint::{CheckpointStore, CheckpointStoreError};
 use skillet_protocol::SkillCallRequest;
 
 use super::persist::{StateDb, StateDbError};

@@ -28,7 +28,7 @@
 //! waiting task as any other. Who may answer: the caller that started the task (under `[auth]`,
 //! the same identity); to any other the task is not waiting (`-32004`).
 //!
-//! Not here: which calls need approval (`skillet_engine::run::approval`), the task store
+//! Not here: which calls need approval (`skillet_core::approval`), the task store
 //! (`store`, used through its API), the other methods (`methods`).
 
 use std::collections::HashMap;
@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tokio::sync::oneshot;
 
 use super::jsonrpc::{RpcCode, RpcError};

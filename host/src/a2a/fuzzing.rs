@@ -2,7 +2,7 @@
 //! binding does before anything runs — the JSON-RPC envelope ([`jsonrpc::decode`]), the method's
 //! params (the methods' own `params` and `historyLength` checks), and for `SendMessage` /
 //! `SendStreamingMessage` the message's skill selection and part → argument mapping
-//! ([`SkillIndex::resolve`], which validates against the skill's input schema). Built only with
+//! ([`SkillIndex::resolve`]; the input schema is the engine's to check, not fuzzed here). Built only with
 //! the `fuzzing` feature (the fuzz crate's); not an API.
 //!
 //! Not here: running the call, the task store, HTTP (`methods`, `store`, `http`).
@@ -26,7 +26,12 @@ pub fn decode_request(index: &SkillIndex, body: &[u8]) -> Result<Option<SkillInv
             let configuration = send.configuration.unwrap_or_default();
             history_length(configuration.history_length).map_err(answer)?;
             index
-                .resolve(&send.message, send.metadata.as_ref(), |_| true)
+                .resolve(
+                    &send.message,
+                    send.metadata.as_ref(),
+                    |_| true,
+                    |_, _| Ok(()),
+                )
                 .map(Some)
                 .map_err(|unresolved| answer(unresolved.unknown_skill()))
         }

@@ -31,9 +31,9 @@ use serde_json::{Map, Value};
 use super::jsonrpc::{RpcCode, RpcError};
 use super::parts::MessageParts;
 use super::wire::Message;
-use skillet_engine::files::INPUT_FILES_KEY;
-use skillet_engine::schema::CompiledSchema;
-use skillet_engine::service::SkillService;
+use skillet_core::folder::INPUT_FILES_KEY;
+use skillet_core::schema::Violation;
+use skillet_core::service::SkillService;
 use skillet_protocol::{SkillDefinition, SkillDiscoverRequest};
 
 /// The metadata key that names the skill to run.
@@ -59,7 +59,6 @@ struct IndexedSkill {
     name: String,
     /// Its definition, for the caller's visibility rule.
     definition: SkillDefinition,
-    schema: Option<CompiledSchema>,
     text: TextTarget,
 }
 
@@ -111,7 +110,7 @@ impl Unresolved {
     }
 }
 
-/// The card's skills by id, with their compiled input schemas. Built once per server, and again
+/// The card's skills by id, with where a message's text goes in their input. Built once per server, and again
 /// whenever a hot reload announces changed skills (`methods`).
 #[derive(Debug, Clone, Default)]
 #[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
@@ -141,19 +140,12 @@ impl SkillIndex {
             if !card_ids.contains(&id) {
                 continue;
             }
-            let source = Value::Object(definition.input_schema.clone());
-            let schema = if definition.input_schema.is_empty() {
-                None
-            } else {
-                CompiledSchema::compile(&source).ok()
-            };
             let text = text_target(&definition.input_schema);
             skills.insert(
                 id,
                 IndexedSkill {
                     name: definition.name.clone(),
                     definition,
-                    schema,
                     text,
                 },
             );
@@ -168,23 +160,22 @@ impl SkillIndex {
     }
 
     /// Resolves `message` (with the request's `metadata`) to a call of a skill `may_run`
-    /// accepts, or why it selects none.
+    /// accepts whose input `check_input` (the service's, by skill name) finds valid, or why it
+    /// selects none.
     pub(crate) fn resolve(
         &self,
         message: &Message,
         request_metadata: Option<&Map<String, Value>>,
         may_run: impl Fn(&SkillDefinition) -> bool,
+        check_input: impl Fn(&str, &Map<String, Value>) -> Result<(), Vec<Violation>>,
     ) -> Result<SkillInvocation, Unresolved> {
         let (skill_id, skill) = self.select(message, request_metadata, may_run)?;
         let arguments = arguments_for(skill_id, skill, message)?;
-        if let Some(schema) = &skill.schema {
-            // Input files are taken out of the arguments before the engine validates them.
-            let mut instance = arguments.clone();
-            instance.remove(INPUT_FILES_KEY);
-            let instance = Value::Object(instance);
-            if let Err(violations) = schema.validate(&instance) {
-                return Err(input_violations(skill_id, &violations).into());
-            }
+        // Input files are taken out of the arguments before the engine validates them.
+        let mut instance = arguments.clone();
+        instance.remove(INPUT_FILES_KEY);
+        if let Err(violations) = check_input(&skill.name, &instance) {
+            return Err(input_violations(skill_id, &violations).into());
         }
         Ok(SkillInvocation {
             skill_id: skill_id.to_owned(),
@@ -270,11 +261,11 @@ fn arguments_for(
             TextTarget::Prompt => PROMPT_ARGUMENT.to_owned(),
             TextTarget::Property(property) => property.clone(),
             TextTarget::Refused => {
-                let violations = skill
-                    .schema
-                    .as_ref()
-                    .and_then(|s| s.validate(&Value::String(text.clone())).err())
-                    .unwrap_or_default();
+                let violations = [Violation {
+                    instance_path: String::new(),
+                    schema_path: "/type".to_owned(),
+                    message: "text is not an object".to_owned(),
+                }];
                 let mut error = input_violations(skill_id, &violations);
                 error.message = format!(
                     "skill {skill_id:?} takes a JSON object, not text: send a data part ({})",
@@ -307,7 +298,7 @@ fn arguments_for(
     Ok(arguments)
 }
 
-fn input_violations(skill_id: &str, violations: &[skillet_engine::schema::Violation]) -> RpcError {
+fn input_violations(skill_id: &str, violations: &[Violation]) -> RpcError {
     let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
     RpcError::new(
         RpcCode::InvalidParams,

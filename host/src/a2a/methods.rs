@@ -48,8 +48,8 @@ use super::wire::{
 };
 use crate::auth::Caller;
 use crate::core::{Admitted, CANCEL_GRACE, HostCore};
-use skillet_engine::events::EventSink;
-use skillet_engine::run::Approver;
+use skillet_core::approval::Approver;
+use skillet_core::events::EventSink;
 use skillet_protocol::{SkillCallRequest, new_id};
 
 /// What a request is answered with.
@@ -104,7 +104,7 @@ impl A2aAdapter {
     }
 
     /// An adapter whose task runs are checkpointed in `checkpoints` (`[server] state_db`; the
-    /// same store must be the executor's [`skillet_engine::checkpoint::CheckpointStore`]).
+    /// same store must be the executor's [`skillet_core::checkpoint::CheckpointStore`]).
     pub fn with_checkpoints(
         core: HostCore,
         store: Arc<TaskStore>,

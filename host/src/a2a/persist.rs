@@ -32,7 +32,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use skillet_engine::secrets::REDACTOR;
+use skillet_core::secrets::REDACTOR;
 use tokio::sync::watch;
 
 use super::wire::TaskState;

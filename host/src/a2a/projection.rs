@@ -25,7 +25,7 @@ use super::wire::{
     Artifact, Message, Part, StreamResponse, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
-use skillet_engine::events::EventSink;
+use skillet_core::events::EventSink;
 use skillet_protocol::{ErrorCode, EventPayload, LogLevel, SkillCallResponse, SkillEvent};
 
 /// The artifact id of a task's final validated output.

@@ -8,6 +8,7 @@
 //! (`store`), the methods themselves (`methods`).
 
 use serde_json::{Map, Value};
+use skillet_protocol::SkillDefinition;
 
 use super::input::{SkillIndex, SkillInvocation, Unresolved};
 use super::jsonrpc::{RpcCode, RpcError};
@@ -26,7 +27,10 @@ pub(super) fn select_skill(
     message: &Message,
     metadata: Option<&Map<String, Value>>,
 ) -> Result<SkillInvocation, RpcError> {
-    let unresolved = match index.resolve(message, metadata, |skill| core.may_see(caller, skill)) {
+    let may_see = |skill: &SkillDefinition| core.may_see(caller, skill);
+    let check_input =
+        |name: &str, arguments: &Map<String, Value>| core.service().check_input(name, arguments);
+    let unresolved = match index.resolve(message, metadata, may_see, check_input) {
         Ok(invocation) => return Ok(invocation),
         Err(unresolved) => unresolved,
     };

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use skillet_engine::skill::a2a::AgentCard;
+use skillet_core::card::AgentCard;
 use skillet_protocol::SkillDefinition;
 
 pub use api_key::{ApiKey, KeyRefusal, sha256_hex};

@@ -153,11 +153,12 @@ async fn skill(
                 .collect()
         })
         .unwrap_or_default();
+    let workbench = state.options.workbench.clone();
     // Reading the folder is blocking work: off the runtime.
     let detail = tokio::task::spawn_blocking(move || {
-        service
-            .skill_folder(&lookup)
-            .map(|folder| super::skill_detail::read(&lookup, &folder, declared))
+        service.skill_folder(&lookup).map(|folder| {
+            super::skill_detail::read(&lookup, folder.as_ref(), declared, workbench.as_deref())
+        })
     })
     .await
     .unwrap_or(None);
@@ -206,6 +207,7 @@ async fn run_evals(
     request: Request,
 ) -> Response {
     use super::eval_run::{EvalRunError, run_and_save};
+    use skillet_core::workbench::EvalsError;
     if visible_skill(&state, &request, &name).is_none() {
         return unknown_skill(&name);
     }
@@ -228,16 +230,23 @@ async fn run_evals(
             .unwrap_or(None)
     };
     let label = state.options.model_label.as_deref().unwrap_or("host");
-    let outcome = match folder {
-        Some(folder) => run_and_save(&name, folder.dir(), service, label, history.path()).await,
-        None => Err(EvalRunError::NoFolder(name.clone())),
+    let outcome = match (folder, state.options.workbench.as_deref()) {
+        (_, None) => Err(EvalRunError::NoWorkbench),
+        (Some(folder), Some(workbench)) => {
+            let (dir, history) = (folder.dir(), history.path());
+            run_and_save(workbench, &name, dir, service, label, history).await
+        }
+        (None, Some(_)) => Err(EvalRunError::NoFolder(name.clone())),
     };
     match outcome {
         Ok(id) => json_answer(StatusCode::OK, &json!({ "saved": id })),
-        Err(e @ (EvalRunError::NoFolder(_) | EvalRunError::NoEvals(_))) => {
+        Err(e @ (EvalRunError::NoFolder(_) | EvalRunError::Evals(EvalsError::NoEvals(_)))) => {
             refusal(StatusCode::NOT_FOUND, "no_evals", e.to_string())
         }
-        Err(e @ EvalRunError::Invalid { .. }) => refusal(
+        Err(e @ EvalRunError::NoWorkbench) => {
+            refusal(StatusCode::NOT_IMPLEMENTED, "no_evals", e.to_string())
+        }
+        Err(e @ EvalRunError::Evals(EvalsError::Invalid { .. })) => refusal(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_evals",
             e.to_string(),
@@ -393,10 +402,10 @@ async fn decide(
         }
     };
     let decision = match parsed.decision {
-        Verdict::Approve => skillet_engine::run::ApprovalDecision::Approved,
+        Verdict::Approve => skillet_core::approval::ApprovalDecision::Approved,
         Verdict::Deny => denial(parsed.reason.as_deref()),
     };
-    let approved = matches!(decision, skillet_engine::run::ApprovalDecision::Approved);
+    let approved = matches!(decision, skillet_core::approval::ApprovalDecision::Approved);
     match state.approvals.decide(&caller, &id, decision) {
         Ok(()) => json_answer(
             StatusCode::OK,

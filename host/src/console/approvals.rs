@@ -25,7 +25,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use ring::rand::{SecureRandom, SystemRandom};
 use serde_json::Value;
-use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use skillet_protocol::SkillCallRequest;
 use tokio::sync::oneshot;
 

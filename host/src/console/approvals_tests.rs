@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, json};
-use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use skillet_protocol::SkillCallRequest;
 
 use super::{Approvals, MAX_PENDING, MAX_REASON_CHARS, UnknownApproval, denial};

@@ -1,21 +1,20 @@
 //! "Run evals" from the skill view: a skill's `evals/evals.json` run on the host's model through
-//! the library path `skillet eval --save` takes (`skillet_engine::eval::{load_suite, run_plan,
-//! EvalReport}`, then [`save_eval`]), one eval at a time per server ([`EvalSlot`]).
+//! the engine's [`Workbench`] (the library path `skillet eval --save` takes), then saved
+//! ([`save_eval`]), one eval at a time per server ([`EvalSlot`]).
 //!
 //! The runs go to the host's skill service directly, one at a time, with the skill's and the
 //! host's limits; they are not calls of a door (not in the run history). No judge runs here:
 //! the cases' natural-language expectations are reported ungraded (`skillet eval` grades them).
 //!
-//! Not here: the route and who may use it (`super::api`), storing reports (`super::evals`).
+//! Not here: the route and who may use it (`super::api`), storing reports (`super::evals`),
+//! running the evals (the engine's, behind [`Workbench`]).
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use skillet_engine::eval::{self, EvalPlan, EvalReport, ModelTarget};
-use skillet_engine::service::SkillService;
-use skillet_engine::skill::{SkillSource, load_skill_dir};
-use tokio_util::sync::CancellationToken;
+use skillet_core::service::SkillService;
+use skillet_core::workbench::{EvalsError, Workbench};
 
 use super::evals::save_eval;
 use super::history::HistoryError;
@@ -26,19 +25,12 @@ pub(crate) enum EvalRunError {
     /// The skill has no folder this host serves (a native skill, or it was unpublished).
     #[error("skill `{0}` has no folder on this server, so it has no evals to run")]
     NoFolder(String),
-    /// The folder has no `evals/evals.json`.
-    #[error(
-        "skill `{0}` has no evals: write evals/evals.json in its folder (docs/EVALS.md; `skillet init NAME` scaffolds one)"
-    )]
-    NoEvals(String),
-    /// The skill or its evals file did not load.
-    #[error("the evals of `{skill}` did not load: {problems}")]
-    Invalid {
-        /// The skill.
-        skill: String,
-        /// Every problem, one per line.
-        problems: String,
-    },
+    /// This host runs no evals (it was built without the engine's workbench).
+    #[error("this server does not run evals")]
+    NoWorkbench,
+    /// The folder has no evals, or they did not load.
+    #[error(transparent)]
+    Evals(#[from] EvalsError),
     /// The report could not be saved.
     #[error(transparent)]
     Save(#[from] HistoryError),
@@ -68,67 +60,23 @@ impl Drop for EvalTurn {
     }
 }
 
-/// Runs the evals of skill `name`, whose folder is `dir`, on `service` (reported as `label`)
-/// and saves the report in the history database at `history_db`; the saved report's id.
+/// Runs the evals of skill `name`, whose folder is `dir`, on `service` through `workbench`
+/// (reported as `label`) and saves the report in the history database at `history_db`; the
+/// saved report's id.
 pub(crate) async fn run_and_save(
+    workbench: &dyn Workbench,
     name: &str,
     dir: &Path,
     service: Arc<dyn SkillService>,
     label: &str,
     history_db: &Path,
 ) -> Result<i64, EvalRunError> {
-    if !dir.join(eval::EVALS_FILE).is_file() {
-        return Err(EvalRunError::NoEvals(name.to_owned()));
-    }
-    let invalid = |problems: Vec<skillet_engine::skill::ManifestError>| EvalRunError::Invalid {
-        skill: name.to_owned(),
-        problems: problems
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
-    let folder = dir.to_path_buf();
-    let (skill, suite) = tokio::task::spawn_blocking(move || {
-        let skill = load_skill_dir(&folder, SkillSource::User)?;
-        let suite = eval::load_suite(&skill)?;
-        Ok::<_, Vec<skillet_engine::skill::ManifestError>>((skill, suite))
-    })
-    .await
-    .map_err(|e| EvalRunError::Invalid {
-        skill: name.to_owned(),
-        problems: e.to_string(),
-    })?
-    .map_err(invalid)?;
-    let plan = EvalPlan {
-        skill: skill.name().to_owned(),
-        cases: suite.cases,
-        repeat: 1,
-        concurrency: 1,
-        timeout_seconds: 0,
-    };
-    let targets = [ModelTarget {
-        label: label.to_owned(),
-        service,
-        judge: None,
-    }];
-    let labels = [label.to_owned()];
+    let document = workbench.run_evals(name, dir, service, label).await?;
     let at = history_db.to_path_buf();
-    // `run_plan`'s future is not `Send` (a route's must be): it runs on a blocking thread,
-    // driven by the runtime's handle, and the report is saved there too.
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let records = runtime.block_on(eval::run_plan(
-            &plan,
-            &targets,
-            &|_| {},
-            &CancellationToken::new(),
-        ));
-        save_eval(&at, &EvalReport::build(&plan, &labels, records))
-    })
-    .await
-    .map_err(|e| HistoryError::Query(e.to_string()))?
-    .map_err(EvalRunError::Save)
+    tokio::task::spawn_blocking(move || save_eval(&at, &document))
+        .await
+        .map_err(|e| HistoryError::Query(e.to_string()))?
+        .map_err(EvalRunError::Save)
 }
 
 #[cfg(test)]

@@ -2,12 +2,13 @@
 //! (the `console_evals` table, beside `console_runs`), and the console's skill view shows the
 //! newest ones side by side per model (`GET /console/api/skills/{name}/evals`).
 //!
-//! A report is kept as the JSON `skillet eval --json-out` writes ([`EvalReport`]); the newest
+//! A report is kept as the JSON `skillet eval --json-out` writes ([`EvalDocument`]); the newest
 //! [`MAX_SAVED_PER_SKILL`] of each skill are kept, older ones deleted when a new one is saved.
 //! The CLI writes with its own connection (it is another process than the server), so the
 //! file is opened as the history opens it: WAL, with a busy timeout.
 //!
-//! Not here: running the evals (`skillet_engine::eval`), the routes (`super::api`).
+//! Not here: running the evals (the engine's, behind `skillet_core::workbench::Workbench`),
+//! the routes (`super::api`).
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
-use skillet_engine::eval::EvalReport;
+use skillet_core::workbench::EvalDocument;
 
 use super::history::{History, HistoryError};
 use super::history_schema::{SCHEMA, connect};
@@ -40,7 +41,7 @@ pub struct SavedEval {
 }
 
 /// Saves `report` in the history database at `path` (created when missing); its row id.
-pub fn save_eval(path: &Path, report: &EvalReport) -> Result<i64, HistoryError> {
+pub fn save_eval(path: &Path, report: &EvalDocument) -> Result<i64, HistoryError> {
     let open_error = |message: String| HistoryError::Open {
         path: path.to_path_buf(),
         message,
@@ -52,7 +53,8 @@ pub fn save_eval(path: &Path, report: &EvalReport) -> Result<i64, HistoryError> 
     let query = |e: rusqlite::Error| HistoryError::Query(e.to_string());
     // The history's tables, the evals' among them, whoever opens the file first.
     conn.execute_batch(SCHEMA).map_err(query)?;
-    let json = serde_json::to_string(report).map_err(|e| HistoryError::Query(e.to_string()))?;
+    let json =
+        serde_json::to_string(&report.report).map_err(|e| HistoryError::Query(e.to_string()))?;
     let saved_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -103,21 +105,20 @@ impl History {
 
 #[cfg(test)]
 mod tests {
-    use skillet_engine::eval::{EvalPlan, EvalReport};
-
     use super::*;
     use crate::console::HistoryLimits;
 
-    fn report(skill: &str, models: &[&str]) -> EvalReport {
-        let plan = EvalPlan {
+    /// A report with one entry per model, as `--json-out` writes them.
+    fn report(skill: &str, models: &[&str]) -> EvalDocument {
+        let models: Vec<Value> = models
+            .iter()
+            .map(|m| serde_json::json!({"model": m, "summary": {}, "cases": [], "runs": []}))
+            .collect();
+        EvalDocument {
             skill: skill.to_owned(),
-            cases: Vec::new(),
-            repeat: 1,
-            concurrency: 1,
-            timeout_seconds: 0,
-        };
-        let labels: Vec<String> = models.iter().map(|m| (*m).to_owned()).collect();
-        EvalReport::build(&plan, &labels, Vec::new())
+            passed: true,
+            report: serde_json::json!({"skill": skill, "passed": true, "models": models}),
+        }
     }
 
     #[tokio::test]

@@ -47,6 +47,7 @@ pub(crate) mod query;
 pub(crate) mod skill_detail;
 pub(crate) mod token;
 
+use skillet_core::workbench::Workbench;
 use std::sync::Arc;
 
 use axum::Router;
@@ -91,6 +92,9 @@ pub struct ConsoleOptions {
     pub skill_roots: Vec<std::path::PathBuf>,
     /// The host's model as eval reports name it (`provider/model`), for "Run evals".
     pub model_label: Option<String>,
+    /// The engine's authoring services: the skill view's declared environment and "Run
+    /// evals" (`None`: neither is offered).
+    pub workbench: Option<Arc<dyn Workbench>>,
 }
 
 /// The input files (`_files`) one call may carry on this host, so the page refuses a file the
@@ -109,11 +113,11 @@ pub struct InputFileLimits {
 
 impl Default for InputFileLimits {
     fn default() -> Self {
-        let workspace = skillet_engine::files::WorkspaceConfig::default();
+        let files = skillet_core::folder::DEFAULT_INPUT_FILES;
         InputFileLimits {
-            max_files: workspace.max_input_files,
-            max_file_bytes: workspace.max_input_file_bytes,
-            max_total_bytes: workspace.max_input_bytes,
+            max_files: files.max_files,
+            max_file_bytes: files.max_file_bytes,
+            max_total_bytes: files.max_total_bytes,
             max_request_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }

@@ -1,15 +1,17 @@
 //! What the skill view shows of a skill beyond its definition, read from its folder (hostile
-//! input: every read goes through [`SkillFolder`]'s confinement and size caps): its `SKILL.md`,
+//! input: every read goes through the engine's [`ServedFolder`] with its confinement and size caps): its `SKILL.md`,
 //! its examples (`examples/*.json`, each a JSON object of arguments, offered as "Load example")
 //! and the environment its folder declares (Python requirements from `requirements.txt`,
 //! `pyproject.toml` and `metadata.a2e-requirements`; Node's `package.json`).
 //!
 //! Not here: the route (`super::api`), the definition (the core's discover), `a2a-examples`
-//! (they are in the definition's metadata already).
+//! (they are in the definition's metadata already), reading requirements (the engine's, through
+//! [`Workbench::environment`]).
 
 use serde::Serialize;
 use serde_json::Value;
-use skillet_engine::files::SkillFolder;
+use skillet_core::folder::ServedFolder;
+use skillet_core::workbench::{DeclaredEnvironment, EVALS_FILE, Workbench};
 
 /// The largest `SKILL.md` the skill view shows.
 const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
@@ -32,19 +34,6 @@ pub(crate) struct Example {
     pub arguments: Value,
 }
 
-/// The environment a skill's folder declares.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub(crate) struct DeclaredEnvironment {
-    /// Python requirement lines, in normal form.
-    pub python: Vec<String>,
-    /// Where they were declared (`requirements.txt`, `metadata.a2e-requirements`, ...).
-    pub sources: Vec<String>,
-    /// Node files found (`package.json`, `package-lock.json`).
-    pub node: Vec<String>,
-    /// Why a declaration could not be read (the skill is blocked for it).
-    pub error: Option<String>,
-}
-
 /// Everything the skill view reads from a folder.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub(crate) struct SkillDetail {
@@ -58,19 +47,21 @@ pub(crate) struct SkillDetail {
     pub has_evals: bool,
 }
 
-/// Reads `folder` of skill `name`, whose definition declares `declared` requirements. Blocking.
-pub(crate) fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> SkillDetail {
+/// Reads `folder` of skill `name`, whose definition declares `declared` requirements; the
+/// environment through `workbench` (none without one). Blocking.
+pub(crate) fn read(
+    name: &str,
+    folder: &dyn ServedFolder,
+    declared: Vec<String>,
+    workbench: Option<&dyn Workbench>,
+) -> SkillDetail {
     let skill_md = folder
         .read("SKILL.md", MAX_SKILL_MD_BYTES)
         .ok()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let listing = folder.list(MAX_LISTED);
     let mut examples = Vec::new();
-    let mut node = Vec::new();
     for file in &listing.files {
-        if skillet_engine::environments::NODE_FILES.contains(&file.path.as_str()) {
-            node.push(file.path.clone());
-        }
         let Some(example) = file
             .path
             .strip_prefix("examples/")
@@ -93,27 +84,13 @@ pub(crate) fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> S
             });
         }
     }
-    let requirements = skillet_engine::environments::SkillFolder {
-        name: name.to_owned(),
-        dir: Some(folder.dir().to_path_buf()),
-        declared,
-    };
-    let mut environment = DeclaredEnvironment {
-        node,
-        ..DeclaredEnvironment::default()
-    };
-    match skillet_engine::environments::declared_requirements(&requirements, None) {
-        Ok(Some(found)) => {
-            environment.python = found.lines;
-            environment.sources = found.sources;
-        }
-        Ok(None) => {}
-        Err(why) => environment.error = Some(why.to_string()),
-    }
+    let environment = workbench
+        .map(|workbench| workbench.environment(name, folder.dir(), declared))
+        .unwrap_or_default();
     // The listing leaves `evals/` out (its answers are not served): asked of the folder itself,
     // a plain file only (`eval_run` loads it confined).
-    let has_evals = std::fs::symlink_metadata(folder.dir().join(skillet_engine::eval::EVALS_FILE))
-        .is_ok_and(|meta| meta.is_file());
+    let has_evals =
+        std::fs::symlink_metadata(folder.dir().join(EVALS_FILE)).is_ok_and(|meta| meta.is_file());
     SkillDetail {
         skill_md,
         examples,
@@ -124,23 +101,88 @@ pub(crate) fn read(name: &str, folder: &SkillFolder, declared: Vec<String>) -> S
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
+    use skillet_core::folder::{FolderError, FolderListing, SkillFile};
+    use skillet_core::workbench::{EvalDocument, EvalsError};
+
     use super::*;
 
+    /// A folder of test files, listed flat and read without the engine's confinement (what is
+    /// tested here is what the skill view does with what a folder serves).
+    #[derive(Debug)]
+    struct Files {
+        dir: PathBuf,
+        files: Vec<(&'static str, &'static str)>,
+    }
+
+    impl ServedFolder for Files {
+        fn dir(&self) -> &Path {
+            &self.dir
+        }
+
+        fn list(&self, _max_files: usize) -> FolderListing {
+            let files = self
+                .files
+                .iter()
+                .map(|(path, text)| SkillFile {
+                    path: (*path).to_owned(),
+                    size: text.len() as u64,
+                })
+                .collect();
+            FolderListing { files, cut: false }
+        }
+
+        fn read(&self, path: &str, _max_bytes: u64) -> Result<Vec<u8>, FolderError> {
+            self.files
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, text)| text.as_bytes().to_vec())
+                .ok_or_else(|| FolderError::NotFound(path.to_owned()))
+        }
+    }
+
+    /// Says which requirements it was asked about.
+    #[derive(Debug)]
+    struct Echo;
+
+    #[async_trait::async_trait]
+    impl Workbench for Echo {
+        fn environment(&self, name: &str, _: &Path, declared: Vec<String>) -> DeclaredEnvironment {
+            DeclaredEnvironment {
+                python: declared,
+                sources: vec![format!("asked for {name}")],
+                ..DeclaredEnvironment::default()
+            }
+        }
+
+        async fn run_evals(
+            &self,
+            name: &str,
+            _: &Path,
+            _: std::sync::Arc<dyn skillet_core::service::SkillService>,
+            _: &str,
+        ) -> Result<EvalDocument, EvalsError> {
+            Err(EvalsError::NoEvals(name.to_owned()))
+        }
+    }
+
+    fn folder() -> Files {
+        Files {
+            dir: PathBuf::from("/nonexistent"),
+            files: vec![
+                ("SKILL.md", "---\nname: x\n---\nHi\n"),
+                ("examples/basic.json", r#"{"prompt": "hi"}"#),
+                ("examples/list.json", "[1, 2]"),
+                ("examples/broken.json", "{"),
+                ("examples/deeper/no.json", "{}"),
+            ],
+        }
+    }
+
     #[test]
-    fn examples_and_requirements_are_read_from_the_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("SKILL.md"), "---\nname: x\n---\nHi\n").unwrap();
-        std::fs::create_dir_all(dir.path().join("examples/deeper")).unwrap();
-        std::fs::write(
-            dir.path().join("examples/basic.json"),
-            r#"{"prompt": "hi"}"#,
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("examples/list.json"), "[1, 2]").unwrap();
-        std::fs::write(dir.path().join("examples/broken.json"), "{").unwrap();
-        std::fs::write(dir.path().join("examples/deeper/no.json"), "{}").unwrap();
-        std::fs::write(dir.path().join("requirements.txt"), "pypdf>=4\n").unwrap();
-        let detail = read("x", &SkillFolder::new(dir.path()), vec!["rich".to_owned()]);
+    fn examples_are_the_top_level_json_objects_and_the_environment_is_the_workbenchs() {
+        let detail = read("x", &folder(), vec!["rich".to_owned()], Some(&Echo));
         assert!(detail.skill_md.unwrap().contains("Hi"));
         assert_eq!(
             detail.examples,
@@ -149,16 +191,15 @@ mod tests {
                 arguments: serde_json::json!({"prompt": "hi"}),
             }]
         );
-        assert_eq!(detail.environment.python, vec!["pypdf>=4", "rich"]);
-        assert!(detail.environment.error.is_none());
+        assert_eq!(detail.environment.python, vec!["rich"]);
+        assert_eq!(detail.environment.sources, vec!["asked for x"]);
+        assert!(!detail.has_evals);
     }
 
     #[test]
-    fn a_folder_declaring_nothing_has_no_environment() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("SKILL.md"), "---\nname: x\n---\n").unwrap();
-        let detail = read("x", &SkillFolder::new(dir.path()), vec![]);
+    fn without_a_workbench_no_environment_is_shown() {
+        let detail = read("x", &folder(), vec!["rich".to_owned()], None);
         assert_eq!(detail.environment, DeclaredEnvironment::default());
-        assert!(detail.examples.is_empty());
+        assert_eq!(detail.examples.len(), 1);
     }
 }

@@ -26,7 +26,7 @@
 //! runs in a task of the host core. Waiting is bounded by the call's deadline: the engine drops
 //! the question when it passes.
 //!
-//! Not here: which calls need approval (`skillet_engine::run::approval`), the call itself
+//! Not here: which calls need approval (`skillet_core::approval`), the call itself
 //! (`handler`), the 2026-07-28 round trips (`input_required`).
 
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use rmcp::model::{
 };
 use rmcp::service::{ElicitationMode, OriginatingRequestId, Peer, RoleServer};
 use serde_json::Value;
-use skillet_engine::run::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 
 /// Asks the client of one `tools/call` through elicitation.
 struct ElicitingApprover {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::prompts::{enum_text, input_schema, properties};
 use super::resources::{self, SKILL_TEMPLATE};
-use skillet_engine::service::SkillService;
+use skillet_core::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// The answer to `completion/complete` over the published `skills`. Blocking when it lists a
@@ -62,7 +62,7 @@ pub(crate) fn complete(
                     // Only a skill the caller sees: another is a name nothing serves.
                     let visible = skill.filter(|name| skills.iter().any(|s| s.name == **name));
                     match visible.and_then(|name| service.skill_folder(name)) {
-                        Some(folder) => resources::file_paths(&folder),
+                        Some(folder) => resources::file_paths(folder.as_ref()),
                         None => Vec::new(),
                     }
                 }

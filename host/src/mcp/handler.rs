@@ -51,9 +51,9 @@ use super::{answer, approval, listen, revision, tasks_run};
 use super::{completion, prompts, resources, skills_ext, tools};
 use crate::auth::Caller;
 use crate::core::{Admitted, CallScope, HostCore, Refusal};
-use skillet_engine::events::EventSink;
-use skillet_engine::service::SkillService;
-use skillet_engine::telemetry::propagation;
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
+use skillet_core::telemetry::propagation;
 use skillet_protocol::{ErrorCode, SkillCallRequest, SkillDefinition};
 
 /// One MCP session's handler. Each session (a stdio connection, an HTTP session) gets its own

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::coalesce::{LineRefused, LineSender};
 use super::notice::Notice;
-use skillet_engine::events::EventSink;
+use skillet_core::events::EventSink;
 use skillet_protocol::{EventPayload, SkillEvent};
 
 /// The least severe level a call's log notifications are sent at; `None` sends none. On the

@@ -8,7 +8,7 @@
 //! prompt arguments are strings). `prompts/get` turns the strings into the schema's types
 //! (`"5"` for an integer property, `"true"` for a boolean, JSON text for an object or array),
 //! and the engine checks them against the input schema and renders the instructions exactly as
-//! a call would ([`SkillService::prompt`](skillet_engine::service::SkillService::prompt)). The
+//! a call would ([`SkillService::prompt`](skillet_core::service::SkillService::prompt)). The
 //! result is the opening of the skill's own run: the system prompt (instructions and, with an
 //! output schema, the output format) as a user message — MCP prompts have no system role —
 //! then, when there are arguments, the run's first user message.
@@ -24,7 +24,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::tools;
-use skillet_engine::service::SkillService;
+use skillet_core::service::SkillService;
 use skillet_protocol::{ErrorCode, SkillDefinition};
 
 /// The prompts for `skills` (the `published_skills` of the service).

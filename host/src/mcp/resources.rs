@@ -3,7 +3,7 @@
 //!
 //! Each skill offered as a tool has its `SKILL.md` at `skill://NAME/SKILL.md` (name and
 //! description from the skill, `text/markdown`) and every file beside it at
-//! `skill://NAME/PATH` — the files the engine's [`SkillFolder`] serves: what the model's own
+//! `skill://NAME/PATH` — the files the engine serves through [`ServedFolder`]: what the model's own
 //! `list_skill_files` shows plus the schema assets, never `evals/`, hidden entries or a symlink
 //! out, and read under exactly `read_skill_file`'s confinement. Path segments are
 //! percent-encoded in URIs and decoded on read (so `%2e%2e` is `..`, and refused as such). A
@@ -21,6 +21,8 @@
 //! Everything here reads the file system: call it off the async threads. Not here: the skills
 //! extension's entries and digests (`skills_ext`), which skills a caller sees (`handler`).
 
+use std::sync::Arc;
+
 use base64::Engine as _;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{
@@ -29,8 +31,8 @@ use rmcp::model::{
 };
 
 use super::read_budget::{ReadBudget, ReadPermit};
-use skillet_engine::files::{FolderError, SKILL_MD, SkillFolder, mime_for};
-use skillet_engine::service::SkillService;
+use skillet_core::folder::{FolderError, SKILL_MD, ServedFolder, mime_for};
+use skillet_core::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// The largest file served, in bytes: the skills extension's per-skill total (16 MiB), so any
@@ -99,7 +101,7 @@ pub(crate) fn folder_of(
     skills: &[SkillDefinition],
     name: &str,
     uri: &str,
-) -> Result<SkillFolder, ErrorData> {
+) -> Result<Arc<dyn ServedFolder>, ErrorData> {
     skills
         .iter()
         .any(|s| s.name == name)
@@ -116,7 +118,7 @@ pub(crate) fn not_found(message: String, uri: &str) -> ErrorData {
 
 /// The bytes of the file `path` of `folder`, with the right JSON-RPC error when refused.
 pub(crate) fn read_bytes(
-    folder: &SkillFolder,
+    folder: &dyn ServedFolder,
     path: &str,
     uri: &str,
 ) -> Result<Vec<u8>, ErrorData> {
@@ -135,7 +137,7 @@ pub(crate) fn read_bytes(
 pub(crate) struct Located {
     uri: String,
     path: String,
-    folder: SkillFolder,
+    folder: Arc<dyn ServedFolder>,
     /// Its size now, for the read budget (`0` when it cannot be known before the read, which
     /// then refuses it or counts what it got).
     pub size: u64,
@@ -178,7 +180,7 @@ pub(crate) fn read(
         folder,
         size,
     } = located;
-    let bytes = read_bytes(&folder, &path, &uri)?;
+    let bytes = read_bytes(folder.as_ref(), &path, &uri)?;
     let grown = bytes.len() as u64 > size + 1024;
     let more = grown
         .then(|| budget.try_reserve(bytes.len() as u64 - size))
@@ -261,7 +263,7 @@ pub(crate) fn templates() -> ListResourceTemplatesResult {
 }
 
 /// The paths of a folder's files (for completion).
-pub(crate) fn file_paths(folder: &SkillFolder) -> Vec<String> {
+pub(crate) fn file_paths(folder: &dyn ServedFolder) -> Vec<String> {
     folder
         .list(MAX_SKILL_FILES)
         .files

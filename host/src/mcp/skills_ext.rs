@@ -20,8 +20,8 @@ use rmcp::model::{
 };
 
 use super::resources::{MAX_SKILL_FILES, cursor, folder_of, parse_uri, read_bytes, uri};
-use skillet_engine::files::SKILL_MD;
-use skillet_engine::service::SkillService;
+use skillet_core::folder::SKILL_MD;
+use skillet_core::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// Entries per `skills/list` page.
@@ -118,7 +118,7 @@ fn entry(
     let mut total = 0u64;
     for file in &listing.files {
         let file_uri = uri(name, &file.path);
-        let bytes = read_bytes(&folder, &file.path, &file_uri)?;
+        let bytes = read_bytes(folder.as_ref(), &file.path, &file_uri)?;
         total += bytes.len() as u64;
         if total > MAX_SKILL_BYTES {
             return Err(over(format!(
@@ -142,7 +142,7 @@ fn entry(
 fn frontmatter_of(bytes: &[u8]) -> Result<SkillFrontmatter, ErrorData> {
     let broken = |why: String| ErrorData::internal_error(format!("{SKILL_MD}: {why}"), None);
     let text = std::str::from_utf8(bytes).map_err(|_| broken("not UTF-8".into()))?;
-    let object = skillet_engine::skill::frontmatter_object(text).map_err(broken)?;
+    let object = skillet_core::manifest::frontmatter_object(text).map_err(broken)?;
     serde_json::from_value(serde_json::Value::Object(object))
         .map_err(|e| broken(format!("no string `name` and `description`: {e}")))
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::ErrorData;
 
 use super::resources::{folder_of, parse_uri, read_bytes};
-use skillet_engine::service::SkillService;
+use skillet_core::service::SkillService;
 use skillet_protocol::SkillDefinition;
 
 /// Most URIs one session may subscribe to.
@@ -39,7 +39,7 @@ impl Subscriptions {
         let target = parse_uri(uri)?;
         let folder = folder_of(service, skills, &target.name, uri)?;
         // Existence and confinement exactly as `resources/read` judges them.
-        read_bytes(&folder, &target.path, uri)?;
+        read_bytes(folder.as_ref(), &target.path, uri)?;
         let mut uris = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if uris.len() >= MAX_SUBSCRIPTIONS && !uris.contains(uri) {
             return Err(ErrorData::invalid_params(

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use rusqlite::{Connection, params};
-use skillet_engine::secrets::REDACTOR;
+use skillet_core::secrets::REDACTOR;
 use tokio::sync::watch;
 
 use crate::a2a::{StateDb, StateDbError};

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResponse, CreateTaskResult, ErrorData, JsonObject};
-use skillet_engine::events::EventSink;
+use skillet_core::events::EventSink;
 use skillet_protocol::{EventPayload, SkillCallRequest, SkillEvent};
 
 use super::answer;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
-use skillet_engine::service::SkillService;
+use skillet_core::service::SkillService;
 use skillet_protocol::PROMPT_ARGUMENT;
 use skillet_protocol::{SkillDefinition, SkillDiscoverRequest, SkillStatus};
 

@@ -1,5 +1,5 @@
 //! [`NatsCheckpoints`]: the JetStream key-value bucket that keeps each running call's last
-//! checkpoint (`skillet_engine::checkpoint`), keyed by request id, next to the results bucket —
+//! checkpoint (`skillet_core::checkpoint`), keyed by request id, next to the results bucket —
 //! so a call redelivered after its worker died continues at the turn it reached.
 //!
 //! The bucket is `<results_bucket>-checkpoints` (file storage, one revision per key, entries
@@ -21,7 +21,7 @@ use bytes::Bytes;
 
 use super::error::NatsError;
 use crate::nats::NatsOptions;
-use skillet_engine::checkpoint::{
+use skillet_core::checkpoint::{
     CheckpointStore, CheckpointStoreError, DEFAULT_MAX_CHECKPOINT_BYTES,
 };
 

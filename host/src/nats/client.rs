@@ -26,7 +26,7 @@ use super::identity::AUTHORIZATION_HEADER;
 use super::store::{ResultStore, decode_response};
 use super::subjects::{self, REPLY_HEADER, Subjects};
 use crate::nats::NatsOptions;
-use skillet_engine::events::EventSink;
+use skillet_core::events::EventSink;
 use skillet_protocol::{
     Message, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest, SkillDiscoverResponse,
 };

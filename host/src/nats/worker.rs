@@ -65,7 +65,7 @@ use crate::auth::audit::AuditRecord;
 use crate::core::{CallScope, HostCore, Refusal};
 use crate::endpoint::{Endpoint, Request};
 use crate::nats::NatsOptions;
-use skillet_engine::events::EventSink;
+use skillet_core::events::EventSink;
 use skillet_protocol::{
     ErrorCode, Message, ProtocolError, SkillCallRequest, SkillCallResponse, SkillEvent,
 };

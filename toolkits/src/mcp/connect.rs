@@ -4,7 +4,7 @@
 //! What happens to a session afterwards (watching it, restarting it, closing it) is the
 //! supervisor's job in `toolkit.rs`; this file only knows how to get one going.
 //!
-//! A header secret is added to the process's redaction set (`skillet_engine::secrets`) when it is read,
+//! A header secret is added to the process's redaction set (`skillet_core::secrets`) when it is read,
 //! and every error of opening a session is redacted before it leaves: a server may quote the
 //! request's headers in a 401 body, which rmcp puts in its error text.
 
@@ -106,7 +106,7 @@ pub(crate) async fn open_session(
         Ok(Session { service, tools })
     };
     match tokio::time::timeout(config.startup_timeout, handshake).await {
-        Ok(result) => result.map_err(|e: String| skillet_engine::secrets::REDACTOR.redact_owned(e)),
+        Ok(result) => result.map_err(|e: String| skillet_core::secrets::REDACTOR.redact_owned(e)),
         Err(_) => Err(format!(
             "the server did not complete the MCP handshake within {}",
             format_duration(config.startup_timeout)
@@ -157,8 +157,8 @@ fn http_config(server: &HttpServer) -> Result<StreamableHttpClientTransportConfi
             HeaderSource::Env { var, prefix } => match std::env::var(var) {
                 Ok(value) => {
                     let header = SecretString::from(format!("{prefix}{value}"));
-                    skillet_engine::secrets::REDACTOR.add(header.clone());
-                    skillet_engine::secrets::REDACTOR.add(SecretString::from(value));
+                    skillet_core::secrets::REDACTOR.add(header.clone());
+                    skillet_core::secrets::REDACTOR.add(SecretString::from(value));
                     header
                 }
                 Err(_) => {

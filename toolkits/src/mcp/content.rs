@@ -13,8 +13,8 @@
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
-use skillet_engine::events::EventEmitter;
-use skillet_engine::tools::{ImageInput, ImageSource, ToolOutput};
+use skillet_core::events::EventEmitter;
+use skillet_core::tools::{ImageInput, ImageSource, ToolOutput};
 
 /// Maps `result` of MCP tool `tool` for model call `call_id`, emitting its binary parts as
 /// artifacts through `events`.

@@ -10,7 +10,7 @@
 //!   `notifications/tools/list_changed`, shutdown;
 //! - `tool` — [`McpTool`]: a call's deadline and cancellation carried to the MCP request;
 //! - `content` — MCP results (text, structured JSON, images as `artifact` events, `isError`)
-//!   mapped onto [`ToolOutput`](skillet_engine::tools::ToolOutput).
+//!   mapped onto [`ToolOutput`](skillet_core::tools::ToolOutput).
 //!
 //! Not here: provider-safe tool names (the `ToolRegistry` derives them from the MCP names),
 //! argument validation and per-turn dispatch (the run loop), reading `skillet.toml` (the `skillet`
@@ -19,7 +19,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use skillet_toolkits::mcp::{self, McpToolkitConfig};
-//! use skillet_engine::tools::ToolRegistry;
+//! use skillet_core::tools::ToolRegistry;
 //!
 //! let config: McpToolkitConfig = toml::from_str(r#"
 //!     command = "npx"
@@ -50,7 +50,7 @@ pub use config::{
 pub use tool::McpTool;
 pub use toolkit::McpToolkit;
 
-use skillet_engine::tools::Toolkit;
+use skillet_core::tools::Toolkit;
 
 /// The toolkit `name` for the MCP server in `config`, not started yet (the host starts it at
 /// boot when `config.connect` is [`ConnectMode::Boot`]; otherwise the first run of a skill that

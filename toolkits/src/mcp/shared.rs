@@ -14,8 +14,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::config::McpToolkitConfig;
-use skillet_engine::deadline::Deadline;
-use skillet_engine::tools::{Tool, ToolError, ToolkitError, ToolkitStatus};
+use skillet_core::deadline::Deadline;
+use skillet_core::tools::{Tool, ToolError, ToolkitError, ToolkitStatus};
 
 /// State shared by the toolkit handle, its tools and the supervisor.
 pub(crate) struct Shared {

@@ -13,8 +13,8 @@ use serde_json::Value;
 use super::connect::format_duration;
 use super::content::to_tool_output;
 use super::shared::Shared;
-use skillet_engine::template::json_kind;
-use skillet_engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use skillet_core::schema::json_kind;
+use skillet_core::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// A tool listed by an MCP server. Its [`Tool::name`] is the MCP name, unchanged (the
 /// `ToolRegistry` derives the provider-safe name the model sees and maps it back).
@@ -135,9 +135,9 @@ impl Tool for McpTool {
 
 fn redacted(error: ToolError) -> ToolError {
     match error {
-        ToolError::Failed(text) => ToolError::Failed(skillet_engine::secrets::redact(&text)),
+        ToolError::Failed(text) => ToolError::Failed(skillet_core::secrets::redact(&text)),
         ToolError::Unavailable(text) => {
-            ToolError::Unavailable(skillet_engine::secrets::redact(&text))
+            ToolError::Unavailable(skillet_core::secrets::redact(&text))
         }
         other => other,
     }

@@ -23,7 +23,7 @@ use super::config::McpToolkitConfig;
 use super::connect::{ClientEvents, Session, open_session};
 use super::shared::{Live, Shared, lock, read, write};
 use super::tool::McpTool;
-use skillet_engine::tools::{Tool, Toolkit, ToolkitError, ToolkitStatus};
+use skillet_core::tools::{Tool, Toolkit, ToolkitError, ToolkitStatus};
 
 /// First delay before restarting a server.
 const FIRST_RESTART_DELAY: Duration = Duration::from_millis(250);

@@ -3,7 +3,9 @@
 use serde_json::json;
 
 use super::{bundled_skills_root, load_ok, manifest, write_skill};
-use crate::skill::a2a::{AgentCapabilities, AgentCard, AgentSkill, CardError};
+use crate::skill::a2a::{
+    AgentCapabilities, AgentCard, AgentSkill, CardError, agent_skill, published_skills,
+};
 use crate::skill::{Registry, load_skills_root};
 
 #[test]
@@ -23,7 +25,7 @@ fn agent_skill_uses_a2a_keys_and_v1_field_names() {
         "x",
     );
     let skill = load_ok(&write_skill(root.path(), "route-optimizer", &md, &[]));
-    let projected = serde_json::to_value(AgentSkill::from_skill(&skill)).unwrap();
+    let projected = serde_json::to_value(agent_skill(&skill)).unwrap();
     assert_eq!(
         projected,
         json!({
@@ -48,7 +50,7 @@ fn skill_without_tags_falls_back_to_category_then_skill() {
         &manifest("plain", &[], "x"),
         &[],
     ));
-    let projected = AgentSkill::from_skill(&plain);
+    let projected = agent_skill(&plain);
     assert_eq!(
         (projected.id.as_str(), projected.name.as_str()),
         ("plain", "plain")
@@ -56,7 +58,7 @@ fn skill_without_tags_falls_back_to_category_then_skill() {
     assert_eq!(projected.tags, ["skill"]);
     let md = manifest("cat", &["a2e-category: research"], "x");
     let categorized = load_ok(&write_skill(root.path(), "cat", &md, &[]));
-    assert_eq!(AgentSkill::from_skill(&categorized).tags, ["research"]);
+    assert_eq!(agent_skill(&categorized).tags, ["research"]);
     assert!(
         categorized
             .warnings
@@ -79,7 +81,7 @@ fn card_from_registry_lists_published_skills_with_defaults() {
             push_notifications: None,
             extended_agent_card: None,
         })
-        .skills_from(&registry)
+        .skills(published_skills(&registry))
         .build()
         .unwrap();
     let value = serde_json::to_value(&card).unwrap();

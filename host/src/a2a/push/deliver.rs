@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::allow::{AllowList, CheckedResolver};
 use crate::a2a::store::TaskStore;
 use crate::a2a::wire::{StreamResponse, TaskState};
-use skillet_engine::telemetry::metrics;
+use skillet_core::telemetry::metrics;
 
 /// Updates queued per config before working updates are dropped.
 pub(crate) const QUEUE: usize = 64;

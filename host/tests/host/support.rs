@@ -1,9 +1,7 @@
-//! A small in-test [`SkillService`] for transport tests: skill `echo` answers with its arguments
+//! A fake [`SkillService`] for the host's tests (no engine anywhere): skill `echo` answers with its arguments
 //! after `delay_ms` (emitting a `status` and a `progress` event first), stops early when
 //! cancelled, and any other name is `unknown_skill`. It lets the transports be tested over real
 //! pipes and sockets independently of the run loop.
-
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,9 +9,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skillet_engine::events::{EventEmitter, EventSink};
-use skillet_engine::service::SkillService;
-use skillet_engine::skill::a2a::{AgentCard, AgentSkill, CardError};
+use skillet_core::card::{AgentCard, AgentSkill, CardError};
+use skillet_core::events::{EventEmitter, EventSink};
+use skillet_core::service::SkillService;
 use skillet_protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDefinition,
     SkillDiscoverRequest, SkillDiscoverResponse, SkillResult,
@@ -112,4 +110,27 @@ impl SkillService for EchoService {
 
 pub fn echo_service() -> Arc<EchoService> {
     Arc::new(EchoService::default())
+}
+
+/// GETs `url` and returns the JSON answer (panics on a transport error or a non-JSON body).
+pub async fn get_json(client: &reqwest::Client, url: impl reqwest::IntoUrl) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// POSTs `body` to `url` and returns the JSON answer (panics on a transport error or a
+/// non-JSON body).
+pub async fn post_json(
+    client: &reqwest::Client,
+    url: impl reqwest::IntoUrl,
+    body: impl Into<reqwest::Body>,
+) -> Value {
+    client
+        .post(url)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }

@@ -1,9 +1,6 @@
 //! The stdio and HTTP transports over a real Unix socket pair and a real TCP socket, driven with
-//! an in-test echo service (tests/host_support): correlation, interleaving, every protocol error,
+//! the fake echo service (`support`): correlation, interleaving, every protocol error,
 //! the concurrent-call limit, and end of input / shutdown with calls in flight.
-
-mod host_support;
-mod serve_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,8 +14,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
-use host_support::{EchoService, echo_service};
-use serve_support::get_json;
+use super::support::get_json;
+use super::support::{EchoService, echo_service};
 
 /// A stdio server on one end of a socket pair; the test talks on the other end.
 struct StdioPeer {
@@ -520,7 +517,7 @@ async fn http_serves_the_agent_card_with_its_interface_and_a_health_check() {
     )
     .await;
     assert!(
-        serde_json::from_value::<skillet_engine::skill::a2a::AgentCard>(card.clone()).is_ok(),
+        serde_json::from_value::<skillet_core::card::AgentCard>(card.clone()).is_ok(),
         "the served card is a valid A2A card: {card}"
     );
     assert_eq!(

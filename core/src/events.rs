@@ -41,7 +41,7 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<SkillEvent> {
 }
 
 /// Default cap on events collected into one `SkillResult`.
-pub(crate) const DEFAULT_COLLECT_CAP: usize = 1000;
+pub const DEFAULT_COLLECT_CAP: usize = 1000;
 
 /// The per-call event handle. Clones share the call's sequence and collection.
 #[derive(Clone)]
@@ -68,11 +68,15 @@ struct EmitterState {
 /// A collected event until the call answers: a [`SkillEvent`] without what every event of the
 /// call shares. Also the form a checkpoint keeps the events so far in (`crate::checkpoint`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Collected {
-    pub(crate) id: uuid::Uuid,
-    pub(crate) ts: f64,
-    pub(crate) seq: u64,
-    pub(crate) payload: EventPayload,
+pub struct Collected {
+    /// The event's id.
+    pub id: uuid::Uuid,
+    /// When it was emitted (Unix seconds).
+    pub ts: f64,
+    /// Its place in the call's sequence.
+    pub seq: u64,
+    /// What it says.
+    pub payload: EventPayload,
 }
 
 impl Collected {
@@ -106,13 +110,13 @@ fn whole_event(
 
 /// The events of a call so far, as a checkpoint keeps them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct EmitterSnapshot {
+pub struct EmitterSnapshot {
     /// The `seq` the next event gets.
-    pub(crate) next_seq: u64,
+    pub next_seq: u64,
     /// The last `progress` percentage.
-    pub(crate) last_pct: u8,
+    pub last_pct: u8,
     /// The collected events, in `seq` order.
-    pub(crate) collected: Vec<Collected>,
+    pub collected: Vec<Collected>,
 }
 
 impl EmitterState {
@@ -157,7 +161,7 @@ impl EventEmitter {
     /// An emitter that continues a call another process started (a resumed checkpoint): the
     /// events it collected are kept (not sent live again), `seq` goes on at `next_seq` and
     /// `progress` never drops below `last_pct`.
-    pub(crate) fn resumed(
+    pub fn resumed(
         req_id: impl Into<String>,
         sink: Option<Arc<dyn EventSink>>,
         collect_cap: usize,
@@ -185,7 +189,7 @@ impl EventEmitter {
 
     /// What a checkpoint keeps of the events so far: the next `seq`, the last progress and a
     /// copy of the collected events.
-    pub(crate) fn snapshot(&self) -> EmitterSnapshot {
+    pub fn snapshot(&self) -> EmitterSnapshot {
         let state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
         EmitterSnapshot {
             next_seq: state.next_seq,

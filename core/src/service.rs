@@ -1,4 +1,4 @@
-//! [`SkillService`]: the contract between the transports (`host`) and the engine (`run`).
+//! [`SkillService`]: the contract between the transports (`skillet-host`) and the engine.
 //!
 //! A transport decodes messages and hands discover and call requests to a service; the service
 //! answers with the response messages. Keeping this a trait lets every transport be tested with
@@ -9,13 +9,17 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::EventSink;
-use crate::files::SkillFolder;
-use crate::protocol::{
+use serde_json::{Map, Value};
+use skillet_protocol::{
     ErrorCode, ProtocolError, SkillCallRequest, SkillCallResponse, SkillDiscoverRequest,
     SkillDiscoverResponse, SkillStatus,
 };
-use crate::run::Approver;
+
+use crate::approval::Approver;
+use crate::card::{AgentCard, CardError};
+use crate::events::EventSink;
+use crate::folder::ServedFolder;
+use crate::schema::Violation;
 
 /// Answers A2E requests.
 #[async_trait]
@@ -38,7 +42,7 @@ pub trait SkillService: Send + Sync {
     ) -> SkillCallResponse;
 
     /// Runs a call as [`SkillService::call`] does, asking `approver` before each tool call
-    /// that needs a person's approval (`run::approval`); a door that can ask (MCP elicitation,
+    /// that needs a person's approval ([`crate::approval`]); a door that can ask (MCP elicitation,
     /// A2A `INPUT_REQUIRED`) calls this. A call through [`SkillService::call`] has nobody to
     /// ask and follows the host's policy. The default ignores `approver`: a service without
     /// approvals has no call to gate; a service that wraps another must forward this method,
@@ -57,7 +61,7 @@ pub trait SkillService: Send + Sync {
     /// The A2A Agent Card (v1.0) describing the skills this service offers, typed until a
     /// transport writes it; an error when no valid card can be made (no skills, a skill
     /// without tags).
-    fn agent_card(&self) -> Result<crate::skill::a2a::AgentCard, crate::skill::a2a::CardError>;
+    fn agent_card(&self) -> Result<AgentCard, CardError>;
 
     /// Whether a call to the skill `name` may run now (it exists and is `Published`). The
     /// default asks [`SkillService::discover`], building every definition; a service with an
@@ -77,7 +81,7 @@ pub trait SkillService: Send + Sync {
     fn prompt(
         &self,
         name: &str,
-        arguments: &serde_json::Map<String, serde_json::Value>,
+        arguments: &Map<String, Value>,
     ) -> Result<SkillPrompt, ProtocolError> {
         let _ = arguments;
         Err(ProtocolError::new(
@@ -89,9 +93,23 @@ pub trait SkillService: Send + Sync {
     /// The folder of the published skill `name`, for a host that serves its files (MCP
     /// resources, the skills extension); `None` for an unknown, unpublished or folderless
     /// (native) skill, and from a service that serves no files (the default).
-    fn skill_folder(&self, name: &str) -> Option<SkillFolder> {
+    fn skill_folder(&self, name: &str) -> Option<Arc<dyn ServedFolder>> {
         let _ = name;
         None
+    }
+
+    /// Checks `arguments` (input files already taken out) against the input schema of the
+    /// published skill `name`, for a door that refuses bad input in its own error shape before
+    /// it starts anything (an A2A task). Every violation, or `Ok` when the skill has no input
+    /// schema, is unknown, or the service checks nothing here (the default): a call checks
+    /// its input again either way.
+    fn check_input(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<(), Vec<Violation>> {
+        let _ = (name, arguments);
+        Ok(())
     }
 }
 

@@ -4,8 +4,6 @@
 //! concurrency limit is a retryable `isError` result. (The official Python SDK tests of the
 //! same server are in `tests/tests/mcp_server_python.rs`.)
 
-mod host_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -15,8 +13,8 @@ use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Imple
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
-use skillet_engine::events::EventSink;
-use skillet_engine::service::SkillService;
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
 use skillet_host::HostCore;
 use skillet_host::mcp::serve_stream;
 use skillet_protocol::{
@@ -25,7 +23,7 @@ use skillet_protocol::{
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use host_support::{EchoService, echo_definition};
+use super::support::{EchoService, echo_definition};
 
 /// The echo service, whose skill is `Blocked` while `blocked` is set.
 #[derive(Default)]
@@ -53,9 +51,7 @@ impl SkillService for SwitchableService {
         self.echo.call(request, events, cancel).await
     }
 
-    fn agent_card(
-        &self,
-    ) -> Result<skillet_engine::skill::a2a::AgentCard, skillet_engine::skill::a2a::CardError> {
+    fn agent_card(&self) -> Result<skillet_core::card::AgentCard, skillet_core::card::CardError> {
         self.echo.agent_card()
     }
 }

@@ -4,9 +4,7 @@
 //! `GET /mcp` streams per session and `max_streams` in total (503 beyond), while other routes
 //! still answer. Driven with plain HTTP requests against the real router on a socket.
 //!
-//! Not here: the MCP protocol itself (`host_mcp.rs`, the Python SDK tests).
-
-mod host_support;
+//! Not here: the MCP protocol itself (`mcp`, the Python SDK tests).
 
 use std::time::Duration;
 
@@ -15,7 +13,7 @@ use skillet_host::HostCore;
 use skillet_host::mcp::{McpHttpOptions, McpLimits, http_router};
 use tokio_util::sync::CancellationToken;
 
-use host_support::echo_service;
+use super::support::echo_service;
 
 /// Serves `/mcp` (and `/healthz`) within `limits` on a loopback port; returns its base URL.
 async fn serve(limits: McpLimits) -> (String, CancellationToken) {

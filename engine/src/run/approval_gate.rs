@@ -1,16 +1,7 @@
-//! Human approval of tool calls: which calls need it, who is asked, and what a call that
-//! nobody can be asked gets.
-//!
-//! - [`ApprovalPolicy`] is the host's: the tools whose every call needs approval
-//!   (`[tools.NAME] approval = "always"`, `[skills.scripts] approval` for `run_skill_script`)
-//!   and [`Unasked`], the decision when the call's door cannot ask (`[approvals] default`,
-//!   deny unless the host says allow). A skill's `metadata.a2e-approval` adds tool names for its
-//!   own calls; it can never remove one of the host's.
-//! - [`Approver`] is supplied per call by the door that can ask a person (MCP elicitation, an
-//!   A2A task's `INPUT_REQUIRED`); a call without one follows [`Unasked`].
-//! - [`ApprovalGate`] is one call's view of both, asked by tool dispatch before a gated tool
-//!   runs. Waiting for the answer counts against the call's deadline (the run loop drops the
-//!   whole call when it passes, dropping the question with it) and ends on cancellation.
+//! [`ApprovalGate`]: one call's approvals — the host's [`ApprovalPolicy`], the skill's additions
+//! and the call's [`Approver`] — asked by tool dispatch before a gated tool runs. Waiting for the
+//! answer counts against the call's deadline (the run loop drops the whole call when it passes,
+//! dropping the question with it) and ends on cancellation.
 //!
 //! Every request and every decision is a `status` event whose `detail` says what happened
 //! (`{"approval": "requested" | "approved" | "denied", "tool", "call_id", ...}`), and the tool's
@@ -18,116 +9,20 @@
 //! (`caller`, `policy`). A denial is a tool error the model reads, with the reason when one
 //! was given; the tool does not run.
 //!
-//! Not here: how a door asks (its own modules in `skillet-host`), the config file's tables
-//! (`cli/src/config`), or anything else dispatch checks.
+//! Not here: the contract types a door implements (`skillet_core::approval`), how a door asks
+//! (its own modules in `skillet-host`), or anything else dispatch checks.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use skillet_providers::ToolCall;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventEmitter;
 use crate::protocol::EventPayload;
-
-/// Whether a host-declared tool's calls need approval (`approval = "always"` in
-/// `[tools.NAME]` or `[skills.scripts]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolApproval {
-    /// Calls run without asking (the default).
-    #[default]
-    Never,
-    /// Every call waits for a person's approval.
-    Always,
-}
-
-/// What a call that needs approval gets when its door cannot ask anyone (A2E, NATS, an MCP
-/// client without elicitation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Unasked {
-    /// The call is refused: a tool error the model sees (the default).
-    #[default]
-    Deny,
-    /// The call runs as if approved.
-    Allow,
-}
-
-/// The host's approval rules: the tools that need approval and what [`Unasked`] calls get.
-#[derive(Debug, Clone, Default)]
-pub struct ApprovalPolicy {
-    tools: BTreeSet<String>,
-    unasked: Unasked,
-}
-
-impl ApprovalPolicy {
-    /// No tool needs approval; unasked calls are denied (which then never happens).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Every call of the tool `name` (its registered name, e.g. `run_skill_script`) needs
-    /// approval.
-    pub fn require(mut self, name: impl Into<String>) -> Self {
-        self.tools.insert(name.into());
-        self
-    }
-
-    /// What a call gets when its door cannot ask (default [`Unasked::Deny`]).
-    pub fn when_unasked(mut self, unasked: Unasked) -> Self {
-        self.unasked = unasked;
-        self
-    }
-
-    /// Whether the host requires approval for the tool `name`.
-    pub fn requires(&self, name: &str) -> bool {
-        self.tools.contains(name)
-    }
-
-    /// The decision for calls nobody can be asked about.
-    pub fn unasked(&self) -> Unasked {
-        self.unasked
-    }
-}
-
-/// What a person is asked to approve: one tool call, before it runs.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ApprovalRequest {
-    /// The skill whose run wants the call.
-    pub skill: String,
-    /// The tool's registered name.
-    pub tool: String,
-    /// The model's id for this call.
-    pub call_id: String,
-    /// The arguments the tool would run with (already checked against its input schema).
-    pub arguments: Value,
-}
-
-/// A person's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalDecision {
-    /// Run the call.
-    Approved,
-    /// Do not run it; the model reads the reason when one is given.
-    Denied {
-        /// Why, in the person's words.
-        reason: Option<String>,
-    },
-}
-
-/// Asks a person whether a tool call may run. A door that can ask supplies one per call
-/// (`SkillService::call_with_approver`); the call waits for the answer, bounded by its
-/// deadline and its cancellation (the future is dropped then, so an implementation cleans up
-/// whatever it left pending in `Drop`).
-#[async_trait]
-pub trait Approver: Send + Sync {
-    /// Asks about `request`; a door that fails to ask answers [`ApprovalDecision::Denied`]
-    /// with the reason.
-    async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision;
-}
+use skillet_core::approval::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, Unasked,
+};
 
 /// One call's approvals: the host's policy, the skill's additions and the call's approver.
 #[derive(Clone, Copy)]
@@ -301,7 +196,7 @@ mod tests {
 
     struct Says(ApprovalDecision);
 
-    #[async_trait]
+    #[async_trait::async_trait]
     impl Approver for Says {
         async fn decide(&self, _: ApprovalRequest) -> ApprovalDecision {
             self.0.clone()

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The trace-context keys, as metadata keys and HTTP header names.
-pub(crate) const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
+pub const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
 /// The `traceparent`/`tracestate` headers of an HTTP request, taken before its body is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn adopt_from_meta(meta: &Map<String, Value>, metadata: &mut Map<String, Val
 
 /// Parents `span` on the caller's trace named in `metadata`, when there is a valid one. Call it
 /// before the span is first entered.
-pub(crate) fn continue_trace(span: &tracing::Span, metadata: &Map<String, Value>) {
+pub fn continue_trace(span: &tracing::Span, metadata: &Map<String, Value>) {
     let carrier: HashMap<String, String> = TRACE_KEYS
         .iter()
         .filter_map(|key| {

@@ -1,11 +1,7 @@
 //! The protocol-neutral host core and its A2E adapters on their bad paths: duplicate in-flight
 //! ids (stdio and HTTP), a service that panics or never ends still answers exactly once, cancel by
-//! id stops only that call, and the HTTP accept loop survives idle sockets beyond the
-//! open-file limit (the real binary under `ulimit -n 256`).
-
-mod cli_support;
-mod host_support;
-mod serve_support;
+//! id stops only that call.
+//! (The HTTP accept loop under an open-file limit is the binary's: `cli/tests/host_serve.rs`.)
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skillet_engine::events::EventSink;
-use skillet_engine::service::SkillService;
+use skillet_core::events::EventSink;
+use skillet_core::service::SkillService;
 use skillet_host::http::{self, HttpOptions};
 use skillet_host::stdio::{self, StdioOptions};
 use skillet_host::{ConnectionLimits, Endpoint, HostCore, Refusal};
@@ -25,9 +21,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use cli_support::{SKILLET, bundled_skills};
-use host_support::echo_service;
-use serve_support::{ServeHttp, get_json, post_json};
+use super::support::echo_service;
+use super::support::{get_json, post_json};
 
 fn call(id: &str, delay_ms: u64) -> String {
     json!({"type": "skill/call/req", "id": id, "name": "echo",
@@ -147,10 +142,8 @@ impl SkillService for HostileService {
         std::future::pending().await
     }
 
-    fn agent_card(
-        &self,
-    ) -> Result<skillet_engine::skill::a2a::AgentCard, skillet_engine::skill::a2a::CardError> {
-        Err(skillet_engine::skill::a2a::CardError::NoSkills)
+    fn agent_card(&self) -> Result<skillet_core::card::AgentCard, skillet_core::card::CardError> {
+        Err(skillet_core::card::CardError::NoSkills)
     }
 }
 
@@ -287,39 +280,6 @@ async fn idle_sockets_beyond_the_connection_cap_do_not_block_new_clients() {
         .expect("the server stops")
         .unwrap()
         .unwrap();
-}
-
-#[tokio::test]
-async fn serve_http_stays_online_with_260_idle_sockets_under_a_256_descriptor_limit() {
-    let mut server = ServeHttp::new(SKILLET)
-        .shell_prefix("ulimit -n 256")
-        .skills_dir(bundled_skills())
-        .spawn()
-        .await;
-    let base = server.base.clone();
-    let addr = base.trim_start_matches("http://").to_owned();
-    let mut idle = Vec::new();
-    for _ in 0..260 {
-        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
-    }
-    let client = reqwest::Client::new();
-    let health = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.get(format!("{base}/healthz")).send(),
-    )
-    .await
-    .expect("served within 30 s despite 260 idle sockets")
-    .unwrap();
-    assert_eq!(health.status(), 200);
-    let answer = post_json(
-        &client,
-        format!("{base}/a2e"),
-        r#"{"type":"skill/discover/req","id":"d1"}"#,
-    )
-    .await;
-    assert_eq!(answer["type"], "skill/discover/resp", "{answer}");
-    drop(idle);
-    let _ = server.child.start_kill();
 }
 
 /// Serves the echo service over HTTP with these connection limits; returns the address and the

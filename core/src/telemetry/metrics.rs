@@ -32,7 +32,7 @@ use prometheus_client::registry::Registry;
 use skillet_providers::Usage;
 
 /// The label standing for a name that is not the host's own.
-pub(crate) const UNKNOWN: &str = "unknown";
+pub const UNKNOWN: &str = "unknown";
 
 type Labels<const N: usize> = [(&'static str, String); N];
 type Histograms = Family<Labels<1>, Histogram, fn() -> Histogram>;
@@ -154,28 +154,28 @@ impl Metrics {
     }
 
     /// Counts an answered call.
-    pub(crate) fn call_answered(&self, skill: &str, outcome: &str) {
+    pub fn call_answered(&self, skill: &str, outcome: &str) {
         self.calls
             .get_or_create(&[("skill", skill.to_owned()), ("outcome", outcome.to_owned())])
             .inc();
     }
 
     /// Records an executed call's wall time.
-    pub(crate) fn call_took(&self, skill: &str, took: Duration) {
+    pub fn call_took(&self, skill: &str, took: Duration) {
         self.call_duration
             .get_or_create(&[("skill", skill.to_owned())])
             .observe(took.as_secs_f64());
     }
 
     /// Records a turn's wall time.
-    pub(crate) fn turn_took(&self, skill: &str, took: Duration) {
+    pub fn turn_took(&self, skill: &str, took: Duration) {
         self.turn_duration
             .get_or_create(&[("skill", skill.to_owned())])
             .observe(took.as_secs_f64());
     }
 
     /// Adds the tokens of one provider response.
-    pub(crate) fn tokens_used(&self, model: &str, usage: &Usage) {
+    pub fn tokens_used(&self, model: &str, usage: &Usage) {
         let counts = [
             ("input", Some(usage.input_tokens)),
             ("output", Some(usage.output_tokens)),
@@ -195,14 +195,14 @@ impl Metrics {
     }
 
     /// Counts a provider response that reported no usage.
-    pub(crate) fn usage_unreported(&self, model: &str) {
+    pub fn usage_unreported(&self, model: &str) {
         self.usage_unreported
             .get_or_create(&[("model", model.to_owned())])
             .inc();
     }
 
     /// Counts a provider retry.
-    pub(crate) fn provider_retried(&self, provider: &str, reason: &str) {
+    pub fn provider_retried(&self, provider: &str, reason: &str) {
         self.provider_retries
             .get_or_create(&[
                 ("provider", provider.to_owned()),
@@ -212,7 +212,7 @@ impl Metrics {
     }
 
     /// Counts an answered tool call (and its error).
-    pub(crate) fn tool_answered(&self, tool: &str, failed: bool) {
+    pub fn tool_answered(&self, tool: &str, failed: bool) {
         let labels = [("tool", tool.to_owned())];
         self.tool_calls.get_or_create(&labels).inc();
         if failed {

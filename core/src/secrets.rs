@@ -27,7 +27,7 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Secrets shorter than this are not redacted (a 1-character "secret" would shred every line;
 /// no real key is this short).
-pub(crate) const MIN_SECRET_LEN: usize = 6;
+pub const MIN_SECRET_LEN: usize = 6;
 
 /// A set of known secrets, redacted from text.
 #[derive(Default)]
