@@ -1,6 +1,6 @@
 """Publishes A2E calls to a `skillet serve --nats` worker with nats-py (the official Python
 client), each with its own `Authorization` header (or none), and prints every answer read from
-its reply subject as one JSON object keyed by call id (cli/tests/nats_auth.rs).
+its reply subject as one JSON object keyed by call id (cli/tests/nats/nats_auth.rs).
 
 Usage: python auth_calls.py nats://127.0.0.1:PORT CASES_JSON
 CASES_JSON: [{"id": "...", "skill": "...", "authorization": "Bearer ..." | null,

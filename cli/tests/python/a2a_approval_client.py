@@ -1,5 +1,5 @@
 """The official A2A Python SDK (`a2a-sdk`, A2A 1.0) drives a multi-turn approval against a
-running `skillet serve --http` (cli/tests/approvals.rs; over gRPC, cli/tests/a2a_grpc.rs).
+running `skillet serve --http` (cli/tests/run/approvals.rs; over gRPC, cli/tests/a2a/a2a_grpc.rs).
 
 Usage: a2a_approval_client.py BASE_URL [BINDING]
 

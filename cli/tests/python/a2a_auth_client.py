@@ -1,4 +1,4 @@
-"""The official a2a-sdk against `skillet serve --http` with `[auth]` (cli/tests/auth_protocols.rs).
+"""The official a2a-sdk against `skillet serve --http` with `[auth]` (cli/tests/serve/auth_protocols.rs).
 
 usage: a2a_auth_client.py BASE KEY
 

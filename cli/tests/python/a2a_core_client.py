@@ -3,7 +3,7 @@ against a running `skillet serve --http`.
 
 Usage: a2a_core_client.py BASE_URL MOCK_URL
 
-Driven by cli/tests/a2a_core.rs, which serves the bundled skills plus `file-note` (a data
+Driven by cli/tests/a2a/a2a_core.rs, which serves the bundled skills plus `file-note` (a data
 input `note`, a text input `comment`, input files; its mock rule answers only when the system
 prompt lists the input file `numbers.csv`). Prints `OK <check>` per passed check; any failure
 raises (non-zero exit).

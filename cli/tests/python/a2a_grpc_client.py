@@ -2,7 +2,7 @@
 
 Usage: a2a_grpc_client.py BASE_URL
 
-Driven by cli/tests/a2a_grpc.rs, which serves the bundled skills plus `slow-echo` (answers after
+Driven by cli/tests/a2a/a2a_grpc.rs, which serves the bundled skills plus `slow-echo` (answers after
 a delay) and `slow-loop` (slow turns that never validate). Every client here is made by the
 SDK's ClientFactory restricted to the GRPC binding, on a grpcio channel to the `host:port` the
 card advertises, so every call goes over the gRPC service on the same listener as the other

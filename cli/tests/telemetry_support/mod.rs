@@ -5,8 +5,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../serve_support/mod.rs"]
-mod serve_support;
+use crate::serve_support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
