@@ -85,8 +85,7 @@ pub async fn load_parts(
         .map_err(Failure::setup)?;
     redact_configured_secrets(&config, &choice);
     // Before the skills load: the platform probe forks, and a fork is cheaper while the
-    // process is small (after loading 1,000 skills it was ~7 % of `discover`'s CPU, and its
-    // children's wait on top; BENCHMARKS.md, "Loading 1,000 skills").
+    // process is small (a fork copies the page tables of every skill loaded).
     let backend: Arc<dyn SandboxBackend> = Arc::new(ProcessBackend::new());
     let skills = Arc::new(Registry::new());
     if let Some(skill) = extra_skill {

@@ -3,8 +3,7 @@
 //! When they are pipes — a host spawned `skillet serve --stdio` — they are read and written as
 //! non-blocking pipes on the runtime's event loop. Otherwise (a terminal, a file) they are
 //! tokio's `stdin()`/`stdout()`, which hand every read and every write to a blocking thread and
-//! back: about five futex calls and two thread hand-offs per message, measured as a few
-//! microseconds per model turn of `serve --stdio` (`BENCHMARKS.md`).
+//! back: several futex calls and two thread hand-offs per message, for every message.
 //!
 //! Non-blocking mode belongs to the open pipe, which the rest of the process shares through
 //! descriptors 0 and 1: the [`BlockingAgain`] guard puts blocking mode back when dropped.

@@ -240,8 +240,8 @@ pub(crate) async fn serve_connections(
 
 /// The options every accepted connection gets. `TCP_NODELAY`: answers that go out in pieces (an
 /// SSE stream: MCP's `/mcp`, A2A's `message/stream`) must not wait for the peer's delayed ACK.
-/// With Nagle's algorithm on, each piece after the first waited ~40 ms on Linux loopback: a
-/// streamable-HTTP MCP `tools/call` took 44 ms at p50 instead of 4 ms (BENCHMARKS.md, `mcp-http`).
+/// With Nagle's algorithm on, each piece after the first waits for the peer's delayed ACK
+/// (tens of milliseconds on Linux), which a person sees as a slow streamed answer.
 fn configure(stream: &tokio::net::TcpStream) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");

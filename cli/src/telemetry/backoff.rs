@@ -2,8 +2,8 @@
 //!
 //! Without this, a collector that is down costs every span twice: once to record it (the
 //! `tracing` layer, the batch queue) and once to convert and encode its batch to protobuf, only
-//! for the POST to fail. Profiling `skillet serve` with the collector down (callgrind, see
-//! BENCHMARKS.md) put the encoding alone at ~10 % of the server's instructions.
+//! for the POST to fail: encoding batches nobody will receive was a large share of the server's
+//! own work while the collector was down.
 //!
 //! So a failed export (or a refused connection when export starts) opens a **pause**
 //! ([`ExportPause`]): 1 s after the first failure, doubling per consecutive failure up to 30 s.

@@ -229,7 +229,7 @@ const MAX_BATCH: usize = 256;
 
 /// Writes what is queued: every row waiting (up to [`MAX_BATCH`]) in one transaction, pruned
 /// once after it — one commit per batch instead of three per row, which is what keeps the
-/// writer ahead of a busy server (`BENCHMARKS.md`, "the console's history").
+/// writer ahead of a busy server.
 fn write_loop(conn: &Connection, queue: &Receiver<Job>, limits: HistoryLimits) {
     while let Ok(first) = queue.recv() {
         let mut rows = Vec::new();
