@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SKILLET_CONSOLE_SCREENSHOTS="$PWD/docs/console" CI=1 \
-  cargo test -p skillet --test console_browser -- --nocapture
+  cargo test -p skillet --test serve console_browser:: -- --nocapture

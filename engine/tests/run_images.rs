@@ -3,7 +3,7 @@
 //! each API's image content — an OpenAI `image_url` data URL, an Anthropic `image` block —
 //! while a file that only has an image's name does not; a provider declared without vision
 //! (`vision = false`) is shown none, the run goes on and a log line says why. (Images MCP
-//! tools return: `cli/tests/mcp_run.rs`.)
+//! tools return: `cli/tests/mcp/mcp_run.rs`.)
 
 mod support;
 

@@ -6,7 +6,7 @@
 //! always; these tests only check what the provider hands it.
 //!
 //! Not here: the mode ladder after a grammar refusal and the `tool_choice` sent, which run
-//! through the `skillet` binary (`cli/tests/provider_server_quirks.rs`).
+//! through the `skillet` binary (`cli/tests/run/provider_server_quirks.rs`).
 
 mod support;
 

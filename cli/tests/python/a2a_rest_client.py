@@ -2,7 +2,7 @@
 
 Usage: a2a_rest_client.py BASE_URL
 
-Driven by cli/tests/a2a_rest.rs, which serves the bundled skills plus `slow-echo` (answers after
+Driven by cli/tests/a2a/a2a_rest.rs, which serves the bundled skills plus `slow-echo` (answers after
 a delay) and `slow-loop` (slow turns that never validate). Every client here is made by the
 SDK's ClientFactory restricted to the HTTP+JSON binding, so every call goes over the REST
 routes the card advertises. Prints `OK <check>` per passed check; any failure raises.

@@ -1,5 +1,5 @@
 """The official A2A Python SDK (`a2a-sdk`) across a restart of `skillet serve --http` with
-`[server] state_db` (driven by cli/tests/a2a_restart.rs).
+`[server] state_db` (driven by cli/tests/a2a/a2a_restart.rs).
 
 Usage:
   a2a_restart_client.py send BASE_URL SKILL       -> prints `TASK <id>` (the task is WORKING)

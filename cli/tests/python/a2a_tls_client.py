@@ -1,5 +1,5 @@
 """The official A2A Python SDK (`a2a-sdk`) against `skillet serve --http` with `[server.tls]`
-(cli/tests/tls_serve.rs).
+(cli/tests/serve/tls_serve.rs).
 
 usage: a2a_tls_client.py BASE_URL CA_FILE SKILL
 

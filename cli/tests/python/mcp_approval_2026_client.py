@@ -1,7 +1,7 @@
 """The official MCP Python SDK's 2026-07-28 client approves and denies a tool call through
 input-required results (SEP-2322, multi round-trip requests).
 
-Driven by cli/tests/mcp_approval_2026.rs over streamable HTTP (the Rust test passes the /mcp URL)
+Driven by cli/tests/mcp/mcp_approval_2026.rs over streamable HTTP (the Rust test passes the /mcp URL)
 and over stdio (this script spawns `skillet ... serve --mcp`). The server has the test skill
 `gated-calc`, whose `calculator` call needs approval; its mock answers `approved`,
 `denied: not on prod` or `denied` from what the tool call returned.

@@ -1,6 +1,6 @@
 """The official MCP Python SDK (`mcp`) approves and denies a tool call by elicitation.
 
-Driven by cli/tests/approvals.rs over stdio (this script spawns `skillet ... serve --mcp`) and
+Driven by cli/tests/run/approvals.rs over stdio (this script spawns `skillet ... serve --mcp`) and
 over streamable HTTP (the Rust test passes the /mcp URL). The server has the test skill
 `gated-calc`, whose `calculator` call needs approval (`a2e-approval`); its mock answers
 `approved`, `denied: not on prod` or `denied by policy` from what the tool call returned.

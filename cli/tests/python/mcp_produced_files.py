@@ -3,7 +3,7 @@ result: one embedded resource per file, a binary file as a base64 blob with its 
 
 Usage: mcp_produced_files.py SKILLET CONFIG SKILLS_DIR PNG_BASE64
 
-Driven by cli/tests/produced_files.rs (skill `png-maker`, whose script writes `dot.png` and
+Driven by cli/tests/run/produced_files.rs (skill `png-maker`, whose script writes `dot.png` and
 `note.md`). Prints `OK` when every check passes; any failure raises (non-zero exit).
 """
 

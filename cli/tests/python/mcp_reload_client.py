@@ -1,6 +1,6 @@
 """The official MCP Python SDK (`mcp`) hears about skills edited on disk while it is connected.
 
-Driven by cli/tests/hot_reload.rs over stdio (this script spawns `skillet ... serve --mcp
+Driven by cli/tests/serve/hot_reload.rs over stdio (this script spawns `skillet ... serve --mcp
 --watch`) and over streamable HTTP (the Rust test passes the /mcp URL of a `serve --http` with
 `[skills] watch = true`). The skills root (`--skills`) holds the echo skills `alpha` and `beta`;
 this script edits it.

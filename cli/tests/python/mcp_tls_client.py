@@ -1,4 +1,4 @@
-"""The official MCP Python SDK against `skillet serve --http` with `[server.tls]` (cli/tests/tls_serve.rs).
+"""The official MCP Python SDK against `skillet serve --http` with `[server.tls]` (cli/tests/serve/tls_serve.rs).
 
 usage: mcp_tls_client.py URL CA_FILE TOOL
 

@@ -1,6 +1,6 @@
 //! Environments with a stand-in `uv` (a shell script that logs each invocation and makes a
 //! directory shaped like a venv), so what is built, when and how often is visible without a
-//! network. The real uv is driven by the binary's tests (`cli/tests/cli_script_environments.rs`).
+//! network. The real uv is driven by the binary's tests (`cli/tests/run/cli_script_environments.rs`).
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The protocol-neutral host core and its A2E adapters on their bad paths: duplicate in-flight
 //! ids (stdio and HTTP), a service that panics or never ends still answers exactly once, cancel by
 //! id stops only that call.
-//! (The HTTP accept loop under an open-file limit is the binary's: `cli/tests/host_serve.rs`.)
+//! (The HTTP accept loop under an open-file limit is the binary's: `cli/tests/serve/host_serve.rs`.)
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
