@@ -18,9 +18,7 @@
 //! line is added whole under the same lock, so the two never interleave inside a message. A
 //! line is refused, not waited for, once [`MAX_LINE_BACKLOG`] bytes wait or a write waits for
 //! room (the host stopped reading: progress and log lines are dropped rather than held in
-//! memory, and never keep a result waiting), or once the output is closed or failed. A call's
-//! answer written by the call itself (`direct_calls`) is never refused for a slow reader: it is
-//! added past the limit, one per call in flight at most.
+//! memory, and never keep a result waiting), or once the output is closed or failed.
 //!
 //! Not here: reading (rmcp's), the session (`serve`), what the lines say (`notify`).
 
@@ -163,21 +161,6 @@ impl LineSender {
         }
         write(&mut state.pending);
         state.pending.push(b'\n');
-        drop(state);
-        self.shared.ready.notify_one();
-        Ok(())
-    }
-
-    /// Adds `line` (a whole JSON line, its newline included) after everything written so far,
-    /// refused only once the output is closed or failed: an answer to a request is never
-    /// dropped for a slow reader. What this can add is bounded by the calls in flight, one
-    /// answer each (`direct_calls`).
-    pub(crate) fn send_answer(&self, line: &[u8]) -> Result<(), LineRefused> {
-        let mut state = self.shared.lock();
-        if state.failed.is_some() || state.closed {
-            return Err(LineRefused::Closed);
-        }
-        state.pending.extend_from_slice(line);
         drop(state);
         self.shared.ready.notify_one();
         Ok(())

@@ -8,7 +8,10 @@
 //! stdin, as a shell pipe does, got none). Here the transport counts the requests it delivered
 //! and the answers it sent, and reports the end of input only when every request is answered
 //! (after `grace`, the core's calls are cancelled and answer as such); meanwhile rmcp's loop
-//! goes on sending what the handlers answer. Counting at the transport, not in the core, also
+//! goes on sending what the handlers answer. A request the client cancels
+//! (`notifications/cancelled`) counts as answered when the cancellation is read: rmcp cancels
+//! its handler and drops its answer without sending it, so waiting for that answer would hold
+//! the end of input for the whole grace period. Counting at the transport, not in the core, also
 //! covers a call that was read but not yet admitted when the input ended.
 //! `receive` is polled inside rmcp's `select!` and dropped whenever another branch is ready, so
 //! the drain is kept in `self` and resumed by the next `receive`, never restarted.
@@ -23,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{JsonRpcMessage, RequestId};
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::watch;
@@ -49,7 +52,7 @@ enum State {
 }
 
 /// The ids of the requests delivered and not yet answered, and their count to wait on.
-pub(crate) struct OpenRequests {
+struct OpenRequests {
     ids: Mutex<HashSet<RequestId>>,
     count: watch::Sender<usize>,
 }
@@ -61,8 +64,7 @@ impl OpenRequests {
         self.count.send_replace(ids.len());
     }
 
-    /// Counts request `id` answered (`direct_calls` answers some past rmcp's `send`).
-    pub(crate) fn answered(&self, id: &RequestId) {
+    fn answered(&self, id: &RequestId) {
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         if ids.remove(id) {
             self.count.send_replace(ids.len());
@@ -90,13 +92,6 @@ impl<T> DrainAtEof<T> {
             }),
             state: State::Reading,
         }
-    }
-}
-
-impl<T> DrainAtEof<T> {
-    /// The requests delivered and not yet answered, for a dispatch that answers past `send`.
-    pub(crate) fn open_requests(&self) -> Arc<OpenRequests> {
-        Arc::clone(&self.open)
     }
 }
 
@@ -132,8 +127,19 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for DrainAtEof<T> {
             match &mut self.state {
                 State::Reading => match self.inner.receive().await {
                     Some(message) => {
-                        if let JsonRpcMessage::Request(request) = &message {
-                            self.open.opened(&request.id);
+                        match &message {
+                            JsonRpcMessage::Request(request) => self.open.opened(&request.id),
+                            // rmcp cancels the request this names and drops its answer unsent:
+                            // it is as good as answered.
+                            JsonRpcMessage::Notification(notification) => {
+                                if let ClientNotification::CancelledNotification(cancelled) =
+                                    &notification.notification
+                                    && let Some(id) = &cancelled.params.request_id
+                                {
+                                    self.open.answered(id);
+                                }
+                            }
+                            _ => {}
                         }
                         return Some(message);
                     }

@@ -141,9 +141,8 @@ impl McpHandler {
 
     /// A `tools/call` admitted into the session's scope as its A2E call, or the answer it gets
     /// at once: an unknown tool (-32602), a duplicate id (-32600), or a refusal by access,
-    /// quota or concurrency (a tool error). Shared by rmcp's dispatch (`call_tool`) and stdio's
-    /// own (`direct_calls`), so both admit alike.
-    pub(crate) fn admit_call(
+    /// quota or concurrency (a tool error).
+    fn admit_call(
         &self,
         caller: &Caller,
         id: &RequestId,
@@ -173,11 +172,6 @@ impl McpHandler {
             )),
         };
         Err(Box::new(answer))
-    }
-
-    /// The session's core (for `direct_calls`).
-    pub(crate) fn core(&self) -> &HostCore {
-        &self.core
     }
 
     /// The level a call's log notifications are sent at: a 2026-07-28 request's own `_meta`
@@ -210,11 +204,6 @@ impl McpHandler {
                 (Some(forwarder), sink)
             }
         }
-    }
-
-    /// The session's logging level (for `direct_calls`).
-    pub(crate) fn log_level(&self) -> &SessionLogLevel {
-        &self.log_level
     }
 }
 

@@ -38,8 +38,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ElicitRequest, ElicitResult,
     ErrorData, InputRequest, InputRequests, InputRequiredResult, JsonObject,
 };
-use skillet_core::events::EventSink;
 use skillet_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
+use skillet_core::events::EventSink;
 use skillet_protocol::{SkillCallResponse, SkillEvent};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;

@@ -103,21 +103,14 @@ fn decode(line: &[u8]) -> Decoded {
     }
 }
 
-/// `message` as one line of JSON, its newline included: how every message of MCP over stdio
-/// is written, here and by `direct_calls`.
-pub(crate) fn encode(message: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(512);
-    skillet_json::to_writer(&mut bytes, message).map_err(io::Error::other)?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
 /// Writes `message` as one line and flushes it into the output.
 async fn write_line(
     write: &Mutex<Option<CoalescingWriter>>,
     message: &TxJsonRpcMessage<RoleServer>,
 ) -> io::Result<()> {
-    let bytes = encode(message)?;
+    let mut bytes = Vec::with_capacity(512);
+    skillet_json::to_writer(&mut bytes, message).map_err(io::Error::other)?;
+    bytes.push(b'\n');
     let mut output = write.lock().await;
     let Some(output) = output.as_mut() else {
         return Err(io::Error::new(

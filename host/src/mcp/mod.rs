@@ -26,7 +26,6 @@
 //! - `serve` — stdio (`serve --mcp`) and streamable HTTP (`/mcp` on `serve --http`);
 //! - `line_transport` — stdio's transport for rmcp's service: lines in, lines out;
 //! - `call_line` — a `tools/call` line read in one typed pass (the rest: rmcp's codec);
-//! - `direct_calls` — stdio's `tools/call` run and answered without rmcp's service loop;
 //! - `coalesce` — stdio's output, where messages flushed together go out in one write;
 //! - `limits` — the caps on `/mcp`'s sessions and standalone streams;
 //! - `read_budget` — the bytes of skill files `resources/read` answers at once;
@@ -43,7 +42,6 @@ pub(crate) mod body_check;
 pub(crate) mod call_line;
 pub(crate) mod coalesce;
 pub(crate) mod completion;
-pub(crate) mod direct_calls;
 pub(crate) mod eof_drain;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

@@ -23,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::body_check::refuse_malformed_bodies;
 use super::coalesce::coalescing;
-use super::direct_calls::{DirectCalls, DirectDispatch};
 use super::eof_drain::DrainAtEof;
 use super::handler::McpHandler;
 use super::limits::{BoundedSessions, McpLimits, refuse_over_limits};
@@ -103,8 +102,7 @@ pub fn http_router_with_tasks(
 /// read (`oversize`; rmcp would drop it without a word), and a line that is not JSON is ignored
 /// as the official MCP SDKs ignore it (answering unparsable input can start an error storm with
 /// a peer that echoes it; rmcp issue #938); well-formed JSON that is not a message gets -32600
-/// (`line_transport`, which reads a `tools/call` line in one pass: `call_line`). Once the session
-/// is initialized, `tools/call` is run and answered past rmcp's service loop (`direct_calls`).
+/// (`line_transport`, which reads a `tools/call` line in one pass: `call_line`).
 pub async fn serve_stream<R, W>(
     core: HostCore,
     input: R,
@@ -124,8 +122,7 @@ where
     // calls write their notifications into it themselves.
     let (output, written) = coalescing(output);
     let handler = McpHandler::new_stream_session(&core, &peers, output.lines());
-    let answers = output.lines();
-    let drain = DrainAtEof::new(
+    let transport = DrainAtEof::new(
         PreInit::new(AnswerOversized::new(LineTransport::new(
             LineGuard::new(input, max_line_bytes),
             output,
@@ -133,8 +130,6 @@ where
         core.clone(),
         grace,
     );
-    let direct = DirectCalls::new(handler.clone(), answers, drain.open_requests());
-    let transport = DirectDispatch::new(drain, Arc::clone(&direct));
     let running = match handler.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
@@ -144,7 +139,6 @@ where
             return Err(std::io::Error::other(format!("MCP initialize failed: {e}")));
         }
     };
-    direct.start(running.peer());
     let session_end = running.cancellation_token();
     tokio::pin!(shutdown);
     let waiting = running.waiting();

@@ -334,8 +334,8 @@ async fn calls_in_flight_at_the_end_of_input_are_still_answered() {
 }
 
 /// A call the client cancelled gets no answer, its run stops, and it no longer holds the end of
-/// the session for the whole grace period (stdio answers `tools/call` past rmcp's service loop,
-/// `direct_calls`; behind rmcp, the cancelled request stayed open until the grace ran out).
+/// the session for the whole grace period (rmcp drops a cancelled request's answer unsent, so
+/// `eof_drain` counts the request answered when it reads the cancellation).
 #[tokio::test]
 async fn a_cancelled_call_is_not_answered_and_does_not_hold_the_end_of_input() {
     use tokio::io::AsyncWriteExt;
