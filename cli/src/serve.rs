@@ -405,7 +405,7 @@ async fn web_console(
             model_override,
             skill_roots: names.skill_roots,
             model_label: Some(names.model_label),
-            workbench: Some(Arc::new(skillet_engine::authoring::Authoring)),
+            workbench: Some(Arc::new(skillet_engine::Authoring)),
             input_files: web::InputFileLimits {
                 max_files: config.skills.workspace.max_input_files,
                 max_file_bytes: config.skills.workspace.max_input_file_bytes,

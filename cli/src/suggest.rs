@@ -10,7 +10,7 @@ use super::exit::{Failure, Outcome};
 use super::setup::HostParts;
 use crate::config::ProviderChoice;
 use skillet_engine::skill::RegisteredSkill;
-use skillet_engine::skill::suggest::closest_names;
+use skillet_engine::skill::closest_names;
 
 /// The refusal of an unknown skill `typed` (exit 3, as a call rejected with `unknown_skill`),
 /// naming the closest of `known`; `not_started` says what the refusal spared (e.g. "the

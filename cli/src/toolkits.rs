@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::args::{GlobalArgs, ToolkitsArgs};
 use super::exit::{Failure, Outcome};
 use super::setup::{self, Console};
-use skillet_engine::tools::names::sanitize;
+use skillet_engine::tools::provider_safe_name;
 use skillet_engine::tools::{Tool, ToolkitStatus};
 
 /// Runs the command.
@@ -73,7 +73,7 @@ fn status_text(status: &ToolkitStatus) -> String {
 }
 
 fn tool_json(tool: &dyn Tool) -> Value {
-    let offered = sanitize(tool.name());
+    let offered = provider_safe_name(tool.name());
     json!({
         "name": tool.name(),
         "offered_as": offered,

@@ -12,7 +12,13 @@
 //! Not here: transports and their protocols (`skillet-host`), toolkits reached over MCP
 //! (`skillet-toolkits`), the command line and `skillet.toml` (`skillet`).
 //!
-//! From Rust, start with [`Skillet`] (the `facade` module): load skills, plug in providers and
+//! The surface: the facade at the root ([`Skillet`] and its types; [`Authoring`], the console's
+//! `Workbench`), and the modules that a program wiring the engine itself names (the `skillet`
+//! binary builds a [`run::Executor`] over a [`skill::Registry`] and a [`tools::ToolRegistry`]).
+//! Inside each module the parts are private and what a user needs is re-exported at its top; the
+//! fuzz targets' extra entry points are behind the `fuzzing` feature.
+//!
+//! From Rust, start with [`Skillet`]: load skills, plug in providers and
 //! typed tools ([`tool_fn`]), and run a skill to a [`SkillOutput`] or a [`SkillError`]:
 //!
 //! ```
@@ -32,18 +38,22 @@
 //! ```
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
+#![warn(unnameable_types)]
 
 /// The contracts shared with the doors and toolkits (`skillet-core`), at the paths the engine
 /// has always offered them.
-pub use skillet_core::{approval, deadline, events, secrets, service, workbench};
+pub use skillet_core::{approval, deadline, events, secrets, service};
 pub use skillet_protocol as protocol;
 
-pub mod authoring;
+mod authoring;
 pub mod checkpoint;
 pub mod environments;
 pub mod eval;
-pub mod facade;
+mod facade;
 pub mod files;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod handler;
 pub mod run;
 pub mod sandboxed;
@@ -53,6 +63,7 @@ pub mod telemetry;
 pub mod template;
 pub mod tools;
 
+pub use authoring::Authoring;
 pub use facade::{
     ArgumentViolation, BuildError, Call, FailedRun, MOCK_PROVIDER, MockModel, SkillError,
     SkillOutput, SkillStream, Skillet, SkilletBuilder, input_schema_for, output_schema_for,

@@ -43,8 +43,13 @@ pub use build::MARKER;
 pub use error::{CacheStep, EnvironmentError, Shared};
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
 pub use node::{NODE_FILES, NODE_FLAGS, NPM_REGISTRY, NodePackage};
-pub use node_manifest::{ManifestError, registry_manifest};
-pub use pep508::{Requirement, RequirementError, parse as parse_requirement};
+pub use node_manifest::ManifestError;
+#[cfg(feature = "fuzzing")]
+pub use node_manifest::{RegistryManifest, registry_manifest};
+pub use pep508::{
+    Marker, MarkerOp, MarkerValue, Op, Requirement, RequirementError, Specifier,
+    parse as parse_requirement,
+};
 pub use requirements::{
     REQUIREMENT_FILES, Requirements, SkillFolder, declared as declared_requirements,
 };

@@ -63,7 +63,7 @@ impl NodePackage {
 /// The Node dependencies `skill`'s folder declares. `Ok(None)`: none (no `package.json`, or
 /// one without `dependencies`). `Err`: unreadable, or a dependency that would be fetched from
 /// anywhere but the registry (the skill is then `Blocked` with the reason).
-pub fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, EnvironmentError> {
+pub(super) fn declared(skill: &SkillFolder) -> Result<Option<NodePackage>, EnvironmentError> {
     let Some(dir) = skill.dir.as_deref() else {
         return Ok(None);
     };

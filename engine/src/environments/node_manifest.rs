@@ -59,6 +59,7 @@ impl std::error::Error for ManifestError {}
 
 /// A `package.json` reduced to its registry dependencies.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
 pub struct RegistryManifest {
     /// Name → version range, sorted by name.
     pub dependencies: BTreeMap<String, String>,
@@ -68,6 +69,7 @@ pub struct RegistryManifest {
 
 /// Reads `text` as a `package.json` and rewrites it to its registry `dependencies` (see the
 /// module doc). No `dependencies`, or an empty object: an empty set.
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))] // the fuzz target names it
 pub fn registry_manifest(text: &str) -> Result<RegistryManifest, ManifestError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| ManifestError::Json(e.to_string()))?;
     let Value::Object(doc) = doc else {
@@ -139,7 +141,7 @@ const RANGE_MAPS: [&str; 5] = [
 /// Checks a parsed `package-lock.json`: every `resolved` URL is on [`NPM_REGISTRY`], no entry
 /// is a `link` (a local folder), and no `version` or declared range is a URL, a git
 /// repository, a path or a shorthand for one (an `npm:` alias of a registry package passes).
-pub fn check_lock(value: &Value) -> Result<(), ManifestError> {
+pub(super) fn check_lock(value: &Value) -> Result<(), ManifestError> {
     match value {
         Value::Object(map) => {
             for (key, inner) in map {

@@ -174,7 +174,7 @@ Answer with JSON only, naming the case from the heading: {\"case\": \"<case name
 
 /// Grades `case`'s expectations against `seen` (a run of `skill`) with `judge`. Every
 /// expectation comes back, in order, graded or not.
-pub async fn grade(
+pub(super) async fn grade(
     judge: &Judge,
     skill: &str,
     case: &EvalCase,

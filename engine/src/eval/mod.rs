@@ -61,7 +61,10 @@ mod table;
 mod trigger;
 
 pub use baseline::without_instructions;
-pub use benchmark::{Benchmark, Grading, WITH_SKILL, WITHOUT_SKILL};
+pub use benchmark::{
+    Benchmark, BenchmarkMetadata, BenchmarkResult, BenchmarkRun, ExecutionMetrics, Grading,
+    GradingSummary, Timing, WITH_SKILL, WITHOUT_SKILL,
+};
 pub use case::{EVALS_FILE, EvalCase, EvalSuite, load_suite};
 pub use check::{Check, CheckFailure, CheckKind, ExpectedOutcome, PointerTest};
 pub use file_check::FileExpectation;
@@ -70,7 +73,9 @@ pub use leaks::{Leak, leaked_values};
 pub use observation::{Observation, ObservedFile, RunOutcome};
 pub use report::{CaseReport, EvalReport, ModelReport, write_junit};
 pub use runner::{EvalPlan, ModelTarget, RunRecord, run_plan};
-pub use stats::{Aggregate, ExpectationScore, Repeats, Spread, percentile, wilson_interval};
+pub use stats::{
+    Aggregate, ExpectationScore, MeanCost, Repeats, Spread, percentile, wilson_interval,
+};
 pub use table::render_table;
 pub use trigger::{
     TRIGGER_FILE, TRIGGER_SKILL, TriggerQuery, TriggerReport, TriggerResult, catalog,

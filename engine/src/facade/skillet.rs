@@ -169,7 +169,7 @@ impl<'a> Call<'a> {
     }
 
     /// Runs on the provider registered as `name`, when the host allows requests to choose it
-    /// ([`SkilletBuilder::allow_provider_override`]).
+    /// (the builder's [`allow_provider_override`](super::SkilletBuilder::allow_provider_override)).
     pub fn provider(self, name: impl Into<String>) -> Self {
         self.llm_override(LLMConfig {
             provider_name: name.into(),

@@ -40,7 +40,7 @@ pub use error::FileError;
 pub use folder::{FolderError, FolderListing, SKILL_MD, ServedFolder, SkillFolder};
 pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
 pub use session::{CallFiles, FileSupport};
-pub use settings::{FilesConfig, ScriptsConfig, WorkspaceConfig};
+pub use settings::{FilesConfig, ScriptsConfig, SkillEnvironment, WorkspaceConfig};
 pub use workspace::{
     INPUT_FILES_KEY, InputFile, InputFilesError, Workspace, WorkspaceFile, input_file_value,
     take_input_files,

@@ -24,7 +24,7 @@ pub(crate) enum FinalOutput {
 }
 
 /// Judges the model's final `text` against `schema` (`None` = no output schema).
-pub fn judge(text: &str, schema: Option<&CompiledSchema>) -> FinalOutput {
+pub(super) fn judge(text: &str, schema: Option<&CompiledSchema>) -> FinalOutput {
     let Some(schema) = schema else {
         return FinalOutput::Accepted(Value::String(text.to_owned()));
     };

@@ -19,13 +19,13 @@ use crate::run::ToolApproval;
 use crate::schema::{CompiledSchema, SchemaError};
 
 /// Default largest line a plugin may write (an A2E message), in bytes.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+pub(super) const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// Default limit on starting a plugin and answering its first `skill/discover/req`.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default first wait before restarting a plugin that crashed.
-pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(200);
+pub(super) const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(200);
 /// Default longest wait between restarts of a plugin that keeps crashing.
-pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+pub(super) const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// Why a command tool's or a plugin's configuration breaks a rule; the text names the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

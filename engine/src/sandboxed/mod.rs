@@ -2,7 +2,7 @@
 //! ([`CommandTool`]) and as out-of-process skills ([`PluginHost`]), with every way a child can
 //! fail mapped onto an A2E error code.
 //!
-//! - [`config`]: the `skillet.toml` shapes ([`CommandToolConfig`], [`PluginConfig`]). Only the
+//! - `config.rs`: the `skillet.toml` shapes ([`CommandToolConfig`], [`PluginConfig`]). Only the
 //!   host's configuration declares programs — never a SKILL.md.
 //! - [`CommandTool`]: one sandboxed run per call; JSON arguments on stdin, one JSON document on
 //!   stdout. It implements [`crate::tools::Tool`], so skills declare it like any tool.
@@ -28,7 +28,7 @@
 //! (`tools`, `run`), or reading `skillet.toml` (`config`, `host`).
 
 mod command;
-pub mod config;
+mod config;
 mod plugin;
 mod scratch;
 

@@ -2,16 +2,13 @@
 //! `Published` skills of a registry for a card. The card's types, their v1.0/v0.3 reading and
 //! validity rules are the contract `skillet_core::card` defines.
 
-pub use skillet_core::card::{
-    AgentCapabilities, AgentCard, AgentCardBuilder, AgentInterface, AgentProvider, AgentSkill,
-    CardError,
-};
+pub(crate) use skillet_core::card::{AgentCard, AgentSkill, CardError};
 
 use super::compiled::CompiledSkill;
 use super::registry::Registry;
 
 /// Projects a compiled skill.
-pub fn agent_skill(skill: &CompiledSkill) -> AgentSkill {
+pub(crate) fn agent_skill(skill: &CompiledSkill) -> AgentSkill {
     let def = &skill.spec;
     AgentSkill {
         id: skill.a2a.id.clone(),
@@ -30,7 +27,7 @@ pub fn agent_skill(skill: &CompiledSkill) -> AgentSkill {
 }
 
 /// Every `Published` skill of `registry` projected, in name order.
-pub fn published_skills(registry: &Registry) -> Vec<AgentSkill> {
+pub(crate) fn published_skills(registry: &Registry) -> Vec<AgentSkill> {
     registry
         .skills()
         .iter()

@@ -9,7 +9,7 @@
 //! [`SkillSpec`] (what it declares, typed) inside the [`CompiledSkill`]; the wire's
 //! `SkillDefinition` is only ever its projection, `to_wire` (`wire.rs`), made when discover
 //! answers. The [`Registry`] serves manifest and native skills to discover and call;
-//! [`a2a`] projects them to A2A `AgentSkill`s and an Agent Card.
+//! `a2a.rs` projects them to A2A `AgentSkill`s and an Agent Card.
 //!
 //! Not here: running a skill (`run`), the wire types (`protocol`), template and schema engines
 //! (`template`, `schema`). `docs/SKILL_FORMAT.md` is the author-facing version of this doc.
@@ -68,7 +68,7 @@
 //! `SkillDefinition.metadata` holds the author's other metadata keys as written, plus
 //! `license`, `compatibility`, `allowed_tools`, `a2a` (`{id, name, examples, inputModes,
 //! outputModes}` when declared) and, from the registry, `blocked_reason` / `missing_tools` /
-//! `missing_toolkits` ([`registry`] module doc). Author keys with those names are ignored
+//! `missing_toolkits` (`registry.rs`'s module doc). Author keys with those names are ignored
 //! with a warning.
 //!
 //! # The body: template or plain instructions
@@ -89,7 +89,7 @@
 //! SKILL.md is capped at 1 MiB, the frontmatter at 64 KiB, each asset at 256 KiB; the YAML
 //! parser runs with alias/anchor/event budgets and rejects duplicate keys.
 
-pub mod a2a;
+pub(crate) mod a2a;
 mod assets;
 mod blockers;
 mod compiled;
@@ -100,11 +100,11 @@ mod keys;
 mod loader;
 mod manifest_assets;
 mod parallel;
-pub mod registry;
+mod registry;
 mod reload;
 mod resources;
 mod spec;
-pub mod suggest;
+pub(crate) mod suggest;
 mod wire;
 
 #[cfg(test)]
@@ -124,3 +124,4 @@ pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};
 pub(crate) use resources::{in_engine_dir, is_listed_path, list_files_upto};
 pub use skillet_core::manifest::frontmatter_object;
 pub use spec::{SkillSource, SkillSpec, UnknownSource};
+pub use suggest::closest_names;

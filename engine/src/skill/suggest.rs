@@ -6,7 +6,7 @@
 //! Not here: how a refusal is worded (each caller's).
 
 /// The most names one refusal suggests.
-pub const MAX_SUGGESTIONS: usize = 3;
+pub(crate) const MAX_SUGGESTIONS: usize = 3;
 
 /// The names among `known` closest to `typed`, best first: each within an edit distance of a
 /// third of the longer name (at least 2), or containing `typed` or contained in it.

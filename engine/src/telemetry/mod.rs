@@ -10,11 +10,11 @@
 //! sections (the `skillet` binary's `telemetry` and `config`), the `GET /metrics` route
 //! (`skillet-host`'s `metrics_route`).
 
-pub mod pricing;
+mod pricing;
 
 pub use skillet_core::telemetry::{CALLER_METADATA_KEY, metrics, propagation};
 
-pub use pricing::{ModelPrice, Pricing, TokenCounts};
+pub use pricing::{Cost, ModelPrice, Pricing, TokenCounts};
 
 /// The version of the OpenTelemetry GenAI semantic conventions the spans follow.
 pub const GENAI_SEMCONV_VERSION: &str = "1.37.0";

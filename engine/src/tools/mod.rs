@@ -8,16 +8,17 @@
 //! - [`Toolkit`]: a named group of tools with a lifecycle (start, shutdown) whose tool list may
 //!   change while it runs (MCP servers are toolkits).
 //! - [`ToolRegistry`]: what the host registered; resolves a skill's declared tools and toolkits
-//!   into the [`ToolSet`] offered to the model, with provider-safe names ([`names`]).
+//!   into the [`ToolSet`] offered to the model, with provider-safe names ([`provider_safe_name`]).
 //! - [`builtin`]: small deterministic tools the `skillet` binary registers for the bundled skills.
 //!
 //! Dispatching a turn's tool calls (validation, concurrency, timeouts) is the run loop's job and
 //! lives in `run`; this module only describes what can be called.
 
 pub mod builtin;
-pub mod names;
+pub(crate) mod names;
 mod registry;
 
+pub use names::sanitize as provider_safe_name;
 pub use registry::{RegistryError, ResolvedTool, ToolRegistry, ToolSet, ToolSource};
 pub use skillet_core::tools::{
     FnTool, ImageInput, ImageSource, Tool, ToolContext, ToolError, ToolOutput, Toolkit,

@@ -10,7 +10,8 @@
 pub(crate) const MAX_TOOL_NAME_LEN: usize = 64;
 
 /// Whether `name` is accepted as-is by every provider.
-pub fn is_provider_safe(name: &str) -> bool {
+#[cfg(test)] // the tests' oracle for `sanitize`
+pub(crate) fn is_provider_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_TOOL_NAME_LEN
         && name
@@ -43,14 +44,15 @@ pub fn sanitize(name: &str) -> String {
 /// Built once per call, so it is kept small: the names in tool order, and the tool indices in
 /// the order of their names, searched by bisection (no hash table per call).
 #[derive(Debug, Clone, Default)]
-pub struct NameMap {
+pub(crate) struct NameMap {
     offered: Vec<String>,
     by_name: Vec<usize>,
 }
 
 impl NameMap {
     /// An empty map.
-    pub fn new() -> Self {
+    #[cfg(test)] // the run loop builds its maps with `Default`
+    pub(crate) fn new() -> Self {
         NameMap::default()
     }
 
@@ -97,13 +99,14 @@ impl NameMap {
     }
 
     /// The tool index a model's name stands for.
-    pub fn lookup(&self, offered: &str) -> Option<usize> {
+    pub(crate) fn lookup(&self, offered: &str) -> Option<usize> {
         let at = self.search(offered).ok()?;
         self.by_name.get(at).copied()
     }
 
     /// The offered name of tool `index`.
-    pub fn offered(&self, index: usize) -> Option<&str> {
+    #[cfg(test)] // the run loop maps a model's call back with `lookup`
+    pub(crate) fn offered(&self, index: usize) -> Option<&str> {
         self.offered.get(index).map(String::as_str)
     }
 }

@@ -3,10 +3,9 @@
 use serde_json::json;
 
 use super::{bundled_skills_root, load_ok, manifest, write_skill};
-use crate::skill::a2a::{
-    AgentCapabilities, AgentCard, AgentSkill, CardError, agent_skill, published_skills,
-};
+use crate::skill::a2a::{AgentCard, AgentSkill, CardError, agent_skill, published_skills};
 use crate::skill::{Registry, load_skills_root};
+use skillet_core::card::AgentCapabilities;
 
 #[test]
 fn agent_skill_uses_a2a_keys_and_v1_field_names() {
