@@ -147,7 +147,7 @@ impl std::fmt::Debug for FnTool {
 ///
 /// ```
 /// use serde_json::json;
-/// use skillet_engine::tools::{tool_fn, ToolOutput};
+/// use skillet_core::tools::{tool_fn, ToolOutput};
 ///
 /// let echo = tool_fn("echo", "Echoes its input", json!({"type": "object"}), |args, _ctx| async move {
 ///     Ok(ToolOutput::json(args))

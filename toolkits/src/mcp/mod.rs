@@ -16,10 +16,12 @@
 //! argument validation and per-turn dispatch (the run loop), reading `skillet.toml` (the `skillet`
 //! crate).
 //!
+//! A composition root (the `skillet` binary, or a program) registers it in the engine's registry:
+//!
 //! ```no_run
 //! # async fn demo() {
 //! use skillet_toolkits::mcp::{self, McpToolkitConfig};
-//! use skillet_core::tools::ToolRegistry;
+//! use skillet_engine::tools::ToolRegistry;
 //!
 //! let config: McpToolkitConfig = toml::from_str(r#"
 //!     command = "npx"
