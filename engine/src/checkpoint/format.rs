@@ -15,7 +15,7 @@ use crate::protocol::{SkillDefinition, TurnUsage};
 pub const FORMAT: &str = "skillet.checkpoint";
 
 /// The checkpoint format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// The state of one run after a completed turn (see the module docs of `checkpoint` for what is
 /// in it and what never is).

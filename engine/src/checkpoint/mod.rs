@@ -22,7 +22,6 @@
 
 pub(crate) mod format;
 
-pub use format::{Checkpoint, CheckpointError, FORMAT, FORMAT_VERSION};
-pub use skillet_core::checkpoint::{
-    CheckpointStore, CheckpointStoreError, DEFAULT_MAX_CHECKPOINT_BYTES, MemoryCheckpoints,
-};
+pub(crate) use format::FORMAT_VERSION;
+pub use format::{Checkpoint, CheckpointError, FORMAT};
+pub use skillet_core::checkpoint::{CheckpointStore, CheckpointStoreError, MemoryCheckpoints};

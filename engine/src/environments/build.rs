@@ -29,7 +29,7 @@ use super::requirements::Requirements;
 use super::supply::{Builds, PackageIndex};
 
 /// The file a finished environment holds: what it was built from (JSON).
-pub const MARKER: &str = "skillet-env.json";
+pub(crate) const MARKER: &str = "skillet-env.json";
 
 /// The longest a build may take before it is stopped and reported as failed.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(900);

@@ -39,10 +39,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use build::MARKER;
 pub use error::{CacheStep, EnvironmentError, Shared};
 pub use interpreters::{Interpreter, Interpreters, SandboxUser, reachable};
-pub use node::{NODE_FILES, NODE_FLAGS, NPM_REGISTRY, NodePackage};
+pub use node::{NODE_FLAGS, NodePackage};
 pub use node_manifest::ManifestError;
 #[cfg(feature = "fuzzing")]
 pub use node_manifest::{RegistryManifest, registry_manifest};
@@ -54,7 +53,8 @@ pub use requirements::{
     REQUIREMENT_FILES, Requirements, SkillFolder, declared as declared_requirements,
 };
 pub use supply::{Builds, PackageIndex};
-pub use system_tools::{SystemTool, SystemTools, missing_program_hint};
+pub(crate) use system_tools::missing_program_hint;
+pub use system_tools::{SystemTool, SystemTools};
 
 use retry::Failure;
 

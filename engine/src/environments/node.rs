@@ -30,10 +30,8 @@ use super::error::{CacheStep, EnvironmentError};
 use super::node_manifest::{check_lock, registry_manifest};
 use super::requirements::{Requirements, SkillFolder, read_declaration};
 
-pub use skillet_core::workbench::NODE_FILES;
-
 /// The registry every package must come from (the lock file's `resolved` URLs are checked).
-pub const NPM_REGISTRY: &str = "https://registry.npmjs.org/";
+pub(crate) const NPM_REGISTRY: &str = "https://registry.npmjs.org/";
 
 /// What a Node environment is built from: the dependencies (as `name@range` lines, for
 /// messages), the manifest rewritten to them (`node_manifest`) and the checked lock file.

@@ -252,7 +252,7 @@ fn link_all(
 /// from its stderr (Python's `FileNotFoundError: ... 'soffice'`, a shell's `soffice: not
 /// found` / `command not found`), when that name is not an offered tool. `None` when stderr
 /// shows no such failure.
-pub fn missing_program_hint(stderr: &str, tools: &SystemTools) -> Option<String> {
+pub(crate) fn missing_program_hint(stderr: &str, tools: &SystemTools) -> Option<String> {
     let name = missing_program(stderr)?;
     if matches!(tools.by_name.get(&name), Some(Ok(_))) {
         return None;

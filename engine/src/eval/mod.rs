@@ -73,9 +73,7 @@ pub use leaks::{Leak, leaked_values};
 pub use observation::{Observation, ObservedFile, RunOutcome};
 pub use report::{CaseReport, EvalReport, ModelReport, write_junit};
 pub use runner::{EvalPlan, ModelTarget, RunRecord, run_plan};
-pub use stats::{
-    Aggregate, ExpectationScore, MeanCost, Repeats, Spread, percentile, wilson_interval,
-};
+pub use stats::{Aggregate, ExpectationScore, MeanCost, Repeats, Spread, percentile};
 pub use table::render_table;
 pub use trigger::{
     TRIGGER_FILE, TRIGGER_SKILL, TriggerQuery, TriggerReport, TriggerResult, catalog,

@@ -20,7 +20,7 @@ const Z_95: f64 = 1.959_963_984_540_054;
 
 /// The Wilson score interval of `successes` out of `trials` at normal quantile `z` (1.96 for
 /// 95 %); `None` for no trials.
-pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> Option<(f64, f64)> {
+pub(super) fn wilson_interval(successes: u64, trials: u64, z: f64) -> Option<(f64, f64)> {
     if trials == 0 {
         return None;
     }

@@ -19,7 +19,7 @@ use super::settings::WorkspaceConfig;
 use super::workspace::Workspace;
 use crate::events::EventEmitter;
 
-pub use skillet_core::folder::mime_for;
+pub(crate) use skillet_core::folder::mime_for;
 
 /// Emits the produced files of `workspace` as artifacts and a listing `log`; returns how many
 /// files were reported.

@@ -34,14 +34,12 @@ mod skill_files;
 mod workspace;
 mod workspace_tools;
 
-pub use artifacts::mime_for;
 pub use confine::MAX_PATH_CHARS;
 pub use error::FileError;
 pub use folder::{FolderError, FolderListing, SKILL_MD, ServedFolder, SkillFolder};
-pub use scripts::{SCRIPT_PATH, SCRIPTS_DIR};
+pub use scripts::SCRIPT_PATH;
 pub use session::{CallFiles, FileSupport};
 pub use settings::{FilesConfig, ScriptsConfig, SkillEnvironment, WorkspaceConfig};
 pub use workspace::{
     INPUT_FILES_KEY, InputFile, InputFilesError, Workspace, WorkspaceFile, input_file_value,
-    take_input_files,
 };

@@ -53,7 +53,7 @@ use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 pub const SCRIPT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The folder of a skill scripts must be in.
-pub const SCRIPTS_DIR: &str = "scripts/";
+pub(crate) const SCRIPTS_DIR: &str = "scripts/";
 
 /// What every script call of a host shares: the settings, the sandbox, the interpreters and
 /// the environments.

@@ -34,7 +34,7 @@ pub struct InputFile {
 }
 
 /// One entry of [`INPUT_FILES_KEY`] for a file named `name`: `{name, text}` when `bytes` are
-/// UTF-8, else `{name, base64}` — what [`take_input_files`] decodes back to the same bytes.
+/// UTF-8, else `{name, base64}` — what a call's start decodes back to the same bytes.
 pub fn input_file_value(name: &str, bytes: Vec<u8>) -> Value {
     match String::from_utf8(bytes) {
         Ok(text) => serde_json::json!({"name": name, "text": text}),
@@ -123,7 +123,7 @@ pub enum InputFilesError {
 
 /// Takes [`INPUT_FILES_KEY`] out of `arguments` and decodes it. `Err` says what is wrong (shape,
 /// name, encoding or a limit), for a rejection of the call.
-pub fn take_input_files(
+pub(crate) fn take_input_files(
     arguments: &mut Map<String, Value>,
     config: &WorkspaceConfig,
 ) -> Result<Vec<InputFile>, InputFilesError> {

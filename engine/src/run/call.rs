@@ -96,7 +96,7 @@ impl ExecutorInner {
         let span = spans::invoke_agent(&request.name, &request.id, &request.correlation_id);
         if let Some(caller) = request
             .metadata
-            .get(crate::telemetry::CALLER_METADATA_KEY)
+            .get(skillet_core::telemetry::CALLER_METADATA_KEY)
             .and_then(serde_json::Value::as_str)
         {
             span.record("enduser.id", caller);

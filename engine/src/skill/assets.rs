@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 /// Largest SKILL.md accepted, in bytes.
-pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
 /// Largest asset (schema, provider config) accepted, in bytes.
-pub const MAX_ASSET_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_ASSET_BYTES: u64 = 256 * 1024;
 
 /// What is wrong with a file the manifest names, or with its path; the text is the reason a
 /// `ManifestError` shows.

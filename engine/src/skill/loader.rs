@@ -42,7 +42,7 @@ impl LoadReport {
 
 /// Keys the engine itself writes into `SkillDefinition.metadata`; manifest keys with these names
 /// are ignored with a warning.
-pub const RESERVED_METADATA_KEYS: [&str; 7] = [
+pub(crate) const RESERVED_METADATA_KEYS: [&str; 7] = [
     "license",
     "compatibility",
     "allowed_tools",

@@ -110,18 +110,17 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use assets::MAX_ASSET_BYTES;
 pub(crate) use assets::{AssetProblem, SkillDir, read_capped, read_capped_bytes};
-pub use assets::{MAX_ASSET_BYTES, MAX_SKILL_MD_BYTES};
 pub use blockers::Blockers;
 pub use compiled::{A2aMetadata, CompiledSkill, ExecutionHints, TemplateMode};
 pub use error::{ManifestError, Severity};
 pub use frontmatter::name_problems;
 pub use inline::SkillMd;
-pub use loader::{LoadReport, RESERVED_METADATA_KEYS, load_skill_dir, load_skills_root};
+pub use loader::{LoadReport, load_skill_dir, load_skills_root};
 pub use registry::{Implementation, RegisteredSkill, Registry, RegistryError};
 pub use reload::ReloadReport;
 pub use resources::{AllowedTools, MAX_LISTED_FILES, SkillFile, SkillResources};
 pub(crate) use resources::{in_engine_dir, is_listed_path, list_files_upto};
-pub use skillet_core::manifest::frontmatter_object;
 pub use spec::{SkillSource, SkillSpec, UnknownSource};
 pub use suggest::closest_names;

@@ -12,7 +12,7 @@
 
 mod pricing;
 
-pub use skillet_core::telemetry::{CALLER_METADATA_KEY, metrics, propagation};
+pub use skillet_core::telemetry::{metrics, propagation};
 
 pub use pricing::{Cost, ModelPrice, Pricing, TokenCounts};
 

@@ -362,7 +362,7 @@ fn oversized_skill_md_is_rejected_without_reading_it_all() {
     let big = manifest(
         "s",
         &[],
-        &"x".repeat(crate::skill::MAX_SKILL_MD_BYTES as usize + 1),
+        &"x".repeat(crate::skill::assets::MAX_SKILL_MD_BYTES as usize + 1),
     );
     let dir = write_skill(root.path(), "s", &big, &[]);
     let err = first_error(&dir);
