@@ -233,20 +233,41 @@ async fn get_card(State(state): State<AppState>, request: HttpRequest) -> Respon
 }
 
 /// `card` with every interface URL under `listening` (this server's own `scheme://ADDR`)
-/// moved under `origin`; configured URLs (`[card] url`, `[a2a] url`) are left alone.
+/// moved under `origin`, and the gRPC interface's `host:port` (the listener's) moved to the
+/// origin's; configured URLs (`[card] url`, `[a2a] url`) are left alone.
 fn rebase_card(
     mut card: skillet_core::card::AgentCard,
     listening: &str,
     origin: &str,
 ) -> skillet_core::card::AgentCard {
+    let (own, public) = (authority_of(listening), authority_of(origin));
     for interface in &mut card.supported_interfaces {
         if let Some(path) = interface.url.strip_prefix(listening)
             && (path.is_empty() || path.starts_with('/'))
         {
             interface.url = format!("{origin}{path}");
+        } else if let (Some(own), Some(public)) = (&own, &public)
+            && interface.url == *own
+        {
+            interface.url.clone_from(public);
         }
     }
     card
+}
+
+/// `host:port` of `url`, the port implied by its scheme when it names none (how a gRPC
+/// interface is addressed on the card).
+fn authority_of(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    let host = uri.host()?;
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
+    Some(format!("{host}:{port}"))
 }
 
 async fn get_health(State(state): State<AppState>) -> Response {

@@ -89,8 +89,17 @@ async fn a_client_trusting_the_test_ca_reaches_a2e_mcp_and_a2a_over_https() {
         .iter()
         .filter_map(|i| i["url"].as_str())
         .collect();
+    // Every URL is https; the gRPC interface is the same listener's `host:port` (TLS there too).
+    let authority = server
+        .url("")
+        .trim_start_matches("https://")
+        .trim_end_matches('/')
+        .to_owned();
     assert!(
-        !urls.is_empty() && urls.iter().all(|u| u.starts_with("https://")),
+        !urls.is_empty()
+            && urls
+                .iter()
+                .all(|u| u.starts_with("https://") || *u == authority),
         "{urls:?}"
     );
     let send = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {

@@ -96,11 +96,16 @@ async fn forwarded_headers_from_a_trusted_proxy_name_the_client_and_the_public_o
         ),
         "{challenge}"
     );
+    // Every URL names the public origin; the gRPC interface is its `host:port`.
     assert!(
         !urls.is_empty()
-            && urls
-                .iter()
-                .all(|u| u.starts_with("https://skills.example.com/")),
+            && urls.iter().all(|u| {
+                u.starts_with("https://skills.example.com/") || u == "skills.example.com:443"
+            }),
+        "{urls:?}"
+    );
+    assert!(
+        urls.iter().any(|u| u == "skills.example.com:443"),
         "{urls:?}"
     );
     assert!(urls.iter().any(|u| u == "https://skills.example.com/a2a"));
@@ -119,8 +124,9 @@ async fn forwarded_headers_from_any_other_peer_are_ignored() {
     assert!(own.starts_with("http://127.0.0.1:"), "{own}");
     assert_eq!(resource, own);
     assert!(!challenge.contains("example.com"), "{challenge}");
+    let own_grpc = own.trim_start_matches("http://");
     assert!(
-        urls.iter().all(|u| u.starts_with(&own)),
+        urls.iter().all(|u| u.starts_with(&own) || u == own_grpc),
         "{urls:?} under {own}"
     );
     assert_eq!(client, "127.0.0.1", "the peer itself");
