@@ -1,7 +1,7 @@
 //! The A2A 1.0 gRPC binding of the real `skillet serve --http` binary, on the same listener as
 //! every other route:
 //! - the official `a2a-sdk` Python client restricted to the `GRPC` binding
-//!   (`tests/python/a2a_grpc_client.py`, on a grpcio channel) finds the interface on the card,
+//!   (`tests/python/a2a_binding_client.py grpc`, on a grpcio channel) finds the interface on the card,
 //!   then sends, streams, gets, lists, subscribes to and cancels tasks, and sees A2A errors
 //!   mapped back (task not found, not cancelable, invalid params, push notifications refused),
 //!   and approves and denies a gated tool call over two turns (`python/a2a_approval_client.py`
@@ -21,6 +21,7 @@
 
 use crate::auth_support;
 use crate::cli_support;
+use crate::sdk_binding::{self, spawn_server};
 use crate::serve_support;
 
 use std::collections::BTreeMap;
@@ -32,69 +33,17 @@ use prost::Message as _;
 
 use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
 use cli_support::*;
-use serve_support::{HttpServer, ServeHttp};
+use serve_support::ServeHttp;
 
 /// The path prefix of every method of the service.
 const SERVICE: &str = "/lf.a2a.v1.A2AService";
-
-/// `skillet serve --http` with the bundled skills, `slow-echo` (a valid answer after 1.5 s)
-/// and `slow-loop` (1.5 s turns whose answers never validate).
-async fn spawn_server() -> (HttpServer, tempfile::TempDir) {
-    let skills = tempfile::tempdir().unwrap();
-    write_marked_skill(
-        skills.path(),
-        "slow-echo",
-        1500,
-        "{json: {echo: \"hello\"}}",
-    );
-    write_marked_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
-    let server = ServeHttp::new(SKILLET)
-        .skills_dir(bundled_skills())
-        .skills_dir(skills.path())
-        .spawn()
-        .await;
-    (server, skills)
-}
 
 #[tokio::test]
 async fn the_a2a_sdk_grpc_client_sends_streams_gets_lists_subscribes_and_cancels_tasks() {
     let Some(python) = python_with("grpc, a2a.client.transports.grpc") else {
         return;
     };
-    let (server, _skills) = spawn_server().await;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_grpc_client.py");
-    let run = tokio::process::Command::new(&python)
-        .arg(&script)
-        .arg(&server.base)
-        .current_dir(std::env::temp_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(180), run)
-        .await
-        .expect("the SDK script ends within 180 s")
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "a2a_grpc_client.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    for check in [
-        "card",
-        "send_message",
-        "get_task",
-        "send_streaming_message",
-        "list_tasks",
-        "subscribe_to_task",
-        "cancel_task",
-        "push_refused",
-    ] {
-        assert!(
-            stdout.lines().any(|l| l == format!("OK {check}")),
-            "check {check} did not pass:\n{stdout}"
-        );
-    }
+    sdk_binding::every_check_passes(&python, "grpc").await;
 }
 
 #[tokio::test]

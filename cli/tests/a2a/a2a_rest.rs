@@ -1,6 +1,6 @@
 //! The A2A 1.0 HTTP+JSON (REST) binding of the real `skillet serve --http` binary:
 //! - the official `a2a-sdk` Python client restricted to the `HTTP+JSON` binding
-//!   (`tests/python/a2a_rest_client.py`) finds the interface on the card, then sends, streams,
+//!   (`tests/python/a2a_binding_client.py rest`) finds the interface on the card, then sends, streams,
 //!   gets, lists, subscribes to and cancels tasks, and sees A2A errors mapped back (task not
 //!   found, not cancelable, invalid params, push notifications refused while off);
 //! - from Rust, following the spec: every error is an HTTP status with a `google.rpc.Status`
@@ -16,75 +16,19 @@
 
 use crate::auth_support;
 use crate::cli_support;
-use crate::serve_support;
-
-use std::path::Path;
-use std::time::Duration;
+use crate::sdk_binding::{self, spawn_server};
 
 use serde_json::{Value, json};
 
 use auth_support::{AuthServer, Jwks, KEY_A, KEY_ONE_AT_A_TIME};
 use cli_support::*;
-use serve_support::{HttpServer, ServeHttp};
-
-/// `skillet serve --http` with the bundled skills, `slow-echo` (a valid answer after 1.5 s)
-/// and `slow-loop` (1.5 s turns whose answers never validate).
-async fn spawn_server() -> (HttpServer, tempfile::TempDir) {
-    let skills = tempfile::tempdir().unwrap();
-    write_marked_skill(
-        skills.path(),
-        "slow-echo",
-        1500,
-        "{json: {echo: \"hello\"}}",
-    );
-    write_marked_skill(skills.path(), "slow-loop", 1500, "{json: {wrong: 1}}");
-    let server = ServeHttp::new(SKILLET)
-        .skills_dir(bundled_skills())
-        .skills_dir(skills.path())
-        .spawn()
-        .await;
-    (server, skills)
-}
 
 #[tokio::test]
 async fn the_a2a_sdk_rest_client_sends_streams_gets_lists_subscribes_and_cancels_tasks() {
     let Some(python) = python_with("a2a.client.transports.rest") else {
         return;
     };
-    let (server, _skills) = spawn_server().await;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/a2a_rest_client.py");
-    let run = tokio::process::Command::new(&python)
-        .arg(&script)
-        .arg(&server.base)
-        .current_dir(std::env::temp_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(180), run)
-        .await
-        .expect("the SDK script ends within 180 s")
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "a2a_rest_client.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    for check in [
-        "card",
-        "send_message",
-        "get_task",
-        "send_streaming_message",
-        "list_tasks",
-        "subscribe_to_task",
-        "cancel_task",
-        "push_refused",
-    ] {
-        assert!(
-            stdout.lines().any(|l| l == format!("OK {check}")),
-            "check {check} did not pass:\n{stdout}"
-        );
-    }
+    sdk_binding::every_check_passes(&python, "rest").await;
 }
 
 /// The status, `Content-Type` and JSON body of one answer.

@@ -1,5 +1,6 @@
-//! One test binary: A2A: the JSON-RPC, HTTP+JSON and gRPC bindings, tasks, push, restarts, its security rules, each file a module driving the `skillet` binary.
-//! The `*_support` modules are shared by every binary (`cli/tests/*_support/`).
+//! One test binary: A2A: the JSON-RPC, HTTP+JSON and gRPC bindings, tasks, push, restarts, its
+//! security rules, each file a module driving the `skillet` binary. The `*_support` modules are
+//! shared by every binary (`cli/tests/*_support/`).
 
 #[path = "../auth_support/mod.rs"]
 mod auth_support;
@@ -14,4 +15,5 @@ mod a2a_push;
 mod a2a_rest;
 mod a2a_restart;
 mod a2a_serve;
+mod sdk_binding;
 mod security_a2a;

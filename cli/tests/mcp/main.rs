@@ -1,5 +1,6 @@
-//! One test binary: MCP: both revisions over stdio and HTTP, tasks, approvals, toolkits, its security rules, each file a module driving the `skillet` binary.
-//! The `*_support` modules are shared by every binary (`cli/tests/*_support/`).
+//! One test binary: MCP: both revisions over stdio and HTTP, tasks, approvals, toolkits, its
+//! security rules, each file a module driving the `skillet` binary. The `*_support` modules are
+//! shared by every binary (`cli/tests/*_support/`).
 
 #[path = "../auth_support/mod.rs"]
 mod auth_support;

@@ -1,5 +1,6 @@
-//! One test binary: the commands a person types: run, eval, validate, init, completions, providers, telemetry, scripts, redaction, each file a module driving the `skillet` binary.
-//! The `*_support` modules are shared by every binary (`cli/tests/*_support/`).
+//! One test binary: the commands a person types: run, eval, validate, init, completions, providers,
+//! telemetry, scripts, redaction, each file a module driving the `skillet` binary. The `*_support`
+//! modules are shared by every binary (`cli/tests/*_support/`).
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;

@@ -1,5 +1,6 @@
-//! One test binary: serve --http as a server: the host, auth, TLS, proxies, Origin/Host, hot reload, the console, faults, each file a module driving the `skillet` binary.
-//! The `*_support` modules are shared by every binary (`cli/tests/*_support/`).
+//! One test binary: serve --http as a server: the host, auth, TLS, proxies, Origin/Host, hot
+//! reload, the console, faults, each file a module driving the `skillet` binary. The `*_support`
+//! modules are shared by every binary (`cli/tests/*_support/`).
 
 #[path = "../auth_support/mod.rs"]
 mod auth_support;

@@ -1,11 +1,14 @@
-"""The official A2A Python SDK's HTTP+JSON (REST) client against a running `skillet serve --http`.
+"""The official A2A Python SDK's HTTP+JSON (REST) or gRPC client against a running
+`skillet serve --http`.
 
-Usage: a2a_rest_client.py BASE_URL
+Usage: a2a_binding_client.py rest|grpc BASE_URL
 
-Driven by cli/tests/a2a/a2a_rest.rs, which serves the bundled skills plus `slow-echo` (answers after
-a delay) and `slow-loop` (slow turns that never validate). Every client here is made by the
-SDK's ClientFactory restricted to the HTTP+JSON binding, so every call goes over the REST
-routes the card advertises. Prints `OK <check>` per passed check; any failure raises.
+Driven by cli/tests/a2a/a2a_rest.rs and cli/tests/a2a/a2a_grpc.rs, which serve the bundled skills
+plus `slow-echo` (answers after a delay) and `slow-loop` (slow turns that never validate). Every
+client here is made by the SDK's ClientFactory restricted to the one binding, so every call goes
+over that binding's interface on the card: the REST routes under `/a2a/rest`, or the gRPC
+service at the listener's `host:port` (on a grpcio channel). Prints `OK <check>` per passed
+check; any failure raises.
 """
 
 import asyncio
@@ -16,7 +19,6 @@ import httpx
 from google.protobuf import json_format
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.transports.rest import RestTransport
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -33,8 +35,8 @@ from a2a.utils.errors import (
     TaskNotFoundError,
 )
 
-BASE = sys.argv[1]
-REST = "HTTP+JSON"
+WHICH, BASE = sys.argv[1], sys.argv[2]
+BINDING = {"rest": "HTTP+JSON", "grpc": "GRPC"}[WHICH]
 
 
 def ok(name):
@@ -68,24 +70,40 @@ async def collect(stream):
     return [as_dict(event) async for event in stream]
 
 
-def rest_client(card, **config):
-    client = ClientFactory(ClientConfig(supported_protocol_bindings=[REST], **config)).create(card)
-    assert isinstance(client._transport, RestTransport), type(client._transport)
+def binding_client(card, **config):
+    """A client of the card that speaks only BINDING."""
+    if WHICH == "grpc":
+        import grpc
+        from a2a.client.transports.grpc import GrpcTransport as Transport
+        config["grpc_channel_factory"] = grpc.aio.insecure_channel
+    else:
+        from a2a.client.transports.rest import RestTransport as Transport
+    client = ClientFactory(ClientConfig(supported_protocol_bindings=[BINDING], **config)).create(card)
+    assert isinstance(client._transport, Transport), type(client._transport)
     return client
+
+
+def check_interface(interfaces):
+    """The card lists BINDING once, at version 1.0, where this server serves it."""
+    found = [i for i in interfaces if i[0] == BINDING]
+    assert len(found) == 1 and found[0][1] == "1.0", interfaces
+    if WHICH == "grpc":
+        # A2A §4.4.6: a gRPC interface's URL is `host:port` — here the listener's own.
+        assert BASE == "http://" + found[0][2], interfaces
+    else:
+        assert found[0][2].endswith("/a2a/rest"), interfaces
 
 
 async def main():
     async with httpx.AsyncClient(timeout=60) as http:
         card = await A2ACardResolver(http, BASE).get_agent_card()
         interfaces = [(i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces]
-        rest = [i for i in interfaces if i[0] == REST]
-        assert len(rest) == 1 and rest[0][1] == "1.0", interfaces
-        assert rest[0][2].endswith("/a2a/rest"), interfaces
+        check_interface(interfaces)
         ok("card")
 
-        blocking = rest_client(card, streaming=False)
-        streaming = rest_client(card, streaming=True)
-        polling = rest_client(card, streaming=False, polling=True)
+        blocking = binding_client(card, streaming=False)
+        streaming = binding_client(card, streaming=True)
+        polling = binding_client(card, streaming=False, polling=True)
 
         text = "Skillet runs skills as bounded loops. Outputs are validated."
         events = await collect(blocking.send_message(request("summarize", {"data": {"text": text}})))
