@@ -364,3 +364,31 @@ pub fn python_with(modules: &str) -> Option<PathBuf> {
     eprintln!("\n==== SKIPPED: no $SKILLET_PYTHON / .venv with {modules} ====\n");
     None
 }
+
+/// Runs `tests/python/SCRIPT` with `python` and `args` (bounded to 300 s) and returns its
+/// stdout; fails unless it exits 0 and prints `all checks passed`.
+pub async fn run_python_script(python: &Path, script: &str, args: &[String]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
+    let run = tokio::process::Command::new(python)
+        .arg(&script)
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("SKILLET_CONFIG")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(300), run)
+        .await
+        .expect("the client script ends within 300 s")
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "{} failed\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        script.display()
+    );
+    stdout
+}

@@ -230,31 +230,6 @@ async fn the_deadline_passing_while_the_question_waits_ends_the_run_and_the_retr
     assert!(late.to_string().contains("timeout"), "{late}");
 }
 
-async fn run_script(python: &Path, args: &[String]) -> String {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_approval_2026_client.py");
-    let run = tokio::process::Command::new(python)
-        .arg(&script)
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("SKILLET_CONFIG")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(300), run)
-        .await
-        .expect("the client script ends within 300 s")
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("all checks passed"),
-        "{} failed\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        script.display()
-    );
-    stdout
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_required_results() {
     let Some(python) = python_with("mcp.client.client") else {
@@ -270,7 +245,8 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
         "--url".into(),
         format!("{}/mcp", server.base),
     ];
-    let stdout = run_script(&python, &args).await;
+    let stdout =
+        cli_support::run_python_script(&python, "mcp_approval_2026_client.py", &args).await;
     assert!(
         stdout.contains("ok: deny: the reason reached the model"),
         "{stdout}"
@@ -294,6 +270,7 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
     ] {
         args.push(format!("--serve-arg={arg}"));
     }
-    let stdout = run_script(&python, &args).await;
+    let stdout =
+        cli_support::run_python_script(&python, "mcp_approval_2026_client.py", &args).await;
     assert!(stdout.contains("ok: approve"), "{stdout}");
 }

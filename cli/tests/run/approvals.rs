@@ -19,7 +19,6 @@
 use crate::cli_support;
 use crate::serve_support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -282,39 +281,13 @@ async fn the_deadline_passing_while_a_task_waits_fails_it_with_timeout() {
     .await;
 }
 
-async fn run_script(python: &Path, script: &str, args: &[String]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/python")
-        .join(script);
-    let run = tokio::process::Command::new(python)
-        .arg(&script)
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("SKILLET_CONFIG")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(300), run)
-        .await
-        .expect("the client script ends within 300 s")
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("all checks passed"),
-        "{} failed\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        script.display()
-    );
-    stdout
-}
-
 #[tokio::test]
 async fn the_official_a2a_sdk_drives_a_multi_turn_approval() {
     let Some(python) = python_with("a2a.client") else {
         return;
     };
     let server = spawn_server("").await;
-    let stdout = run_script(
+    let stdout = run_python_script(
         &python,
         "a2a_approval_client.py",
         std::slice::from_ref(&server.base),
@@ -355,7 +328,7 @@ async fn the_official_mcp_sdk_approves_and_denies_by_elicitation_on_stdio_and_ht
     ] {
         args.push(format!("--serve-arg={arg}"));
     }
-    let stdout = run_script(&python, "mcp_approval_client.py", &args).await;
+    let stdout = run_python_script(&python, "mcp_approval_client.py", &args).await;
     assert!(
         stdout.contains("ok: deny: the reason reached the model"),
         "{stdout}"
@@ -368,7 +341,7 @@ async fn the_official_mcp_sdk_approves_and_denies_by_elicitation_on_stdio_and_ht
         "--url".into(),
         format!("{}/mcp", server.base),
     ];
-    let stdout = run_script(&python, "mcp_approval_client.py", &args).await;
+    let stdout = run_python_script(&python, "mcp_approval_client.py", &args).await;
     assert!(
         stdout.contains("ok: no elicitation capability: the host policy denied"),
         "{stdout}"

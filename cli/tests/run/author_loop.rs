@@ -370,6 +370,28 @@ fn the_transcript_shows_the_repair_message_with_the_violation_and_the_second_ans
     assert!(response["data"].get("transcript").is_none(), "{response}");
 }
 
+/// A plain `echo` skill under `root` and a `skillet.toml` whose one provider is `server`
+/// (`openai-compatible`, plus the provider lines `extra`): the skills dir and config paths.
+fn echo_skill_on(root: &Path, server: &mock_llm::MockServer, extra: &str) -> (String, String) {
+    let dir = root.join("echo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: echo\ndescription: Answers anything.\n---\nAnswer briefly.\n",
+    )
+    .unwrap();
+    let config = root.join("skillet.toml");
+    let url = server.base_url();
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"m\"\nbase_url = \"{url}/v1\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    (root.display().to_string(), config.display().to_string())
+}
+
 // Multi-threaded: the mock server runs on this runtime while the test waits for the binary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_key_in_the_request_never_appears_in_its_transcript() {
@@ -382,25 +404,7 @@ async fn a_host_key_in_the_request_never_appears_in_its_transcript() {
         .await
         .unwrap();
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("echo");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: echo\ndescription: Answers anything.\n---\nAnswer briefly.\n",
-    )
-    .unwrap();
-    let config = root.path().join("skillet.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"m\"\nbase_url = \
-             \"{}/v1\"\napi_key_env = \"CANARY_KEY\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    let skills = root.path().display().to_string();
-    let config = config.display().to_string();
+    let (skills, config) = echo_skill_on(root.path(), &server, "api_key_env = \"CANARY_KEY\"\n");
     for extra in [
         &["--transcript"][..],
         &["--transcript", "-vvv"],
@@ -523,26 +527,7 @@ async fn run_asks_the_model_to_stream_only_when_its_text_is_shown_as_it_is_writt
         .await
         .unwrap();
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("echo");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: echo\ndescription: Answers anything.\n---\nAnswer briefly.\n",
-    )
-    .unwrap();
-    let config = root.path().join("skillet.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[providers.main]\nkind = \"openai-compatible\"\nmodel = \"m\"\nbase_url = \"{}/v1\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    let (skills, config) = (
-        root.path().display().to_string(),
-        config.display().to_string(),
-    );
+    let (skills, config) = echo_skill_on(root.path(), &server, "");
     let mut streamed = Vec::new();
     for extra in [&["--json"][..], &[][..], &["-vv"][..]] {
         let mut args = vec![
