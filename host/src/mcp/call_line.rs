@@ -4,8 +4,8 @@
 //! rmcp decodes every incoming line generically: the message is buffered whole to find its
 //! shape (request, notification, response, error), buffered again to pick the request type by
 //! `method`, and `params` a third time to take `_meta` apart from the rest (serde's untagged and
-//! flattened paths, which also build and drop errors along the way) — ~37,000 instructions for
-//! a 250-byte `tools/call` (BENCHMARKS.md, "2026-12-05"). [`decode`] reads a line with exactly
+//! flattened paths, which also build and drop errors along the way) — several times the work of
+//! reading it once. [`decode`] reads a line with exactly
 //! the keys a `tools/call` has (`jsonrpc`, `id`, `method`, `params` with `name`, `arguments`,
 //! `_meta`) straight into typed fields, and builds the message the way rmcp's decoding does:
 //! `_meta` into the request's extensions as a `RequestMetaObject`, the parameters' own `meta`

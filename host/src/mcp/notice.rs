@@ -3,10 +3,9 @@
 //! MCP over stdio writes itself, built here by hand.
 //!
 //! Why by hand: through rmcp's types a notification is serialized to a `serde_json::Value`
-//! first (its `_meta` handling), then written — ~5,700 instructions for a one-line log message,
-//! eight times a call at the default level. Written straight into the output buffer, strings
-//! escaped by `skillet-json`, it is the same JSON for a fraction of that (BENCHMARKS.md,
-//! "2026-12-05"). The tests decode every line written here with rmcp's own message type and
+//! first (its `_meta` handling), then written — the costliest step of a log line, eight times a
+//! call at the default level. Written straight into the output buffer, strings escaped by
+//! `skillet-json`, it is the same JSON without the detour. The tests decode every line written here with rmcp's own message type and
 //! compare it with what rmcp writes for the same notice.
 //!
 //! Not here: which events become notices and for whom (`notify`), the output (`coalesce`).
