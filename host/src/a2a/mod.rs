@@ -15,6 +15,8 @@
 //! - `store` — the bounded in-memory task store and its live subscriptions;
 //! - `persist` — with `[server] state_db`, the store's tasks written through to SQLite and
 //!   read back at start-up;
+//! - `write_through` — one table of that database written by its own thread, change by change
+//!   (the MCP Tasks' and the push configs');
 //! - `checkpoints` — the checkpoints of A2A task runs in the same database;
 //! - `resume` — what a restart does with the tasks it found running;
 //! - `projection` — a skill run's events and outcome as task updates;
@@ -50,6 +52,7 @@ pub(crate) mod resume;
 pub(crate) mod store;
 pub(crate) mod version;
 pub(crate) mod wire;
+pub(crate) mod write_through;
 
 use std::sync::Arc;
 

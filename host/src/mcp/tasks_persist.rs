@@ -16,14 +16,10 @@
 //! Not here: the store, its bounds and what a restart does with each row (`tasks`), the file
 //! itself (`crate::a2a::StateDb`).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-
 use rusqlite::{Connection, params};
 use skillet_core::secrets::REDACTOR;
-use tokio::sync::watch;
 
+use crate::a2a::write_through::WriteThrough;
 use crate::a2a::{StateDb, StateDbError};
 
 const SCHEMA: &str = "
@@ -63,39 +59,22 @@ pub(crate) struct TaskRow {
     pub finished_unix: Option<f64>,
 }
 
-enum Op {
+pub(crate) enum Op {
     Upsert(TaskRow),
     Delete(String),
 }
 
 /// The store's link to its writer thread.
+#[derive(Debug)]
 pub(crate) struct TasksWriter {
-    queue: Mutex<mpsc::Sender<(Op, u64)>>,
-    sent: AtomicU64,
-    written: watch::Sender<u64>,
-}
-
-impl std::fmt::Debug for TasksWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TasksWriter").finish_non_exhaustive()
-    }
+    writer: WriteThrough<Op>,
 }
 
 impl TasksWriter {
     /// Starts the writer thread over `conn` (opened by [`load`]).
     pub(crate) fn spawn(db: &StateDb, conn: Connection) -> Result<TasksWriter, StateDbError> {
-        let (queue, received) = mpsc::channel();
-        let (written, _) = watch::channel(0);
-        let progress = written.clone();
-        std::thread::Builder::new()
-            .name("skillet-mcp-tasks".into())
-            .spawn(move || write_loop(conn, &received, &progress))
-            .map_err(|e| db.error(format!("cannot start its MCP tasks writer thread: {e}")))?;
-        Ok(TasksWriter {
-            queue: Mutex::new(queue),
-            sent: AtomicU64::new(0),
-            written,
-        })
+        let writer = WriteThrough::spawn(db, conn, "skillet-mcp-tasks", "MCP task", write_batch)?;
+        Ok(TasksWriter { writer })
     }
 
     /// Writes `row` (a new task, or one that ended).
@@ -109,21 +88,12 @@ impl TasksWriter {
     }
 
     fn send(&self, op: Op) {
-        let queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let generation = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
-        if queue.send((op, generation)).is_err() {
-            tracing::warn!("state database: the MCP tasks writer has stopped; a change is lost");
-        }
+        self.writer.send(op);
     }
 
     /// Waits until every operation sent so far is written.
     pub(crate) async fn flushed(&self) {
-        let target = self.sent.load(Ordering::SeqCst);
-        let mut written = self.written.subscribe();
-        let _ = written.wait_for(|w| *w >= target).await;
+        self.writer.flushed().await;
     }
 }
 
@@ -157,24 +127,7 @@ fn read_rows(conn: &Connection) -> rusqlite::Result<Vec<TaskRow>> {
         .collect()
 }
 
-fn write_loop(
-    mut conn: Connection,
-    received: &mpsc::Receiver<(Op, u64)>,
-    written: &watch::Sender<u64>,
-) {
-    // Ends when the store (the only sender) is gone.
-    while let Ok(first) = received.recv() {
-        let mut batch = vec![first];
-        batch.extend(received.try_iter());
-        let generation = batch.last().map_or(0, |(_, g)| *g);
-        if let Err(e) = write_batch(&mut conn, batch) {
-            tracing::warn!(error = %e, "state database: MCP task changes not written");
-        }
-        written.send_replace(generation);
-    }
-}
-
-fn write_batch(conn: &mut Connection, batch: Vec<(Op, u64)>) -> rusqlite::Result<()> {
+fn write_batch(conn: &mut Connection, batch: Vec<Op>) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     {
         let mut upsert = tx.prepare(&format!(
@@ -182,7 +135,7 @@ fn write_batch(conn: &mut Connection, batch: Vec<(Op, u64)>) -> rusqlite::Result
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
         ))?;
         let mut delete = tx.prepare("DELETE FROM mcp_tasks WHERE id = ?1")?;
-        for (op, _) in batch {
+        for op in batch {
             match op {
                 Op::Delete(id) => {
                     delete.execute([&id])?;

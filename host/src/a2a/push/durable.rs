@@ -17,15 +17,11 @@
 //! Not here: the checks and the registry (`super`), delivery (`deliver`), the file
 //! (`crate::a2a::StateDb`).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-
 use rusqlite::{Connection, params};
-use tokio::sync::watch;
 
 use crate::a2a::persist::{StateDb, StateDbError};
 use crate::a2a::wire::TaskPushNotificationConfig;
+use crate::a2a::write_through::WriteThrough;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS a2a_push_configs (
@@ -36,23 +32,16 @@ CREATE TABLE IF NOT EXISTS a2a_push_configs (
 );
 ";
 
-enum Op {
+pub(crate) enum Op {
     Upsert(String, String, String),
     Delete(String, String),
     DeleteTask(String),
 }
 
 /// The push configs' link to their writer thread.
+#[derive(Debug)]
 pub(crate) struct ConfigRows {
-    queue: Mutex<mpsc::Sender<(Op, u64)>>,
-    sent: AtomicU64,
-    written: watch::Sender<u64>,
-}
-
-impl std::fmt::Debug for ConfigRows {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfigRows").finish_non_exhaustive()
-    }
+    writer: WriteThrough<Op>,
 }
 
 /// A stored row: the config, or why it does not decode.
@@ -65,19 +54,8 @@ impl ConfigRows {
         conn.execute_batch(SCHEMA).map_err(|e| db.error(e))?;
         let stored = read(&conn)
             .map_err(|e| db.error(format!("its push config table has another shape ({e})")))?;
-        let (queue, received) = mpsc::channel();
-        let (written, _) = watch::channel(0);
-        let progress = written.clone();
-        std::thread::Builder::new()
-            .name("skillet-a2a-push".into())
-            .spawn(move || write_loop(conn, &received, &progress))
-            .map_err(|e| db.error(format!("cannot start its push config writer thread: {e}")))?;
-        let rows = ConfigRows {
-            queue: Mutex::new(queue),
-            sent: AtomicU64::new(0),
-            written,
-        };
-        Ok((rows, stored))
+        let writer = WriteThrough::spawn(db, conn, "skillet-a2a-push", "push config", write_batch)?;
+        Ok((ConfigRows { writer }, stored))
     }
 
     /// Writes `config` (with its credentials) as its task's config.
@@ -97,21 +75,12 @@ impl ConfigRows {
     }
 
     fn send(&self, op: Op) {
-        let queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let generation = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
-        if queue.send((op, generation)).is_err() {
-            tracing::warn!("state database: the push config writer has stopped; a change is lost");
-        }
+        self.writer.send(op);
     }
 
     /// Waits until every change sent so far is written.
     pub(crate) async fn flushed(&self) {
-        let target = self.sent.load(Ordering::SeqCst);
-        let mut written = self.written.subscribe();
-        let _ = written.wait_for(|w| *w >= target).await;
+        self.writer.flushed().await;
     }
 }
 
@@ -130,26 +99,9 @@ fn read(conn: &Connection) -> rusqlite::Result<Vec<StoredConfig>> {
         .collect()
 }
 
-fn write_loop(
-    mut conn: Connection,
-    received: &mpsc::Receiver<(Op, u64)>,
-    written: &watch::Sender<u64>,
-) {
-    // Ends when the registry (the only sender) is gone.
-    while let Ok(first) = received.recv() {
-        let mut batch = vec![first];
-        batch.extend(received.try_iter());
-        let generation = batch.last().map_or(0, |(_, g)| *g);
-        if let Err(e) = write_batch(&mut conn, batch) {
-            tracing::warn!(error = %e, "state database: push config changes not written");
-        }
-        written.send_replace(generation);
-    }
-}
-
-fn write_batch(conn: &mut Connection, batch: Vec<(Op, u64)>) -> rusqlite::Result<()> {
+fn write_batch(conn: &mut Connection, batch: Vec<Op>) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
-    for (op, _) in batch {
+    for op in batch {
         match op {
             Op::Upsert(task_id, id, config) => tx.execute(
                 "INSERT OR REPLACE INTO a2a_push_configs (task_id, id, config) \
