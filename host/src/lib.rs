@@ -64,6 +64,7 @@ pub mod mcp;
 mod metrics_route;
 pub mod nats;
 pub mod origin_guard;
+mod private_file;
 mod record;
 mod skill_changes;
 pub mod stdio;

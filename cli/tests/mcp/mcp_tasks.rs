@@ -473,6 +473,15 @@ async fn with_state_db_a_task_running_when_the_server_was_killed_reads_failed_sa
     assert_eq!(client.get(&id).await["result"]["status"], "working");
     first.child.start_kill().unwrap();
     first.child.wait().await.unwrap();
+    // The file keeps push tokens and what callers sent: its owner's only, its WAL too.
+    for file in ["state/tasks.db", "state/tasks.db-wal"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(cwd.path().join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{file}: {mode:o}");
+    }
 
     let second = serve_in(skills.path(), cwd.path()).await;
     let client = Modern {

@@ -18,6 +18,8 @@
 //! - **Never written**: a credential. The task's JSON and the call pass through the process's
 //!   redaction set first; a call whose arguments held a configured secret is kept without them
 //!   and is not resumable (its task fails after a restart, saying why).
+//! - The file is created readable by its owner only (`private_file`): push configs keep
+//!   their webhook tokens here.
 //! - The file is in WAL mode (`synchronous = NORMAL`: a committed write survives the process
 //!   being killed; a power loss may lose the last ones) with a busy timeout, like the history.
 //!
@@ -74,16 +76,14 @@ pub struct StateDb {
 }
 
 impl StateDb {
-    /// Opens (creating it and its directory when missing) the database at `path` and checks
+    /// Opens (creating it, owner-only, and its directory when missing) the database at `path` and checks
     /// that it is a SQLite database whose A2A tables have the expected columns: a corrupt or
     /// foreign file is an error here, before anything is served.
     pub fn open(path: &Path) -> Result<StateDb, StateDbError> {
         let db = StateDb {
             path: path.to_path_buf(),
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| db.error(e))?;
-        }
+        crate::private_file::prepare(path, "state database").map_err(|e| db.error(e))?;
         let conn = db.connect()?;
         conn.execute_batch(SCHEMA).map_err(|e| db.error(e))?;
         conn.prepare(

@@ -144,16 +144,15 @@ pub struct History {
 }
 
 impl History {
-    /// Opens (creating it and its directory when missing) the database at `path` and starts
+    /// Opens (creating it, owner-only, and its directory when missing) the database at `path` and starts
     /// its writer thread.
     pub fn open(path: &Path, limits: HistoryLimits) -> Result<History, HistoryError> {
         let open_error = |message: String| HistoryError::Open {
             path: path.to_path_buf(),
             message,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
-        }
+        crate::private_file::prepare(path, "run history")
+            .map_err(|e| open_error(e.to_string()))?;
         let writer = connect(path).map_err(open_error)?;
         migrate(&writer).map_err(|e| open_error(e.to_string()))?;
         let reader = connect(path).map_err(open_error)?;
