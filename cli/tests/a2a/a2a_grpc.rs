@@ -11,6 +11,8 @@
 //!   `UNIMPLEMENTED`, a message that does not decode `INVALID_ARGUMENT`, an unsupported
 //!   `a2a-version` `FAILED_PRECONDITION`, a body that is not gRPC HTTP 415, and a rebinding
 //!   `:authority` is refused by the same `Host` rule as every route;
+//! - a call past its `grpc-timeout` is `DEADLINE_EXCEEDED` at the deadline (the server keeps
+//!   it: the raw client does not);
 //! - under `[auth]` the service needs the bearer credential in metadata (401 without), a skill
 //!   the key may not run is `PERMISSION_DENIED`, and another identity's task is not found.
 //!
@@ -167,6 +169,7 @@ struct ErrorInfo {
 
 /// gRPC codes the tests expect.
 const INVALID_ARGUMENT: i32 = 3;
+const DEADLINE_EXCEEDED: i32 = 4;
 const NOT_FOUND: i32 = 5;
 const PERMISSION_DENIED: i32 = 7;
 const FAILED_PRECONDITION: i32 = 9;
@@ -323,6 +326,20 @@ async fn grpc_errors_are_statuses_with_the_a2a_error_info_and_the_host_rule_hold
         (200, Some(INVALID_ARGUMENT)),
         "{garbage:?}"
     );
+    // Messages are not compressed: a compressed one is refused, not misread.
+    let gzip = call(
+        &client,
+        base,
+        "GetTask",
+        &get_task("nope"),
+        &[("grpc-encoding", "gzip")],
+    )
+    .await;
+    assert_eq!(
+        (gzip.http, gzip.grpc_status),
+        (200, Some(UNIMPLEMENTED)),
+        "{gzip:?}"
+    );
     let method = call(&client, base, "NoSuchMethod", &[], &[]).await;
     assert_eq!(
         (method.http, method.grpc_status),
@@ -359,6 +376,62 @@ async fn grpc_errors_are_statuses_with_the_a2a_error_info_and_the_host_rule_hold
     let sent = call(&client, base, "SendMessage", &send_to("summarize"), &[]).await;
     assert_eq!((sent.http, sent.grpc_status), (200, None), "{sent:?}");
     assert!(sent.body.len() > 5 && sent.body[0] == 0, "{sent:?}");
+}
+
+/// The server keeps the client's `grpc-timeout` itself (reqwest knows nothing of it): a unary
+/// call to a skill slower than it is `DEADLINE_EXCEEDED` at the deadline, and a stream of one
+/// ends there instead of with the run.
+#[tokio::test]
+async fn a_call_past_its_grpc_timeout_ends_deadline_exceeded_at_the_deadline() {
+    let (server, _skills) = spawn_server().await;
+    let client = h2_client();
+    let base = server.base.as_str();
+    let timeout = [("grpc-timeout", "300m")];
+
+    let started = std::time::Instant::now();
+    let late = call(
+        &client,
+        base,
+        "SendMessage",
+        &send_to("slow-echo"),
+        &timeout,
+    )
+    .await;
+    assert_eq!(
+        (late.http, late.grpc_status),
+        (200, Some(DEADLINE_EXCEEDED)),
+        "{late:?}"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_millis(1200),
+        "{waited:?}"
+    );
+
+    let started = std::time::Instant::now();
+    let stream = call(
+        &client,
+        base,
+        "SendStreamingMessage",
+        &send_to("slow-echo"),
+        &timeout,
+    )
+    .await;
+    assert_eq!(stream.http, 200, "{stream:?}");
+    assert!(!stream.body.is_empty(), "the task comes first: {stream:?}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1200),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Without the header the same call waits for the run.
+    let answered = call(&client, base, "SendMessage", &send_to("slow-echo"), &[]).await;
+    assert_eq!(
+        (answered.http, answered.grpc_status),
+        (200, None),
+        "{answered:?}"
+    );
 }
 
 #[tokio::test]

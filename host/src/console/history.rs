@@ -151,8 +151,7 @@ impl History {
             path: path.to_path_buf(),
             message,
         };
-        crate::private_file::prepare(path, "run history")
-            .map_err(|e| open_error(e.to_string()))?;
+        crate::private_file::prepare(path, "run history").map_err(|e| open_error(e.to_string()))?;
         let writer = connect(path).map_err(open_error)?;
         migrate(&writer).map_err(|e| open_error(e.to_string()))?;
         let reader = connect(path).map_err(open_error)?;

@@ -13,7 +13,9 @@
 //! | a method `A2AService` does not have | `UNIMPLEMENTED` |
 //! | a message that does not decode as the method's input | `INVALID_ARGUMENT` |
 //! | a message over `[server] max_message_bytes` | `RESOURCE_EXHAUSTED` (tonic's limit) |
+//! | a compressed message (`grpc-encoding`) | `UNIMPLEMENTED` (tonic's answer: no codec is enabled) |
 //! | a `content-type` that is not `application/grpc[+proto]` | HTTP 415 |
+//! | no answer (a unary method) or no end (a stream) before the call's `grpc-timeout` | `DEADLINE_EXCEEDED`; the task the call started goes on (`GetTask` reads it), as when an HTTP client hangs up |
 //!
 //! Service parameters are metadata: `a2a-version` is checked as the other bindings check the
 //! header (`version`), and `authorization` is the `[auth]` credential, read by the same layer
@@ -24,6 +26,7 @@
 //! (`schema`), the error mapping (`status`).
 
 mod codec;
+mod deadline;
 mod schema;
 mod status;
 
@@ -144,6 +147,7 @@ async fn serve(State(state): State<GrpcState>, request: HttpRequest) -> Response
     if let Err(error) = version::check(request.headers(), None, &method.name) {
         return status_response(status::status_of(&error));
     }
+    let deadline = deadline::of(request.headers());
     let mut grpc = tonic::server::Grpc::new(BytesCodec)
         .apply_max_message_size_config(Some(state.max_body_bytes), None);
     let call = Call {
@@ -152,10 +156,18 @@ async fn serve(State(state): State<GrpcState>, request: HttpRequest) -> Response
         method,
     };
     let response = if call.method.streaming {
-        let service = tower::service_fn(move |request| call.clone().streaming(request));
+        let service = tower::service_fn(move |request| {
+            let call = call.clone();
+            async move {
+                let response = deadline::within(deadline, call.streaming(request)).await?;
+                Ok::<_, Status>(response.map(|messages| deadline::end_by(deadline, messages)))
+            }
+        });
         grpc.server_streaming(service, request).await
     } else {
-        let service = tower::service_fn(move |request| call.clone().unary(request));
+        let service = tower::service_fn(move |request| {
+            deadline::within(deadline, call.clone().unary(request))
+        });
         grpc.unary(service, request).await
     };
     response.map(Body::new)
