@@ -2,7 +2,8 @@
 //! the repair messages after an unusable final answer.
 //!
 //! Rules (also in the `run` module docs):
-//! - **system** = the rendered instructions; when the skill has an output schema, followed by an
+//! - **system** = the rendered instructions, trailing whitespace trimmed (a byte a turn that
+//!   tells the model nothing); when the skill has an output schema, followed by an
 //!   "Output format" section that asks for one JSON value and shows the schema.
 //! - **first user message** = the text of the `prompt` argument when the arguments are exactly
 //!   one string field named `prompt`; otherwise the arguments object as compact JSON (`{}` when
@@ -20,12 +21,12 @@ use crate::schema::Violation;
 /// once per skill: [`CompiledSchema::text`](crate::schema::CompiledSchema::text)), the
 /// output-format section. Allocated at its exact size: a call in flight holds it for every turn.
 pub(crate) fn system_prompt(instructions: &str, output_schema: Option<&str>) -> String {
+    let instructions = instructions.trim_end();
     let Some(schema) = output_schema else {
         return instructions.to_owned();
     };
     const SECTION: &str = "## Output format\n\nGive your final answer as one JSON value \
          matching this JSON Schema, and nothing else:\n\n";
-    let instructions = instructions.trim_end();
     let gap = if instructions.is_empty() { "" } else { "\n\n" };
     let mut text =
         String::with_capacity(instructions.len() + gap.len() + SECTION.len() + schema.len());
