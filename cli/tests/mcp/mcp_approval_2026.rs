@@ -2,7 +2,8 @@
 //! call is answered with an input-required result (SEP-2322) carrying the approval form, and the
 //! client's retry with the answer and the echoed `requestState` resumes the same run:
 //! - the official `mcp` client in its 2026-07-28 mode approves, denies (the reason reaches the
-//!   model) and declines, over streamable HTTP and stdio (`python/mcp_approval_2026_client.py`);
+//!   model) and declines, over streamable HTTP and stdio
+//!   (`python/mcp_approval_client.py --revision 2026-07-28`);
 //! - raw JSON-RPC: the question is a form elicitation under `inputRequests.approval`; a retry
 //!   without the answer is asked again under the same `requestState`; the answering retry gets
 //!   the run's log notifications; an unknown, used or
@@ -240,13 +241,15 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
     let cwd = tempfile::tempdir().unwrap();
     let server = serve(skills.path(), cwd.path()).await;
     let args = vec![
-        "--transport".to_owned(),
+        "--revision".to_owned(),
+        "2026-07-28".into(),
+        "--transport".into(),
         "http".into(),
         "--url".into(),
         format!("{}/mcp", server.base),
     ];
     let stdout =
-        cli_support::run_python_script(&python, "mcp_approval_2026_client.py", &args).await;
+        cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
     assert!(
         stdout.contains("ok: deny: the reason reached the model"),
         "{stdout}"
@@ -255,7 +258,9 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
     // stdio: the script spawns `skillet serve --mcp` (embedded mock).
     let config = cwd.path().join("skillet.toml").display().to_string();
     let mut args = vec![
-        "--transport".to_owned(),
+        "--revision".to_owned(),
+        "2026-07-28".into(),
+        "--transport".into(),
         "stdio".into(),
         "--skillet".into(),
         SKILLET.into(),
@@ -271,6 +276,6 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
         args.push(format!("--serve-arg={arg}"));
     }
     let stdout =
-        cli_support::run_python_script(&python, "mcp_approval_2026_client.py", &args).await;
-    assert!(stdout.contains("ok: approve"), "{stdout}");
+        cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
+    assert!(stdout.contains("ok: approve: asked once"), "{stdout}");
 }

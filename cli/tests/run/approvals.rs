@@ -10,7 +10,7 @@
 //! - the official `a2a-sdk` client drives a multi-turn approval (`python/a2a_approval_client.py`);
 //! - the official `mcp` client approves, denies and declines by elicitation on stdio and
 //!   streamable HTTP, and a client without elicitation gets the host policy
-//!   (`python/mcp_approval_client.py`).
+//!   (`python/mcp_approval_client.py --revision legacy`).
 //!
 //! The gated skill `gated-calc` calls the built-in `calculator` (its `a2e-approval` gates it);
 //! the embedded mock-llm answers from what the tool call returned. Python is found as in
@@ -313,7 +313,9 @@ async fn the_official_mcp_sdk_approves_and_denies_by_elicitation_on_stdio_and_ht
     let config = cwd.path().join("skillet.toml").display().to_string();
     // stdio: the script spawns `skillet serve --mcp` (embedded mock).
     let mut args = vec![
-        "--transport".to_owned(),
+        "--revision".to_owned(),
+        "legacy".into(),
+        "--transport".into(),
         "stdio".into(),
         "--skillet".into(),
         SKILLET.into(),
@@ -336,7 +338,9 @@ async fn the_official_mcp_sdk_approves_and_denies_by_elicitation_on_stdio_and_ht
 
     let server = spawn_server("").await;
     let args = vec![
-        "--transport".to_owned(),
+        "--revision".to_owned(),
+        "legacy".into(),
+        "--transport".into(),
         "http".into(),
         "--url".into(),
         format!("{}/mcp", server.base),
