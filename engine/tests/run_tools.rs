@@ -361,8 +361,11 @@ async fn oversized_tool_output_is_cut_with_a_marker() {
     );
 }
 
+/// A model that repeats a call is told once, while a turn remains: the repeated call is not
+/// run, its result says to answer now, and the answer is due (a grammar server enforces the
+/// schema). One that still repeats it is stopped as a tool loop.
 #[tokio::test]
-async fn the_same_call_repeated_stops_the_run_as_a_tool_loop() {
+async fn the_same_call_repeated_is_told_to_answer_and_then_stopped_as_a_tool_loop() {
     let counter = Arc::new(Counter::default());
     let dir = calc_skill(&["add"]);
     let server = start_mock(
@@ -389,12 +392,54 @@ rules:
     assert_eq!(result.error_code, Some(ErrorCode::SkillError));
     let error = result.error.as_deref().unwrap();
     assert!(
-        error.starts_with("tool loop: `add` was called 3 times"),
+        error.starts_with("tool loop: `add` was called 4 times"),
         "{error}"
     );
-    assert_eq!(counter.get(), 2, "the third identical call is not run");
-    assert_eq!(result.data.as_ref().unwrap()["turns_used"], json!(3));
-    assert_eq!(chat_bodies(&server).len(), 3);
+    assert_eq!(counter.get(), 2, "neither repeat past the threshold is run");
+    assert_eq!(result.data.as_ref().unwrap()["turns_used"], json!(4));
+    let bodies = chat_bodies(&server);
+    assert_eq!(bodies.len(), 4);
+    let told = tool_results_in(&bodies[3]);
+    assert!(
+        told.last()
+            .unwrap()
+            .contains("Not run: `add` was called 3 times in a row"),
+        "{told:?}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_model_told_it_repeats_a_call_can_still_answer() {
+    let counter = Arc::new(Counter::default());
+    let dir = calc_skill(&["add"]);
+    let server = start_mock(
+        r#"
+rules:
+  - name: answer-when-told
+    when: { tool_result_contains: "Do not call tools again" }
+    reply: { json: { result: 2 } }
+  - name: loop
+    reply:
+      tool_calls: [{ name: add, arguments: { a: 1, b: 1 } }]
+"#,
+    )
+    .await;
+    let h = harness(
+        registry([dir.skill.clone()]),
+        tools_with(vec![add_tool(counter.clone())]),
+        Some(llm_config(&server)),
+        Limits {
+            tool_loop_threshold: 3,
+            ..Limits::default()
+        },
+    );
+    let called = h.call(request("calc", json!({}))).await;
+    let result = called.result();
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.data.as_ref().unwrap(), &json!({"result": 2}));
+    assert_eq!(counter.get(), 2);
+    assert_eq!(chat_bodies(&server).len(), 4);
     server.shutdown().await;
 }
 

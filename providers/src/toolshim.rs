@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use crate::shared_json::SharedJson;
-use crate::types::{ChatMessage, ChatRequest, ResponseSchema, ToolCall};
+use crate::types::{ChatMessage, ChatRequest, ResponseSchema, ToolCall, TurnPhase};
 
 /// The key of the answer object in the prompted format.
 pub(crate) const ANSWER_KEY: &str = "final_answer";
@@ -118,12 +118,18 @@ fn looks_like_call(text: &str) -> bool {
 }
 
 /// The union schema "one call of an offered tool, or the final answer": `oneOf` of each tool's
-/// call shape and the answer object. `None` when a schema cannot be embedded (a reference to
-/// the root, or two `$defs` entries of one name that differ).
+/// call shape and the answer object — only the answer object on a [`TurnPhase::Answer`] turn,
+/// where the answer is due (as a grammar server's native tools are locked out then). `None`
+/// when a schema cannot be embedded (a reference to the root, or two `$defs` entries of one
+/// name that differ).
 pub(crate) fn union_schema(request: &ChatRequest) -> Option<ResponseSchema> {
     let mut defs = Map::new();
     let mut variants = Vec::with_capacity(request.tools.len() + 1);
-    for tool in &request.tools {
+    let callable = match request.phase {
+        TurnPhase::Open => request.tools.as_slice(),
+        TurnPhase::Answer => &[],
+    };
+    for tool in callable {
         let arguments = embeddable(tool.parameters.value(), &mut defs)?;
         variants.push(json!({
             "type": "object",
@@ -210,7 +216,7 @@ fn relax_for_grammar(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{ToolSpec, TurnPhase};
+    use crate::types::ToolSpec;
 
     fn request() -> ChatRequest {
         ChatRequest {
@@ -292,6 +298,18 @@ mod tests {
         );
         assert!(answer.get("$schema").is_none() && answer.get("$defs").is_none());
         assert_eq!(union.schema["$defs"], json!({"amount": {"type": "number"}}));
+    }
+
+    #[test]
+    fn when_the_answer_is_due_the_union_allows_only_the_answer() {
+        let due = ChatRequest {
+            phase: TurnPhase::Answer,
+            ..request()
+        };
+        let union = union_schema(&due).unwrap();
+        let variants = union.schema["oneOf"].as_array().unwrap();
+        assert_eq!(variants.len(), 1, "{}", union.schema.value());
+        assert!(variants[0]["properties"].get(ANSWER_KEY).is_some());
     }
 
     #[test]

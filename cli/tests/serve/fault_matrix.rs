@@ -248,8 +248,8 @@ const ROWS: &[Row] = &[
     Row { name: "tool loop (same tool, same arguments, every turn)",
         scenario: "rules: [{ reply: { tool_calls: [{ name: same, arguments: { n: 1 } }] } }]",
         skill: TOOLING, model: Model::Mock, send: Send::Call { timeout: TIMEOUT },
-        expect: Expect::Failed("skill_error"), evidence: "tool loop: `same` was called 3 times",
-        requests: all(3), bound_secs: TIMEOUT + MARGIN },
+        expect: Expect::Failed("skill_error"), evidence: "tool loop: `same` was called 4 times",
+        requests: all(4), bound_secs: TIMEOUT + MARGIN },
     // Eight turns: the default max_turns; every one asks for a repair.
     Row { name: "output never valid",
         scenario: "rules: [{ reply: { text: \"not the JSON you asked for\" } }]",

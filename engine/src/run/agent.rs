@@ -269,21 +269,36 @@ impl TurnLoop<'_> {
             }
             answer_with_tool_calls(request, response)
         };
-        let threshold = self.limits.tool_loop_threshold;
-        for call in &calls {
-            let streak = repeats.record(call);
-            if threshold > 0 && streak >= threshold {
+        if let Some((name, streak)) = looping(&calls, repeats, self.limits.tool_loop_threshold) {
+            // Once, while a turn remains, the model is told instead of stopped: a small model
+            // that repeats a call has the result it needs and usually answers when asked to.
+            // The calls are not run; the answer is due (a grammar server enforces the schema).
+            if request.phase == TurnPhase::Answer || turn >= self.max_turns {
                 return Step::Done(Outcome::with_last_output(
                     ErrorCode::SkillError,
                     format!(
-                        "tool loop: `{}` was called {streak} times in a row with the same \
-                         arguments",
-                        call.name
+                        "tool loop: `{name}` was called {streak} times in a row with the same \
+                         arguments"
                     ),
                     turn,
                     last_output,
                 ));
             }
+            self.events.log(
+                LogLevel::Warn,
+                format!(
+                    "tool loop: `{name}` was called {streak} times in a row with the same \
+                     arguments; not run again, the model is asked for its final answer"
+                ),
+            );
+            let told = messages::loop_stopped(&name, streak);
+            request.messages.extend(
+                calls
+                    .iter()
+                    .map(|call| ChatMessage::tool_error(&call.id, &call.name, told.as_str())),
+            );
+            request.phase = TurnPhase::Answer;
+            return Step::Continue;
         }
         self.checkpoint(turn, request, last_output, &calls).await;
         self.state.set_phase(Phase::Tools);
@@ -466,6 +481,23 @@ impl TurnLoop<'_> {
             }
         }
     }
+}
+
+/// The first of `calls` whose run of identical calls (same tool, same arguments) reached
+/// `threshold` (0: never), with that run's length. Every call is recorded.
+fn looping(
+    calls: &[ToolCall],
+    repeats: &mut RepeatTracker,
+    threshold: u32,
+) -> Option<(String, u32)> {
+    let mut found = None;
+    for call in calls {
+        let streak = repeats.record(call);
+        if threshold > 0 && streak >= threshold && found.is_none() {
+            found = Some((call.name.clone(), streak));
+        }
+    }
+    found
 }
 
 /// After a rejected answer: the next turn is an answer turn (the model answered in prose once,

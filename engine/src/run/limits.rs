@@ -44,8 +44,10 @@ pub struct Limits {
     /// When set, a call stops with `skill_error` once its input + output tokens reach this;
     /// checked before each provider request.
     pub token_budget: Option<u64>,
-    /// The same tool called with the same arguments this many times in a row stops the call
-    /// with `skill_error` ("tool loop"). 0 disables the check.
+    /// The same tool called with the same arguments this many times in a row is not run again:
+    /// the model is told so and asked for its final answer (once, while a turn remains); a
+    /// model that still repeats it stops the call with `skill_error` ("tool loop"). 0 disables
+    /// the check.
     pub tool_loop_threshold: u32,
     /// Longest a terminal hook may run before it is abandoned.
     #[serde(with = "seconds")]

@@ -8,6 +8,8 @@
 //! - **first user message** = the text of the `prompt` argument when the arguments are exactly
 //!   one string field named `prompt`; otherwise the arguments object as compact JSON (`{}` when
 //!   there are none).
+//! - **loop stopped** = the tool result of each call of a turn that repeats a call the
+//!   `tool_loop_threshold`-th time in a row: not run, answer now.
 //! - **repair** = a user message that lists every problem (instance path + message, or the JSON
 //!   parse error) and asks for the corrected JSON only.
 //!
@@ -70,6 +72,15 @@ fn push_schema(text: &mut String, schema: Option<&str>) {
         }
         None => text.push('.'),
     }
+}
+
+/// The tool result of each call of a turn that repeated `name` with the same arguments
+/// `streak` times in a row: the calls are not run, the answer is due.
+pub(crate) fn loop_stopped(name: &str, streak: u32) -> String {
+    format!(
+        "Not run: `{name}` was called {streak} times in a row with the same arguments, and its \
+         result is above. Do not call tools again: give your final answer now."
+    )
 }
 
 /// The repair message after a final answer the token limit cut off mid-JSON.
