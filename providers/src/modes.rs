@@ -15,8 +15,9 @@
 //! **When the schema is enforced.** A grammar-constrained server (every OpenAI-compatible one
 //! and Ollama: llama.cpp, vLLM's guided decoding) can emit only what the grammar allows, so a
 //! schema enforced on a turn where native tools are offered locks the model out of its tools.
-//! There the schema is enforced only on [`TurnPhase::Answer`] turns (the model answered once
-//! and was asked to repair, or the run is on its last turn). OpenAI itself and the answer tool
+//! There the schema is enforced only when the answer is due ([`TurnPhase::Answer`]: the model
+//! answered once and was asked to repair; [`TurnPhase::Final`]: the run's last turn, or a
+//! model told to stop repeating a call). OpenAI itself and the answer tool
 //! keep tools and the answer apart, so they enforce on every turn. With prompted tools the turn
 //! is constrained to the union "one tool call or the final answer" (`toolshim.rs`), so even a
 //! small model emits well-formed calls.
@@ -387,7 +388,7 @@ fn enforced(caps: &Capabilities, output: OutputMode, has_tools: bool, phase: Tur
         OutputMode::Tool => true,
         // OpenAI's models choose between tools and the schema; a grammar cannot.
         OutputMode::JsonSchema | OutputMode::JsonObject => {
-            !caps.grammar || !has_tools || phase == TurnPhase::Answer
+            !caps.grammar || !has_tools || phase != TurnPhase::Open
         }
         _ => false,
     }

@@ -110,6 +110,8 @@ fn a_grammar_server_with_native_tools_enforces_the_schema_only_when_the_answer_i
     assert!(open.native_tools && open.schema.is_none());
     let answer = TurnPlan::new(kind, m, &request(true, TurnPhase::Answer), no_union);
     assert_eq!(answer.output, OutputMode::JsonSchema);
+    let last = TurnPlan::new(kind, m, &request(true, TurnPhase::Final), no_union);
+    assert_eq!(last.output, OutputMode::JsonSchema);
     let no_tools = TurnPlan::new(kind, m, &request(false, TurnPhase::Open), no_union);
     assert_eq!(no_tools.output, OutputMode::JsonSchema);
     assert!(!no_tools.strict, "strict only on OpenAI itself");

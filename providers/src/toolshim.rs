@@ -118,16 +118,17 @@ fn looks_like_call(text: &str) -> bool {
 }
 
 /// The union schema "one call of an offered tool, or the final answer": `oneOf` of each tool's
-/// call shape and the answer object — only the answer object on a [`TurnPhase::Answer`] turn,
-/// where the answer is due (as a grammar server's native tools are locked out then). `None`
+/// call shape and the answer object — only the answer object on a [`TurnPhase::Final`] turn,
+/// where nothing but the answer may come (a repair turn keeps the calls: the model may still
+/// need a tool to get the answer right). `None`
 /// when a schema cannot be embedded (a reference to the root, or two `$defs` entries of one
 /// name that differ).
 pub(crate) fn union_schema(request: &ChatRequest) -> Option<ResponseSchema> {
     let mut defs = Map::new();
     let mut variants = Vec::with_capacity(request.tools.len() + 1);
     let callable = match request.phase {
-        TurnPhase::Open => request.tools.as_slice(),
-        TurnPhase::Answer => &[],
+        TurnPhase::Open | TurnPhase::Answer => request.tools.as_slice(),
+        TurnPhase::Final => &[],
     };
     for tool in callable {
         let arguments = embeddable(tool.parameters.value(), &mut defs)?;
@@ -301,15 +302,22 @@ mod tests {
     }
 
     #[test]
-    fn when_the_answer_is_due_the_union_allows_only_the_answer() {
-        let due = ChatRequest {
-            phase: TurnPhase::Answer,
+    fn on_a_final_turn_the_union_allows_only_the_answer_and_a_repair_keeps_the_calls() {
+        let final_turn = ChatRequest {
+            phase: TurnPhase::Final,
             ..request()
         };
-        let union = union_schema(&due).unwrap();
+        let union = union_schema(&final_turn).unwrap();
         let variants = union.schema["oneOf"].as_array().unwrap();
         assert_eq!(variants.len(), 1, "{}", union.schema.value());
         assert!(variants[0]["properties"].get(ANSWER_KEY).is_some());
+
+        let repair = ChatRequest {
+            phase: TurnPhase::Answer,
+            ..request()
+        };
+        let union = union_schema(&repair).unwrap();
+        assert_eq!(union.schema["oneOf"].as_array().unwrap().len(), 2);
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct ChatRequest {
     pub hints: Hints,
     /// Whether the model may still call tools this turn or must now give its final answer.
     /// Providers on grammar-constrained servers enforce `response_schema` only on
-    /// [`TurnPhase::Answer`] turns when native tools are offered, so that enforcing the schema
+    /// [`TurnPhase::Answer`] and [`TurnPhase::Final`] turns when native tools are offered, so that enforcing the schema
     /// never locks a model out of its tools (see `modes.rs`).
     #[serde(default)]
     pub phase: TurnPhase,
@@ -45,9 +45,12 @@ pub enum TurnPhase {
     /// The model may call tools or answer.
     #[default]
     Open,
-    /// The model answered before and that answer was rejected (or this is the last turn): the
-    /// answer is due now, so the response schema is enforced wherever the server can.
+    /// The model answered before and that answer was rejected: the answer is due now, so the
+    /// response schema is enforced wherever the server can.
     Answer,
+    /// Only the answer may come now (the run's last turn, or the model repeated a tool call and
+    /// was told to answer): enforced as [`TurnPhase::Answer`], and prompted tools offer no call.
+    Final,
 }
 
 /// How much the model reasons before it answers, in each API's own terms (`provider_config`

@@ -248,8 +248,7 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
         "--url".into(),
         format!("{}/mcp", server.base),
     ];
-    let stdout =
-        cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
+    let stdout = cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
     assert!(
         stdout.contains("ok: deny: the reason reached the model"),
         "{stdout}"
@@ -275,7 +274,6 @@ async fn the_official_mcp_sdk_2026_client_approves_and_denies_through_input_requ
     ] {
         args.push(format!("--serve-arg={arg}"));
     }
-    let stdout =
-        cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
+    let stdout = cli_support::run_python_script(&python, "mcp_approval_client.py", &args).await;
     assert!(stdout.contains("ok: approve: asked once"), "{stdout}");
 }

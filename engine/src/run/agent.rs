@@ -206,8 +206,9 @@ impl TurnLoop<'_> {
                 .progress(pct, format!("turn {turn} of {}", self.max_turns));
             if turn == self.max_turns {
                 // The last turn can only be used for the answer: where the server enforces the
-                // schema only when the answer is due, it is due now.
-                request.phase = TurnPhase::Answer;
+                // schema only when the answer is due, it is due now, and prompted tools offer
+                // no call.
+                request.phase = TurnPhase::Final;
             }
             let started = Instant::now();
             let step = self
@@ -272,8 +273,9 @@ impl TurnLoop<'_> {
         if let Some((name, streak)) = looping(&calls, repeats, self.limits.tool_loop_threshold) {
             // Once, while a turn remains, the model is told instead of stopped: a small model
             // that repeats a call has the result it needs and usually answers when asked to.
-            // The calls are not run; the answer is due (a grammar server enforces the schema).
-            if request.phase == TurnPhase::Answer || turn >= self.max_turns {
+            // The calls are not run; only the answer may come next (a grammar server enforces
+            // the schema, prompted tools offer no call).
+            if repeats.told || turn >= self.max_turns {
                 return Step::Done(Outcome::with_last_output(
                     ErrorCode::SkillError,
                     format!(
@@ -297,7 +299,8 @@ impl TurnLoop<'_> {
                     .iter()
                     .map(|call| ChatMessage::tool_error(&call.id, &call.name, told.as_str())),
             );
-            request.phase = TurnPhase::Answer;
+            repeats.told = true;
+            request.phase = TurnPhase::Final;
             return Step::Continue;
         }
         self.checkpoint(turn, request, last_output, &calls).await;

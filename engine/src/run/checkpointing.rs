@@ -37,7 +37,8 @@ impl TurnLoop<'_> {
             turn,
             messages: &request.messages,
             in_flight,
-            answer_due: request.phase == TurnPhase::Answer,
+            // A final turn resumes as an answer turn: what made it final is not kept.
+            answer_due: request.phase != TurnPhase::Open,
             usage: self.state.turn_usage(),
             events: self.events.snapshot(),
             last_output,

@@ -366,6 +366,8 @@ fn cut(text: &str, chars: usize) -> String {
 pub(crate) struct RepeatTracker {
     last: Option<(String, String)>,
     streak: u32,
+    /// Whether the model was already told it repeats a call (`agent`): the next loop stops.
+    pub(crate) told: bool,
 }
 
 impl RepeatTracker {
