@@ -361,21 +361,23 @@ async fn oversized_tool_output_is_cut_with_a_marker() {
     );
 }
 
-/// A model that repeats a call is told once, while a turn remains: the repeated call is not
-/// run, its result says to answer now, and the answer is due (a grammar server enforces the
-/// schema). One that still repeats it is stopped as a tool loop.
-#[tokio::test]
-async fn the_same_call_repeated_is_told_to_answer_and_then_stopped_as_a_tool_loop() {
+/// Runs `calc` against a model that calls `add(1, 1)` on every turn — and answers
+/// `{"result": 2}` once told it repeats itself, when `answers_when_told` — under a tool-loop
+/// threshold of 3. Returns the result, the chat bodies sent and how often `add` ran.
+async fn call_repeating(answers_when_told: bool) -> (Called, Vec<Value>, usize) {
     let counter = Arc::new(Counter::default());
     let dir = calc_skill(&["add"]);
-    let server = start_mock(
+    let told = if answers_when_told {
         r#"
-rules:
-  - name: loop
-    reply:
-      tool_calls: [{ name: add, arguments: { a: 1, b: 1 } }]
-"#,
-    )
+  - name: answer-when-told
+    when: { tool_result_contains: "Do not call tools again" }
+    reply: { json: { result: 2 } }"#
+    } else {
+        ""
+    };
+    let server = start_mock(&format!(
+        "rules:{told}\n  - name: loop\n    reply:\n      tool_calls: [{{ name: add, arguments: {{ a: 1, b: 1 }} }}]\n"
+    ))
     .await;
     let h = harness(
         registry([dir.skill.clone()]),
@@ -387,6 +389,18 @@ rules:
         },
     );
     let called = h.call(request("calc", json!({}))).await;
+    let bodies = chat_bodies(&server);
+    server.shutdown().await;
+    (called, bodies, counter.get())
+}
+
+/// A model that repeats a call is told once, while a turn remains: the repeated call is not
+/// run, its result says to answer now, and only the answer may come next (a grammar server
+/// enforces the schema, prompted tools offer no call). One that still repeats it is stopped
+/// as a tool loop.
+#[tokio::test]
+async fn the_same_call_repeated_is_told_to_answer_and_then_stopped_as_a_tool_loop() {
+    let (called, bodies, ran) = call_repeating(false).await;
     let result = called.result();
     assert!(!result.success);
     assert_eq!(result.error_code, Some(ErrorCode::SkillError));
@@ -395,9 +409,8 @@ rules:
         error.starts_with("tool loop: `add` was called 4 times"),
         "{error}"
     );
-    assert_eq!(counter.get(), 2, "neither repeat past the threshold is run");
+    assert_eq!(ran, 2, "neither repeat past the threshold is run");
     assert_eq!(result.data.as_ref().unwrap()["turns_used"], json!(4));
-    let bodies = chat_bodies(&server);
     assert_eq!(bodies.len(), 4);
     let told = tool_results_in(&bodies[3]);
     assert!(
@@ -406,41 +419,16 @@ rules:
             .contains("Not run: `add` was called 3 times in a row"),
         "{told:?}"
     );
-    server.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_model_told_it_repeats_a_call_can_still_answer() {
-    let counter = Arc::new(Counter::default());
-    let dir = calc_skill(&["add"]);
-    let server = start_mock(
-        r#"
-rules:
-  - name: answer-when-told
-    when: { tool_result_contains: "Do not call tools again" }
-    reply: { json: { result: 2 } }
-  - name: loop
-    reply:
-      tool_calls: [{ name: add, arguments: { a: 1, b: 1 } }]
-"#,
-    )
-    .await;
-    let h = harness(
-        registry([dir.skill.clone()]),
-        tools_with(vec![add_tool(counter.clone())]),
-        Some(llm_config(&server)),
-        Limits {
-            tool_loop_threshold: 3,
-            ..Limits::default()
-        },
-    );
-    let called = h.call(request("calc", json!({}))).await;
+    let (called, bodies, ran) = call_repeating(true).await;
     let result = called.result();
     assert!(result.success, "{result:?}");
     assert_eq!(result.data.as_ref().unwrap(), &json!({"result": 2}));
-    assert_eq!(counter.get(), 2);
-    assert_eq!(chat_bodies(&server).len(), 4);
-    server.shutdown().await;
+    assert_eq!(ran, 2);
+    assert_eq!(bodies.len(), 4);
 }
 
 #[tokio::test]
