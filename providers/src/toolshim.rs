@@ -120,9 +120,8 @@ fn looks_like_call(text: &str) -> bool {
 /// The union schema "one call of an offered tool, or the final answer": `oneOf` of each tool's
 /// call shape and the answer object — only the answer object on a [`TurnPhase::Final`] turn,
 /// where nothing but the answer may come (a repair turn keeps the calls: the model may still
-/// need a tool to get the answer right). `None`
-/// when a schema cannot be embedded (a reference to the root, or two `$defs` entries of one
-/// name that differ).
+/// need a tool to get the answer right). `None` when a schema cannot be embedded (a reference
+/// to the root, or two `$defs` entries of one name that differ).
 pub(crate) fn union_schema(request: &ChatRequest) -> Option<ResponseSchema> {
     let mut defs = Map::new();
     let mut variants = Vec::with_capacity(request.tools.len() + 1);

@@ -28,8 +28,8 @@ pub struct ChatRequest {
     pub hints: Hints,
     /// Whether the model may still call tools this turn or must now give its final answer.
     /// Providers on grammar-constrained servers enforce `response_schema` only on
-    /// [`TurnPhase::Answer`] and [`TurnPhase::Final`] turns when native tools are offered, so that enforcing the schema
-    /// never locks a model out of its tools (see `modes.rs`).
+    /// [`TurnPhase::Answer`] and [`TurnPhase::Final`] turns when native tools are offered, so
+    /// that enforcing the schema never locks a model out of its tools (see `modes.rs`).
     #[serde(default)]
     pub phase: TurnPhase,
     /// The skill's preferred structured-output mode, used when the provider's own setting is

@@ -2,8 +2,8 @@
 //! the repair messages after an unusable final answer.
 //!
 //! Rules (also in the `run` module docs):
-//! - **system** = the rendered instructions, trailing whitespace trimmed (a byte a turn that
-//!   tells the model nothing); when the skill has an output schema, followed by an
+//! - **system** = the rendered instructions, trailing whitespace trimmed (bytes on every turn
+//!   that tell the model nothing); when the skill has an output schema, followed by an
 //!   "Output format" section that asks for one JSON value and shows the schema.
 //! - **first user message** = the text of the `prompt` argument when the arguments are exactly
 //!   one string field named `prompt`; otherwise the arguments object as compact JSON (`{}` when
